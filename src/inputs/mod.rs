@@ -6,6 +6,7 @@
 
 pub mod checkpoint;
 mod read;
+pub mod text_format;
 pub mod tfprof_text;
 
 use std::path::{Path, PathBuf};
