@@ -1,5 +1,7 @@
 //! Path → bytes → message, with errors that name the file. Text format goes
-//! through `prost-reflect` against the descriptors compiled by `build.rs`.
+//! through the transcoder in [`super::text_format`], or, for what it does not
+//! take (and every error), through `prost-reflect` against the descriptors
+//! compiled by `build.rs`.
 
 use std::path::Path;
 
@@ -42,13 +44,17 @@ pub const TEXT_NESTING_LIMIT: usize = 100;
 
 fn parse_text<M: Message + Default + Send>(bytes: &[u8], what: &str) -> Result<M, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text at byte {}", e.valid_up_to()))?;
+    let full_name = format!("tensorflow.{what}");
+    if let Ok(message) = super::text_format::parse::<M>(text, &full_name) {
+        return Ok(message);
+    }
     // Checked before parsing: deeper input would overflow the parser's stack.
     if text_nesting_depth(text) > TEXT_NESTING_LIMIT {
         return Err(format!("messages nested more than {TEXT_NESTING_LIMIT} deep"));
     }
     let descriptor = crate::proto::descriptor_pool()
-        .get_message_by_name(&format!("tensorflow.{what}"))
-        .ok_or_else(|| format!("no descriptor for tensorflow.{what}"))?;
+        .get_message_by_name(&full_name)
+        .ok_or_else(|| format!("no descriptor for {full_name}"))?;
     // The parser recurses once per level with large frames (about 22 KiB a
     // level unoptimized), more than a 2 MiB rayon worker stack holds at the
     // limit, so it runs on a thread of its own with room to spare.
