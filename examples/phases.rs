@@ -1,17 +1,22 @@
 //! Times each phase of a scope view on real inputs (decode, ingest, view),
 //! to see where a run spends its time:
 //!
-//!     cargo run --release --example phases -- DIR [view]
+//!     cargo run --release --example phases -- DIR [view] [profile]
 //!
-//! DIR holds graph.pb, run_meta_0…, tfprof_log (e.g. bench/data/x1).
+//! DIR holds graph.pb, run_meta_0…, tfprof_log and profile (e.g.
+//! bench/data/x1); with `profile`, the view is built from the profile file.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rtfprof::inputs::{InputPaths, Inputs};
+use rtfprof::inputs::{InputPaths, Inputs, NodeDetail};
 use rtfprof::show::{self, Options};
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
+
+/// The allocator `rtfprof` itself uses, so the phases cost what they cost there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let dir = PathBuf::from(std::env::args().nth(1).expect("DIR"));
@@ -21,6 +26,20 @@ fn main() {
         Some("code") => View::Code,
         _ => View::Scope,
     };
+    if std::env::args().nth(3).as_deref() == Some("profile") {
+        let t = Instant::now();
+        let detail = NodeDetail { code_traces: view == View::Code, attrs: false };
+        let profile = rtfprof::inputs::load_profile(&dir.join("profile"), detail).expect("profile");
+        let loaded = t.elapsed();
+        let t = Instant::now();
+        let stats = Stats::from_profile(profile).expect("profile");
+        let ingest = t.elapsed();
+        let t = Instant::now();
+        let text = show::render(&stats, view, &Options::default()).expect("view");
+        let shown = t.elapsed();
+        eprintln!("load {loaded:?}, decode + ingest {ingest:?}, {} view {shown:?} ({} bytes)", view.as_str(), text.len());
+        return;
+    }
     let mut run_metas: Vec<PathBuf> = (0..)
         .map(|i| dir.join(format!("run_meta_{i}")))
         .take_while(|p| p.exists())

@@ -46,4 +46,9 @@ impl Error {
     }
 }
 
+/// Messages from libraries may span lines; rtfprof's errors print as one.
+pub fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

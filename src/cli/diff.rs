@@ -36,6 +36,7 @@ fn side_inputs(
         checkpoint_path: None,
         estimate_flops,
         skip_code_traces: false,
+        skip_attrs: false,
     })
 }
 
@@ -63,7 +64,8 @@ impl Side {
                 ValueTree::from_text(&tfprof_text::parse(&text, path)?, metric, path)
             }
             Side::Profile(paths, step) => {
-                let paths = &InputPaths { skip_code_traces: view != View::Code, ..paths.clone() };
+                let paths =
+                    &InputPaths { skip_code_traces: view != View::Code, skip_attrs: !paths.estimate_flops, ..paths.clone() };
                 let stats = load_stats(Inputs::load(paths)?, paths, &mut String::new())?;
                 let opts = Options { step: *step, output: Output::None, ..opts.clone() };
                 let root = with_deep_stack(|| show::run(&stats, view, &opts))?.root;

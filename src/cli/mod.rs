@@ -166,6 +166,7 @@ impl InputArgs {
             checkpoint_path: self.checkpoint_path.clone(),
             estimate_flops: self.estimate_flops,
             skip_code_traces: false,
+            skip_attrs: false,
         }
     }
 }
@@ -328,6 +329,8 @@ pub fn execute(cli: Cli, stdout: &mut String) -> Result<()> {
     let mut paths = cli.inputs.paths();
     // Only the code view (text or pprof), advise and the prompt read code traces.
     paths.skip_code_traces = matches!(cli.command, Some(Command::Scope | Command::Graph | Command::Op));
+    // Only advise, the prompt and FLOPs estimates read node attributes.
+    paths.skip_attrs = matches!(cli.command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code)) && !paths.estimate_flops;
     let no_inputs = paths.graph_path.is_none()
         && paths.run_meta_paths.is_empty()
         && paths.profile_path.is_none()

@@ -5,6 +5,7 @@
 //! Run metadata files are decoded in parallel.
 
 pub mod checkpoint;
+pub mod profile;
 mod read;
 pub mod text_format;
 pub mod tfprof_text;
@@ -15,10 +16,32 @@ use prost::Message;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::proto::tensorflow::tfprof::{OpLogProto, ProfileProto};
+use crate::proto::tensorflow::tfprof::OpLogProto;
 use crate::proto::tensorflow::{GraphDef, RunMetadata};
 
+pub use profile::{NodeDetail, ProfileFile, decode_profile, load_profile};
 pub use read::read_file;
+
+/// Maps a large file into memory instead of reading it: its pages come from
+/// the page cache as they are touched, with no copy and no freshly zeroed
+/// pages, which on some VMs cost more than decoding them. Small or special
+/// files (pipes, `/dev/stdin`) are read.
+///
+/// rtfprof reads its inputs once and exits; like other command-line tools
+/// that map their inputs, it assumes they are not truncated while it runs.
+pub fn map_file(kind: &'static str, path: &Path) -> Result<bytes::Bytes> {
+    const MAP_AT_LEAST: u64 = 1 << 20;
+    let io_error = |source| Error::Io { kind, path: path.to_owned(), source };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    let metadata = file.metadata().map_err(io_error)?;
+    if metadata.is_file() && metadata.len() >= MAP_AT_LEAST {
+        // SAFETY: see above; the map is read-only and private to this process.
+        if let Ok(map) = unsafe { memmap2::MmapOptions::new().populate().map(&file) } {
+            return Ok(bytes::Bytes::from_owner(map));
+        }
+    }
+    read_file(kind, path).map(bytes::Bytes::from)
+}
 
 /// The files one rtfprof invocation reads.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,6 +61,9 @@ pub struct InputPaths {
     /// Skip the op log's code traces (most of its bytes) when the command
     /// does not show them.
     pub skip_code_traces: bool,
+    /// Skip node attributes where they can be skipped (profile files): only
+    /// `advise` and FLOPs estimates read them.
+    pub skip_attrs: bool,
 }
 
 /// A run metadata file, read but not yet decoded: decoding is pipelined
@@ -61,7 +87,7 @@ pub struct Inputs {
     /// One file per step, in step order.
     pub run_metas: Vec<RunMetaFile>,
     pub op_log: Option<OpLogProto>,
-    pub profile: Option<ProfileProto>,
+    pub profile: Option<ProfileFile>,
     pub checkpoint: Option<checkpoint::Checkpoint>,
 }
 
@@ -74,7 +100,9 @@ impl Inputs {
             if paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() {
                 return Err(Error::flag("--profile_path", "is set: do not set --graph_path or --run_meta_path"));
             }
-            return Ok(Inputs { profile: Some(load_profile(path)?), checkpoint, ..Default::default() });
+            let detail = NodeDetail { code_traces: !paths.skip_code_traces, attrs: !paths.skip_attrs };
+            let profile = load_profile(path, detail)?;
+            return Ok(Inputs { profile: Some(profile), checkpoint, ..Default::default() });
         }
         // Every file decodes on its own rayon task.
         let ((graph, op_log), run_metas) = rayon::join(
@@ -206,17 +234,3 @@ mod lite {
     }
 }
 
-/// A ProfileProto file, binary only as in tfprof.
-pub fn load_profile(path: &Path) -> Result<ProfileProto> {
-    decode_profile(&read_file("--profile_path", path)?, path)
-}
-
-/// Decodes a ProfileProto; `path` only names it in errors.
-pub fn decode_profile(bytes: &[u8], path: &Path) -> Result<ProfileProto> {
-    const KIND: &str = "--profile_path";
-    let profile: ProfileProto = read::decode_binary(KIND, path, bytes, "ProfileProto")?;
-    if profile.nodes.values().any(|n| n.name.is_empty()) {
-        return Err(Error::input(KIND, path, "not a ProfileProto (node without a name)"));
-    }
-    Ok(profile)
-}

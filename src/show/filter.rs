@@ -1,15 +1,14 @@
 //! Which nodes are accounted, shown and descended into — shared by all views
 //! (`TFShow::ShouldShow`, `TFMultiShow::ShouldShow`, `ShouldTrim`, `ReAccount`).
 
-use std::collections::BTreeSet;
 
 use super::options::Options;
 use crate::stats::{Metrics, Totals};
 
 /// Accounted iff the account regexes are `.*` or one matches an op type.
-pub fn is_accounted(opts: &Options, op_types: &BTreeSet<String>) -> bool {
+pub fn is_accounted<'a>(opts: &Options, op_types: impl IntoIterator<Item = &'a String>) -> bool {
     let regexes = &opts.account_type_regexes;
-    regexes.is_match_all() || op_types.iter().any(|t| regexes.matches(t))
+    regexes.is_match_all() || op_types.into_iter().any(|t| regexes.matches(t))
 }
 
 /// Values the `min_*` thresholds compare: the memory and time thresholds

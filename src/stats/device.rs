@@ -11,7 +11,6 @@ pub struct Device {
     pub name: String,
     pub canonical: bool,
     pub accelerator_time: bool,
-    pub on_cpu: bool,
 }
 
 impl Device {
@@ -20,7 +19,6 @@ impl Device {
         Device {
             canonical: is_canonical(&name),
             accelerator_time: counts_as_accelerator_time(&name),
-            on_cpu: is_placed_on_cpu(&name),
             name,
         }
     }
@@ -29,10 +27,6 @@ impl Device {
 /// The op runs on an accelerator (its scheduling, not necessarily its kernel).
 pub fn is_placed_on_accelerator(dev: &str) -> bool {
     dev.contains("gpu")
-}
-
-pub fn is_placed_on_cpu(dev: &str) -> bool {
-    dev.contains("cpu")
 }
 
 /// GPU kernel time is read from the combined `stream:all` lane only.

@@ -2,13 +2,14 @@
 //! its static facts and its per-step execution records (tfprof's
 //! `TFGraphNode` and `ExecStep`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use crate::proto::tensorflow::tfprof::{CodeDef, ExecMemory};
+pub use crate::inputs::profile::MemoryRecord;
+use crate::proto::tensorflow::tfprof::CodeDef;
 use crate::proto::tensorflow::{AttrValue, NodeExecStats, TensorShapeProto};
 
 use super::device::Device;
-use super::small_map::SmallMap;
+use super::small_map::{SmallMap, SmallSet};
 
 /// Appends to `map[device]`, allocating the key only for a new device.
 fn push_exec(map: &mut SmallMap<String, Vec<(i64, i64)>>, device: &str, pair: (i64, i64)) {
@@ -41,11 +42,11 @@ pub struct Node {
     pub name: String,
     pub op: String,
     /// Sorted: the op, the canonical device, op-log types, …
-    pub op_types: BTreeSet<String>,
+    pub op_types: SmallSet<String>,
     /// From the `shape` attr (variables, placeholders); drives `params`.
     pub shape: Vec<i64>,
     /// From `_output_shapes`, by output slot, as tfprof stores them.
-    pub output_shapes: BTreeMap<i64, Vec<i64>>,
+    pub output_shapes: SmallMap<i64, Vec<i64>>,
     /// `_output_shapes` exactly (`None`: not fully known), for FLOPs estimation.
     pub static_output_shapes: Vec<Option<Vec<i64>>>,
     pub inputs: Vec<Input>,
@@ -84,7 +85,7 @@ pub struct ExecStep {
     /// device → (start, duration) on canonical devices.
     pub cpu_execs: SmallMap<String, Vec<(i64, i64)>>,
     /// One record per scheduling (several in while loops).
-    pub memory: Vec<ExecMemory>,
+    pub memory: Vec<MemoryRecord>,
 }
 
 /// Sums like tfprof's `int64` arithmetic does on real machines: absurd
@@ -115,7 +116,7 @@ impl ExecStep {
     /// from a profile file).
     pub fn recompute_sums(&mut self) {
         let micros = |m: &SmallMap<String, Vec<(i64, i64)>>| wrapping_sum(m.values().flatten().map(|e| e.1));
-        let memory = |f: fn(&ExecMemory) -> i64| wrapping_sum(self.memory.iter().map(f));
+        let memory = |f: fn(&MemoryRecord) -> i64| wrapping_sum(self.memory.iter().map(f));
         self.sums = StepSums {
             accelerator_micros: micros(&self.accelerator_execs),
             cpu_micros: micros(&self.cpu_execs),
@@ -150,11 +151,11 @@ impl ExecStep {
     }
 
     /// Returns a message for stderr when the stat has no start time.
-    fn add_memory(&mut self, dev: &Device, stat: &NodeExecStats) -> Option<String> {
+    fn add_memory(&mut self, stat: &NodeExecStats) -> Option<String> {
         if stat.all_start_micros <= 0 {
             return Some(format!("{} has no start time, skipping", stat.node_name));
         }
-        let mut mem = ExecMemory {
+        let mut mem = MemoryRecord {
             memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
             ..Default::default()
         };
@@ -174,18 +175,11 @@ impl ExecStep {
                 mem.output_bytes = mem.output_bytes.wrapping_add(bytes);
             }
         }
-        if let Some(ms) = &stat.memory_stats {
-            if dev.on_cpu {
-                mem.host_temp_bytes = mem.host_temp_bytes.wrapping_add(ms.temp_memory_size);
-                mem.host_persistent_bytes = mem.host_persistent_bytes.wrapping_add(ms.persistent_memory_size);
-            } else {
-                mem.accelerator_temp_bytes = mem.accelerator_temp_bytes.wrapping_add(ms.temp_memory_size);
-                mem.accelerator_persistent_bytes =
-                    mem.accelerator_persistent_bytes.wrapping_add(ms.persistent_memory_size);
-            }
-        }
-        let persistent = mem.host_persistent_bytes.wrapping_add(mem.accelerator_persistent_bytes);
-        let temp = mem.host_temp_bytes.wrapping_add(mem.accelerator_temp_bytes);
+        // tfprof splits these by host and accelerator; only their sums are read.
+        let (temp, persistent) = stat
+            .memory_stats
+            .as_ref()
+            .map_or((0, 0), |ms| (ms.temp_memory_size, ms.persistent_memory_size));
         mem.residual_bytes = wrapping_sum(stat.memory.iter().map(|m| m.live_bytes)).wrapping_add(persistent);
         mem.requested_bytes =
             wrapping_sum(stat.memory.iter().map(|m| m.total_bytes)).wrapping_add(persistent).wrapping_add(temp);
@@ -252,7 +246,7 @@ impl Node {
         let exec = self.execs.get_or_insert_with(step, ExecStep::default);
         exec.add_time(dev, stat);
         if dev.name == self.canonical_device {
-            warnings.extend(exec.add_memory(dev, stat));
+            warnings.extend(exec.add_memory(stat));
         }
     }
 

@@ -2,87 +2,129 @@
 //! written by `tf.profiler.Profiler` / `ProfileContext` (tfprof's
 //! `TFStats(filename)` and `TFGraphNode::FromProto`).
 
-use std::collections::BTreeMap;
+use rayon::prelude::*;
 
-use super::node::{ExecStep, Input, Node};
 use super::Stats;
+use super::node::{ExecStep, Input, Node};
 use super::small_map::SmallMap;
-use crate::proto::tensorflow::tfprof::{ExecTime, ProfileProto};
+use crate::inputs::profile::{ExecTimeRecord, ProfileFile, ProfileNodeEntry};
+
+/// A profile node turned into a [`Node`], its inputs still node ids.
+struct Converted {
+    node: Node,
+    /// Producing node id of each input, in input-index order.
+    input_ids: Vec<i64>,
+    /// `src_output_index`: producing node id → output slot, in id order.
+    slots: Vec<(i64, i32)>,
+    /// Why the node's executions are unusable, reported only if the node is
+    /// kept (tfprof reads only the first node of a name).
+    exec_error: Option<String>,
+}
 
 impl Stats {
     /// Ingests a profile. Errors name what is inconsistent (tfprof aborts on
-    /// a dangling node id).
-    pub fn from_profile(profile: ProfileProto) -> Result<Stats, String> {
+    /// a dangling node id). Nodes convert in parallel; only the name table is
+    /// built in order, where the first node of a name wins.
+    pub fn from_profile(mut profile: ProfileFile) -> Result<Stats, String> {
+        let (ids, converted): (Vec<i64>, Vec<Converted>) = profile.decode_nodes(convert)?.into_iter().unzip();
         let mut stats = Stats::new();
         stats.id_to_string = profile.id_to_string;
         stats.has_code_traces = profile.has_trace;
         stats.steps = profile.steps.into_iter().collect();
-        let names: rustc_hash::FxHashMap<i64, String> = profile.nodes.iter().map(|(&id, n)| (id, n.name.clone())).collect();
-        let name_of = |id: &i64| -> Result<String, String> {
-            names.get(id).cloned().ok_or_else(|| format!("refers to node id {id}, which it lacks"))
+        // Ids are sorted and unique, so a node id is found by binary search.
+        let name_of = |id: i64| -> Result<&str, String> {
+            match ids.binary_search(&id) {
+                Ok(i) => Ok(converted[i].node.name.as_str()),
+                Err(_) => Err(format!("refers to node id {id}, which it lacks")),
+            }
         };
-        // Consumed node by node: its fields move into the node table.
-        for pnode in profile.nodes.into_values() {
-            if stats.node_id(&pnode.name).is_some() {
+        let inputs: Vec<Result<Vec<Input>, String>> = converted.par_iter().map(|c| resolve_inputs(c, &name_of)).collect();
+        stats.nodes.reserve(converted.len());
+        for (converted, inputs) in converted.into_iter().zip(inputs) {
+            if stats.node_id(&converted.node.name).is_some() {
                 continue;
             }
-            let shape_slot: BTreeMap<String, i64> = pnode
-                .src_output_index
-                .iter()
-                .map(|(id, slot)| Ok((name_of(id)?, i64::from(*slot))))
-                .collect::<Result<_, String>>()?;
-            let inputs = pnode
-                .inputs
-                .values()
-                .map(|id| {
-                    let name = name_of(id)?;
-                    let slot = shape_slot.get(&name).copied().unwrap_or(0);
-                    Ok(Input { name, src_output: slot, shape_slot: slot })
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            let mut execs = SmallMap::default();
-            for (step, exec) in pnode.execs {
-                let mut step_record = ExecStep {
-                    run_count: exec.run_count,
-                    all_start_micros: exec.all_start_micros,
-                    latest_end_micros: exec.latest_end_micros,
-                    accelerator_execs: exec_times(&exec.accelerator_execs)?,
-                    cpu_execs: exec_times(&exec.cpu_execs)?,
-                    memory: exec.memory_execs,
-                    sums: Default::default(),
-                };
-                step_record.recompute_sums();
-                execs.insert(step, step_record);
+            let mut node = converted.node;
+            node.inputs = inputs?;
+            if let Some(error) = converted.exec_error {
+                return Err(error);
             }
-            stats.insert(Node {
-                name: pnode.name,
-                op: pnode.op,
-                op_types: pnode.op_types.into_iter().collect(),
-                shape: pnode.shape,
-                output_shapes: pnode.output_shapes.iter().map(|(&i, t)| (i64::from(i), t.int64_values.clone())).collect(),
-                inputs,
-                float_ops: pnode.float_ops,
-                // A profile node always has a call stack, possibly empty.
-                trace: Some(pnode.trace.unwrap_or_default()),
-                canonical_device: pnode.canonical_device,
-                attrs: pnode.attrs,
-                execs,
-                // Profiles store tfprof's shapes (unknown = empty); good
-                // enough to count elements for estimates.
-                static_output_shapes: pnode
-                    .output_shapes
-                    .values()
-                    .map(|t| (!t.int64_values.is_empty() && t.int64_values.iter().all(|&d| d >= 0)).then(|| t.int64_values.clone()))
-                    .collect(),
-                runtime_output_shapes: None,
-            });
+            stats.insert(node);
         }
         Ok(stats)
     }
 }
 
-fn exec_times(map: &BTreeMap<String, ExecTime>) -> Result<SmallMap<String, Vec<(i64, i64)>>, String> {
-    map.iter()
+fn convert(entry: ProfileNodeEntry) -> Converted {
+    let ProfileNodeEntry { node: mut record, trace, attrs, .. } = entry;
+    let output_shapes = record.take_output_shapes();
+    let mut exec_error = None;
+    let mut execs = SmallMap::default();
+    for (step, mut exec) in record.take_execs() {
+        let times = exec_times(exec.take_accelerator_execs()).and_then(|acc| Ok((acc, exec_times(exec.take_cpu_execs())?)));
+        let (accelerator_execs, cpu_execs) = match times {
+            Ok(times) => times,
+            Err(e) => {
+                exec_error.get_or_insert(e);
+                continue;
+            }
+        };
+        let mut step_record = ExecStep {
+            run_count: exec.run_count,
+            all_start_micros: exec.all_start_micros,
+            latest_end_micros: exec.latest_end_micros,
+            accelerator_execs,
+            cpu_execs,
+            memory: exec.memory_execs,
+            sums: Default::default(),
+        };
+        step_record.recompute_sums();
+        execs.insert(step, step_record);
+    }
+    Converted {
+        input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(),
+        slots: record.take_src_output_index(),
+        exec_error,
+        node: Node {
+            attrs,
+            name: record.name,
+            op: record.op,
+            op_types: record.op_types.into_iter().collect(),
+            shape: record.shape,
+            // Profiles store tfprof's shapes (unknown = empty); good enough
+            // to count elements for estimates.
+            static_output_shapes: output_shapes
+                .iter()
+                .map(|(_, t)| (!t.int64_values.is_empty() && t.int64_values.iter().all(|&d| d >= 0)).then(|| t.int64_values.clone()))
+                .collect(),
+            output_shapes: output_shapes.into_iter().map(|(slot, t)| (i64::from(slot), t.int64_values)).collect(),
+            inputs: Vec::new(),
+            float_ops: record.float_ops,
+            // A profile node always has a call stack, possibly empty.
+            trace: Some(trace),
+            canonical_device: record.canonical_device,
+            execs,
+            runtime_output_shapes: None,
+        },
+    }
+}
+
+/// Names each input; its shape slot is the producer's `src_output_index`
+/// entry (by name, the last of equal names winning, as tfprof's map does).
+fn resolve_inputs<'a>(c: &Converted, name_of: &impl Fn(i64) -> Result<&'a str, String>) -> Result<Vec<Input>, String> {
+    let slots: Vec<(&str, i64)> = c.slots.iter().map(|&(id, slot)| Ok((name_of(id)?, i64::from(slot)))).collect::<Result<_, String>>()?;
+    c.input_ids
+        .iter()
+        .map(|&id| {
+            let name = name_of(id)?;
+            let slot = slots.iter().rev().find(|(n, _)| *n == name).map_or(0, |&(_, slot)| slot);
+            Ok(Input { name: name.to_owned(), src_output: slot, shape_slot: slot })
+        })
+        .collect()
+}
+
+fn exec_times(map: Vec<(String, ExecTimeRecord)>) -> Result<SmallMap<String, Vec<(i64, i64)>>, String> {
+    map.into_iter()
         .map(|(dev, times)| {
             let pairs = times
                 .times
@@ -92,7 +134,7 @@ fn exec_times(map: &BTreeMap<String, ExecTime>) -> Result<SmallMap<String, Vec<(
                     _ => Err(format!("exec time on {dev} is not a (start, duration) pair")),
                 })
                 .collect::<Result<Vec<_>, String>>()?;
-            Ok((dev.clone(), pairs))
+            Ok((dev, pairs))
         })
         .collect()
 }

@@ -1,6 +1,7 @@
-//! A map kept as a vector sorted by key. A node has a record for a few steps
-//! and a step a few devices; a `BTreeMap` allocates room for 11 entries for
-//! even one, which made these maps most of a large profile's memory.
+//! A map and a set kept as vectors sorted by key. A node has a record for a
+//! few steps, a step a few devices, a node a few op types and outputs; a
+//! `BTreeMap` allocates room for 11 entries for even one, which made these
+//! maps most of a large profile's memory.
 
 use std::borrow::Borrow;
 
@@ -120,9 +121,100 @@ impl<'a, K, V> IntoIterator for &'a SmallMap<K, V> {
     }
 }
 
+/// A set kept as a sorted vector (see [`SmallMap`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SmallSet<T>(Vec<T>);
+
+impl<T: Ord> SmallSet<T> {
+    fn find<Q: Ord + ?Sized>(&self, value: &Q) -> Result<usize, usize>
+    where
+        T: Borrow<Q>,
+    {
+        self.0.binary_search_by(|v| v.borrow().cmp(value))
+    }
+
+    pub fn contains<Q: Ord + ?Sized>(&self, value: &Q) -> bool
+    where
+        T: Borrow<Q>,
+    {
+        self.find(value).is_ok()
+    }
+
+    /// Returns whether the value was new.
+    pub fn insert(&mut self, value: T) -> bool {
+        match self.find(&value) {
+            Ok(_) => false,
+            Err(i) => {
+                self.0.insert(i, value);
+                true
+            }
+        }
+    }
+
+    /// Returns whether the value was there.
+    pub fn remove<Q: Ord + ?Sized>(&mut self, value: &Q) -> bool
+    where
+        T: Borrow<Q>,
+    {
+        self.find(value).map(|i| self.0.remove(i)).is_ok()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Values in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.0.iter()
+    }
+}
+
+impl<T: Ord> Extend<T> for SmallSet<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for value in iter {
+            self.insert(value);
+        }
+    }
+}
+
+impl<T: Ord> FromIterator<T> for SmallSet<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut values: Vec<T> = iter.into_iter().collect();
+        values.sort();
+        values.dedup();
+        SmallSet(values)
+    }
+}
+
+impl<'a, T> IntoIterator for &'a SmallSet<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::SmallMap;
+    use super::{SmallMap, SmallSet};
+
+    #[test]
+    fn behaves_like_a_sorted_set() {
+        let mut s: SmallSet<String> = ["b", "a", "b"].into_iter().map(String::from).collect();
+        assert!(s.insert("c".into()));
+        assert!(!s.insert("a".into()));
+        assert!(s.contains("b"));
+        assert!(s.remove("b"));
+        assert!(!s.remove("b"));
+        s.extend(["0".to_owned(), "c".to_owned()]);
+        assert_eq!(s.iter().map(String::as_str).collect::<Vec<_>>(), ["0", "a", "c"]);
+        assert_eq!(s.len(), 3);
+    }
 
     #[test]
     fn behaves_like_a_sorted_map() {

@@ -1,0 +1,447 @@
+//! `--profile_path`: a multi-step `ProfileProto`, decoded node by node on all
+//! cores into lean records.
+//!
+//! A profile is one message whose bulk is the `nodes` map, each node with its
+//! per-step executions, attributes and call stack. Decoding it whole with the
+//! generated types builds a B-tree per map and keeps fields no view reads
+//! (allocation records, per-output memory, input shapes), and most of the
+//! cost on this kind of machine is faulting in that memory. So the top-level
+//! message is split into its map entries, which decode in parallel into
+//! records that declare only the fields rtfprof uses (prost skips the rest),
+//! with maps kept as their wire-level entry lists and call stacks as
+//! zero-copy slices of the file, decoded only if the command shows them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bytes::{Buf, Bytes};
+use prost::Message;
+use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::proto::tensorflow::AttrValue;
+use crate::proto::tensorflow::tfprof::{CodeDef, ProfileProto, Tuple};
+
+const KIND: &str = "--profile_path";
+
+/// A profile with its profile-wide fields decoded and its nodes not yet:
+/// [`ProfileFile::decode_nodes`] decodes each node and hands it on at once,
+/// so that only what the caller makes of the nodes accumulates.
+#[derive(Debug, Default)]
+pub struct ProfileFile {
+    pub has_trace: bool,
+    pub miss_accelerator_stream: bool,
+    pub steps: Vec<i64>,
+    pub id_to_string: BTreeMap<i64, String>,
+    /// The payloads of the `nodes` map entries, slices of the file.
+    entries: Vec<Bytes>,
+    detail: NodeDetail,
+}
+
+/// Which optional parts of each node to decode: call stacks are most of a
+/// profile's bytes, attributes most of its small allocations, and only some
+/// commands read them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeDetail {
+    pub code_traces: bool,
+    pub attrs: bool,
+}
+
+impl NodeDetail {
+    pub const ALL: NodeDetail = NodeDetail { code_traces: true, attrs: true };
+}
+
+/// One entry of the `nodes` map.
+#[derive(Debug)]
+pub struct ProfileNodeEntry {
+    pub id: i64,
+    pub node: ProfileNodeRecord,
+    /// The call stack: empty if the profile has none or it was not asked for.
+    pub trace: CodeDef,
+    /// Empty if not asked for.
+    pub attrs: BTreeMap<String, AttrValue>,
+}
+
+/// A `ProfileProto` file, binary only as in tfprof.
+pub fn load_profile(path: &Path, detail: NodeDetail) -> Result<ProfileFile> {
+    decode_profile(super::map_file(KIND, path)?, path, detail)
+}
+
+/// Decodes a `ProfileProto`'s profile-wide fields and finds its nodes;
+/// `path` only names it in errors.
+pub fn decode_profile(bytes: impl Into<Bytes>, path: &Path, detail: NodeDetail) -> Result<ProfileFile> {
+    let invalid = |e: prost::DecodeError| Error::input(KIND, path, not_a_profile(&e));
+    let (entries, rest) = split_node_entries(bytes.into()).map_err(invalid)?;
+    let header = ProfileProto::decode(rest.as_slice()).map_err(invalid)?;
+    Ok(ProfileFile {
+        has_trace: header.has_trace,
+        miss_accelerator_stream: header.miss_accelerator_stream,
+        steps: header.steps,
+        id_to_string: header.id_to_string,
+        entries,
+        detail,
+    })
+}
+
+fn not_a_profile(e: &dyn std::fmt::Display) -> String {
+    format!("not a ProfileProto ({})", crate::error::one_line(&e.to_string()))
+}
+
+impl ProfileFile {
+    /// Decodes every node on all cores, passing each to `convert` as soon as
+    /// it is decoded. Returns `(id, converted)` sorted by id, one per id (the
+    /// last in the file, as for any protobuf map). The error, the first in
+    /// file order, says what is wrong with the file.
+    pub fn decode_nodes<T: Send>(&mut self, convert: impl Fn(ProfileNodeEntry) -> T + Sync) -> Result<Vec<(i64, T)>, String> {
+        let detail = self.detail;
+        let decoded: Vec<Result<(i64, T), String>> = std::mem::take(&mut self.entries)
+            .into_par_iter()
+            .map(|bytes| {
+                let entry = decode_entry(bytes, detail)?;
+                Ok((entry.id, convert(entry)))
+            })
+            .collect();
+        let mut nodes = decoded.into_iter().collect::<Result<Vec<_>, String>>()?;
+        map_semantics(&mut nodes);
+        Ok(nodes)
+    }
+}
+
+fn decode_entry(bytes: Bytes, detail: NodeDetail) -> Result<ProfileNodeEntry, String> {
+    let (id, mut node) = NodeEntry::decode(bytes).map_err(|e| not_a_profile(&e))?.into();
+    if node.name.is_empty() {
+        return Err(not_a_profile(&"node without a name"));
+    }
+    let trace = match std::mem::take(&mut node.trace) {
+        parts if !detail.code_traces || parts.is_empty() => Ok(CodeDef::default()),
+        parts if parts.len() == 1 => CodeDef::decode(parts[0].clone()),
+        parts => CodeDef::decode(parts.concat().as_slice()),
+    };
+    let attrs = match std::mem::take(&mut node.attrs) {
+        raw if detail.attrs => raw.into_iter().map(AttrEntry::decode).collect::<Result<Vec<_>, _>>().map(|entries| {
+            let mut pairs: Vec<(String, AttrValue)> = entries.into_iter().map(Into::into).collect();
+            map_semantics(&mut pairs);
+            pairs.into_iter().collect()
+        }),
+        _ => Ok(BTreeMap::new()),
+    };
+    let (trace, attrs) = trace.and_then(|t| Ok((t, attrs?))).map_err(|e| not_a_profile(&e))?;
+    Ok(ProfileNodeEntry { id, node, trace, attrs })
+}
+
+/// Cuts the top-level message into the payloads of its `nodes` entries
+/// (field 1) and the bytes of every other field, in order. A field 1 of
+/// another wire type stays with the rest, where decoding rejects it.
+fn split_node_entries(mut buf: Bytes) -> Result<(Vec<Bytes>, Vec<u8>), prost::DecodeError> {
+    let whole = buf.clone();
+    let (mut entries, mut rest) = (Vec::new(), Vec::new());
+    while buf.has_remaining() {
+        let start = whole.len() - buf.remaining();
+        let (tag, wire_type) = decode_key(&mut buf)?;
+        if tag == 1 && wire_type == WireType::LengthDelimited {
+            let len = decode_varint(&mut buf)?;
+            if len > buf.remaining() as u64 {
+                // Truncated: left for the decoder of the rest to reject.
+                rest.extend_from_slice(&whole[start..]);
+                break;
+            }
+            entries.push(buf.split_to(len as usize));
+        } else {
+            skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
+            rest.extend_from_slice(&whole[start..whole.len() - buf.remaining()]);
+        }
+    }
+    Ok((entries, rest))
+}
+
+/// A protobuf map on the wire is a list of entries: the generated types keep
+/// the last value of each key, in key order. Entries here are sorted the same
+/// way (stably, so that the last of equal keys is the one kept).
+fn map_semantics<K: Ord, V>(entries: &mut Vec<(K, V)>) {
+    if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+        return;
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut kept: Vec<(K, V)> = Vec::with_capacity(entries.len());
+    for entry in entries.drain(..) {
+        match kept.last_mut() {
+            Some(last) if last.0 == entry.0 => *last = entry,
+            _ => kept.push(entry),
+        }
+    }
+    *entries = kept;
+}
+
+/// Defines a map entry message (`key` = 1, `value` = 2) and its conversion to
+/// a `(key, value)` pair, a missing value being the default as in protobuf.
+macro_rules! map_entry {
+    ($name:ident, $key_kind:ident, $key:ty, message, $value:ty) => {
+        #[derive(Clone, PartialEq, Message)]
+        struct $name {
+            #[prost($key_kind, tag = "1")]
+            key: $key,
+            #[prost(message, optional, tag = "2")]
+            value: Option<$value>,
+        }
+        impl From<$name> for ($key, $value) {
+            fn from(e: $name) -> Self {
+                (e.key, e.value.unwrap_or_default())
+            }
+        }
+    };
+    ($name:ident, $key_kind:ident, $key:ty, $value_kind:ident, $value:ty) => {
+        #[derive(Clone, PartialEq, Message)]
+        struct $name {
+            #[prost($key_kind, tag = "1")]
+            key: $key,
+            #[prost($value_kind, tag = "2")]
+            value: $value,
+        }
+        impl From<$name> for ($key, $value) {
+            fn from(e: $name) -> Self {
+                (e.key, e.value)
+            }
+        }
+    };
+}
+
+map_entry!(NodeEntry, int64, i64, message, ProfileNodeRecord);
+map_entry!(InputEntry, int32, i32, int64, i64);
+map_entry!(ShapeEntry, int32, i32, message, Tuple);
+map_entry!(SlotEntry, int64, i64, int32, i32);
+map_entry!(AttrEntry, string, String, message, AttrValue);
+map_entry!(ExecEntry, int64, i64, message, ExecRecord);
+map_entry!(DeviceTimesEntry, string, String, message, ExecTimeRecord);
+
+/// `tfprof.ProfileNode`, the fields rtfprof reads. Maps are entry lists in
+/// file order; [`ProfileNodeRecord`]'s accessors give them map semantics.
+#[derive(Clone, PartialEq, Message)]
+pub struct ProfileNodeRecord {
+    #[prost(string, tag = "1")]
+    pub name: String,
+    #[prost(string, tag = "9")]
+    pub op: String,
+    #[prost(message, repeated, tag = "2")]
+    inputs: Vec<InputEntry>,
+    #[prost(message, repeated, tag = "15")]
+    output_shapes: Vec<ShapeEntry>,
+    #[prost(message, repeated, tag = "14")]
+    src_output_index: Vec<SlotEntry>,
+    #[prost(int64, repeated, tag = "4")]
+    pub shape: Vec<i64>,
+    #[prost(string, repeated, tag = "5")]
+    pub op_types: Vec<String>,
+    #[prost(string, tag = "6")]
+    pub canonical_device: String,
+    #[prost(int64, tag = "8")]
+    pub float_ops: i64,
+    /// Every occurrence of the `trace` field, as slices of the file: protobuf
+    /// merges them, which for a message equals decoding their concatenation.
+    #[prost(bytes = "bytes", repeated, tag = "10")]
+    trace: Vec<Bytes>,
+    /// The `attrs` map entries, as slices of the file.
+    #[prost(bytes = "bytes", repeated, tag = "11")]
+    attrs: Vec<Bytes>,
+    #[prost(message, repeated, tag = "12")]
+    execs: Vec<ExecEntry>,
+}
+
+/// Drains a map field's entries into `(key, value)` pairs in key order.
+fn pairs<E, K, V>(entries: &mut Vec<E>) -> Vec<(K, V)>
+where
+    E: Into<(K, V)>,
+    K: Ord,
+{
+    let mut pairs: Vec<(K, V)> = entries.drain(..).map(Into::into).collect();
+    map_semantics(&mut pairs);
+    pairs
+}
+
+impl ProfileNodeRecord {
+    /// `inputs`: input index → producing node id.
+    pub fn take_inputs(&mut self) -> Vec<(i32, i64)> {
+        pairs(&mut self.inputs)
+    }
+
+    /// `output_shapes`: output slot → shape.
+    pub fn take_output_shapes(&mut self) -> Vec<(i32, Tuple)> {
+        pairs(&mut self.output_shapes)
+    }
+
+    /// `src_output_index`: producing node id → its output slot.
+    pub fn take_src_output_index(&mut self) -> Vec<(i64, i32)> {
+        pairs(&mut self.src_output_index)
+    }
+
+    /// `execs`: step → what ran in it.
+    pub fn take_execs(&mut self) -> Vec<(i64, ExecRecord)> {
+        pairs(&mut self.execs)
+    }
+}
+
+/// `tfprof.ExecProfile`, without allocation records and device lists.
+#[derive(Clone, PartialEq, Message)]
+pub struct ExecRecord {
+    #[prost(int64, tag = "1")]
+    pub run_count: i64,
+    #[prost(int64, tag = "2")]
+    pub all_start_micros: i64,
+    #[prost(int64, tag = "3")]
+    pub latest_end_micros: i64,
+    #[prost(message, repeated, tag = "4")]
+    accelerator_execs: Vec<DeviceTimesEntry>,
+    #[prost(message, repeated, tag = "5")]
+    cpu_execs: Vec<DeviceTimesEntry>,
+    #[prost(message, repeated, tag = "7")]
+    pub memory_execs: Vec<MemoryRecord>,
+}
+
+impl ExecRecord {
+    /// `accelerator_execs`: device → kernel times.
+    pub fn take_accelerator_execs(&mut self) -> Vec<(String, ExecTimeRecord)> {
+        pairs(&mut self.accelerator_execs)
+    }
+
+    /// `cpu_execs`: device → op times.
+    pub fn take_cpu_execs(&mut self) -> Vec<(String, ExecTimeRecord)> {
+        pairs(&mut self.cpu_execs)
+    }
+}
+
+/// `tfprof.ExecTime`: (start, duration) tuples.
+#[derive(Clone, PartialEq, Message)]
+pub struct ExecTimeRecord {
+    #[prost(message, repeated, tag = "1")]
+    pub times: Vec<Tuple>,
+}
+
+/// `tfprof.ExecMemory` without its per-output breakdown.
+#[derive(Clone, Copy, PartialEq, Message)]
+pub struct MemoryRecord {
+    #[prost(int64, tag = "1")]
+    pub memory_micros: i64,
+    #[prost(int64, tag = "6")]
+    pub requested_bytes: i64,
+    #[prost(int64, tag = "7")]
+    pub peak_bytes: i64,
+    #[prost(int64, tag = "8")]
+    pub residual_bytes: i64,
+    #[prost(int64, tag = "9")]
+    pub output_bytes: i64,
+    #[prost(int64, tag = "10")]
+    pub allocator_bytes_in_use: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every node of a profile, decoded with `detail`, in id order.
+    fn nodes(bytes: Bytes, detail: NodeDetail) -> Result<(ProfileFile, Vec<ProfileNodeEntry>), String> {
+        let mut profile = decode_profile(bytes, Path::new("p"), detail).map_err(|e| e.to_string())?;
+        let nodes = profile.decode_nodes(|entry| entry)?.into_iter().map(|(_, entry)| entry).collect();
+        Ok((profile, nodes))
+    }
+
+    fn fixture(name: &str) -> Bytes {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata").join(name).join("profile");
+        Bytes::from(std::fs::read(path).unwrap())
+    }
+
+    /// The lean records carry exactly what the generated types decode.
+    #[test]
+    fn records_equal_the_generated_decode() {
+        for model in ["mlp", "cnn", "while"] {
+            let bytes = fixture(model);
+            let full = ProfileProto::decode(bytes.clone()).unwrap();
+            let (lean, lean_nodes) = nodes(bytes, NodeDetail::ALL).unwrap();
+            assert_eq!(lean.has_trace, full.has_trace);
+            assert_eq!(lean.steps, full.steps);
+            assert_eq!(lean.id_to_string, full.id_to_string);
+            assert_eq!(lean_nodes.len(), full.nodes.len(), "{model}");
+            for (entry, (full_id, node)) in lean_nodes.into_iter().zip(full.nodes) {
+                let (id, mut record) = (entry.id, entry.node);
+                assert_eq!(id, full_id);
+                assert_eq!(entry.trace, node.trace.clone().unwrap_or_default());
+                assert_eq!(entry.attrs, node.attrs);
+                assert_eq!(record.name, node.name);
+                assert_eq!(record.op, node.op);
+                assert_eq!(record.shape, node.shape);
+                assert_eq!(record.op_types, node.op_types);
+                assert_eq!(record.canonical_device, node.canonical_device);
+                assert_eq!(record.float_ops, node.float_ops);
+                assert_eq!(record.take_inputs(), node.inputs.into_iter().collect::<Vec<_>>());
+                assert_eq!(record.take_output_shapes(), node.output_shapes.into_iter().collect::<Vec<_>>());
+                assert_eq!(record.take_src_output_index(), node.src_output_index.into_iter().collect::<Vec<_>>());
+                let execs = record.take_execs();
+                assert_eq!(execs.len(), node.execs.len());
+                for ((step, mut exec), (full_step, full)) in execs.into_iter().zip(node.execs) {
+                    assert_eq!((step, exec.run_count, exec.all_start_micros), (full_step, full.run_count, full.all_start_micros));
+                    assert_eq!(exec.latest_end_micros, full.latest_end_micros);
+                    let times = |v: Vec<(String, ExecTimeRecord)>| v.into_iter().map(|(d, t)| (d, t.times)).collect::<Vec<_>>();
+                    let full_times = |m: BTreeMap<String, crate::proto::tensorflow::tfprof::ExecTime>| {
+                        m.into_iter().map(|(d, t)| (d, t.times)).collect::<Vec<_>>()
+                    };
+                    assert_eq!(times(exec.take_accelerator_execs()), full_times(full.accelerator_execs));
+                    assert_eq!(times(exec.take_cpu_execs()), full_times(full.cpu_execs));
+                    let memory: Vec<_> = full
+                        .memory_execs
+                        .iter()
+                        .map(|m| MemoryRecord {
+                            memory_micros: m.memory_micros,
+                            requested_bytes: m.requested_bytes,
+                            peak_bytes: m.peak_bytes,
+                            residual_bytes: m.residual_bytes,
+                            output_bytes: m.output_bytes,
+                            allocator_bytes_in_use: m.allocator_bytes_in_use,
+                        })
+                        .collect();
+                    assert_eq!(exec.memory_execs, memory);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn skipped_details_are_empty() {
+        let (lean, lean_nodes) = nodes(fixture("cnn"), NodeDetail::default()).unwrap();
+        assert!(lean.has_trace);
+        assert!(lean_nodes.iter().all(|n| n.trace == CodeDef::default() && n.attrs.is_empty()));
+        let (_, all) = nodes(fixture("cnn"), NodeDetail::ALL).unwrap();
+        assert!(all.iter().any(|n| n.trace != CodeDef::default()) && all.iter().any(|n| !n.attrs.is_empty()));
+    }
+
+    /// Map semantics: duplicate node ids keep the last entry, entries come
+    /// out in id order, and fields after the nodes still count.
+    #[test]
+    fn duplicate_keys_and_merged_messages_follow_protobuf() {
+        use crate::proto::tensorflow::tfprof::ProfileNode;
+        let node = |name: &str, op: &str| ProfileNode { name: name.into(), op: op.into(), ..Default::default() };
+        let mut wire = Vec::new();
+        for (id, n) in [(7, node("late", "A")), (3, node("first", "B")), (7, node("later", ""))] {
+            ProfileProto { nodes: [(id, n)].into(), ..Default::default() }.encode(&mut wire).unwrap();
+        }
+        ProfileProto { steps: vec![4], has_trace: true, ..Default::default() }.encode(&mut wire).unwrap();
+        let full = ProfileProto::decode(wire.as_slice()).unwrap();
+        let (lean, lean_nodes) = nodes(Bytes::from(wire), NodeDetail::ALL).unwrap();
+        let names: Vec<(i64, &str, &str)> = lean_nodes.iter().map(|e| (e.id, e.node.name.as_str(), e.node.op.as_str())).collect();
+        let full_names: Vec<(i64, &str, &str)> = full.nodes.iter().map(|(id, n)| (*id, n.name.as_str(), n.op.as_str())).collect();
+        assert_eq!(names, full_names);
+        assert_eq!(names, [(3, "first", "B"), (7, "later", "")]);
+        assert_eq!((lean.steps, lean.has_trace), (vec![4], true));
+    }
+
+    #[test]
+    fn wrong_kinds_and_truncation_are_errors() {
+        let graph = std::fs::read(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/mlp/graph.pb")).unwrap();
+        let err = nodes(Bytes::from(graph), NodeDetail::ALL).unwrap_err();
+        assert!(err.contains("not a ProfileProto"), "{err}");
+        let whole = fixture("mlp");
+        let err = nodes(whole.slice(..whole.len() / 2), NodeDetail::ALL).unwrap_err();
+        assert!(err.contains("not a ProfileProto"), "{err}");
+        let nameless = ProfileProto { nodes: [(1, Default::default())].into(), ..Default::default() }.encode_to_vec();
+        let err = nodes(Bytes::from(nameless), NodeDetail::ALL).unwrap_err();
+        assert!(err.ends_with("not a ProfileProto (node without a name)"), "{err}");
+    }
+}
