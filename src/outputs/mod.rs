@@ -1,6 +1,7 @@
 //! Outputs: where a rendered result goes. Files are written to a temporary
 //! file beside the target and renamed on success, so a failure never leaves a
-//! partial file behind.
+//! partial file behind. Devices and pipes (`/dev/null`, `/dev/stdout`, a
+//! FIFO) are written in place.
 
 pub mod pprof;
 pub mod table;
@@ -18,12 +19,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Streams into a temporary file beside `path` and renames it to `path` once
-/// `write` succeeded; on any error the temporary file is removed.
+/// `write` succeeded; on any error the temporary file is removed. Through a
+/// symbolic link, the file it points to is replaced, not the link.
 pub fn stream_atomic(
     path: &Path,
     write: impl FnOnce(BufWriter<&mut File>) -> std::io::Result<BufWriter<&mut File>>,
 ) -> Result<()> {
     let io_err = |source| Error::Io { kind: "--output", path: path.to_owned(), source };
+    // Renaming over a device or a pipe would replace it with a regular file
+    // (as root, `/dev/null` itself), so those are opened and written.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        let mut file = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err)?;
+        let out = write(BufWriter::new(&mut file)).map_err(io_err)?;
+        out.into_inner().map_err(|e| io_err(e.into_error()))?;
+        return Ok(());
+    }
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -37,4 +49,37 @@ pub fn stream_atomic(
     out.into_inner().map_err(|e| io_err(e.into_error()))?;
     tmp.persist(path).map_err(|e| io_err(e.error))?;
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipes_are_written_in_place() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"through the pipe\n").unwrap();
+        // (Checked before joining: a replaced FIFO never gets its writer.)
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+        assert_eq!(reader.join().unwrap(), "through the pipe\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn a_symlink_keeps_pointing_at_the_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, link) = (dir.path().join("target.txt"), dir.path().join("link.txt"));
+        std::fs::write(&target, "old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+    }
 }
