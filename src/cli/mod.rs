@@ -414,7 +414,7 @@ fn write_pprof(stats: &Stats, view: View, opts: &Options, path: &std::path::Path
     pprof::selected_metric(opts)?;
     crate::show::check(stats, view, opts)?;
     let code = crate::views::code::build(stats);
-    let (_, root) = crate::show::tree::TreeShow::new(stats, &code.tree, opts, view).run();
+    let root = crate::show::tree::TreeShow::new(stats, &code.tree, opts, view).run(&mut String::new());
     let profile = pprof::build(stats, &code.tree, &root, opts)?;
     outputs::stream_atomic(path, |out| pprof::write(&profile, out))?;
     stdout.push_str(&pprof::written_message(path));

@@ -56,22 +56,20 @@ pub fn run(stats: &Stats, view: View, opts: &Options) -> Result<ViewResult> {
 /// copy of every shown name).
 fn run_view(stats: &Stats, view: View, opts: &Options, want_tree: bool) -> Result<(String, Option<Displayed>)> {
     check(stats, view, opts)?;
-    let show_tree = |tree: &views::Tree| {
+    let mut out = text::header(view, &opts.select, stats.miss_accelerator_stream);
+    let mut show_tree = |tree: &views::Tree| {
         let shown = tree::TreeShow::new(stats, tree, opts, view);
         if want_tree {
-            let (text, root) = shown.run();
-            (text, Some(root))
+            Some(shown.run(&mut out))
         } else {
-            (shown.text(), None)
+            shown.text(&mut out);
+            None
         }
     };
-    let mut out = text::header(view, &opts.select, stats.miss_accelerator_stream);
     let root = match view {
         View::Scope | View::Graph => {
             let tree = if view == View::Scope { views::scope::build(stats) } else { views::graph::build(stats) };
-            let (body, root) = show_tree(&tree);
-            out.push_str(&body);
-            root
+            show_tree(&tree)
         }
         View::Op => {
             let (body, root) = list::op_view(stats, &views::op::build(stats), opts);
@@ -89,9 +87,7 @@ fn run_view(stats: &Stats, view: View, opts: &Options, want_tree: bool) -> Resul
             if opts.select.has(options::Shown::TensorValue) {
                 eprintln!("code view has no tensor value to show");
             }
-            let (body, root) = show_tree(&code.tree);
-            out.push_str(&body);
-            root
+            show_tree(&code.tree)
         }
     };
     Ok((out, root))

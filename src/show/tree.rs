@@ -28,7 +28,10 @@ pub struct TreeShow<'a> {
     accounted: Vec<bool>,
     /// Accounted children, then (once shown) the sorted displayed children.
     children: Vec<Vec<usize>>,
-    lines: Vec<String>,
+    /// Each displayed node's line (with its indentation and newline), as a
+    /// range of `line_text`: one buffer instead of a string per node.
+    lines: Vec<std::ops::Range<usize>>,
+    line_text: String,
     synthetic_types: BTreeSet<String>,
     view: View,
     /// Graph view only: nodes already visited by the current pass.
@@ -48,7 +51,8 @@ impl<'a> TreeShow<'a> {
             totals: vec![Totals::default(); n],
             accounted: vec![false; n],
             children: vec![Vec::new(); n],
-            lines: vec![String::new(); n],
+            lines: vec![0..0; n],
+            line_text: String::new(),
             synthetic_types: BTreeSet::from([tree.synthetic_type.to_owned()]),
             view,
             visited: vec![false; if view == View::Graph { n } else { 0 }],
@@ -69,19 +73,18 @@ impl<'a> TreeShow<'a> {
         self.visited.iter_mut().for_each(|v| *v = false);
     }
 
-    /// Runs the pipeline; returns the text after `Profile:\n` and the
-    /// displayed tree.
-    pub fn run(self) -> (String, super::Displayed) {
-        let (text, root) = self.run_with(true);
-        (text, root.expect("asked for the tree"))
+    /// Runs the pipeline; appends the text after `Profile:\n` to `out` and
+    /// returns the displayed tree.
+    pub fn run(self, out: &mut String) -> super::Displayed {
+        self.run_with(true, out).expect("asked for the tree")
     }
 
     /// Runs the pipeline for its text only.
-    pub fn text(self) -> String {
-        self.run_with(false).0
+    pub fn text(self, out: &mut String) {
+        self.run_with(false, out);
     }
 
-    fn run_with(mut self, want_tree: bool) -> (String, Option<super::Displayed>) {
+    fn run_with(mut self, want_tree: bool, out: &mut String) -> Option<super::Displayed> {
         let tree = self.tree;
         let top = self.account(&tree.nodes[Tree::ROOT].children);
         let root = Tree::ROOT;
@@ -98,9 +101,10 @@ impl<'a> TreeShow<'a> {
         self.children[root] = top;
         self.clear_visits();
         self.print(&[root], 1, 0);
-        let mut out = text::legend(self.view, &self.opts.select);
-        self.render(root, &mut out);
-        (out, want_tree.then(|| self.displayed(root)))
+        out.push_str(&text::legend(self.view, &self.opts.select));
+        out.reserve(self.line_text.len());
+        self.render(root, out);
+        want_tree.then(|| self.displayed(root))
     }
 
     fn displayed(&self, n: usize) -> super::Displayed {
@@ -249,14 +253,16 @@ impl<'a> TreeShow<'a> {
                 self.totals[n] = totals;
             }
             self.children[n] = shown_children;
-            let mut line = String::with_capacity(indent + 96);
+            let mut line = std::mem::take(&mut self.line_text);
+            let start = line.len();
             line.extend(std::iter::repeat_n(' ', indent));
             self.write_line(n, &mut line);
             line.push('\n');
             if self.opts.select.has(Shown::TensorValue) && !is_code {
                 line.push_str(&self.tensor_value(n));
             }
-            self.lines[n] = line;
+            self.lines[n] = start..line.len();
+            self.line_text = line;
             shown_nodes.push(n);
         }
         shown_nodes
@@ -316,7 +322,7 @@ impl<'a> TreeShow<'a> {
 
     /// Appends the lines of `n` and its displayed descendants in pre-order.
     fn render(&self, n: usize, out: &mut String) {
-        out.push_str(&self.lines[n]);
+        out.push_str(&self.line_text[self.lines[n].clone()]);
         for &c in &self.children[n] {
             self.render(c, out);
         }
