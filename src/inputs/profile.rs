@@ -95,14 +95,16 @@ impl ProfileFile {
     /// file order, says what is wrong with the file.
     pub fn decode_nodes<T: Send>(&mut self, convert: impl Fn(ProfileNodeEntry) -> T + Sync) -> Result<Vec<(i64, T)>, String> {
         let detail = self.detail;
-        let decoded: Vec<Result<(i64, T), String>> = std::mem::take(&mut self.entries)
-            .into_par_iter()
-            .map(|bytes| {
-                let entry = decode_entry(bytes, detail)?;
-                Ok((entry.id, convert(entry)))
-            })
-            .collect();
-        let mut nodes = decoded.into_iter().collect::<Result<Vec<_>, String>>()?;
+        let decode = |bytes: Bytes| -> Result<(i64, T), String> {
+            let entry = decode_entry(bytes, detail)?;
+            Ok((entry.id, convert(entry)))
+        };
+        let entries = std::mem::take(&mut self.entries);
+        let mut nodes = match entries.par_iter().cloned().map(decode).collect::<Result<Vec<_>, String>>() {
+            Ok(nodes) => nodes,
+            // Which error rayon returns is not fixed; report the first.
+            Err(_) => return Err(entries.into_iter().find_map(|bytes| decode_entry(bytes, detail).err()).expect("one entry failed")),
+        };
         map_semantics(&mut nodes);
         Ok(nodes)
     }
@@ -162,15 +164,17 @@ fn map_semantics<K: Ord, V>(entries: &mut Vec<(K, V)>) {
     if entries.windows(2).all(|w| w[0].0 < w[1].0) {
         return;
     }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut kept: Vec<(K, V)> = Vec::with_capacity(entries.len());
-    for entry in entries.drain(..) {
-        match kept.last_mut() {
-            Some(last) if last.0 == entry.0 => *last = entry,
-            _ => kept.push(entry),
-        }
-    }
-    *entries = kept;
+    // Sorts positions rather than the entries, which may be large.
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
+    let last_of_each_key: Vec<usize> = order
+        .iter()
+        .enumerate()
+        .filter(|&(i, &at)| order.get(i + 1).is_none_or(|&next| entries[next].0 != entries[at].0))
+        .map(|(_, &at)| at)
+        .collect();
+    let mut slots: Vec<Option<(K, V)>> = entries.drain(..).map(Some).collect();
+    entries.extend(last_of_each_key.into_iter().map(|at| slots[at].take().expect("each position once")));
 }
 
 /// Defines a map entry message (`key` = 1, `value` = 2) and its conversion to

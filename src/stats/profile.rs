@@ -26,7 +26,9 @@ impl Stats {
     /// a dangling node id). Nodes convert in parallel; only the name table is
     /// built in order, where the first node of a name wins.
     pub fn from_profile(mut profile: ProfileFile) -> Result<Stats, String> {
-        let (ids, converted): (Vec<i64>, Vec<Converted>) = profile.decode_nodes(convert)?.into_iter().unzip();
+        // Boxed so that ordering them by id moves pointers, not nodes.
+        let (ids, converted): (Vec<i64>, Vec<Box<Converted>>) =
+            profile.decode_nodes(|entry| Box::new(convert(entry)))?.into_iter().unzip();
         let mut stats = Stats::new();
         stats.id_to_string = profile.id_to_string;
         stats.has_code_traces = profile.has_trace;
@@ -44,9 +46,9 @@ impl Stats {
             if stats.node_id(&converted.node.name).is_some() {
                 continue;
             }
-            let mut node = converted.node;
+            let Converted { mut node, exec_error, .. } = *converted;
             node.inputs = inputs?;
-            if let Some(error) = converted.exec_error {
+            if let Some(error) = exec_error {
                 return Err(error);
             }
             stats.insert(node);
