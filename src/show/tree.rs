@@ -28,10 +28,10 @@ pub struct TreeShow<'a> {
     accounted: Vec<bool>,
     /// Accounted children, then (once shown) the sorted displayed children.
     children: Vec<Vec<usize>>,
-    /// Each displayed node's line (with its indentation and newline), as a
-    /// range of `line_text`: one buffer instead of a string per node.
-    lines: Vec<std::ops::Range<usize>>,
-    line_text: String,
+    /// Each displayed node's indentation; lines are written when rendered,
+    /// in pre-order, straight into the output.
+    indents: Vec<Option<usize>>,
+    displayed_count: usize,
     synthetic_types: BTreeSet<String>,
     view: View,
     /// Graph view only: nodes already visited by the current pass.
@@ -51,8 +51,8 @@ impl<'a> TreeShow<'a> {
             totals: vec![Totals::default(); n],
             accounted: vec![false; n],
             children: vec![Vec::new(); n],
-            lines: vec![0..0; n],
-            line_text: String::new(),
+            indents: vec![None; n],
+            displayed_count: 0,
             synthetic_types: BTreeSet::from([tree.synthetic_type.to_owned()]),
             view,
             visited: vec![false; if view == View::Graph { n } else { 0 }],
@@ -102,7 +102,8 @@ impl<'a> TreeShow<'a> {
         self.clear_visits();
         self.print(&[root], 1, 0);
         out.push_str(&text::legend(self.view, &self.opts.select));
-        out.reserve(self.line_text.len());
+        // Generous: capacity that is never written costs no memory.
+        out.reserve(self.displayed_count * 256);
         self.render(root, out);
         want_tree.then(|| self.displayed(root))
     }
@@ -253,16 +254,8 @@ impl<'a> TreeShow<'a> {
                 self.totals[n] = totals;
             }
             self.children[n] = shown_children;
-            let mut line = std::mem::take(&mut self.line_text);
-            let start = line.len();
-            line.extend(std::iter::repeat_n(' ', indent));
-            self.write_line(n, &mut line);
-            line.push('\n');
-            if self.opts.select.has(Shown::TensorValue) && !is_code {
-                line.push_str(&self.tensor_value(n));
-            }
-            self.lines[n] = start..line.len();
-            self.line_text = line;
+            self.indents[n] = Some(indent);
+            self.displayed_count += 1;
             shown_nodes.push(n);
         }
         shown_nodes
@@ -322,7 +315,14 @@ impl<'a> TreeShow<'a> {
 
     /// Appends the lines of `n` and its displayed descendants in pre-order.
     fn render(&self, n: usize, out: &mut String) {
-        out.push_str(&self.line_text[self.lines[n].clone()]);
+        if let Some(indent) = self.indents[n] {
+            out.extend(std::iter::repeat_n(' ', indent));
+            self.write_line(n, out);
+            out.push('\n');
+            if self.opts.select.has(Shown::TensorValue) && self.view != View::Code {
+                out.push_str(&self.tensor_value(n));
+            }
+        }
         for &c in &self.children[n] {
             self.render(c, out);
         }
