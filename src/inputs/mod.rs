@@ -71,7 +71,7 @@ pub struct InputPaths {
 #[derive(Debug)]
 pub struct RunMetaFile {
     pub path: PathBuf,
-    bytes: Vec<u8>,
+    bytes: bytes::Bytes,
 }
 
 impl RunMetaFile {
@@ -119,7 +119,7 @@ impl Inputs {
                 paths
                     .run_meta_paths
                     .par_iter()
-                    .map(|p| Ok(RunMetaFile { path: p.clone(), bytes: read_file("--run_meta_path", p)? }))
+                    .map(|p| Ok(RunMetaFile { path: p.clone(), bytes: map_file("--run_meta_path", p)? }))
                     .collect::<Result<Vec<_>>>()
             },
         );
@@ -130,7 +130,7 @@ impl Inputs {
 
 /// A GraphDef file, binary or text format.
 pub fn load_graph(path: &Path) -> Result<GraphDef> {
-    decode_graph(&read_file("--graph_path", path)?, path)
+    decode_graph(&map_file("--graph_path", path)?, path)
 }
 
 /// Decodes a GraphDef, binary or text format; `path` only names it in errors.
@@ -151,7 +151,7 @@ pub fn decode_graph(bytes: &[u8], path: &Path) -> Result<GraphDef> {
 
 /// A RunMetadata file, binary (or, like tfprof, text format).
 pub fn load_run_meta(path: &Path) -> Result<RunMetadata> {
-    decode_run_meta(&read_file("--run_meta_path", path)?, path)
+    decode_run_meta(&map_file("--run_meta_path", path)?, path)
 }
 
 /// Decodes a RunMetadata; `path` only names it in errors.
@@ -171,7 +171,7 @@ pub fn decode_run_meta(bytes: &[u8], path: &Path) -> Result<RunMetadata> {
 
 /// An OpLogProto file (`tfprof_log`), binary only as in tfprof.
 pub fn load_op_log(path: &Path) -> Result<OpLogProto> {
-    decode_op_log(&read_file("--op_log_path", path)?, path)
+    decode_op_log(&map_file("--op_log_path", path)?, path)
 }
 
 /// Decodes an OpLogProto; `path` only names it in errors.
@@ -201,7 +201,7 @@ pub fn decode_op_log(bytes: &[u8], path: &Path) -> Result<OpLogProto> {
 /// fields the scope, graph and op views use, decoded at a fraction of the cost.
 pub fn load_op_log_without_traces(path: &Path) -> Result<OpLogProto> {
     const KIND: &str = "--op_log_path";
-    let bytes = read_file(KIND, path)?;
+    let bytes = map_file(KIND, path)?;
     let lite: lite::OpLogProto = read::decode_binary(KIND, path, &bytes, "OpLogProto")?;
     if lite.log_entries.iter().any(|e| e.name.is_empty()) {
         return Err(Error::input(KIND, path, "not an OpLogProto (log entry without a name)"));
