@@ -6,6 +6,7 @@
 
 pub mod checkpoint;
 pub mod profile;
+pub mod run_meta;
 mod read;
 pub mod text_format;
 pub mod tfprof_text;
@@ -17,7 +18,8 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::tfprof::OpLogProto;
-use crate::proto::tensorflow::{GraphDef, RunMetadata};
+use crate::proto::tensorflow::GraphDef;
+pub use run_meta::RunMetaRecord;
 
 pub use profile::{NodeDetail, ProfileFile, decode_profile, load_profile};
 pub use read::read_file;
@@ -75,7 +77,7 @@ pub struct RunMetaFile {
 }
 
 impl RunMetaFile {
-    pub fn decode(&self) -> Result<RunMetadata> {
+    pub fn decode(&self) -> Result<RunMetaRecord> {
         decode_run_meta(&self.bytes, &self.path)
     }
 }
@@ -150,17 +152,17 @@ pub fn decode_graph(bytes: &[u8], path: &Path) -> Result<GraphDef> {
 }
 
 /// A RunMetadata file, binary (or, like tfprof, text format).
-pub fn load_run_meta(path: &Path) -> Result<RunMetadata> {
+pub fn load_run_meta(path: &Path) -> Result<RunMetaRecord> {
     decode_run_meta(&map_file("--run_meta_path", path)?, path)
 }
 
 /// Decodes a RunMetadata; `path` only names it in errors.
-pub fn decode_run_meta(bytes: &[u8], path: &Path) -> Result<RunMetadata> {
+pub fn decode_run_meta(bytes: &[u8], path: &Path) -> Result<RunMetaRecord> {
     const KIND: &str = "--run_meta_path";
     if bytes.is_empty() {
         return Err(Error::input(KIND, path, "empty file (not a RunMetadata)"));
     }
-    let run_meta: RunMetadata = read::decode_binary_or_text(KIND, path, bytes, "RunMetadata")?;
+    let run_meta: RunMetaRecord = read::decode_binary_or_text(KIND, path, bytes, "RunMetadata")?;
     if let Some(step_stats) = &run_meta.step_stats {
         if step_stats.dev_stats.iter().any(|d| d.device.is_empty()) {
             return Err(Error::input(KIND, path, "not a RunMetadata (step stats without a device)"));

@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use crate::proto::tensorflow::tfprof::OpLogProto;
-use crate::proto::tensorflow::{GraphDef, RunMetadata};
+use crate::inputs::RunMetaRecord;
+use crate::proto::tensorflow::GraphDef;
 
 pub use account::{Metrics, Snapshot, Totals};
 pub use node::{ExecStep, Input, Node, NodeId};
@@ -123,7 +124,7 @@ impl Stats {
 
     /// Adds one step's RunMetadata and returns the run coverage so far (the
     /// share of nodes that were seen running), as tfprof reports it.
-    pub fn add_run_meta(&mut self, step: i64, run_meta: &RunMetadata) -> f64 {
+    pub fn add_run_meta(&mut self, step: i64, run_meta: &RunMetaRecord) -> f64 {
         let Some(step_stats) = &run_meta.step_stats else {
             self.warnings.push(format!("Invalid RunMetadata for step {step}"));
             return self.run_coverage();

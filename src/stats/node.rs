@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 pub use crate::inputs::profile::MemoryRecord;
 use crate::proto::tensorflow::tfprof::CodeDef;
-use crate::proto::tensorflow::{AttrValue, NodeExecStats, TensorShapeProto};
+use crate::inputs::run_meta::NodeStatsRecord;
+use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
 use super::device::Device;
 use super::small_map::{SmallMap, SmallSet};
@@ -127,7 +128,7 @@ impl ExecStep {
         };
     }
 
-    fn add_time(&mut self, dev: &Device, stat: &NodeExecStats) {
+    fn add_time(&mut self, dev: &Device, stat: &NodeStatsRecord) {
         if stat.all_start_micros <= 0 {
             return;
         }
@@ -151,7 +152,7 @@ impl ExecStep {
     }
 
     /// Returns a message for stderr when the stat has no start time.
-    fn add_memory(&mut self, stat: &NodeExecStats) -> Option<String> {
+    fn add_memory(&mut self, stat: &NodeStatsRecord) -> Option<String> {
         if stat.all_start_micros <= 0 {
             return Some(format!("{} has no start time, skipping", stat.node_name));
         }
@@ -225,7 +226,7 @@ impl ExecStep {
 impl Node {
     /// Records one NodeExecStats of `step` seen on `device` (tfprof's
     /// `AddStepStat`). Returns warnings meant for stderr.
-    pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeExecStats, warnings: &mut Vec<String>) {
+    pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, warnings: &mut Vec<String>) {
         if self.runtime_output_shapes.is_none() && !stat.output.is_empty() && stat.node_name == self.name {
             let shapes = stat
                 .output
