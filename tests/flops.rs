@@ -15,7 +15,7 @@ fn estimates_equal_tensorflows_op_log() {
     for model in ["mlp", "cnn", "cnn_b8", "while", "matmuls"] {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(model);
         let mut stats = Stats::new();
-        stats.add_graph(load_graph(&dir.join("graph.pb")).unwrap());
+        stats.add_graph(load_graph(&dir.join("graph.pb"), true).unwrap());
         stats.add_run_meta(0, &load_run_meta(&dir.join("run_meta_0")).unwrap());
         let op_log = load_op_log(&dir.join("tfprof_log")).unwrap();
         let logged: std::collections::HashMap<&str, i64> =
@@ -63,7 +63,7 @@ fn estimate_flag_fills_the_float_ops_column() {
 fn einsum_counts_like_the_equivalent_batch_matmul() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/matmuls");
     let mut stats = Stats::new();
-    stats.add_graph(load_graph(&dir.join("graph.pb")).unwrap());
+    stats.add_graph(load_graph(&dir.join("graph.pb"), true).unwrap());
     stats.add_run_meta(0, &load_run_meta(&dir.join("run_meta_0")).unwrap());
     let op_log = load_op_log(&dir.join("tfprof_log")).unwrap();
     let tf_batch_matmul = op_log.log_entries.iter().find(|e| e.name == "batch_matmul").unwrap().float_ops;

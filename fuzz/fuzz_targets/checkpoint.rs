@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rtfprof::inputs::checkpoint::{Checkpoint, format_tensor_value};
-use rtfprof::proto::tensorflow::GraphDef;
+use rtfprof::inputs::GraphRecord;
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
 
@@ -25,12 +25,12 @@ fn prefix() -> &'static Path {
     })
 }
 
-fn graph() -> GraphDef {
-    static GRAPH: OnceLock<GraphDef> = OnceLock::new();
+fn graph() -> GraphRecord {
+    static GRAPH: OnceLock<GraphRecord> = OnceLock::new();
     GRAPH
         .get_or_init(|| {
             let bytes = include_bytes!("../../testdata/ckpt/graph.pbtxt");
-            rtfprof::inputs::decode_graph(bytes, Path::new("ckpt/graph.pbtxt")).expect("ckpt graph decodes")
+            rtfprof::inputs::decode_graph(&bytes[..], Path::new("ckpt/graph.pbtxt"), true).expect("ckpt graph decodes")
         })
         .clone()
 }

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use rtfprof::proto::tensorflow::GraphDef;
+use rtfprof::inputs::GraphRecord;
 use rtfprof::show::options::{Options, Select, Shown};
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
@@ -62,18 +62,18 @@ fn everything() -> Options {
 
 /// A small real graph (mlp's) that run_meta and op_log inputs are ingested
 /// against, decoded once.
-pub fn fixed_graph() -> GraphDef {
-    static GRAPH: OnceLock<GraphDef> = OnceLock::new();
+pub fn fixed_graph() -> GraphRecord {
+    static GRAPH: OnceLock<GraphRecord> = OnceLock::new();
     GRAPH
         .get_or_init(|| {
             let bytes = include_bytes!("../../testdata/mlp/graph.pb");
-            rtfprof::inputs::decode_graph(bytes, Path::new("mlp/graph.pb")).expect("mlp graph decodes")
+            rtfprof::inputs::decode_graph(&bytes[..], Path::new("mlp/graph.pb"), true).expect("mlp graph decodes")
         })
         .clone()
 }
 
 /// Ingests a decoded graph and renders the scope and graph views.
-pub fn graph_pipeline(graph: GraphDef) {
+pub fn graph_pipeline(graph: GraphRecord) {
     let mut stats = Stats::new();
     stats.add_graph(graph);
     render(&stats, &[View::Scope, View::Graph]);

@@ -5,7 +5,7 @@
 mod common;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Ok(graph) = common::decode(|| rtfprof::inputs::decode_graph(data, common::path())) {
+    if let Ok(graph) = common::decode(|| rtfprof::inputs::decode_graph(data.to_vec(), common::path(), true)) {
         common::graph_pipeline(graph);
     }
 });

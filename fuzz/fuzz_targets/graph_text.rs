@@ -6,7 +6,7 @@
 mod common;
 
 libfuzzer_sys::fuzz_target!(|text: &str| {
-    if let Ok(graph) = common::decode(|| rtfprof::inputs::decode_graph(text.as_bytes(), common::path())) {
+    if let Ok(graph) = common::decode(|| rtfprof::inputs::decode_graph(text.as_bytes().to_vec(), common::path(), true)) {
         common::graph_pipeline(graph);
     }
 });

@@ -5,11 +5,13 @@
 //! Run metadata files are decoded in parallel.
 
 pub mod checkpoint;
+pub mod graph;
 pub mod profile;
 pub mod run_meta;
 mod read;
 pub mod text_format;
 pub mod tfprof_text;
+mod wire;
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::tfprof::OpLogProto;
 use crate::proto::tensorflow::GraphDef;
+pub use graph::GraphRecord;
 pub use run_meta::RunMetaRecord;
 
 pub use profile::{NodeDetail, ProfileFile, decode_profile, load_profile};
@@ -85,7 +88,7 @@ impl RunMetaFile {
 /// Decoded inputs, ready to be ingested by [`crate::stats::Stats`].
 #[derive(Debug, Default)]
 pub struct Inputs {
-    pub graph: GraphDef,
+    pub graph: GraphRecord,
     /// One file per step, in step order.
     pub run_metas: Vec<RunMetaFile>,
     pub op_log: Option<OpLogProto>,
@@ -110,7 +113,7 @@ impl Inputs {
         let ((graph, op_log), run_metas) = rayon::join(
             || {
                 rayon::join(
-                    || paths.graph_path.as_deref().map(load_graph).transpose(),
+                    || paths.graph_path.as_deref().map(|path| load_graph(path, !paths.skip_attrs)).transpose(),
                     || {
                         let load = if paths.skip_code_traces { load_op_log_without_traces } else { load_op_log };
                         paths.op_log_path.as_deref().map(load).transpose()
@@ -130,22 +133,32 @@ impl Inputs {
     }
 }
 
-/// A GraphDef file, binary or text format.
-pub fn load_graph(path: &Path) -> Result<GraphDef> {
-    decode_graph(&map_file("--graph_path", path)?, path)
+/// A GraphDef file, binary or text format. Without `with_attrs`, only the
+/// attributes tfprof reads are kept.
+pub fn load_graph(path: &Path, with_attrs: bool) -> Result<GraphRecord> {
+    decode_graph(map_file("--graph_path", path)?, path, with_attrs)
 }
 
 /// Decodes a GraphDef, binary or text format; `path` only names it in errors.
-pub fn decode_graph(bytes: &[u8], path: &Path) -> Result<GraphDef> {
+pub fn decode_graph(bytes: impl Into<bytes::Bytes>, path: &Path, with_attrs: bool) -> Result<GraphRecord> {
     const KIND: &str = "--graph_path";
-    let graph: GraphDef = match GraphDef::decode(bytes) {
+    let bytes = bytes.into();
+    let graph = match graph::decode_binary(bytes.clone(), with_attrs) {
         Ok(graph) => graph,
-        Err(_) if bytes.len() >= read::PARALLEL_TEXT_BYTES => read::parse_graph_text_parallel(KIND, path, bytes)?,
-        Err(_) => read::decode_binary_or_text(KIND, path, bytes, "GraphDef")?,
+        Err(_) => {
+            let def: GraphDef = if bytes.len() >= read::PARALLEL_TEXT_BYTES {
+                read::parse_graph_text_parallel(KIND, path, &bytes)?
+            } else {
+                read::decode_binary_or_text(KIND, path, &bytes, "GraphDef")?
+            };
+            // Rare enough (text graphs) that one more encoding costs little.
+            graph::decode_binary(def.encode_to_vec().into(), with_attrs)
+                .map_err(|e| Error::input(KIND, path, format!("not a GraphDef ({})", crate::error::one_line(&e.to_string()))))?
+        }
     };
     // Other messages can decode as a GraphDef by accident; real nodes always
     // have a name and an op.
-    if let Some((i, _)) = graph.node.iter().enumerate().find(|(_, n)| n.name.is_empty() || n.op.is_empty()) {
+    if let Some((i, _)) = graph.nodes.iter().enumerate().find(|(_, n)| n.name.is_empty() || n.op.is_empty()) {
         return Err(Error::input(KIND, path, format!("not a GraphDef (node #{i} has no name or op)")));
     }
     Ok(graph)

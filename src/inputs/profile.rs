@@ -14,11 +14,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use prost::Message;
-use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
 use rayon::prelude::*;
 
+use super::wire::{map_semantics, split_repeated_field};
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::AttrValue;
 use crate::proto::tensorflow::tfprof::{CodeDef, ProfileProto, Tuple};
@@ -72,7 +72,7 @@ pub fn load_profile(path: &Path, detail: NodeDetail) -> Result<ProfileFile> {
 /// `path` only names it in errors.
 pub fn decode_profile(bytes: impl Into<Bytes>, path: &Path, detail: NodeDetail) -> Result<ProfileFile> {
     let invalid = |e: prost::DecodeError| Error::input(KIND, path, not_a_profile(&e));
-    let (entries, rest) = split_node_entries(bytes.into()).map_err(invalid)?;
+    let (entries, rest) = split_repeated_field(bytes.into()).map_err(invalid)?;
     let header = ProfileProto::decode(rest.as_slice()).map_err(invalid)?;
     Ok(ProfileFile {
         has_trace: header.has_trace,
@@ -130,51 +130,6 @@ fn decode_entry(bytes: Bytes, detail: NodeDetail) -> Result<ProfileNodeEntry, St
     };
     let (trace, attrs) = trace.and_then(|t| Ok((t, attrs?))).map_err(|e| not_a_profile(&e))?;
     Ok(ProfileNodeEntry { id, node, trace, attrs })
-}
-
-/// Cuts the top-level message into the payloads of its `nodes` entries
-/// (field 1) and the bytes of every other field, in order. A field 1 of
-/// another wire type stays with the rest, where decoding rejects it.
-fn split_node_entries(mut buf: Bytes) -> Result<(Vec<Bytes>, Vec<u8>), prost::DecodeError> {
-    let whole = buf.clone();
-    let (mut entries, mut rest) = (Vec::new(), Vec::new());
-    while buf.has_remaining() {
-        let start = whole.len() - buf.remaining();
-        let (tag, wire_type) = decode_key(&mut buf)?;
-        if tag == 1 && wire_type == WireType::LengthDelimited {
-            let len = decode_varint(&mut buf)?;
-            if len > buf.remaining() as u64 {
-                // Truncated: left for the decoder of the rest to reject.
-                rest.extend_from_slice(&whole[start..]);
-                break;
-            }
-            entries.push(buf.split_to(len as usize));
-        } else {
-            skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
-            rest.extend_from_slice(&whole[start..whole.len() - buf.remaining()]);
-        }
-    }
-    Ok((entries, rest))
-}
-
-/// A protobuf map on the wire is a list of entries: the generated types keep
-/// the last value of each key, in key order. Entries here are sorted the same
-/// way (stably, so that the last of equal keys is the one kept).
-fn map_semantics<K: Ord, V>(entries: &mut Vec<(K, V)>) {
-    if entries.windows(2).all(|w| w[0].0 < w[1].0) {
-        return;
-    }
-    // Sorts positions rather than the entries, which may be large.
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
-    let last_of_each_key: Vec<usize> = order
-        .iter()
-        .enumerate()
-        .filter(|&(i, &at)| order.get(i + 1).is_none_or(|&next| entries[next].0 != entries[at].0))
-        .map(|(_, &at)| at)
-        .collect();
-    let mut slots: Vec<Option<(K, V)>> = entries.drain(..).map(Some).collect();
-    entries.extend(last_of_each_key.into_iter().map(|at| slots[at].take().expect("each position once")));
 }
 
 /// Defines a map entry message (`key` = 1, `value` = 2) and its conversion to

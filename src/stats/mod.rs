@@ -11,11 +11,11 @@ mod profile;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::inputs::{GraphRecord, RunMetaRecord};
 use crate::proto::tensorflow::tfprof::OpLogProto;
-use crate::inputs::RunMetaRecord;
-use crate::proto::tensorflow::GraphDef;
 
 pub use account::{Metrics, Snapshot, Totals};
 pub use node::{ExecStep, Input, Node, NodeId};
@@ -76,28 +76,14 @@ impl Stats {
     }
 
     /// Adds graph nodes; a name seen before keeps its first definition.
-    pub fn add_graph(&mut self, graph: GraphDef) {
-        for def in graph.node {
-            if self.by_name.contains_key(&def.name) {
-                continue;
+    /// Nodes are built on all cores, then indexed in order.
+    pub fn add_graph(&mut self, graph: GraphRecord) {
+        let nodes: Vec<Node> = graph.nodes.into_par_iter().map(Node::from_graph).collect();
+        self.nodes.reserve(nodes.len());
+        for node in nodes {
+            if !self.by_name.contains_key(&node.name) {
+                self.insert(node);
             }
-            let mut node = Node { name: def.name, op: def.op, ..Default::default() };
-            node.op_types.insert(node.op.clone());
-            let mut attrs = def.attr;
-            // Const tensors can be large and nothing reads them.
-            attrs.remove("value");
-            use crate::proto::tensorflow::attr_value::Value;
-            if let Some(Value::Shape(shape)) = attrs.get("shape").and_then(|a| a.value.as_ref()) {
-                node.shape = node::shape_to_vec(shape);
-            }
-            if let Some(Value::List(list)) = attrs.remove("_output_shapes").and_then(|a| a.value) {
-                node.output_shapes =
-                    list.shape.iter().enumerate().map(|(i, s)| (i as i64, node::shape_to_vec(s))).collect();
-                node.static_output_shapes = list.shape.iter().map(node::known_shape).collect();
-            }
-            node.attrs = attrs;
-            node.inputs = def.input.iter().map(|input| parse_input(input)).collect();
-            self.insert(node);
         }
     }
 
@@ -231,13 +217,4 @@ impl Stats {
             })
             .collect()
     }
-}
-
-/// Splits `^name:slot` into the producer name and output slot.
-fn parse_input(input: &str) -> Input {
-    let (name, slot) = match input.split_once(':') {
-        Some((name, slot)) => (name, slot.parse().unwrap_or(0)),
-        None => (input, 0),
-    };
-    Input { name: name.strip_prefix('^').unwrap_or(name).to_owned(), src_output: slot, shape_slot: 0 }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 pub use crate::inputs::profile::MemoryRecord;
 use crate::proto::tensorflow::tfprof::CodeDef;
+use crate::inputs::graph::NodeRecord;
 use crate::inputs::run_meta::NodeStatsRecord;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
@@ -224,6 +225,23 @@ impl ExecStep {
 }
 
 impl Node {
+    /// A graph node, as tfprof's `TFGraphNode` starts it: its op is its first
+    /// op type; `shape` and `_output_shapes` give its parameters and output
+    /// shapes.
+    pub fn from_graph(def: NodeRecord) -> Node {
+        let mut node = Node { name: def.name, op: def.op, attrs: def.attrs, ..Default::default() };
+        node.op_types.insert(node.op.clone());
+        if let Some(shape) = &def.shape {
+            node.shape = shape_to_vec(shape);
+        }
+        if let Some(shapes) = def.output_shapes {
+            node.output_shapes = shapes.iter().enumerate().map(|(i, s)| (i as i64, shape_to_vec(s))).collect();
+            node.static_output_shapes = shapes.iter().map(known_shape).collect();
+        }
+        node.inputs = def.inputs.iter().map(|input| parse_input(input)).collect();
+        node
+    }
+
     /// Records one NodeExecStats of `step` seen on `device` (tfprof's
     /// `AddStepStat`). Returns warnings meant for stderr.
     pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, warnings: &mut Vec<String>) {
@@ -312,4 +330,13 @@ impl Node {
         }
         self.shape.iter().fold(1i64, |acc, &d| acc.wrapping_mul(d))
     }
+}
+
+/// Splits `^name:slot` into the producer name and output slot.
+fn parse_input(input: &str) -> Input {
+    let (name, slot) = match input.split_once(':') {
+        Some((name, slot)) => (name, slot.parse().unwrap_or(0)),
+        None => (input, 0),
+    };
+    Input { name: name.strip_prefix('^').unwrap_or(name).to_owned(), src_output: slot, shape_slot: 0 }
 }

@@ -1,0 +1,51 @@
+//! Wire-level helpers for the lean decoders of large inputs
+//! ([`super::graph`], [`super::profile`]).
+
+use bytes::{Buf, Bytes};
+use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
+
+/// Cuts a message into the payloads of its field 1 (the repeated field that
+/// holds a graph's or a profile's nodes) and the bytes of every other field,
+/// in order, so that the payloads can be decoded on all cores. A field 1 of
+/// another wire type stays with the rest, where decoding rejects it.
+pub fn split_repeated_field(mut buf: Bytes) -> Result<(Vec<Bytes>, Vec<u8>), prost::DecodeError> {
+    let whole = buf.clone();
+    let (mut entries, mut rest) = (Vec::new(), Vec::new());
+    while buf.has_remaining() {
+        let start = whole.len() - buf.remaining();
+        let (tag, wire_type) = decode_key(&mut buf)?;
+        if tag == 1 && wire_type == WireType::LengthDelimited {
+            let len = decode_varint(&mut buf)?;
+            if len > buf.remaining() as u64 {
+                // Truncated: left for the decoder of the rest to reject.
+                rest.extend_from_slice(&whole[start..]);
+                break;
+            }
+            entries.push(buf.split_to(len as usize));
+        } else {
+            skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
+            rest.extend_from_slice(&whole[start..whole.len() - buf.remaining()]);
+        }
+    }
+    Ok((entries, rest))
+}
+
+/// A protobuf map on the wire is a list of entries: the generated types keep
+/// the last value of each key, in key order. Entries here are sorted the same
+/// way (stably, so that the last of equal keys is the one kept).
+pub fn map_semantics<K: Ord, V>(entries: &mut Vec<(K, V)>) {
+    if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+        return;
+    }
+    // Sorts positions rather than the entries, which may be large.
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
+    let last_of_each_key: Vec<usize> = order
+        .iter()
+        .enumerate()
+        .filter(|&(i, &at)| order.get(i + 1).is_none_or(|&next| entries[next].0 != entries[at].0))
+        .map(|(_, &at)| at)
+        .collect();
+    let mut slots: Vec<Option<(K, V)>> = entries.drain(..).map(Some).collect();
+    entries.extend(last_of_each_key.into_iter().map(|at| slots[at].take().expect("each position once")));
+}
