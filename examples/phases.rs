@@ -49,6 +49,9 @@ fn main() {
         graph_path: Some(dir.join("graph.pb")),
         run_meta_paths: run_metas,
         op_log_path: Some(dir.join("tfprof_log")),
+        // As `rtfprof <view>` reads them.
+        skip_code_traces: view != View::Code,
+        skip_attrs: true,
         ..Default::default()
     };
     let t = Instant::now();

@@ -2,7 +2,6 @@
 //! (`tfprof_scope.cc`). Every `a/b` prefix that is not itself a node becomes a
 //! synthetic parent.
 
-
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
@@ -42,10 +41,12 @@ pub fn build(stats: &Stats) -> Tree {
     }
     // tfprof lists children in name order; siblings share everything but
     // their last component, so that order is the order of the components.
-    let component = |n: &TreeNode| n.name.rsplit('/').next().unwrap_or("").to_owned();
+    fn component(n: &TreeNode) -> &str {
+        n.name.rsplit('/').next().unwrap_or("")
+    }
     for i in 0..tree.nodes.len() {
         let mut children = std::mem::take(&mut tree.nodes[i].children);
-        children.sort_by_cached_key(|&c| component(&tree.nodes[c]));
+        children.sort_unstable_by(|&a, &b| component(&tree.nodes[a]).cmp(component(&tree.nodes[b])));
         tree.nodes[i].children = children;
     }
     tree
