@@ -20,11 +20,18 @@ use crate::proto::tensorflow::tfprof::OpLogProto;
 pub use account::{Metrics, Snapshot, Totals};
 pub use node::{ExecStep, Input, Node, NodeId};
 
+fn name_hash(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(name)
+}
+
 /// Every node known to the profile, with the profile-wide facts.
 #[derive(Debug, Default)]
 pub struct Stats {
     pub nodes: Vec<Node>,
-    by_name: FxHashMap<String, NodeId>,
+    /// Node ids by name. The table holds ids and compares names in `nodes`,
+    /// so that names are not stored twice.
+    by_name: hashbrown::HashTable<NodeId>,
     pub steps: BTreeSet<i64>,
     pub id_to_string: BTreeMap<i64, String>,
     pub has_code_traces: bool,
@@ -44,7 +51,7 @@ impl Stats {
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
-        self.by_name.get(name).copied()
+        self.by_name.find(name_hash(name), |&id| self.nodes[id].name == name).copied()
     }
 
     pub fn node(&self, name: &str) -> Option<&Node> {
@@ -61,15 +68,16 @@ impl Stats {
     /// Adds a finished node (e.g. when merging jobs); a known name keeps its
     /// first definition, as everywhere in tfprof.
     pub fn insert_node(&mut self, node: Node) -> Option<NodeId> {
-        if self.by_name.contains_key(&node.name) {
+        if self.node_id(&node.name).is_some() {
             return None;
         }
         Some(self.insert(node))
     }
 
+    /// Adds a node whose name is new.
     fn insert(&mut self, node: Node) -> NodeId {
         let id = self.nodes.len();
-        self.by_name.insert(node.name.clone(), id);
+        self.by_name.insert_unique(name_hash(&node.name), id, |&known| name_hash(&self.nodes[known].name));
         self.nodes.push(node);
         self.covered.push(false);
         id
@@ -80,8 +88,9 @@ impl Stats {
     pub fn add_graph(&mut self, graph: GraphRecord) {
         let nodes: Vec<Node> = graph.nodes.into_par_iter().map(Node::from_graph).collect();
         self.nodes.reserve(nodes.len());
+        self.by_name.reserve(nodes.len(), |&known| name_hash(&self.nodes[known].name));
         for node in nodes {
-            if !self.by_name.contains_key(&node.name) {
+            if self.node_id(&node.name).is_none() {
                 self.insert(node);
             }
         }
