@@ -11,12 +11,12 @@ use crate::inputs::run_meta::NodeStatsRecord;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
 use super::device::Device;
-use super::small_map::{SmallMap, SmallSet};
+use super::small_map::{SmallMap, SmallSet, push_snug};
 
 /// Appends to `map[device]`, allocating the key only for a new device.
 fn push_exec(map: &mut SmallMap<String, Vec<(i64, i64)>>, device: &str, pair: (i64, i64)) {
     match map.get_mut(device) {
-        Some(v) => v.push(pair),
+        Some(v) => push_snug(v, pair),
         None => {
             map.insert(device.to_owned(), vec![pair]);
         }
@@ -191,7 +191,7 @@ impl ExecStep {
         self.sums.peak_bytes = self.sums.peak_bytes.wrapping_add(mem.peak_bytes);
         self.sums.residual_bytes = self.sums.residual_bytes.wrapping_add(mem.residual_bytes);
         self.sums.output_bytes = self.sums.output_bytes.wrapping_add(mem.output_bytes);
-        self.memory.push(mem);
+        push_snug(&mut self.memory, mem);
         warning
     }
 

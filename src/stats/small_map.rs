@@ -5,6 +5,21 @@
 
 use std::borrow::Borrow;
 
+/// Inserts into a vector that grows by half (at least one) when full. `Vec`
+/// starts small vectors at four slots and doubles them; for records held per
+/// node and per step, mostly with one entry, that was most of their memory.
+pub fn insert_snug<T>(vec: &mut Vec<T>, index: usize, value: T) {
+    if vec.len() == vec.capacity() {
+        vec.reserve_exact((vec.len() / 2).max(1));
+    }
+    vec.insert(index, value);
+}
+
+/// Appends, growing like [`insert_snug`].
+pub fn push_snug<T>(vec: &mut Vec<T>, value: T) {
+    insert_snug(vec, vec.len(), value);
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SmallMap<K, V>(Vec<(K, V)>);
 
@@ -48,7 +63,7 @@ impl<K: Ord, V> SmallMap<K, V> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             Err(i) => {
-                self.0.insert(i, (key, value));
+                insert_snug(&mut self.0, i, (key, value));
                 None
             }
         }
@@ -59,7 +74,7 @@ impl<K: Ord, V> SmallMap<K, V> {
         let i = match self.find(&key) {
             Ok(i) => i,
             Err(i) => {
-                self.0.insert(i, (key, make()));
+                insert_snug(&mut self.0, i, (key, make()));
                 i
             }
         };
@@ -145,7 +160,7 @@ impl<T: Ord> SmallSet<T> {
         match self.find(&value) {
             Ok(_) => false,
             Err(i) => {
-                self.0.insert(i, value);
+                insert_snug(&mut self.0, i, value);
                 true
             }
         }
@@ -202,6 +217,20 @@ impl<'a, T> IntoIterator for &'a SmallSet<T> {
 #[cfg(test)]
 mod tests {
     use super::{SmallMap, SmallSet};
+
+    #[test]
+    fn small_collections_grow_snugly() {
+        let mut m = SmallMap::default();
+        m.insert(1, [0u8; 100]);
+        assert_eq!(m.0.capacity(), 1);
+        m.insert(0, [1u8; 100]);
+        m.insert(2, [2u8; 100]);
+        assert_eq!(m.0.capacity(), 3);
+        let mut v = Vec::new();
+        (0..10).for_each(|i| super::push_snug(&mut v, i));
+        assert_eq!(v, (0..10).collect::<Vec<_>>());
+        assert!(v.capacity() < 16, "{}", v.capacity());
+    }
 
     #[test]
     fn behaves_like_a_sorted_set() {
