@@ -85,7 +85,8 @@ pub struct TreeNode {
     /// Code view: the graph nodes created by this line, in name order.
     pub attached: Vec<NodeId>,
     /// Code view: the call-stack entry this node stands for.
-    pub trace: Option<crate::proto::tensorflow::tfprof::code_def::Trace>,
+    /// (Boxed: most trees are not code trees and leave it empty.)
+    pub trace: Option<Box<crate::proto::tensorflow::tfprof::code_def::Trace>>,
     pub children: Vec<usize>,
 }
 
