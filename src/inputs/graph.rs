@@ -14,7 +14,7 @@ use bytes::Bytes;
 use prost::Message;
 use rayon::prelude::*;
 
-use super::wire::split_repeated_field;
+use super::wire::split_repeated_field_shared;
 use crate::proto::tensorflow::attr_value::Value;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
@@ -43,7 +43,7 @@ pub struct NodeRecord {
 /// Decodes a binary GraphDef. The other fields (versions, function library,
 /// debug info) are checked for well-formedness only.
 pub fn decode_binary(bytes: Bytes, with_attrs: bool) -> Result<GraphRecord, prost::DecodeError> {
-    let (entries, rest) = split_repeated_field(bytes)?;
+    let (entries, rest) = split_repeated_field_shared(&bytes)?;
     OtherFields::decode(rest.as_slice())?;
     let nodes = entries.into_par_iter().map(|node| decode_node(node, with_attrs)).collect::<Result<Vec<_>, _>>()?;
     Ok(GraphRecord { nodes })

@@ -19,7 +19,7 @@ use prost::Message;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::proto::tensorflow::tfprof::OpLogProto;
+use crate::proto::tensorflow::tfprof::{OpLogEntry, OpLogProto};
 use crate::proto::tensorflow::GraphDef;
 pub use graph::GraphRecord;
 pub use run_meta::RunMetaRecord;
@@ -192,7 +192,11 @@ pub fn load_op_log(path: &Path) -> Result<OpLogProto> {
 /// Decodes an OpLogProto; `path` only names it in errors.
 pub fn decode_op_log(bytes: &[u8], path: &Path) -> Result<OpLogProto> {
     const KIND: &str = "--op_log_path";
-    let op_log: OpLogProto = read::decode_binary(KIND, path, bytes, "OpLogProto")?;
+    let op_log = match wire::decode_split::<OpLogEntry, OpLogProto>(bytes) {
+        Ok((log_entries, rest)) => OpLogProto { log_entries, ..rest },
+        // Decoded again, in order, for the error message.
+        Err(_) => read::decode_binary(KIND, path, bytes, "OpLogProto")?,
+    };
     for entry in &op_log.log_entries {
         if entry.name.is_empty() {
             return Err(Error::input(KIND, path, "not an OpLogProto (log entry without a name)"));
@@ -217,7 +221,11 @@ pub fn decode_op_log(bytes: &[u8], path: &Path) -> Result<OpLogProto> {
 pub fn load_op_log_without_traces(path: &Path) -> Result<OpLogProto> {
     const KIND: &str = "--op_log_path";
     let bytes = map_file(KIND, path)?;
-    let lite: lite::OpLogProto = read::decode_binary(KIND, path, &bytes, "OpLogProto")?;
+    let lite = match wire::decode_split::<lite::OpLogEntry, lite::OpLogProto>(&bytes) {
+        Ok((log_entries, _)) => lite::OpLogProto { log_entries },
+        // Decoded again, in order, for the error message.
+        Err(_) => read::decode_binary(KIND, path, &bytes, "OpLogProto")?,
+    };
     if lite.log_entries.iter().any(|e| e.name.is_empty()) {
         return Err(Error::input(KIND, path, "not an OpLogProto (log entry without a name)"));
     }

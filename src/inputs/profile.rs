@@ -18,7 +18,7 @@ use bytes::Bytes;
 use prost::Message;
 use rayon::prelude::*;
 
-use super::wire::{map_semantics, split_repeated_field};
+use super::wire::{map_semantics, split_repeated_field_shared};
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::AttrValue;
 use crate::proto::tensorflow::tfprof::{CodeDef, ProfileProto, Tuple};
@@ -72,7 +72,7 @@ pub fn load_profile(path: &Path, detail: NodeDetail) -> Result<ProfileFile> {
 /// `path` only names it in errors.
 pub fn decode_profile(bytes: impl Into<Bytes>, path: &Path, detail: NodeDetail) -> Result<ProfileFile> {
     let invalid = |e: prost::DecodeError| Error::input(KIND, path, not_a_profile(&e));
-    let (entries, rest) = split_repeated_field(bytes.into()).map_err(invalid)?;
+    let (entries, rest) = split_repeated_field_shared(&bytes.into()).map_err(invalid)?;
     let header = ProfileProto::decode(rest.as_slice()).map_err(invalid)?;
     Ok(ProfileFile {
         has_trace: header.has_trace,

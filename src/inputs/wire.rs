@@ -1,15 +1,18 @@
 //! Wire-level helpers for the lean decoders of large inputs
-//! ([`super::graph`], [`super::profile`]).
+//! ([`super::graph`], [`super::profile`], op logs).
 
 use bytes::{Buf, Bytes};
+use prost::Message;
 use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
+use rayon::prelude::*;
 
 /// Cuts a message into the payloads of its field 1 (the repeated field that
-/// holds a graph's or a profile's nodes) and the bytes of every other field,
-/// in order, so that the payloads can be decoded on all cores. A field 1 of
-/// another wire type stays with the rest, where decoding rejects it.
-pub fn split_repeated_field(mut buf: Bytes) -> Result<(Vec<Bytes>, Vec<u8>), prost::DecodeError> {
-    let whole = buf.clone();
+/// holds a graph's or a profile's nodes, an op log's entries) and the bytes
+/// of every other field, in order, so that the payloads can be decoded on all
+/// cores. A field 1 of another wire type stays with the rest, where decoding
+/// rejects it.
+pub fn split_repeated_field(whole: &[u8]) -> Result<(Vec<&[u8]>, Vec<u8>), prost::DecodeError> {
+    let mut buf = whole;
     let (mut entries, mut rest) = (Vec::new(), Vec::new());
     while buf.has_remaining() {
         let start = whole.len() - buf.remaining();
@@ -21,12 +24,35 @@ pub fn split_repeated_field(mut buf: Bytes) -> Result<(Vec<Bytes>, Vec<u8>), pro
                 rest.extend_from_slice(&whole[start..]);
                 break;
             }
-            entries.push(buf.split_to(len as usize));
+            let (entry, after) = buf.split_at(len as usize);
+            entries.push(entry);
+            buf = after;
         } else {
             skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
             rest.extend_from_slice(&whole[start..whole.len() - buf.remaining()]);
         }
     }
+    Ok((entries, rest))
+}
+
+/// [`split_repeated_field`] with the payloads as zero-copy slices of `whole`.
+pub fn split_repeated_field_shared(whole: &Bytes) -> Result<(Vec<Bytes>, Vec<u8>), prost::DecodeError> {
+    let (entries, rest) = split_repeated_field(whole)?;
+    Ok((entries.into_iter().map(|entry| whole.slice_ref(entry)).collect(), rest))
+}
+
+/// Decodes a message whose bulk is its repeated field 1 on all cores: the
+/// entries as `E`, the other fields as `R`. Which error is returned when
+/// several entries are bad is not fixed; callers that print it decode again
+/// in order.
+pub fn decode_split<E, R>(bytes: &[u8]) -> Result<(Vec<E>, R), prost::DecodeError>
+where
+    E: Message + Default + Send,
+    R: Message + Default,
+{
+    let (entries, rest) = split_repeated_field(bytes)?;
+    let rest = R::decode(rest.as_slice())?;
+    let entries = entries.into_par_iter().map(E::decode).collect::<Result<Vec<_>, _>>()?;
     Ok((entries, rest))
 }
 
