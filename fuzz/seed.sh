@@ -39,6 +39,29 @@ if [ -e "$ckpt.index" ]; then
     { printf "$(le32 "$(stat -c %s "$ckpt.index")")"; cat "$ckpt.index"; } > "$fuzz/corpus/checkpoint/index_only"
 fi
 
+# text_differential: each top-level block of the text graphs (whole graphs
+# are too big to mutate quickly), the small text fixtures, and a few graphs
+# with the text-format forms TensorFlow itself does not write.
+mkdir -p "$fuzz/corpus/text_differential"
+for m in "${models[@]}"; do
+    awk -v out="$fuzz/corpus/text_differential/$m.block" \
+        '/^[a-z_]+ [{<]/ { n++; f = sprintf("%s%04d", out, n) } f { print > f } /^[}>]/ { close(f); f = "" }' \
+        "$data/$m/graph.pbtxt"
+done
+for f in "$data"/bad/graph.*.pbtxt; do
+    seed text_differential "$f" "bad.$(basename "$f")"
+done
+features() { # features <name> <text>
+    printf '%s\n' "$2" > "$fuzz/corpus/text_differential/features.$1"
+}
+features lists "node: [{ name: 'a' op: \"Const\" input: ['x', \"y:1\"] input: [] }, < name: \"b\"; op: 'B', >]"
+features tensor 'node { name: "c" op: "Const" attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: -1 } unknown_rank: true } float_val: [1.5, -inf, nan, 1e-3f, .5, 5., -0.0] double_val: [Infinity, -1E+300] int64_val: -9223372036854775808 uint64_val: 0xFFFFFFFFFFFFFFFF uint32_val: 017 bool_val: [t, False, 1] tensor_content: "\000\x01\377\\\"" string_val: "a" "\u00e9" "\U0001F600\n" } } } }'
+features attrs 'node < name: "l" op: "L" attr: < key: "l" value: < list { i: [1, -0x10, 017] f: [0, 1e38] b: true type: [DT_INT32, 3] shape { } } > > attr { key: "f" value { func { name: "g" attr { key: "k" value { placeholder: "T" } } } } } # comment
+  attr { key: "t" value { type: DT_HALF } } attr { key: "b" value { b: f } } device: "/cpu:0" >'
+features library 'library { function { signature { name: "f" input_arg { name: "x" type: DT_FLOAT } is_stateful: True } ret { key: "y" value: "x" } arg_attr { key: 0 value { attr { key: "k" value { s: "v" } } } } resource_arg_unique_id { key: 1 value: 2 } node_def { name: "n" op: "Identity" } } gradient { function_name: "f" gradient_func: "g" } }
+versions { producer: 1 min_consumer: 0 bad_consumers: [1, 2] }'
+features debug_info 'debug_info { files: "f.py" traces { key: "t" value { file_line_cols { line: 1 col: 2 func: "main" } frame_id: [1, 2] } } name_to_trace_id { key: "n" value: 18446744073709551615 } frames_by_id { key: 7 value { file_index: 0 } } }'
+
 # Regression inputs found by earlier runs, by target prefix.
 if [ -d "$data/bad" ]; then
     for t in graph graph_text run_meta op_log profile cli_args checkpoint; do
