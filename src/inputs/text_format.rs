@@ -111,6 +111,7 @@ struct EnumInfo {
 }
 
 impl Schema {
+    /// Indexes every message and enum of `pool`, once per pool.
     pub fn new(pool: &DescriptorPool) -> Schema {
         let by_name: FxHashMap<String, u32> =
             pool.all_messages().enumerate().map(|(i, m)| (m.full_name().to_owned(), i as u32)).collect();
@@ -1123,8 +1124,8 @@ mod tests {
         ] {
             for value in values {
                 same_all(&format!("{name}: {value}"));
-                if value.starts_with('-') {
-                    same_all(&format!("{name}: - # a comment\n {}", &value[1..]));
+                if let Some(magnitude) = value.strip_prefix('-') {
+                    same_all(&format!("{name}: - # a comment\n {magnitude}"));
                 }
             }
         }
