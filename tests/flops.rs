@@ -73,3 +73,23 @@ fn einsum_counts_like_the_equivalent_batch_matmul() {
     // einsum("bik->bk") sums i (4) into each of the 3x6 outputs: one add each.
     assert_eq!(estimate("einsum_sum/Einsum"), Some(3 * 6 * 4));
 }
+
+/// From a profile file, whose nodes carry tfprof's shapes instead of the
+/// GraphDef's, the estimates fill in exactly what the op log had logged.
+#[test]
+fn estimates_from_a_profile_equal_tensorflows_op_log() {
+    let mut compared = 0;
+    for model in ["mlp", "cnn"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(model).join("profile");
+        let profile = rtfprof::inputs::load_profile(&path, rtfprof::inputs::NodeDetail::ALL).unwrap();
+        let mut stats = Stats::from_profile(profile).unwrap();
+        let logged: Vec<(usize, i64)> = stats.nodes.iter().enumerate().filter(|(_, n)| n.float_ops != 0).map(|(id, n)| (id, n.float_ops)).collect();
+        stats.nodes.iter_mut().for_each(|n| n.float_ops = 0);
+        stats.estimate_missing_flops();
+        for (id, tf) in logged {
+            assert_eq!(stats.nodes[id].float_ops, tf, "{model} {}", stats.nodes[id].name);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "only {compared} float_ops values compared");
+}

@@ -162,6 +162,15 @@ impl Stats {
     /// Fills the float ops of nodes that have none (no op log entry) with the
     /// registry's estimate; returns how many nodes got one.
     pub fn estimate_missing_flops(&mut self) -> usize {
+        // Profile nodes carry tfprof's shapes only (unknown = empty); good
+        // enough to count elements. (Graph nodes have both or neither.)
+        for node in self.nodes.iter_mut().filter(|n| n.static_output_shapes.is_empty()) {
+            node.static_output_shapes = node
+                .output_shapes
+                .values()
+                .map(|dims| (!dims.is_empty() && dims.iter().all(|&d| d >= 0)).then(|| dims.clone()))
+                .collect();
+        }
         let estimates: Vec<(usize, i64)> = (0..self.nodes.len())
             .filter(|&id| self.nodes[id].float_ops == 0)
             .filter_map(|id| self.estimate_flops(&self.nodes[id]).map(|f| (id, f)))

@@ -59,7 +59,7 @@ impl Stats {
 
 fn convert(entry: ProfileNodeEntry) -> Converted {
     let ProfileNodeEntry { node: mut record, trace, attrs, .. } = entry;
-    let output_shapes = record.take_output_shapes();
+    let output_shapes = record.take_output_shapes().into_iter().map(|(slot, t)| (i64::from(slot), t.int64_values)).collect();
     let mut exec_error = None;
     let mut execs = SmallMap::default();
     for (step, mut exec) in record.take_execs() {
@@ -93,19 +93,15 @@ fn convert(entry: ProfileNodeEntry) -> Converted {
             op: record.op,
             op_types: record.op_types.into_iter().collect(),
             shape: record.shape,
-            // Profiles store tfprof's shapes (unknown = empty); good enough
-            // to count elements for estimates.
-            static_output_shapes: output_shapes
-                .iter()
-                .map(|(_, t)| (!t.int64_values.is_empty() && t.int64_values.iter().all(|&d| d >= 0)).then(|| t.int64_values.clone()))
-                .collect(),
-            output_shapes: output_shapes.into_iter().map(|(slot, t)| (i64::from(slot), t.int64_values)).collect(),
+            output_shapes,
             inputs: Vec::new(),
             float_ops: record.float_ops,
             // A profile node always has a call stack, possibly empty.
             trace: Some(trace),
             canonical_device: record.canonical_device,
             execs,
+            // Derived from `output_shapes` if FLOPs are estimated.
+            static_output_shapes: Vec::new(),
             runtime_output_shapes: None,
         },
     }
