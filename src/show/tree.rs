@@ -24,6 +24,8 @@ pub struct TreeShow<'a> {
     tree: &'a Tree,
     opts: &'a Options,
     own: Vec<Metrics>,
+    /// Scope and graph views: whether the node itself is accounted.
+    own_accounted: Vec<bool>,
     totals: Vec<Totals>,
     accounted: Vec<bool>,
     /// Accounted children, then (once shown) the sorted displayed children.
@@ -43,21 +45,45 @@ pub struct TreeShow<'a> {
 impl<'a> TreeShow<'a> {
     pub fn new(stats: &'a Stats, tree: &'a Tree, opts: &'a Options, view: View) -> Self {
         let n = tree.nodes.len();
+        let synthetic_types = BTreeSet::from([tree.synthetic_type.to_owned()]);
+        let (own, own_accounted) = Self::own_values(stats, tree, opts, view, &synthetic_types);
         TreeShow {
             stats,
             tree,
             opts,
-            own: vec![Metrics::default(); n],
+            own,
+            own_accounted,
             totals: vec![Totals::default(); n],
             accounted: vec![false; n],
             children: vec![Vec::new(); n],
             indents: vec![None; n],
             displayed_count: 0,
-            synthetic_types: BTreeSet::from([tree.synthetic_type.to_owned()]),
+            synthetic_types,
             view,
             visited: vec![false; if view == View::Graph { n } else { 0 }],
             snapshots: if view == View::Code { vec![Snapshot::default(); n] } else { Vec::new() },
         }
+    }
+
+    /// Scope and graph views: every node's own values and whether it is
+    /// accounted, computed up front on all cores (each depends on its graph
+    /// node only). The code view takes snapshots while accounting.
+    fn own_values(stats: &Stats, tree: &Tree, opts: &Options, view: View, synthetic_types: &BTreeSet<String>) -> (Vec<Metrics>, Vec<bool>) {
+        use rayon::prelude::*;
+        if view == View::Code {
+            return (vec![Metrics::default(); tree.nodes.len()], Vec::new());
+        }
+        let graph_nodes: Vec<Option<usize>> = tree.nodes.iter().map(|t| t.graph_node).collect();
+        graph_nodes
+            .par_iter()
+            .map(|graph_node| match graph_node {
+                Some(id) => {
+                    let node = &stats.nodes[*id];
+                    (Metrics::of(node, opts.step), filter::is_accounted(opts, &node.op_types))
+                }
+                None => (Metrics::default(), filter::is_accounted(opts, synthetic_types)),
+            })
+            .unzip()
     }
 
     /// Graph view: marks `n` visited and says whether it was new. The scope
@@ -181,17 +207,7 @@ impl<'a> TreeShow<'a> {
             self.snapshots[n] = snap;
             return accounted;
         }
-        match self.tree.nodes[n].graph_node {
-            Some(id) => {
-                let node = &self.stats.nodes[id];
-                self.own[n] = Metrics::of(node, self.opts.step);
-                filter::is_accounted(self.opts, &node.op_types)
-            }
-            None => {
-                self.own[n] = Metrics::default();
-                filter::is_accounted(self.opts, &self.synthetic_types)
-            }
-        }
+        self.own_accounted[n]
     }
 
     /// Nodes matching `start_name_regexes`, searched depth-first; a match's

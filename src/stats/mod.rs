@@ -74,6 +74,13 @@ impl Stats {
         Some(self.insert(node))
     }
 
+    /// Room for `additional` more nodes.
+    fn reserve(&mut self, additional: usize) {
+        self.nodes.reserve(additional);
+        self.covered.reserve(additional);
+        self.by_name.reserve(additional, |&known| name_hash(&self.nodes[known].name));
+    }
+
     /// Adds a node whose name is new.
     fn insert(&mut self, node: Node) -> NodeId {
         let id = self.nodes.len();
@@ -87,8 +94,7 @@ impl Stats {
     /// Nodes are built on all cores, then indexed in order.
     pub fn add_graph(&mut self, graph: GraphRecord) {
         let nodes: Vec<Node> = graph.nodes.into_par_iter().map(Node::from_graph).collect();
-        self.nodes.reserve(nodes.len());
-        self.by_name.reserve(nodes.len(), |&known| name_hash(&self.nodes[known].name));
+        self.reserve(nodes.len());
         for node in nodes {
             if self.node_id(&node.name).is_none() {
                 self.insert(node);

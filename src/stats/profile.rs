@@ -41,7 +41,7 @@ impl Stats {
             }
         };
         let inputs: Vec<Result<Vec<Input>, String>> = converted.par_iter().map(|c| resolve_inputs(c, &name_of)).collect();
-        stats.nodes.reserve(converted.len());
+        stats.reserve(converted.len());
         for (converted, inputs) in converted.into_iter().zip(inputs) {
             if stats.node_id(&converted.node.name).is_some() {
                 continue;
