@@ -329,18 +329,47 @@ impl<'a> TreeShow<'a> {
         text::write_graph_node_line(out, &self.opts.select, facts, &self.own[n], &self.totals[n], self.accounted[n]);
     }
 
-    /// Appends the lines of `n` and its displayed descendants in pre-order.
-    fn render(&self, n: usize, out: &mut String) {
-        if let Some(indent) = self.indents[n] {
-            out.extend(std::iter::repeat_n(' ', indent));
-            self.write_line(n, out);
-            out.push('\n');
-            if self.opts.select.has(Shown::TensorValue) && self.view != View::Code {
-                out.push_str(&self.tensor_value(n));
-            }
+    /// Appends the lines of `root` and its displayed descendants in
+    /// pre-order: the order is listed first, then the lines are formatted on
+    /// all cores in chunks and joined. (With tensor values, whose errors go
+    /// to stderr, in order on one core.)
+    fn render(&self, root: usize, out: &mut String) {
+        use rayon::prelude::*;
+        const CHUNK: usize = 4096;
+        let mut order = Vec::with_capacity(self.displayed_count);
+        self.pre_order(root, &mut order);
+        if order.len() <= CHUNK || self.opts.select.has(Shown::TensorValue) {
+            order.iter().for_each(|&n| self.render_line(n, out));
+            return;
+        }
+        let pieces: Vec<String> = order
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut piece = String::with_capacity(chunk.len() * 128);
+                chunk.iter().for_each(|&n| self.render_line(n, &mut piece));
+                piece
+            })
+            .collect();
+        pieces.iter().for_each(|piece| out.push_str(piece));
+    }
+
+    fn pre_order(&self, n: usize, order: &mut Vec<usize>) {
+        if self.indents[n].is_some() {
+            order.push(n);
         }
         for &c in &self.children[n] {
-            self.render(c, out);
+            self.pre_order(c, order);
+        }
+    }
+
+    /// A displayed node's line: indentation, values, newline.
+    fn render_line(&self, n: usize, out: &mut String) {
+        let indent = self.indents[n].expect("a displayed node");
+        out.extend(std::iter::repeat_n(' ', indent));
+        self.write_line(n, out);
+        out.push('\n');
+        if self.opts.select.has(Shown::TensorValue) && self.view != View::Code {
+            out.push_str(&self.tensor_value(n));
         }
     }
 }

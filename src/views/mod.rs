@@ -45,13 +45,13 @@ pub struct Tree {
 /// otherwise cost memory quadratic in its depth).
 #[derive(Clone, Debug)]
 pub struct Name {
-    text: std::rc::Rc<str>,
+    text: std::sync::Arc<str>,
     end: usize,
 }
 
 impl Name {
     /// The first `end` bytes of `text` (a prefix ending before a `/`).
-    pub fn prefix(text: std::rc::Rc<str>, end: usize) -> Name {
+    pub fn prefix(text: std::sync::Arc<str>, end: usize) -> Name {
         Name { text, end }
     }
 }

@@ -2,7 +2,7 @@
 //! (`tfprof_scope.cc`). Every `a/b` prefix that is not itself a node becomes a
 //! synthetic parent.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -19,7 +19,7 @@ pub fn build(stats: &Stats) -> Tree {
     // sharing that name's text.
     let mut index: FxHashMap<(usize, &str), usize> = FxHashMap::default();
     for (id, node) in stats.nodes.iter().enumerate() {
-        let text: Rc<str> = Rc::from(node.name.as_str());
+        let text: Arc<str> = Arc::from(node.name.as_str());
         let mut parent = Tree::ROOT;
         let mut start = 0;
         loop {
