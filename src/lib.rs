@@ -2,8 +2,9 @@
 //!
 //! The flow follows the module layout:
 //!
-//! 1. [`inputs`] reads GraphDef, RunMetadata and OpLogProto files into the
-//!    typed messages of [`proto`];
+//! 1. [`inputs`] reads GraphDef, RunMetadata, OpLogProto and ProfileProto
+//!    files (binary or text) into lean records of what tfprof reads, decoded
+//!    on all cores, or into the typed messages of [`proto`];
 //! 2. [`stats`] ingests them into one table of nodes with per-step execution
 //!    records, and defines the one accounting ([`stats::Metrics`]);
 //! 3. [`views`] arranges nodes into a tree (scope, …);

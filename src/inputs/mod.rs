@@ -1,8 +1,11 @@
-//! Inputs: load every file named on the command line into typed protos.
+//! Inputs: load every file named on the command line into records.
 //!
 //! One reader per file kind; each validates that the file really is that kind
 //! (a RunMetadata given as `--graph_path` is an error, not garbage nodes).
-//! Run metadata files are decoded in parallel.
+//! Large files are memory-mapped; graphs, profiles and op logs are split
+//! into their nodes and decoded on all cores, into records that keep only
+//! what the command reads (`graph`, `run_meta`, `profile`); text-format
+//! files go through `text_format`'s transcoder.
 
 pub mod checkpoint;
 pub mod graph;
