@@ -487,6 +487,7 @@ fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Sta
         return Ok(stats);
     }
     let mut stats = Stats::new();
+    stats.skip_runtime_shapes = !paths.estimate_flops;
     stats.add_graph(inputs.graph);
     if let Some(op_log) = inputs.op_log {
         stats.add_op_log(op_log);

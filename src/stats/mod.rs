@@ -41,6 +41,9 @@ pub struct Stats {
     covered_count: usize,
     /// Messages tfprof would print on stderr while ingesting.
     pub warnings: Vec<String>,
+    /// Do not keep the output shapes seen at run time, which only FLOPs
+    /// estimates read.
+    pub skip_runtime_shapes: bool,
     /// Where `--select tensor_value` reads variable values.
     pub checkpoint: Option<crate::inputs::checkpoint::Checkpoint>,
 }
@@ -159,7 +162,7 @@ impl Stats {
                         self.insert(node)
                     }
                 };
-                self.nodes[id].add_step_stat(step, &dev, stat, &mut warnings);
+                self.nodes[id].add_step_stat(step, &dev, stat, !self.skip_runtime_shapes, &mut warnings);
             }
         }
         self.warnings.extend(warnings);

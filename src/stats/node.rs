@@ -243,9 +243,10 @@ impl Node {
     }
 
     /// Records one NodeExecStats of `step` seen on `device` (tfprof's
-    /// `AddStepStat`). Returns warnings meant for stderr.
-    pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, warnings: &mut Vec<String>) {
-        if self.runtime_output_shapes.is_none() && !stat.output.is_empty() && stat.node_name == self.name {
+    /// `AddStepStat`), and its output shapes if `keep_shapes`. Returns
+    /// warnings meant for stderr.
+    pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, keep_shapes: bool, warnings: &mut Vec<String>) {
+        if keep_shapes && self.runtime_output_shapes.is_none() && !stat.output.is_empty() && stat.node_name == self.name {
             let shapes = stat
                 .output
                 .iter()
