@@ -31,6 +31,7 @@ const KIND: &str = "--profile_path";
 #[derive(Debug, Default)]
 pub struct ProfileFile {
     pub has_trace: bool,
+    /// Decoded, but not restored into the stats: tfprof does not either.
     pub miss_accelerator_stream: bool,
     pub steps: Vec<i64>,
     pub id_to_string: BTreeMap<i64, String>,

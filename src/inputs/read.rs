@@ -8,7 +8,7 @@ use std::path::Path;
 use prost::Message;
 use prost_reflect::DynamicMessage;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, one_line};
 use crate::proto::tensorflow::GraphDef;
 
 /// Reads a whole file; the error names the input kind and the path.
@@ -115,9 +115,6 @@ fn describe_decode_error(e: &prost::DecodeError) -> String {
     one_line(&e.to_string())
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 #[cfg(test)]
 mod tests {
