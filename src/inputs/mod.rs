@@ -260,3 +260,28 @@ mod lite {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fixtures are small, so the mapped path is exercised here: a file of
+    /// 1 MiB or more is mapped, and it reads the same as a read file.
+    #[test]
+    fn large_files_are_mapped_and_read_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let graph_pb = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cnn/graph.pb")).unwrap();
+        // Concatenated GraphDefs are one GraphDef with all their nodes.
+        let copies = (1 << 20) / graph_pb.len() + 1;
+        let large = graph_pb.repeat(copies);
+        let path = dir.path().join("graph.pb");
+        std::fs::write(&path, &large).unwrap();
+        let mapped = map_file("--graph_path", &path).unwrap();
+        assert_eq!(&mapped[..], &large[..]);
+        let graph = load_graph(&path, true).unwrap();
+        assert_eq!(graph, decode_graph(large.clone(), &path, true).unwrap());
+        assert_eq!(graph.nodes.len(), copies * decode_graph(graph_pb, &path, true).unwrap().nodes.len());
+        // Special files are read, not mapped.
+        assert!(map_file("--graph_path", Path::new("/dev/null")).unwrap().is_empty());
+    }
+}
