@@ -28,7 +28,6 @@ pub use graph::GraphRecord;
 pub use run_meta::RunMetaRecord;
 
 pub use profile::{NodeDetail, ProfileFile, decode_profile, load_profile};
-pub use read::read_file;
 
 /// Maps a large file into memory instead of reading it: its pages come from
 /// the page cache as they are touched, with no copy and no freshly zeroed
@@ -48,7 +47,11 @@ pub fn map_file(kind: &'static str, path: &Path) -> Result<bytes::Bytes> {
             return Ok(bytes::Bytes::from_owner(map));
         }
     }
-    read_file(kind, path).map(bytes::Bytes::from)
+    // Read from the file already open: a FIFO opened a second time would
+    // wait for a second writer.
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(io_error)?;
+    Ok(bytes::Bytes::from(bytes))
 }
 
 /// The files one rtfprof invocation reads.
@@ -282,6 +285,13 @@ mod tests {
         assert_eq!(graph, decode_graph(large.clone(), &path, true).unwrap());
         assert_eq!(graph.nodes.len(), copies * decode_graph(graph_pb, &path, true).unwrap().nodes.len());
         // Special files are read, not mapped.
-        assert!(map_file("--graph_path", Path::new("/dev/null")).unwrap().is_empty());
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, b"through a pipe").unwrap())
+        };
+        assert_eq!(&map_file("--graph_path", &fifo).unwrap()[..], b"through a pipe");
+        writer.join().unwrap();
     }
 }

@@ -11,11 +11,6 @@ use prost_reflect::DynamicMessage;
 use crate::error::{Error, Result, one_line};
 use crate::proto::tensorflow::GraphDef;
 
-/// Reads a whole file; the error names the input kind and the path.
-pub fn read_file(kind: &'static str, path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Io { kind, path: path.to_owned(), source })
-}
-
 /// Decodes a binary proto, or parses it as text format if that fails (tfprof's
 /// `ReadProtoFile`). `what` is the message's name in package `tensorflow`.
 pub fn decode_binary_or_text<M: Message + Default + Send>(kind: &'static str, path: &Path, bytes: &[u8], what: &str) -> Result<M> {
