@@ -96,32 +96,40 @@ impl ProfileFile {
     /// file order, says what is wrong with the file.
     pub fn decode_nodes<T: Send>(&mut self, convert: impl Fn(ProfileNodeEntry) -> T + Sync) -> Result<Vec<(i64, T)>, String> {
         let detail = self.detail;
-        let decode = |bytes: Bytes| -> Result<(i64, T), String> {
+        let decode = |bytes: &Bytes| -> Result<(i64, T), String> {
             let entry = decode_entry(bytes, detail)?;
             Ok((entry.id, convert(entry)))
         };
         let entries = std::mem::take(&mut self.entries);
-        let mut nodes = match entries.par_iter().cloned().map(decode).collect::<Result<Vec<_>, String>>() {
+        let mut nodes = match entries.par_iter().map(decode).collect::<Result<Vec<_>, String>>() {
             Ok(nodes) => nodes,
             // Which error rayon returns is not fixed; report the first.
-            Err(_) => return Err(entries.into_iter().find_map(|bytes| decode_entry(bytes, detail).err()).expect("one entry failed")),
+            Err(_) => return Err(entries.iter().find_map(|bytes| decode_entry(bytes, detail).err()).expect("one entry failed")),
         };
         map_semantics(&mut nodes);
         Ok(nodes)
     }
 }
 
-fn decode_entry(bytes: Bytes, detail: NodeDetail) -> Result<ProfileNodeEntry, String> {
-    let (id, mut node) = NodeEntry::decode(bytes).map_err(|e| not_a_profile(&e))?.into();
+/// Decodes one `nodes` entry. The fields every command reads decode from a
+/// plain slice; call stacks and attributes, when asked for, from a second
+/// pass that shares the file's bytes. (Sharing costs an atomic count per
+/// field, which the cores contend for.)
+fn decode_entry(bytes: &Bytes, detail: NodeDetail) -> Result<ProfileNodeEntry, String> {
+    let (id, node) = NodeEntry::decode(&bytes[..]).map_err(|e| not_a_profile(&e))?.into();
     if node.name.is_empty() {
         return Err(not_a_profile(&"node without a name"));
     }
-    let trace = match std::mem::take(&mut node.trace) {
+    if !detail.code_traces && !detail.attrs {
+        return Ok(ProfileNodeEntry { id, node, trace: CodeDef::default(), attrs: BTreeMap::new() });
+    }
+    let (_, wire) = NodeDetailEntry::decode(bytes.clone()).map_err(|e| not_a_profile(&e))?.into();
+    let trace = match wire.trace {
         parts if !detail.code_traces || parts.is_empty() => Ok(CodeDef::default()),
         parts if parts.len() == 1 => CodeDef::decode(parts[0].clone()),
         parts => CodeDef::decode(parts.concat().as_slice()),
     };
-    let attrs = match std::mem::take(&mut node.attrs) {
+    let attrs = match wire.attrs {
         raw if detail.attrs => raw.into_iter().map(AttrEntry::decode).collect::<Result<Vec<_>, _>>().map(|entries| {
             let mut pairs: Vec<(String, AttrValue)> = entries.into_iter().map(Into::into).collect();
             map_semantics(&mut pairs);
@@ -167,6 +175,7 @@ macro_rules! map_entry {
 }
 
 map_entry!(NodeEntry, int64, i64, message, ProfileNodeRecord);
+map_entry!(NodeDetailEntry, int64, i64, message, NodeDetailWire);
 map_entry!(InputEntry, int32, i32, int64, i64);
 map_entry!(ShapeEntry, int32, i32, message, Tuple);
 map_entry!(SlotEntry, int64, i64, int32, i32);
@@ -196,15 +205,20 @@ pub struct ProfileNodeRecord {
     pub canonical_device: String,
     #[prost(int64, tag = "8")]
     pub float_ops: i64,
-    /// Every occurrence of the `trace` field, as slices of the file: protobuf
-    /// merges them, which for a message equals decoding their concatenation.
-    #[prost(bytes = "bytes", repeated, tag = "10")]
-    trace: Vec<Bytes>,
-    /// The `attrs` map entries, as slices of the file.
-    #[prost(bytes = "bytes", repeated, tag = "11")]
-    attrs: Vec<Bytes>,
     #[prost(message, repeated, tag = "12")]
     execs: Vec<ExecEntry>,
+}
+
+/// `tfprof.ProfileNode`'s call stack and attributes, as slices of the file.
+#[derive(Clone, PartialEq, Message)]
+struct NodeDetailWire {
+    /// Every occurrence of the `trace` field: protobuf merges them, which
+    /// for a message equals decoding their concatenation.
+    #[prost(bytes = "bytes", repeated, tag = "10")]
+    trace: Vec<Bytes>,
+    /// The `attrs` map entries.
+    #[prost(bytes = "bytes", repeated, tag = "11")]
+    attrs: Vec<Bytes>,
 }
 
 /// Drains a map field's entries into `(key, value)` pairs in key order.
