@@ -182,10 +182,10 @@ pub fn decode_run_meta(bytes: &[u8], path: &Path) -> Result<RunMetaRecord> {
         return Err(Error::input(KIND, path, "empty file (not a RunMetadata)"));
     }
     let run_meta: RunMetaRecord = read::decode_binary_or_text(KIND, path, bytes, "RunMetadata")?;
-    if let Some(step_stats) = &run_meta.step_stats {
-        if step_stats.dev_stats.iter().any(|d| d.device.is_empty()) {
-            return Err(Error::input(KIND, path, "not a RunMetadata (step stats without a device)"));
-        }
+    if let Some(step_stats) = &run_meta.step_stats
+        && step_stats.dev_stats.iter().any(|d| d.device.is_empty())
+    {
+        return Err(Error::input(KIND, path, "not a RunMetadata (step stats without a device)"));
     }
     Ok(run_meta)
 }

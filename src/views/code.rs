@@ -97,7 +97,7 @@ impl Builder<'_> {
                     if gradient {
                         text.push_str(GRADIENT_SUFFIX);
                     }
-                    self.tree.nodes.push(TreeNode { trace: Some(Box::new(trace.clone())), ..TreeNode::synthetic(text) });
+                    self.tree.nodes.push(TreeNode { trace: Some(Box::new(*trace)), ..TreeNode::synthetic(text) });
                     self.tree.nodes[at].children.push(child);
                     self.index.insert((at, name, gradient), child);
                     child
