@@ -40,3 +40,38 @@ fn help_lists_every_option_with_its_default() {
     assert_eq!(code, 0);
     assert!(out.starts_with("See https://github.com/tensorflow/tensorflow/tree/master/tensorflow/core/profiler/README.md"));
 }
+
+/// Inputs from pipes, as a shell's `<(…)` gives them: each is read once from
+/// the descriptor opened, and the view equals the one from the files.
+#[cfg(unix)]
+#[test]
+fn inputs_can_be_pipes() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/mlp");
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["scope".to_owned(), "--select=bytes,micros,params".to_owned()];
+    let mut writers = Vec::new();
+    for (flag, file) in [("--graph_path", "graph.pb"), ("--run_meta_path", "run_meta_0"), ("--op_log_path", "tfprof_log")] {
+        let fifo = dir.path().join(file);
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let bytes = std::fs::read(data.join(file)).unwrap();
+        let target = fifo.clone();
+        writers.push(std::thread::spawn(move || std::fs::write(target, bytes).unwrap()));
+        args.push(format!("{flag}={}", fifo.display()));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (from_pipes, err, code) = run(&args);
+    // (Checked before joining: a writer whose pipe was never opened waits.)
+    assert_eq!(code, 0, "{err}");
+    writers.into_iter().for_each(|w| w.join().unwrap());
+    let graph = data.join("graph.pb").display().to_string();
+    let run_meta = data.join("run_meta_0").display().to_string();
+    let op_log = data.join("tfprof_log").display().to_string();
+    let (from_files, _, _) = run(&[
+        "scope",
+        "--select=bytes,micros,params",
+        &format!("--graph_path={graph}"),
+        &format!("--run_meta_path={run_meta}"),
+        &format!("--op_log_path={op_log}"),
+    ]);
+    assert_eq!(from_pipes, from_files);
+}
