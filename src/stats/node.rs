@@ -64,21 +64,9 @@ pub struct Node {
     pub runtime_output_shapes: Option<Vec<Option<Vec<i64>>>>,
 }
 
-/// Sums over one step's records, kept up to date as records are added.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StepSums {
-    pub accelerator_micros: i64,
-    pub cpu_micros: i64,
-    pub requested_bytes: i64,
-    pub peak_bytes: i64,
-    pub residual_bytes: i64,
-    pub output_bytes: i64,
-}
-
 /// What one node did in one step.
 #[derive(Clone, Debug, Default)]
 pub struct ExecStep {
-    pub sums: StepSums,
     pub run_count: i64,
     pub all_start_micros: i64,
     pub latest_end_micros: i64,
@@ -114,21 +102,6 @@ pub fn shape_to_vec(shape: &TensorShapeProto) -> Vec<i64> {
 }
 
 impl ExecStep {
-    /// Recomputes [`StepSums`] from the records (after building a step
-    /// from a profile file).
-    pub fn recompute_sums(&mut self) {
-        let micros = |m: &SmallMap<String, Vec<(i64, i64)>>| wrapping_sum(m.values().flatten().map(|e| e.1));
-        let memory = |f: fn(&MemoryRecord) -> i64| wrapping_sum(self.memory.iter().map(f));
-        self.sums = StepSums {
-            accelerator_micros: micros(&self.accelerator_execs),
-            cpu_micros: micros(&self.cpu_execs),
-            requested_bytes: memory(|m| m.requested_bytes),
-            peak_bytes: memory(|m| m.peak_bytes),
-            residual_bytes: memory(|m| m.residual_bytes),
-            output_bytes: memory(|m| m.output_bytes),
-        };
-    }
-
     fn add_time(&mut self, dev: &Device, stat: &NodeStatsRecord) {
         if stat.all_start_micros <= 0 {
             return;
@@ -144,10 +117,8 @@ impl ExecStep {
         let pair = (stat.all_start_micros, duration);
         if dev.accelerator_time {
             push_exec(&mut self.accelerator_execs, &dev.name, pair);
-            self.sums.accelerator_micros = self.sums.accelerator_micros.wrapping_add(duration);
         } else if dev.canonical {
             push_exec(&mut self.cpu_execs, &dev.name, pair);
-            self.sums.cpu_micros = self.sums.cpu_micros.wrapping_add(duration);
             self.run_count += 1;
         }
     }
@@ -187,10 +158,6 @@ impl ExecStep {
             wrapping_sum(stat.memory.iter().map(|m| m.total_bytes)).wrapping_add(persistent).wrapping_add(temp);
         mem.peak_bytes =
             wrapping_sum(stat.memory.iter().map(|m| m.peak_bytes)).wrapping_add(persistent).wrapping_add(temp);
-        self.sums.requested_bytes = self.sums.requested_bytes.wrapping_add(mem.requested_bytes);
-        self.sums.peak_bytes = self.sums.peak_bytes.wrapping_add(mem.peak_bytes);
-        self.sums.residual_bytes = self.sums.residual_bytes.wrapping_add(mem.residual_bytes);
-        self.sums.output_bytes = self.sums.output_bytes.wrapping_add(mem.output_bytes);
         push_snug(&mut self.memory, mem);
         warning
     }

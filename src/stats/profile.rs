@@ -71,16 +71,14 @@ fn convert(entry: ProfileNodeEntry) -> Converted {
                 continue;
             }
         };
-        let mut step_record = ExecStep {
+        let step_record = ExecStep {
             run_count: exec.run_count,
             all_start_micros: exec.all_start_micros,
             latest_end_micros: exec.latest_end_micros,
             accelerator_execs,
             cpu_execs,
             memory: exec.memory_execs,
-            sums: Default::default(),
         };
-        step_record.recompute_sums();
         execs.insert(step, step_record);
     }
     Converted {
