@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::wire::split_repeated_field_shared;
 use crate::proto::tensorflow::attr_value::Value;
-use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
+use crate::proto::tensorflow::{AttrValue, NodeDef, TensorShapeProto};
 
 /// The nodes of a GraphDef, in file order.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -47,6 +47,31 @@ pub fn decode_binary(bytes: Bytes, with_attrs: bool) -> Result<GraphRecord, pros
     OtherFields::decode(rest.as_slice())?;
     let nodes = entries.into_par_iter().map(|node| decode_node(node, with_attrs)).collect::<Result<Vec<_>, _>>()?;
     Ok(GraphRecord { nodes })
+}
+
+impl NodeRecord {
+    /// The record of a node already decoded (text-format graphs are parsed
+    /// into `NodeDef`s); the same as [`decode_binary`] gives for its bytes.
+    pub fn from_node_def(def: NodeDef, with_attrs: bool) -> NodeRecord {
+        let mut attrs = def.attr;
+        attrs.remove("value");
+        let output_shapes = match attrs.remove("_output_shapes").and_then(|a| a.value) {
+            Some(Value::List(list)) => Some(list.shape),
+            _ => None,
+        };
+        let shape = match attrs.get("shape").and_then(|a| a.value.clone()) {
+            Some(Value::Shape(shape)) => Some(shape),
+            _ => None,
+        };
+        NodeRecord {
+            name: def.name,
+            op: def.op,
+            inputs: def.input,
+            shape,
+            output_shapes,
+            attrs: if with_attrs { attrs } else { BTreeMap::new() },
+        }
+    }
 }
 
 /// A GraphDef's fields other than its nodes, none of which rtfprof reads.
@@ -120,33 +145,11 @@ fn decode_node(bytes: Bytes, with_attrs: bool) -> Result<NodeRecord, prost::Deco
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::tensorflow::{GraphDef, NodeDef};
+    use crate::proto::tensorflow::GraphDef;
 
     fn graph_pb(model: &str) -> Bytes {
         let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("testdata/{model}/graph.pb"));
         Bytes::from(std::fs::read(path).unwrap())
-    }
-
-    /// The generated `NodeDef`'s view of the same node, as a record.
-    fn expected(def: &NodeDef, with_attrs: bool) -> NodeRecord {
-        let mut attrs = def.attr.clone();
-        attrs.remove("value");
-        let output_shapes = match attrs.remove("_output_shapes").and_then(|a| a.value) {
-            Some(Value::List(list)) => Some(list.shape),
-            _ => None,
-        };
-        let shape = match attrs.get("shape").and_then(|a| a.value.clone()) {
-            Some(Value::Shape(shape)) => Some(shape),
-            _ => None,
-        };
-        NodeRecord {
-            name: def.name.clone(),
-            op: def.op.clone(),
-            inputs: def.input.clone(),
-            shape,
-            output_shapes,
-            attrs: if with_attrs { attrs } else { BTreeMap::new() },
-        }
     }
 
     #[test]
@@ -156,7 +159,7 @@ mod tests {
             let full = GraphDef::decode(bytes.clone()).unwrap();
             for with_attrs in [false, true] {
                 let lean = decode_binary(bytes.clone(), with_attrs).unwrap();
-                let want: Vec<NodeRecord> = full.node.iter().map(|def| expected(def, with_attrs)).collect();
+                let want: Vec<NodeRecord> = full.node.iter().map(|def| NodeRecord::from_node_def(def.clone(), with_attrs)).collect();
                 assert_eq!(lean.nodes, want, "{model}, attrs {with_attrs}");
             }
             assert!(full.node.iter().any(|n| n.attr.contains_key("_output_shapes")), "{model} has output shapes");
@@ -182,6 +185,6 @@ mod tests {
         let full = GraphDef::decode(graph.as_slice()).unwrap();
         let lean = decode_binary(Bytes::from(graph), true).unwrap();
         assert_eq!(lean.nodes[0].shape.as_ref().unwrap().dim[0].size, 7);
-        assert_eq!(lean.nodes, vec![expected(&full.node[0], true)]);
+        assert_eq!(lean.nodes, vec![NodeRecord::from_node_def(full.node[0].clone(), true)]);
     }
 }

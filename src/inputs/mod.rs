@@ -18,7 +18,6 @@ mod wire;
 
 use std::path::{Path, PathBuf};
 
-use prost::Message;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -157,9 +156,7 @@ pub fn decode_graph(bytes: impl Into<bytes::Bytes>, path: &Path, with_attrs: boo
             } else {
                 read::decode_binary_or_text(KIND, path, &bytes, "GraphDef")?
             };
-            // Rare enough (text graphs) that one more encoding costs little.
-            graph::decode_binary(def.encode_to_vec().into(), with_attrs)
-                .map_err(|e| Error::input(KIND, path, format!("not a GraphDef ({})", crate::error::one_line(&e.to_string()))))?
+            GraphRecord { nodes: def.node.into_par_iter().map(|node| graph::NodeRecord::from_node_def(node, with_attrs)).collect() }
         }
     };
     // Other messages can decode as a GraphDef by accident; real nodes always
