@@ -86,16 +86,10 @@ def time_cmd(argv, runs, warmup, tmpdir):
                 "tool": "hyperfine"}
     times, cpu = [], []
     for i in range(warmup + runs):
-        t = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        dt = time.perf_counter() - t
-        if status != 0:
-            raise RuntimeError("failed: " + " ".join(argv))
+        r = run_once(argv)
         if i >= warmup:
-            times.append(dt)
-            cpu.append(ru.ru_utime + ru.ru_stime)
+            times.append(r["total"])
+            cpu.append(r["cpu"])
     return {"median": statistics.median(times), "min": min(times),
             "max": max(times), "runs": len(times),
             "cpu": statistics.median(cpu), "tool": "python loop"}
