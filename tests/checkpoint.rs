@@ -343,59 +343,15 @@ fn wrong_prefix() {
 // ---------------------------------------------------------------------------
 // Hand-made checkpoints with absurd entries.
 
-/// A minimal uncompressed LevelDB table of sorted records, as TensorFlow's
-/// TableBuilder writes it (one data block, restarts every 16 entries).
+#[path = "support/sstable.rs"]
+mod sstable;
+use sstable::write_table;
+
+/// A table of sorted records with TensorFlow's restart interval, in one
+/// data block.
 fn sstable(records: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
-    fn varint(out: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            out.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-    fn block(records: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut restarts = Vec::new();
-        for (i, (key, value)) in records.iter().enumerate() {
-            if i % 16 == 0 {
-                restarts.push(out.len() as u32);
-            }
-            varint(&mut out, 0);
-            varint(&mut out, key.len() as u64);
-            varint(&mut out, value.len() as u64);
-            out.extend_from_slice(key);
-            out.extend_from_slice(value);
-        }
-        if restarts.is_empty() {
-            restarts.push(0);
-        }
-        for r in &restarts {
-            out.extend_from_slice(&r.to_le_bytes());
-        }
-        out.extend_from_slice(&(restarts.len() as u32).to_le_bytes());
-        out
-    }
-    fn emit(file: &mut Vec<u8>, contents: &[u8]) -> Vec<u8> {
-        let mut handle = Vec::new();
-        varint(&mut handle, file.len() as u64);
-        varint(&mut handle, contents.len() as u64);
-        file.extend_from_slice(contents);
-        file.push(0);
-        let crc = crc32c::crc32c_append(crc32c::crc32c(contents), &[0]);
-        file.extend_from_slice(&mask_crc(crc).to_le_bytes());
-        handle
-    }
-    let mut file = Vec::new();
-    let data = emit(&mut file, &block(records));
-    let meta = emit(&mut file, &block(&[]));
-    let last_key = records.last().map(|r| r.0.clone()).unwrap_or_default();
-    let index = emit(&mut file, &block(&[(last_key, data)]));
-    let mut footer = meta;
-    footer.extend_from_slice(&index);
-    footer.resize(40, 0);
-    footer.extend_from_slice(&0xdb47_7524_8b80_fb57u64.to_le_bytes());
-    file.extend_from_slice(&footer);
-    file
+    let records: Vec<(&[u8], Vec<u8>)> = records.iter().map(|(k, v)| (k.as_slice(), v.clone())).collect();
+    write_table(&records, 16, usize::MAX)
 }
 
 fn header(num_shards: i32, endianness: i32) -> BundleHeaderProto {
