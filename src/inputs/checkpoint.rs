@@ -548,25 +548,22 @@ fn parse_block(block: &[u8], offset: u64) -> Result<Records, String> {
     Ok(out)
 }
 
+/// A LevelDB varint (`GetVarint64`): at most 10 bytes, bits past 64 dropped.
 fn read_varint64(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    read_varint(bytes, pos, 10)
+}
+
+/// A LevelDB varint32 (`GetVarint32`): at most 5 bytes, bits past 32 dropped.
+fn read_varint32(bytes: &[u8], pos: &mut usize) -> Option<u32> {
+    read_varint(bytes, pos, 5).map(|v| v as u32)
+}
+
+fn read_varint(bytes: &[u8], pos: &mut usize, max_bytes: usize) -> Option<u64> {
     let mut result = 0u64;
-    for shift in (0..64).step_by(7) {
+    for shift in (0..7 * max_bytes).step_by(7) {
         let byte = *bytes.get(*pos)?;
         *pos += 1;
         result |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Some(result);
-        }
-    }
-    None
-}
-
-fn read_varint32(bytes: &[u8], pos: &mut usize) -> Option<u32> {
-    let mut result = 0u32;
-    for shift in (0..35).step_by(7) {
-        let byte = *bytes.get(*pos)?;
-        *pos += 1;
-        result |= u32::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
             return Some(result);
         }
@@ -799,6 +796,19 @@ mod tests {
     use super::*;
 
     use super::sstable::write_table;
+
+    #[test]
+    fn varints_keep_leveldbs_bounds_and_low_bits() {
+        let read32 = |b: &[u8]| read_varint32(b, &mut 0);
+        let read64 = |b: &[u8]| read_varint64(b, &mut 0);
+        assert_eq!(read32(&[0xac, 0x02]), Some(300));
+        // A fifth byte's bits past 32 are dropped; a sixth byte is too many.
+        assert_eq!(read32(&[0xff, 0xff, 0xff, 0xff, 0x7f]), Some(u32::MAX));
+        assert_eq!(read32(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01]), None);
+        assert_eq!(read64(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]), Some(u64::MAX));
+        assert_eq!(read64(&[0x80; 10]), None);
+        assert_eq!(read64(&[0x80]), None, "truncated");
+    }
 
     #[test]
     fn table_with_many_blocks_and_restarts() {
