@@ -26,13 +26,15 @@ pub fn stream_atomic(
     write: impl FnOnce(BufWriter<&mut File>) -> std::io::Result<BufWriter<&mut File>>,
 ) -> Result<()> {
     let io_err = |source| Error::Io { kind: "--output", path: path.to_owned(), source };
+    let write_all = |file: &mut File| -> Result<()> {
+        let out = write(BufWriter::new(file)).map_err(io_err)?;
+        out.into_inner().map_err(|e| io_err(e.into_error()))?;
+        Ok(())
+    };
     // Renaming over a device or a pipe would replace it with a regular file
     // (as root, `/dev/null` itself), so those are opened and written.
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        let mut file = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err)?;
-        let out = write(BufWriter::new(&mut file)).map_err(io_err)?;
-        out.into_inner().map_err(|e| io_err(e.into_error()))?;
-        return Ok(());
+        return write_all(&mut std::fs::OpenOptions::new().write(true).open(path).map_err(io_err)?);
     }
     let resolved = std::fs::canonicalize(path).ok();
     let path = resolved.as_deref().unwrap_or(path);
@@ -45,8 +47,7 @@ pub fn stream_atomic(
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
     let mut tmp = builder.tempfile_in(dir).map_err(io_err)?;
-    let out = write(BufWriter::new(tmp.as_file_mut())).map_err(io_err)?;
-    out.into_inner().map_err(|e| io_err(e.into_error()))?;
+    write_all(tmp.as_file_mut())?;
     tmp.persist(path).map_err(|e| io_err(e.error))?;
     Ok(())
 }
