@@ -20,6 +20,13 @@ use crate::proto::tensorflow::tfprof::OpLogProto;
 pub use account::{Metrics, Snapshot, Totals};
 pub use node::{ExecStep, Input, Node, NodeId};
 
+/// Room for the nodes a RunMetadata names but the graph does not (`_SOURCE`,
+/// `_retval_*`, …), so that they do not make the node table grow by
+/// copying. Unused room is address space only.
+fn runtime_only_headroom(graph_nodes: usize) -> usize {
+    graph_nodes / 16 + 1024
+}
+
 fn name_hash(name: &str) -> u64 {
     use std::hash::BuildHasher;
     rustc_hash::FxBuildHasher.hash_one(name)
@@ -94,15 +101,47 @@ impl Stats {
     }
 
     /// Adds graph nodes; a name seen before keeps its first definition.
-    /// Nodes are built on all cores, then indexed in order.
+    /// Nodes are built on all cores, then indexed in order. Into an empty
+    /// table they are built in place: the node table is the largest block of
+    /// memory rtfprof holds, and building it once, with room for the nodes
+    /// only RunMetadata knows, saves two copies of it (and, on VMs where
+    /// fresh pages are dear, the time to fault them in).
     pub fn add_graph(&mut self, graph: GraphRecord) {
-        let nodes: Vec<Node> = graph.nodes.into_par_iter().map(Node::from_graph).collect();
-        self.reserve(nodes.len());
-        for node in nodes {
-            if self.node_id(&node.name).is_none() {
-                self.insert(node);
+        let count = graph.nodes.len();
+        if !self.nodes.is_empty() {
+            let nodes: Vec<Node> = graph.nodes.into_par_iter().map(Node::from_graph).collect();
+            self.reserve(count + runtime_only_headroom(count));
+            for node in nodes {
+                if self.node_id(&node.name).is_none() {
+                    self.insert(node);
+                }
+            }
+            return;
+        }
+        let mut nodes = Vec::with_capacity(count + runtime_only_headroom(count));
+        graph.nodes.into_par_iter().map(Node::from_graph).collect_into_vec(&mut nodes);
+        let mut first_definition = Vec::with_capacity(count);
+        self.by_name.reserve(count, |&known| name_hash(&nodes[known].name));
+        for id in 0..count {
+            let hash = name_hash(&nodes[id].name);
+            let seen = self.by_name.find(hash, |&known| nodes[known].name == nodes[id].name).is_some();
+            if !seen {
+                self.by_name.insert_unique(hash, id, |&known| name_hash(&nodes[known].name));
+            }
+            first_definition.push(!seen);
+        }
+        if first_definition.len() != self.by_name.len() {
+            // Repeated names (rare): keep first definitions, then index again.
+            let mut keep = first_definition.into_iter();
+            nodes.retain(|_| keep.next().unwrap_or(false));
+            self.by_name.clear();
+            for (id, node) in nodes.iter().enumerate() {
+                self.by_name.insert_unique(name_hash(&node.name), id, |&known| name_hash(&nodes[known].name));
             }
         }
+        self.covered = vec![false; nodes.len()];
+        self.covered.reserve(runtime_only_headroom(count));
+        self.nodes = nodes;
     }
 
     /// Adds op types, float ops and code traces from an op log.
@@ -234,5 +273,51 @@ impl Stats {
                 (i, shape)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::graph::NodeRecord;
+
+    fn graph(nodes: &[(&str, &str)]) -> GraphRecord {
+        let nodes = nodes.iter().map(|&(name, op)| NodeRecord { name: name.into(), op: op.into(), ..Default::default() }).collect();
+        GraphRecord { nodes }
+    }
+
+    fn ops(stats: &Stats) -> Vec<(&str, &str)> {
+        stats.nodes.iter().map(|n| (n.name.as_str(), n.op.as_str())).collect()
+    }
+
+    #[test]
+    fn repeated_graph_names_keep_their_first_definition() {
+        let mut stats = Stats::new();
+        stats.add_graph(graph(&[("a", "A1"), ("b", "B1"), ("a", "A2"), ("c", "C1"), ("b", "B2")]));
+        assert_eq!(ops(&stats), [("a", "A1"), ("b", "B1"), ("c", "C1")]);
+        for (id, name) in ["a", "b", "c"].into_iter().enumerate() {
+            assert_eq!(stats.node_id(name), Some(id));
+        }
+        assert_eq!(stats.node_id("d"), None);
+        // A second graph only adds new names, after the first graph's.
+        stats.add_graph(graph(&[("c", "C2"), ("d", "D1")]));
+        assert_eq!(ops(&stats), [("a", "A1"), ("b", "B1"), ("c", "C1"), ("d", "D1")]);
+        assert_eq!(stats.node_id("d"), Some(3));
+        assert_eq!(stats.run_coverage(), 0.0);
+    }
+
+    #[test]
+    fn nodes_only_the_runtime_knows_are_indexed_past_the_headroom() {
+        let mut stats = Stats::new();
+        stats.add_graph(graph(&[("g", "G")]));
+        let extra = runtime_only_headroom(1) + 10;
+        for i in 0..extra {
+            let name = format!("_retval_{i}");
+            stats.insert(Node { name: name.clone(), op: name, ..Default::default() });
+        }
+        assert_eq!(stats.nodes.len(), extra + 1);
+        assert_eq!(stats.node_id("g"), Some(0));
+        assert_eq!(stats.node_id(&format!("_retval_{}", extra - 1)), Some(extra));
+        assert_eq!(stats.covered.len(), stats.nodes.len());
     }
 }
