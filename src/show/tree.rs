@@ -111,6 +111,17 @@ impl<'a> TreeShow<'a> {
     }
 
     fn run_with(mut self, want_tree: bool, out: &mut String) -> Option<super::Displayed> {
+        self.decide_shown();
+        out.push_str(&text::legend(self.view, &self.opts.select));
+        // Generous: capacity that is never written costs no memory.
+        out.reserve(self.displayed_count * 256);
+        self.render(Tree::ROOT, out);
+        want_tree.then(|| self.displayed(Tree::ROOT))
+    }
+
+    /// Accounts, re-roots and decides which nodes are displayed, in what
+    /// order and at which indentation.
+    fn decide_shown(&mut self) {
         let tree = self.tree;
         let top = self.account(&tree.nodes[Tree::ROOT].children);
         let root = Tree::ROOT;
@@ -127,11 +138,6 @@ impl<'a> TreeShow<'a> {
         self.children[root] = top;
         self.clear_visits();
         self.print(&[root], 1, 0);
-        out.push_str(&text::legend(self.view, &self.opts.select));
-        // Generous: capacity that is never written costs no memory.
-        out.reserve(self.displayed_count * 256);
-        self.render(root, out);
-        want_tree.then(|| self.displayed(root))
     }
 
     fn displayed(&self, n: usize) -> super::Displayed {
@@ -331,26 +337,33 @@ impl<'a> TreeShow<'a> {
 
     /// Appends the lines of `root` and its displayed descendants in
     /// pre-order: the order is listed first, then the lines are formatted on
-    /// all cores in chunks and joined. (With tensor values, whose errors go
-    /// to stderr, in order on one core.)
+    /// all cores in chunks and appended window by window, so that only a
+    /// window's chunks, not a second copy of the text, are held at a time.
+    /// (With tensor values, whose errors go to stderr, in order on one core.)
     fn render(&self, root: usize, out: &mut String) {
-        use rayon::prelude::*;
         const CHUNK: usize = 4096;
+        self.render_in_chunks(root, out, CHUNK, CHUNK * 4 * rayon::current_num_threads());
+    }
+
+    fn render_in_chunks(&self, root: usize, out: &mut String, chunk_len: usize, window: usize) {
+        use rayon::prelude::*;
         let mut order = Vec::with_capacity(self.displayed_count);
         self.pre_order(root, &mut order);
-        if order.len() <= CHUNK || self.opts.select.has(Shown::TensorValue) {
+        if order.len() <= chunk_len || self.opts.select.has(Shown::TensorValue) {
             order.iter().for_each(|&n| self.render_line(n, out));
             return;
         }
-        let pieces: Vec<String> = order
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                let mut piece = String::with_capacity(chunk.len() * 128);
-                chunk.iter().for_each(|&n| self.render_line(n, &mut piece));
-                piece
-            })
-            .collect();
-        pieces.iter().for_each(|piece| out.push_str(piece));
+        for nodes in order.chunks(window) {
+            let pieces: Vec<String> = nodes
+                .par_chunks(chunk_len)
+                .map(|chunk| {
+                    let mut piece = String::with_capacity(chunk.len() * 128);
+                    chunk.iter().for_each(|&n| self.render_line(n, &mut piece));
+                    piece
+                })
+                .collect();
+            pieces.iter().for_each(|piece| out.push_str(piece));
+        }
     }
 
     fn pre_order(&self, n: usize, order: &mut Vec<usize>) {
@@ -370,6 +383,37 @@ impl<'a> TreeShow<'a> {
         out.push('\n');
         if self.opts.select.has(Shown::TensorValue) && self.view != View::Code {
             out.push_str(&self.tensor_value(n));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::GraphRecord;
+    use crate::inputs::graph::NodeRecord;
+
+    /// The lines are the same however they are cut into chunks and windows.
+    #[test]
+    fn chunked_rendering_keeps_pre_order() {
+        let nodes = (0..3000)
+            .map(|i| NodeRecord { name: format!("s{}/t{}/n{i}", i % 7, i % 13), op: format!("Op{}", i % 5), ..Default::default() })
+            .collect();
+        let mut stats = Stats::new();
+        stats.add_graph(GraphRecord { nodes });
+        let opts = Options { max_depth: 100, ..Options::default() };
+        let tree = crate::views::scope::build(&stats);
+        let text = |chunk_len, window| {
+            let mut shown = TreeShow::new(&stats, &tree, &opts, View::Scope);
+            shown.decide_shown();
+            let mut out = String::new();
+            shown.render_in_chunks(Tree::ROOT, &mut out, chunk_len, window);
+            out
+        };
+        let whole = text(usize::MAX, usize::MAX);
+        assert_eq!(whole.lines().count(), 3000 + 7 + 7 * 13 + 1);
+        for (chunk_len, window) in [(1, 1), (7, 7), (100, 250), (1000, 3000), (4096, 4096)] {
+            assert_eq!(text(chunk_len, window), whole, "chunks of {chunk_len}, windows of {window}");
         }
     }
 }
