@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::inputs::InputPaths;
 use crate::show::format;
+use crate::stats::device::DeviceName;
 use crate::stats::{ExecStep, Stats};
 
 /// One `--job NAME=PATH`.
@@ -79,8 +80,17 @@ fn prefix_device(job: &str, device: &str) -> String {
     if device.is_empty() { String::new() } else { format!("/{job}{device}") }
 }
 
-fn prefix_execs(job: &str, execs: &mut crate::stats::small_map::SmallMap<String, Vec<(i64, i64)>>) {
-    *execs = std::mem::take(execs).into_iter().map(|(d, v)| (prefix_device(job, &d), v)).collect();
+/// Renames the devices of execution records; `renamed` keeps one name per
+/// device, shared by all its records, as when ingested.
+fn prefix_execs(
+    job: &str,
+    execs: &mut crate::stats::small_map::SmallMap<DeviceName, Vec<(i64, i64)>>,
+    renamed: &mut BTreeMap<DeviceName, DeviceName>,
+) {
+    *execs = std::mem::take(execs)
+        .into_iter()
+        .map(|(d, v)| (renamed.entry(d).or_insert_with_key(|d| prefix_device(job, d).into()).clone(), v))
+        .collect();
 }
 
 /// Merges per-job profiles into one; step i of every job becomes step i.
@@ -93,6 +103,7 @@ pub fn merge(jobs: Vec<(String, Stats)>) -> Stats {
         merged.has_code_traces |= stats.has_code_traces;
         merged.miss_accelerator_stream |= stats.miss_accelerator_stream;
         merged.warnings.extend(stats.warnings.into_iter().map(|w| format!("job {job}: {w}")));
+        let mut renamed = BTreeMap::new();
         for mut node in stats.nodes {
             node.name = format!("{job}/{}", node.name);
             for input in &mut node.inputs {
@@ -104,8 +115,8 @@ pub fn merge(jobs: Vec<(String, Stats)>) -> Stats {
                 node.op_types.insert(node.canonical_device.clone());
             }
             for exec in node.execs.values_mut() {
-                prefix_execs(&job, &mut exec.accelerator_execs);
-                prefix_execs(&job, &mut exec.cpu_execs);
+                prefix_execs(&job, &mut exec.accelerator_execs, &mut renamed);
+                prefix_execs(&job, &mut exec.cpu_execs, &mut renamed);
             }
             if let Some(trace) = &mut node.trace {
                 for t in &mut trace.traces {

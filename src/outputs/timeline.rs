@@ -83,7 +83,7 @@ pub fn write_graph<W: Write>(stats: &Stats, root: &Displayed, step: i64, out: W)
     for &id in &nodes {
         let Some(exec) = stats.nodes[id].execs.get(&step) else { continue };
         for (dev, times) in exec.accelerator_execs.iter().chain(&exec.cpu_execs) {
-            let slices = by_device.entry(dev.as_str()).or_default();
+            let slices = by_device.entry(&**dev).or_default();
             for &(start, duration) in times {
                 slices.push(Slice { node: id, start, duration: duration.max(0), lane: 0 });
             }

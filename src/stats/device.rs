@@ -1,14 +1,18 @@
 //! Device classification (`tfprof_node.cc`). All tests take the lowercased
 //! device string.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
+
+/// A device name, shared by every execution record on that device: a large
+/// profile has millions of records and a few dozen devices.
+pub type DeviceName = Arc<str>;
 
 /// A RunMetadata device, lowercased and classified once for all its stats.
 #[derive(Clone, Debug)]
 pub struct Device {
-    pub name: String,
+    pub name: DeviceName,
     pub canonical: bool,
     pub accelerator_time: bool,
 }
@@ -19,7 +23,7 @@ impl Device {
         Device {
             canonical: is_canonical(&name),
             accelerator_time: counts_as_accelerator_time(&name),
-            name,
+            name: name.into(),
         }
     }
 }

@@ -10,15 +10,15 @@ use crate::inputs::graph::NodeRecord;
 use crate::inputs::run_meta::NodeStatsRecord;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
-use super::device::Device;
+use super::device::{Device, DeviceName};
 use super::small_map::{SmallMap, SmallSet, push_snug};
 
 /// Appends to `map[device]`, allocating the key only for a new device.
-fn push_exec(map: &mut SmallMap<String, Vec<(i64, i64)>>, device: &str, pair: (i64, i64)) {
-    match map.get_mut(device) {
+fn push_exec(map: &mut SmallMap<DeviceName, Vec<(i64, i64)>>, device: &DeviceName, pair: (i64, i64)) {
+    match map.get_mut(&**device) {
         Some(v) => push_snug(v, pair),
         None => {
-            map.insert(device.to_owned(), vec![pair]);
+            map.insert(device.clone(), vec![pair]);
         }
     }
 }
@@ -71,9 +71,9 @@ pub struct ExecStep {
     pub all_start_micros: i64,
     pub latest_end_micros: i64,
     /// device → (start, duration) of kernels on `stream:all`.
-    pub accelerator_execs: SmallMap<String, Vec<(i64, i64)>>,
+    pub accelerator_execs: SmallMap<DeviceName, Vec<(i64, i64)>>,
     /// device → (start, duration) on canonical devices.
-    pub cpu_execs: SmallMap<String, Vec<(i64, i64)>>,
+    pub cpu_execs: SmallMap<DeviceName, Vec<(i64, i64)>>,
     /// One record per scheduling (several in while loops).
     pub memory: Vec<MemoryRecord>,
 }
@@ -223,16 +223,16 @@ impl Node {
         }
         if dev.canonical {
             if self.canonical_device.is_empty() {
-                self.canonical_device = dev.name.clone();
-                self.op_types.insert(dev.name.clone());
-            } else if self.canonical_device != dev.name {
+                self.canonical_device = dev.name.to_string();
+                self.op_types.insert(dev.name.to_string());
+            } else if *self.canonical_device != *dev.name {
                 // Seen on a second canonical device: tfprof drops the stat.
                 return;
             }
         }
         let exec = self.execs.get_or_insert_with(step, ExecStep::default);
         exec.add_time(dev, stat);
-        if dev.name == self.canonical_device {
+        if *dev.name == *self.canonical_device {
             warnings.extend(exec.add_memory(stat));
         }
     }

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::Stats;
+use super::device::DeviceName;
 use super::node::{ExecStep, Input, Node};
 use super::small_map::SmallMap;
 use crate::inputs::profile::{ExecTimeRecord, ProfileFile, ProfileNodeEntry};
@@ -119,7 +120,15 @@ fn resolve_inputs<'a>(c: &Converted, name_of: &impl Fn(i64) -> Result<&'a str, S
         .collect()
 }
 
-fn exec_times(map: Vec<(String, ExecTimeRecord)>) -> Result<SmallMap<String, Vec<(i64, i64)>>, String> {
+/// One shared name per device and conversion thread (see [`DeviceName`]).
+fn shared_device(name: String) -> DeviceName {
+    thread_local! {
+        static DEVICES: std::cell::RefCell<rustc_hash::FxHashMap<String, DeviceName>> = Default::default();
+    }
+    DEVICES.with(|devices| devices.borrow_mut().entry(name).or_insert_with_key(|name| name.as_str().into()).clone())
+}
+
+fn exec_times(map: Vec<(String, ExecTimeRecord)>) -> Result<SmallMap<DeviceName, Vec<(i64, i64)>>, String> {
     map.into_iter()
         .map(|(dev, times)| {
             let pairs = times
@@ -130,7 +139,7 @@ fn exec_times(map: Vec<(String, ExecTimeRecord)>) -> Result<SmallMap<String, Vec
                     _ => Err(format!("exec time on {dev} is not a (start, duration) pair")),
                 })
                 .collect::<Result<Vec<_>, String>>()?;
-            Ok((dev, pairs))
+            Ok((shared_device(dev), pairs))
         })
         .collect()
 }
