@@ -54,7 +54,7 @@ impl NodeDetail {
 }
 
 /// One entry of the `nodes` map.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct ProfileNodeEntry {
     pub id: i64,
     pub node: ProfileNodeRecord,
@@ -90,24 +90,58 @@ fn not_a_profile(e: &dyn std::fmt::Display) -> String {
 }
 
 impl ProfileFile {
-    /// Decodes every node on all cores, passing each to `convert` as soon as
-    /// it is decoded. Returns `(id, converted)` sorted by id, one per id (the
-    /// last in the file, as for any protobuf map). The error, the first in
-    /// file order, says what is wrong with the file.
-    pub fn decode_nodes<T: Send>(&mut self, convert: impl Fn(ProfileNodeEntry) -> T + Sync) -> Result<Vec<(i64, T)>, String> {
+    /// Decodes every node on all cores and passes it to `convert`, in id
+    /// order, one per id (the last in the file, as for any protobuf map).
+    /// Returns the ids and the two parts of what `convert` made, each in its
+    /// own vector, so that a large part (a node) is written once, in place.
+    /// The error, the first in file order, says what is wrong with the file.
+    pub fn decode_nodes<A, B>(
+        &mut self,
+        convert: impl Fn(ProfileNodeEntry) -> (A, B) + Sync,
+    ) -> Result<(Vec<i64>, Vec<A>, Vec<B>), String>
+    where
+        A: Send + Default,
+        B: Send + Default,
+    {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
         let detail = self.detail;
-        let decode = |bytes: &Bytes| -> Result<(i64, T), String> {
-            let entry = decode_entry(bytes, detail)?;
-            Ok((entry.id, convert(entry)))
-        };
         let entries = std::mem::take(&mut self.entries);
-        let mut nodes = match entries.par_iter().map(decode).collect::<Result<Vec<_>, String>>() {
-            Ok(nodes) => nodes,
-            // Which error rayon returns is not fixed; report the first.
-            Err(_) => return Err(entries.iter().find_map(|bytes| decode_entry(bytes, detail).err()).expect("one entry failed")),
+        // Which error rayon meets first is not fixed; report the first in the file.
+        let first_error = || entries.iter().find_map(|bytes| decode_entry(bytes, detail).err()).expect("an entry failed");
+        let Ok(ids) = entries.par_iter().map(|bytes| NodeKey::decode(&bytes[..]).map(|e| e.key)).collect::<Result<Vec<i64>, _>>() else {
+            return Err(first_error());
         };
-        map_semantics(&mut nodes);
-        Ok(nodes)
+        // Positions in id order, file order among equal ids; the last wins.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&at| ids[at]);
+        let mut replaced = Vec::new();
+        order.dedup_by(|later, earlier| {
+            let same = ids[*later] == ids[*earlier];
+            if same {
+                replaced.push(std::mem::replace(earlier, *later));
+            }
+            same
+        });
+        // A replaced entry is not used, but a broken one breaks the file.
+        if replaced.iter().any(|&at| decode_entry(&entries[at], detail).is_err()) {
+            return Err(first_error());
+        }
+        let failed = AtomicBool::new(false);
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        order
+            .par_iter()
+            .map(|&at| match decode_entry(&entries[at], detail) {
+                Ok(entry) => convert(entry),
+                Err(_) => {
+                    failed.store(true, Relaxed);
+                    Default::default()
+                }
+            })
+            .unzip_into_vecs(&mut first, &mut second);
+        if failed.load(Relaxed) {
+            return Err(first_error());
+        }
+        Ok((order.iter().map(|&at| ids[at]).collect(), first, second))
     }
 }
 
@@ -175,6 +209,13 @@ macro_rules! map_entry {
 }
 
 map_entry!(NodeEntry, int64, i64, message, ProfileNodeRecord);
+
+/// Only the id of a `nodes` entry, to order entries before decoding them.
+#[derive(Clone, PartialEq, Message)]
+struct NodeKey {
+    #[prost(int64, tag = "1")]
+    key: i64,
+}
 map_entry!(NodeDetailEntry, int64, i64, message, NodeDetailWire);
 map_entry!(InputEntry, int32, i32, int64, i64);
 map_entry!(ShapeEntry, int32, i32, message, Tuple);
@@ -314,7 +355,7 @@ mod tests {
     /// Every node of a profile, decoded with `detail`, in id order.
     fn nodes(bytes: Bytes, detail: NodeDetail) -> Result<(ProfileFile, Vec<ProfileNodeEntry>), String> {
         let mut profile = decode_profile(bytes, Path::new("p"), detail).map_err(|e| e.to_string())?;
-        let nodes = profile.decode_nodes(|entry| entry)?.into_iter().map(|(_, entry)| entry).collect();
+        let (_, nodes, _) = profile.decode_nodes(|entry| (entry, ()))?;
         Ok((profile, nodes))
     }
 
@@ -404,6 +445,21 @@ mod tests {
         assert_eq!(names, full_names);
         assert_eq!(names, [(3, "first", "B"), (7, "later", "")]);
         assert_eq!((lean.steps, lean.has_trace), (vec![4], true));
+    }
+
+    /// An entry replaced by a later one of the same id is not used, but if
+    /// it is broken the file is, as for protobuf.
+    #[test]
+    fn a_broken_replaced_entry_is_an_error() {
+        use crate::proto::tensorflow::tfprof::ProfileNode;
+        let valid = ProfileProto { nodes: [(7, ProfileNode { name: "n".into(), ..Default::default() })].into(), ..Default::default() };
+        // nodes { key: 7 value: <a tag whose varint never ends> }
+        let broken = [0x0a, 0x06, 0x08, 0x07, 0x12, 0x02, 0xff, 0xff];
+        let wire = [&broken[..], &valid.encode_to_vec()].concat();
+        assert!(ProfileProto::decode(wire.as_slice()).is_err());
+        let err = nodes(Bytes::from(wire), NodeDetail::ALL).unwrap_err();
+        assert!(err.contains("not a ProfileProto"), "{err}");
+        assert_eq!(nodes(Bytes::from(valid.encode_to_vec()), NodeDetail { code_traces: false, attrs: false }).unwrap().1.len(), 1);
     }
 
     #[test]

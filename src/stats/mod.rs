@@ -32,6 +32,32 @@ fn name_hash(name: &str) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(name)
 }
 
+/// Which nodes of a list are the first of their name (tfprof keeps those),
+/// and an index of them by name, by position in the list.
+struct FirstOfEachName {
+    by_name: hashbrown::HashTable<NodeId>,
+    is_first: Vec<bool>,
+}
+
+impl FirstOfEachName {
+    fn find(nodes: &[Node]) -> FirstOfEachName {
+        let mut by_name = hashbrown::HashTable::with_capacity(nodes.len());
+        let is_first = nodes
+            .iter()
+            .enumerate()
+            .map(|(id, node)| {
+                let hash = name_hash(&node.name);
+                let seen = by_name.find(hash, |&known: &NodeId| nodes[known].name == node.name).is_some();
+                if !seen {
+                    by_name.insert_unique(hash, id, |&known| name_hash(&nodes[known].name));
+                }
+                !seen
+            })
+            .collect();
+        FirstOfEachName { by_name, is_first }
+    }
+}
+
 /// Every node known to the profile, with the profile-wide facts.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -120,27 +146,27 @@ impl Stats {
         }
         let mut nodes = Vec::with_capacity(count + runtime_only_headroom(count));
         graph.nodes.into_par_iter().map(Node::from_graph).collect_into_vec(&mut nodes);
-        let mut first_definition = Vec::with_capacity(count);
-        self.by_name.reserve(count, |&known| name_hash(&nodes[known].name));
-        for id in 0..count {
-            let hash = name_hash(&nodes[id].name);
-            let seen = self.by_name.find(hash, |&known| nodes[known].name == nodes[id].name).is_some();
-            if !seen {
-                self.by_name.insert_unique(hash, id, |&known| name_hash(&nodes[known].name));
-            }
-            first_definition.push(!seen);
-        }
-        if first_definition.len() != self.by_name.len() {
-            // Repeated names (rare): keep first definitions, then index again.
-            let mut keep = first_definition.into_iter();
+        let firsts = FirstOfEachName::find(&nodes);
+        self.adopt(nodes, firsts);
+        self.covered.reserve(runtime_only_headroom(count));
+    }
+
+    /// Makes `nodes` the table of this empty `Stats`, keeping the first node
+    /// of each name, in order.
+    fn adopt(&mut self, mut nodes: Vec<Node>, firsts: FirstOfEachName) {
+        debug_assert!(self.nodes.is_empty());
+        let FirstOfEachName { mut by_name, is_first } = firsts;
+        if by_name.len() != nodes.len() {
+            // Repeated names (rare): drop the later nodes, then index again.
+            let mut keep = is_first.into_iter();
             nodes.retain(|_| keep.next().unwrap_or(false));
-            self.by_name.clear();
+            by_name.clear();
             for (id, node) in nodes.iter().enumerate() {
-                self.by_name.insert_unique(name_hash(&node.name), id, |&known| name_hash(&nodes[known].name));
+                by_name.insert_unique(name_hash(&node.name), id, |&known| name_hash(&nodes[known].name));
             }
         }
         self.covered = vec![false; nodes.len()];
-        self.covered.reserve(runtime_only_headroom(count));
+        self.by_name = by_name;
         self.nodes = nodes;
     }
 

@@ -10,9 +10,10 @@ use super::node::{ExecStep, Input, Node};
 use super::small_map::SmallMap;
 use crate::inputs::profile::{ExecTimeRecord, ProfileFile, ProfileNodeEntry};
 
-/// A profile node turned into a [`Node`], its inputs still node ids.
-struct Converted {
-    node: Node,
+/// What a profile node says of others, by node id, to be resolved to names
+/// once all nodes are decoded.
+#[derive(Default)]
+struct Links {
     /// Producing node id of each input, in input-index order.
     input_ids: Vec<i64>,
     /// `src_output_index`: producing node id → output slot, in id order.
@@ -24,12 +25,10 @@ struct Converted {
 
 impl Stats {
     /// Ingests a profile. Errors name what is inconsistent (tfprof aborts on
-    /// a dangling node id). Nodes convert in parallel; only the name table is
-    /// built in order, where the first node of a name wins.
+    /// a dangling node id). Nodes convert on all cores, straight into the
+    /// node table; the first node of a name wins.
     pub fn from_profile(mut profile: ProfileFile) -> Result<Stats, String> {
-        // Boxed so that ordering them by id moves pointers, not nodes.
-        let (ids, converted): (Vec<i64>, Vec<Box<Converted>>) =
-            profile.decode_nodes(|entry| Box::new(convert(entry)))?.into_iter().unzip();
+        let (ids, mut nodes, links) = profile.decode_nodes(convert)?;
         let mut stats = Stats::new();
         stats.id_to_string = profile.id_to_string;
         stats.has_code_traces = profile.has_trace;
@@ -37,28 +36,27 @@ impl Stats {
         // Ids are sorted and unique, so a node id is found by binary search.
         let name_of = |id: i64| -> Result<&str, String> {
             match ids.binary_search(&id) {
-                Ok(i) => Ok(converted[i].node.name.as_str()),
+                Ok(i) => Ok(nodes[i].name.as_str()),
                 Err(_) => Err(format!("refers to node id {id}, which it lacks")),
             }
         };
-        let inputs: Vec<Result<Vec<Input>, String>> = converted.par_iter().map(|c| resolve_inputs(c, &name_of)).collect();
-        stats.reserve(converted.len());
-        for (converted, inputs) in converted.into_iter().zip(inputs) {
-            if stats.node_id(&converted.node.name).is_some() {
+        let inputs: Vec<Result<Vec<Input>, String>> = links.par_iter().map(|l| resolve_inputs(l, &name_of)).collect();
+        let firsts = super::FirstOfEachName::find(&nodes);
+        for (((node, links), inputs), &first) in nodes.iter_mut().zip(links).zip(inputs).zip(&firsts.is_first) {
+            if !first {
                 continue;
             }
-            let Converted { mut node, exec_error, .. } = *converted;
             node.inputs = inputs?;
-            if let Some(error) = exec_error {
+            if let Some(error) = links.exec_error {
                 return Err(error);
             }
-            stats.insert(node);
         }
+        stats.adopt(nodes, firsts);
         Ok(stats)
     }
 }
 
-fn convert(entry: ProfileNodeEntry) -> Converted {
+fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
     let ProfileNodeEntry { node: mut record, trace, attrs, .. } = entry;
     let output_shapes = record.take_output_shapes().into_iter().map(|(slot, t)| (i64::from(slot), t.int64_values)).collect();
     let mut exec_error = None;
@@ -82,11 +80,8 @@ fn convert(entry: ProfileNodeEntry) -> Converted {
         };
         execs.insert(step, step_record);
     }
-    Converted {
-        input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(),
-        slots: record.take_src_output_index(),
-        exec_error,
-        node: Node {
+    let links = Links { input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(), slots: record.take_src_output_index(), exec_error };
+    let node = Node {
             attrs,
             name: record.name,
             op: record.op,
@@ -102,13 +97,13 @@ fn convert(entry: ProfileNodeEntry) -> Converted {
             // Derived from `output_shapes` if FLOPs are estimated.
             static_output_shapes: Vec::new(),
             runtime_output_shapes: None,
-        },
-    }
+    };
+    (node, links)
 }
 
 /// Names each input; its shape slot is the producer's `src_output_index`
 /// entry (by name, the last of equal names winning, as tfprof's map does).
-fn resolve_inputs<'a>(c: &Converted, name_of: &impl Fn(i64) -> Result<&'a str, String>) -> Result<Vec<Input>, String> {
+fn resolve_inputs<'a>(c: &Links, name_of: &impl Fn(i64) -> Result<&'a str, String>) -> Result<Vec<Input>, String> {
     let slots: Vec<(&str, i64)> = c.slots.iter().map(|&(id, slot)| Ok((name_of(id)?, i64::from(slot)))).collect::<Result<_, String>>()?;
     c.input_ids
         .iter()
