@@ -53,6 +53,14 @@ impl NodeDetail {
     pub const ALL: NodeDetail = NodeDetail { code_traces: true, attrs: true };
 }
 
+/// What [`ProfileFile::decode_nodes`] made of the nodes, in id order:
+/// `ids[i]` is the node that `first[i]` and `second[i]` were made from.
+pub struct ConvertedNodes<A, B> {
+    pub ids: Vec<i64>,
+    pub first: Vec<A>,
+    pub second: Vec<B>,
+}
+
 /// One entry of the `nodes` map.
 #[derive(Debug, Default)]
 pub struct ProfileNodeEntry {
@@ -98,7 +106,7 @@ impl ProfileFile {
     pub fn decode_nodes<A, B>(
         &mut self,
         convert: impl Fn(ProfileNodeEntry) -> (A, B) + Sync,
-    ) -> Result<(Vec<i64>, Vec<A>, Vec<B>), String>
+    ) -> Result<ConvertedNodes<A, B>, String>
     where
         A: Send + Default,
         B: Send + Default,
@@ -141,7 +149,7 @@ impl ProfileFile {
         if failed.load(Relaxed) {
             return Err(first_error());
         }
-        Ok((order.iter().map(|&at| ids[at]).collect(), first, second))
+        Ok(ConvertedNodes { ids: order.iter().map(|&at| ids[at]).collect(), first, second })
     }
 }
 
@@ -355,7 +363,7 @@ mod tests {
     /// Every node of a profile, decoded with `detail`, in id order.
     fn nodes(bytes: Bytes, detail: NodeDetail) -> Result<(ProfileFile, Vec<ProfileNodeEntry>), String> {
         let mut profile = decode_profile(bytes, Path::new("p"), detail).map_err(|e| e.to_string())?;
-        let (_, nodes, _) = profile.decode_nodes(|entry| (entry, ()))?;
+        let nodes = profile.decode_nodes(|entry| (entry, ()))?.first;
         Ok((profile, nodes))
     }
 

@@ -8,7 +8,7 @@ use super::Stats;
 use super::device::DeviceName;
 use super::node::{ExecStep, Input, Node};
 use super::small_map::SmallMap;
-use crate::inputs::profile::{ExecTimeRecord, ProfileFile, ProfileNodeEntry};
+use crate::inputs::profile::{ConvertedNodes, ExecTimeRecord, ProfileFile, ProfileNodeEntry};
 
 /// What a profile node says of others, by node id, to be resolved to names
 /// once all nodes are decoded.
@@ -28,7 +28,7 @@ impl Stats {
     /// a dangling node id). Nodes convert on all cores, straight into the
     /// node table; the first node of a name wins.
     pub fn from_profile(mut profile: ProfileFile) -> Result<Stats, String> {
-        let (ids, mut nodes, links) = profile.decode_nodes(convert)?;
+        let ConvertedNodes { ids, first: mut nodes, second: links } = profile.decode_nodes(convert)?;
         let mut stats = Stats::new();
         stats.id_to_string = profile.id_to_string;
         stats.has_code_traces = profile.has_trace;
