@@ -22,7 +22,7 @@ fn estimates_equal_tensorflows_op_log() {
             op_log.log_entries.iter().filter(|e| e.float_ops != 0).map(|e| (e.name.as_str(), e.float_ops)).collect();
         for node in &stats.nodes {
             let estimate = stats.estimate_flops(node);
-            match logged.get(node.name.as_str()) {
+            match logged.get(&*node.name) {
                 Some(&tf) => {
                     assert_eq!(estimate, Some(tf), "{model} {} ({})", node.name, node.op);
                     compared += 1;

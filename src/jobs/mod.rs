@@ -105,9 +105,9 @@ pub fn merge(jobs: Vec<(String, Stats)>) -> Stats {
         merged.warnings.extend(stats.warnings.into_iter().map(|w| format!("job {job}: {w}")));
         let mut renamed = BTreeMap::new();
         for mut node in stats.nodes {
-            node.name = format!("{job}/{}", node.name);
+            node.name = format!("{job}/{}", node.name).into();
             for input in &mut node.inputs {
-                input.name = format!("{job}/{}", input.name);
+                input.name = format!("{job}/{}", input.name).into();
             }
             if !node.canonical_device.is_empty() {
                 node.op_types.remove(&node.canonical_device);

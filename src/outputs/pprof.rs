@@ -142,7 +142,7 @@ impl Builder<'_> {
             let snap = Snapshot::take(self.stats, attached, self.opts.step, &self.opts.account_type_regexes);
             for id in snap.graph_nodes {
                 let node = &self.stats.nodes[id];
-                let mut key = node.name.clone();
+                let mut key = node.name.to_string();
                 while self.samples.contains_key(&key) {
                     key.push('@');
                 }

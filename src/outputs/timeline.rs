@@ -106,9 +106,9 @@ pub fn write_graph<W: Write>(stats: &Stats, root: &Displayed, step: i64, out: W)
         for s in slices.iter() {
             let node = &stats.nodes[s.node];
             w.event(&json!({
-                "ph": "X", "cat": "Op", "name": node.name, "pid": pid, "tid": s.lane,
+                "ph": "X", "cat": "Op", "name": &*node.name, "pid": pid, "tid": s.lane,
                 "ts": s.start - origin, "dur": s.duration,
-                "args": {"name": node.name, "op": node.op},
+                "args": {"name": &*node.name, "op": node.op},
             }))?;
             if device::is_canonical(dev) {
                 placed.entry((s.node, dev)).or_insert((pid, s.lane, s.start - origin, s.duration));

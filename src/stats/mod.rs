@@ -87,7 +87,7 @@ impl Stats {
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
-        self.by_name.find(name_hash(name), |&id| self.nodes[id].name == name).copied()
+        self.by_name.find(name_hash(name), |&id| *self.nodes[id].name == *name).copied()
     }
 
     pub fn node(&self, name: &str) -> Option<&Node> {
@@ -134,21 +134,26 @@ impl Stats {
     /// fresh pages are dear, the time to fault them in).
     pub fn add_graph(&mut self, graph: GraphRecord) {
         let count = graph.nodes.len();
-        if !self.nodes.is_empty() {
-            let nodes: Vec<Node> = graph.nodes.into_par_iter().map(Node::from_graph).collect();
-            self.reserve(count + runtime_only_headroom(count));
-            for node in nodes {
-                if self.node_id(&node.name).is_none() {
-                    self.insert(node);
-                }
-            }
+        let mut nodes = Vec::with_capacity(count + runtime_only_headroom(count));
+        let mut raw_inputs = Vec::with_capacity(count);
+        graph.nodes.into_par_iter().map(Node::from_graph).unzip_into_vecs(&mut nodes, &mut raw_inputs);
+        let firsts = FirstOfEachName::find(&nodes);
+        // An input names its producer by the producer's own name.
+        let known = |name: &str| firsts.by_name.find(name_hash(name), |&id| *nodes[id].name == *name).map(|&id| nodes[id].name.clone());
+        let inputs: Vec<Vec<Input>> = raw_inputs.par_iter().map(|raw| raw.iter().map(|input| Input::parse(input, known)).collect()).collect();
+        drop(raw_inputs);
+        nodes.iter_mut().zip(inputs).for_each(|(node, inputs)| node.inputs = inputs);
+        if self.nodes.is_empty() {
+            self.adopt(nodes, firsts);
+            self.covered.reserve(runtime_only_headroom(count));
             return;
         }
-        let mut nodes = Vec::with_capacity(count + runtime_only_headroom(count));
-        graph.nodes.into_par_iter().map(Node::from_graph).collect_into_vec(&mut nodes);
-        let firsts = FirstOfEachName::find(&nodes);
-        self.adopt(nodes, firsts);
-        self.covered.reserve(runtime_only_headroom(count));
+        self.reserve(count + runtime_only_headroom(count));
+        for node in nodes {
+            if self.node_id(&node.name).is_none() {
+                self.insert(node);
+            }
+        }
     }
 
     /// Makes `nodes` the table of this empty `Stats`, keeping the first node
@@ -222,7 +227,7 @@ impl Stats {
                     None if name == "RecvTensor" || name == "_SOURCE" || name.contains("MEMCPY") => continue,
                     None => {
                         // A node only the runtime knows (e.g. `_retval_*`): its op is its name.
-                        let mut node = Node { name: name.to_owned(), op: name.to_owned(), ..Default::default() };
+                        let mut node = Node { name: name.into(), op: name.to_owned(), ..Default::default() };
                         node.op_types.insert(node.op.clone());
                         self.insert(node)
                     }
@@ -285,12 +290,12 @@ impl Stats {
         // tfprof keys the output slot by producer name: the last edge from
         // the same producer wins. (A map, not a search per input: a node can
         // have very many inputs.)
-        let last_slot: FxHashMap<&str, i64> = node.inputs.iter().map(|x| (x.name.as_str(), x.shape_slot)).collect();
+        let last_slot: FxHashMap<&str, i64> = node.inputs.iter().map(|x| (&*x.name, x.shape_slot)).collect();
         node.inputs
             .iter()
             .enumerate()
             .map(|(i, input)| {
-                let slot = last_slot.get(input.name.as_str()).copied().unwrap_or(0);
+                let slot = last_slot.get(&*input.name).copied().unwrap_or(0);
                 let shape = self
                     .node(&input.name)
                     .and_then(|producer| producer.output_shapes.get(&slot))
@@ -313,7 +318,7 @@ mod tests {
     }
 
     fn ops(stats: &Stats) -> Vec<(&str, &str)> {
-        stats.nodes.iter().map(|n| (n.name.as_str(), n.op.as_str())).collect()
+        stats.nodes.iter().map(|n| (&*n.name, n.op.as_str())).collect()
     }
 
     #[test]
@@ -333,13 +338,33 @@ mod tests {
     }
 
     #[test]
+    fn inputs_share_their_producers_names() {
+        let record = |name: &str, inputs: &[&str]| NodeRecord {
+            name: name.into(),
+            op: "Op".into(),
+            inputs: inputs.iter().map(|&i| i.into()).collect(),
+            ..Default::default()
+        };
+        let nodes = vec![record("a", &[]), record("b", &["a:1", "^a", "missing:2"]), record("a", &["b"])];
+        let mut stats = Stats::new();
+        stats.add_graph(GraphRecord { nodes });
+        let b = stats.node("b").unwrap();
+        let a = stats.node("a").unwrap();
+        let shown: Vec<(&str, i64)> = b.inputs.iter().map(|i| (&*i.name, i.src_output)).collect();
+        assert_eq!(shown, [("a", 1), ("a", 0), ("missing", 2)]);
+        assert!(std::sync::Arc::ptr_eq(&b.inputs[0].name, &a.name));
+        assert!(std::sync::Arc::ptr_eq(&b.inputs[1].name, &a.name));
+        assert!(a.inputs.is_empty(), "the first definition of a wins");
+    }
+
+    #[test]
     fn nodes_only_the_runtime_knows_are_indexed_past_the_headroom() {
         let mut stats = Stats::new();
         stats.add_graph(graph(&[("g", "G")]));
         let extra = runtime_only_headroom(1) + 10;
         for i in 0..extra {
             let name = format!("_retval_{i}");
-            stats.insert(Node { name: name.clone(), op: name, ..Default::default() });
+            stats.insert(Node { name: name.as_str().into(), op: name, ..Default::default() });
         }
         assert_eq!(stats.nodes.len(), extra + 1);
         assert_eq!(stats.node_id("g"), Some(0));

@@ -23,14 +23,19 @@ fn push_exec(map: &mut SmallMap<DeviceName, Vec<(i64, i64)>>, device: &DeviceNam
     }
 }
 
+/// A node name. Shared: every input edge and tree line naming a node holds
+/// the node's own copy, not another one.
+pub type NodeName = std::sync::Arc<str>;
+
 /// Index of a node in [`super::Stats::nodes`]; equals tfprof's node id.
 pub type NodeId = usize;
 
 /// One input edge of a node, in input-index order.
 #[derive(Clone, Debug)]
 pub struct Input {
-    /// Name of the producing node (control inputs have their `^` stripped).
-    pub name: String,
+    /// Name of the producing node (control inputs have their `^` stripped);
+    /// the producer's own name when the producer is known.
+    pub name: NodeName,
     /// Output slot of the producer that feeds this input.
     pub src_output: i64,
     /// The slot tfprof looks up for `input_shapes`. tfprof parses the slot
@@ -41,7 +46,8 @@ pub struct Input {
 
 #[derive(Clone, Debug, Default)]
 pub struct Node {
-    pub name: String,
+    /// Shared with the inputs that name this node and the views' trees.
+    pub name: NodeName,
     pub op: String,
     /// Sorted: the op, the canonical device, op-log types, …
     pub op_types: SmallSet<String>,
@@ -194,9 +200,10 @@ impl ExecStep {
 impl Node {
     /// A graph node, as tfprof's `TFGraphNode` starts it: its op is its first
     /// op type; `shape` and `_output_shapes` give its parameters and output
-    /// shapes.
-    pub fn from_graph(def: NodeRecord) -> Node {
-        let mut node = Node { name: def.name, op: def.op, attrs: def.attrs, ..Default::default() };
+    /// shapes. Returns its inputs as written (`^name:slot`), to be resolved
+    /// with [`Input::parse`] once all nodes are known.
+    pub fn from_graph(def: NodeRecord) -> (Node, Vec<String>) {
+        let mut node = Node { name: def.name.into(), op: def.op, attrs: def.attrs, ..Default::default() };
         node.op_types.insert(node.op.clone());
         if let Some(shape) = &def.shape {
             node.shape = shape_to_vec(shape);
@@ -205,15 +212,14 @@ impl Node {
             node.output_shapes = shapes.iter().enumerate().map(|(i, s)| (i as i64, shape_to_vec(s))).collect();
             node.static_output_shapes = shapes.iter().map(known_shape).collect();
         }
-        node.inputs = def.inputs.iter().map(|input| parse_input(input)).collect();
-        node
+        (node, def.inputs)
     }
 
     /// Records one NodeExecStats of `step` seen on `device` (tfprof's
     /// `AddStepStat`), and its output shapes if `keep_shapes`. Returns
     /// warnings meant for stderr.
     pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, keep_shapes: bool, warnings: &mut Vec<String>) {
-        if keep_shapes && self.runtime_output_shapes.is_none() && !stat.output.is_empty() && stat.node_name == self.name {
+        if keep_shapes && self.runtime_output_shapes.is_none() && !stat.output.is_empty() && *stat.node_name == *self.name {
             let shapes = stat
                 .output
                 .iter()
@@ -300,11 +306,15 @@ impl Node {
     }
 }
 
-/// Splits `^name:slot` into the producer name and output slot.
-fn parse_input(input: &str) -> Input {
-    let (name, slot) = match input.split_once(':') {
-        Some((name, slot)) => (name, slot.parse().unwrap_or(0)),
-        None => (input, 0),
-    };
-    Input { name: name.strip_prefix('^').unwrap_or(name).to_owned(), src_output: slot, shape_slot: 0 }
+impl Input {
+    /// Splits `^name:slot` into the producer name and output slot; the name
+    /// is `known(name)`, the producer's own, if it has one.
+    pub fn parse(input: &str, known: impl Fn(&str) -> Option<NodeName>) -> Input {
+        let (name, slot) = match input.split_once(':') {
+            Some((name, slot)) => (name, slot.parse().unwrap_or(0)),
+            None => (input, 0),
+        };
+        let name = name.strip_prefix('^').unwrap_or(name);
+        Input { name: known(name).unwrap_or_else(|| name.into()), src_output: slot, shape_slot: 0 }
+    }
 }

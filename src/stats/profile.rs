@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::Stats;
 use super::device::DeviceName;
-use super::node::{ExecStep, Input, Node};
+use super::node::{ExecStep, Input, Node, NodeName};
 use super::small_map::SmallMap;
 use crate::inputs::profile::{ConvertedNodes, ExecTimeRecord, ProfileFile, ProfileNodeEntry};
 
@@ -34,9 +34,9 @@ impl Stats {
         stats.has_code_traces = profile.has_trace;
         stats.steps = profile.steps.into_iter().collect();
         // Ids are sorted and unique, so a node id is found by binary search.
-        let name_of = |id: i64| -> Result<&str, String> {
+        let name_of = |id: i64| -> Result<&NodeName, String> {
             match ids.binary_search(&id) {
-                Ok(i) => Ok(nodes[i].name.as_str()),
+                Ok(i) => Ok(&nodes[i].name),
                 Err(_) => Err(format!("refers to node id {id}, which it lacks")),
             }
         };
@@ -83,7 +83,7 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
     let links = Links { input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(), slots: record.take_src_output_index(), exec_error };
     let node = Node {
             attrs,
-            name: record.name,
+            name: record.name.into(),
             op: record.op,
             op_types: record.op_types.into_iter().collect(),
             shape: record.shape,
@@ -103,14 +103,14 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
 
 /// Names each input; its shape slot is the producer's `src_output_index`
 /// entry (by name, the last of equal names winning, as tfprof's map does).
-fn resolve_inputs<'a>(c: &Links, name_of: &impl Fn(i64) -> Result<&'a str, String>) -> Result<Vec<Input>, String> {
-    let slots: Vec<(&str, i64)> = c.slots.iter().map(|&(id, slot)| Ok((name_of(id)?, i64::from(slot)))).collect::<Result<_, String>>()?;
+fn resolve_inputs<'a>(c: &Links, name_of: &impl Fn(i64) -> Result<&'a NodeName, String>) -> Result<Vec<Input>, String> {
+    let slots: Vec<(&NodeName, i64)> = c.slots.iter().map(|&(id, slot)| Ok((name_of(id)?, i64::from(slot)))).collect::<Result<_, String>>()?;
     c.input_ids
         .iter()
         .map(|&id| {
             let name = name_of(id)?;
             let slot = slots.iter().rev().find(|(n, _)| *n == name).map_or(0, |&(_, slot)| slot);
-            Ok(Input { name: name.to_owned(), src_output: slot, shape_slot: slot })
+            Ok(Input { name: name.clone(), src_output: slot, shape_slot: slot })
         })
         .collect()
 }

@@ -20,13 +20,13 @@ pub fn build(stats: &Stats) -> Tree {
             .inputs
             .iter()
             .filter_map(|input| {
-                consumed.insert(input.name.as_str());
+                consumed.insert(&*input.name);
                 stats.node_id(&input.name).map(|producer| producer + 1)
             })
             .collect();
         tree.nodes.push(TreeNode { children, ..TreeNode::real(node.name.clone(), id) });
     }
     tree.nodes[Tree::ROOT].children =
-        stats.ids_by_name().into_iter().filter(|&id| !consumed.contains(stats.nodes[id].name.as_str())).map(|id| id + 1).collect();
+        stats.ids_by_name().into_iter().filter(|&id| !consumed.contains(&*stats.nodes[id].name)).map(|id| id + 1).collect();
     tree
 }

@@ -56,6 +56,13 @@ impl Name {
     }
 }
 
+impl From<std::sync::Arc<str>> for Name {
+    fn from(text: std::sync::Arc<str>) -> Name {
+        let end = text.len();
+        Name { text, end }
+    }
+}
+
 impl From<String> for Name {
     fn from(text: String) -> Name {
         let end = text.len();

@@ -24,7 +24,7 @@ pub fn build(stats: &Stats) -> Tree {
     tree.nodes.reserve(expected);
     index.reserve(expected);
     for (id, node) in stats.nodes.iter().enumerate() {
-        let text: Arc<str> = Arc::from(node.name.as_str());
+        let text: Arc<str> = node.name.clone();
         let mut parent = Tree::ROOT;
         let mut start = 0;
         loop {
