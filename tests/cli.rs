@@ -75,3 +75,25 @@ fn inputs_can_be_pipes() {
     ]);
     assert_eq!(from_pipes, from_files);
 }
+
+/// A view too large to render in one window is streamed to its output file
+/// window by window; the file holds exactly the text printed on stdout.
+#[test]
+fn large_views_stream_to_files_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = dir.path().join("graph.pbtxt");
+    let nodes: String = (0..100_000).map(|i| format!("node {{ name: \"s{}/t{}/n{i}\" op: \"NoOp\" }}\n", i % 11, i % 97)).collect();
+    std::fs::write(&graph, nodes).unwrap();
+    let file = dir.path().join("out.txt");
+    let common = ["scope".to_owned(), format!("--graph_path={}", graph.display()), "--max_depth=10".to_owned(), "--select=params,op_types".to_owned()];
+    let with = |extra: &[String]| -> Vec<String> { common.iter().chain(extra).cloned().collect() };
+    let to_file = with(&[format!("--output=file:outfile={}", file.display())]);
+    let (_, err, code) = run(&to_file.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    let (printed, err, code) = run(&with(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.lines().count() > 100_000, "{} lines", written.lines().count());
+    assert!(printed.ends_with(&written), "the file differs from stdout");
+    assert!(written.starts_with("\nDoc:\n"), "{}", &written[..40]);
+}

@@ -392,7 +392,10 @@ pub fn emit(stats: &Stats, view: View, opts: &Options, stdout: &mut String) -> R
             Ok(())
         }
         Output::None => crate::show::render(stats, view, opts).map(drop),
-        Output::File(path) => outputs::write_atomic(path, crate::show::render(stats, view, opts)?.as_bytes()),
+        Output::File(path) => {
+            crate::show::check(stats, view, opts)?;
+            outputs::stream_atomic(path, |mut out| crate::show::write_checked(stats, view, opts, &mut out).map(|()| out))
+        }
         Output::Csv(path) | Output::Json(path) => {
             use crate::outputs::table;
             let root = crate::show::run(stats, view, opts)?.root;

@@ -41,35 +41,61 @@ pub struct ViewResult {
     pub root: Displayed,
 }
 
+/// Takes the text made so far, e.g. to write it out and clear it, so that a
+/// large view's text need not be held whole.
+pub type Flush<'a> = &'a mut dyn FnMut(&mut String) -> std::io::Result<()>;
+
 /// Runs one view command and returns tfprof's complete text for it.
 pub fn render(stats: &Stats, view: View, opts: &Options) -> Result<String> {
-    run_view(stats, view, opts, false).map(|(text, _)| text)
+    check(stats, view, opts)?;
+    let (text, _) = run_checked(stats, view, opts, false, &mut |_| Ok(())).expect("keeping the text cannot fail");
+    Ok(text)
+}
+
+/// Runs one view command, whose options [`check`] accepted, and writes
+/// tfprof's complete text for it to `out` as it is made: a tree view a
+/// window of lines at a time, never the whole text at once.
+pub fn write_checked(stats: &Stats, view: View, opts: &Options, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let mut flush = |text: &mut String| {
+        out.write_all(text.as_bytes())?;
+        text.clear();
+        Ok(())
+    };
+    let (rest, _) = run_checked(stats, view, opts, false, &mut flush)?;
+    out.write_all(rest.as_bytes())
 }
 
 /// Runs one view command.
 pub fn run(stats: &Stats, view: View, opts: &Options) -> Result<ViewResult> {
-    let (text, root) = run_view(stats, view, opts, true)?;
+    check(stats, view, opts)?;
+    let (text, root) = run_checked(stats, view, opts, true, &mut |_| Ok(())).expect("keeping the text cannot fail");
     Ok(ViewResult { text, root: root.expect("asked for the tree") })
 }
 
-/// The text, and the displayed tree when `want_tree` (building it costs a
-/// copy of every shown name).
-fn run_view(stats: &Stats, view: View, opts: &Options, want_tree: bool) -> Result<(String, Option<Displayed>)> {
-    check(stats, view, opts)?;
+/// The text (what `flush` did not take), and the displayed tree when
+/// `want_tree` (building it costs a copy of every shown name). Only `flush`
+/// fails.
+fn run_checked(
+    stats: &Stats,
+    view: View,
+    opts: &Options,
+    want_tree: bool,
+    flush: Flush,
+) -> std::io::Result<(String, Option<Displayed>)> {
     let mut out = text::header(view, &opts.select, stats.miss_accelerator_stream);
-    let mut show_tree = |tree: &views::Tree| {
+    let mut show_tree = |tree: &views::Tree| -> std::io::Result<Option<Displayed>> {
         let shown = tree::TreeShow::new(stats, tree, opts, view);
         if want_tree {
-            Some(shown.run(&mut out))
+            Ok(Some(shown.run(&mut out)))
         } else {
-            shown.text(&mut out);
-            None
+            shown.text(&mut out, flush)?;
+            Ok(None)
         }
     };
     let root = match view {
         View::Scope | View::Graph => {
             let tree = if view == View::Scope { views::scope::build(stats) } else { views::graph::build(stats) };
-            show_tree(&tree)
+            show_tree(&tree)?
         }
         View::Op => {
             let (body, root) = list::op_view(stats, &views::op::build(stats), opts);
@@ -87,7 +113,7 @@ fn run_view(stats: &Stats, view: View, opts: &Options, want_tree: bool) -> Resul
             if opts.select.has(options::Shown::TensorValue) {
                 eprintln!("code view has no tensor value to show");
             }
-            show_tree(&code.tree)
+            show_tree(&code.tree)?
         }
     };
     Ok((out, root))

@@ -101,22 +101,23 @@ impl<'a> TreeShow<'a> {
 
     /// Runs the pipeline; appends the text after `Profile:\n` to `out` and
     /// returns the displayed tree.
-    pub fn run(self, out: &mut String) -> super::Displayed {
-        self.run_with(true, out).expect("asked for the tree")
-    }
-
-    /// Runs the pipeline for its text only.
-    pub fn text(self, out: &mut String) {
-        self.run_with(false, out);
-    }
-
-    fn run_with(mut self, want_tree: bool, out: &mut String) -> Option<super::Displayed> {
+    pub fn run(mut self, out: &mut String) -> super::Displayed {
         self.decide_shown();
+        self.write_text(out, &mut |_| Ok(())).expect("keeping the text cannot fail");
+        self.displayed(Tree::ROOT)
+    }
+
+    /// Runs the pipeline for its text only, appending it to `out` and
+    /// handing `out` to `flush` after every window of lines (see
+    /// [`super::Flush`]).
+    pub fn text(mut self, out: &mut String, flush: super::Flush) -> std::io::Result<()> {
+        self.decide_shown();
+        self.write_text(out, flush)
+    }
+
+    fn write_text(&self, out: &mut String, flush: super::Flush) -> std::io::Result<()> {
         out.push_str(&text::legend(self.view, &self.opts.select));
-        // Generous: capacity that is never written costs no memory.
-        out.reserve(self.displayed_count * 256);
-        self.render(Tree::ROOT, out);
-        want_tree.then(|| self.displayed(Tree::ROOT))
+        self.render(Tree::ROOT, out, flush)
     }
 
     /// Accounts, re-roots and decides which nodes are displayed, in what
@@ -340,18 +341,18 @@ impl<'a> TreeShow<'a> {
     /// all cores in chunks and appended window by window, so that only a
     /// window's chunks, not a second copy of the text, are held at a time.
     /// (With tensor values, whose errors go to stderr, in order on one core.)
-    fn render(&self, root: usize, out: &mut String) {
+    fn render(&self, root: usize, out: &mut String, flush: super::Flush) -> std::io::Result<()> {
         const CHUNK: usize = 4096;
-        self.render_in_chunks(root, out, CHUNK, CHUNK * 4 * rayon::current_num_threads());
+        self.render_in_chunks(root, out, CHUNK, CHUNK * 4 * rayon::current_num_threads(), flush)
     }
 
-    fn render_in_chunks(&self, root: usize, out: &mut String, chunk_len: usize, window: usize) {
+    fn render_in_chunks(&self, root: usize, out: &mut String, chunk_len: usize, window: usize, flush: super::Flush) -> std::io::Result<()> {
         use rayon::prelude::*;
         let mut order = Vec::with_capacity(self.displayed_count);
         self.pre_order(root, &mut order);
         if order.len() <= chunk_len || self.opts.select.has(Shown::TensorValue) {
             order.iter().for_each(|&n| self.render_line(n, out));
-            return;
+            return Ok(());
         }
         for nodes in order.chunks(window) {
             let pieces: Vec<String> = nodes
@@ -362,8 +363,11 @@ impl<'a> TreeShow<'a> {
                     piece
                 })
                 .collect();
+            out.reserve(pieces.iter().map(String::len).sum());
             pieces.iter().for_each(|piece| out.push_str(piece));
+            flush(out)?;
         }
+        Ok(())
     }
 
     fn pre_order(&self, n: usize, order: &mut Vec<usize>) {
@@ -406,9 +410,14 @@ mod tests {
         let text = |chunk_len, window| {
             let mut shown = TreeShow::new(&stats, &tree, &opts, View::Scope);
             shown.decide_shown();
-            let mut out = String::new();
-            shown.render_in_chunks(Tree::ROOT, &mut out, chunk_len, window);
-            out
+            let (mut out, mut flushed) = (String::new(), String::new());
+            let mut flush = |out: &mut String| {
+                flushed.push_str(out);
+                out.clear();
+                Ok(())
+            };
+            shown.render_in_chunks(Tree::ROOT, &mut out, chunk_len, window, &mut flush).unwrap();
+            flushed + &out
         };
         let whole = text(usize::MAX, usize::MAX);
         assert_eq!(whole.lines().count(), 3000 + 7 + 7 * 13 + 1);
