@@ -18,7 +18,7 @@ use crate::inputs::{GraphRecord, RunMetaRecord};
 use crate::proto::tensorflow::tfprof::OpLogProto;
 
 pub use account::{Metrics, Snapshot, Totals};
-pub use node::{ExecStep, Input, Node, NodeId};
+pub use node::{ExecStep, Input, Node, NodeId, NodeName};
 
 /// Room for the nodes a RunMetadata names but the graph does not (`_SOURCE`,
 /// `_retval_*`, …), so that they do not make the node table grow by
@@ -32,28 +32,51 @@ fn name_hash(name: &str) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(name)
 }
 
+/// Node ids by name. An entry holds the node's (shared) name next to its
+/// id, so that a lookup reads the name without visiting the node: on large
+/// profiles, where neither fits in cache, one miss instead of two.
+#[derive(Debug, Default)]
+struct NameIndex(hashbrown::HashTable<(NodeName, NodeId)>);
+
+impl NameIndex {
+    fn with_capacity(capacity: usize) -> NameIndex {
+        NameIndex(hashbrown::HashTable::with_capacity(capacity))
+    }
+
+    fn get(&self, name: &str) -> Option<&(NodeName, NodeId)> {
+        self.0.find(name_hash(name), |(known, _)| **known == *name)
+    }
+
+    /// Adds `name` unless it is known; says whether it was new.
+    fn insert_new(&mut self, name: &NodeName, id: NodeId) -> bool {
+        let hash = name_hash(name);
+        if self.0.find(hash, |(known, _)| known == name).is_some() {
+            return false;
+        }
+        self.0.insert_unique(hash, (name.clone(), id), |(known, _)| name_hash(known));
+        true
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional, |(known, _)| name_hash(known));
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 /// Which nodes of a list are the first of their name (tfprof keeps those),
 /// and an index of them by name, by position in the list.
 struct FirstOfEachName {
-    by_name: hashbrown::HashTable<NodeId>,
+    by_name: NameIndex,
     is_first: Vec<bool>,
 }
 
 impl FirstOfEachName {
     fn find(nodes: &[Node]) -> FirstOfEachName {
-        let mut by_name = hashbrown::HashTable::with_capacity(nodes.len());
-        let is_first = nodes
-            .iter()
-            .enumerate()
-            .map(|(id, node)| {
-                let hash = name_hash(&node.name);
-                let seen = by_name.find(hash, |&known: &NodeId| nodes[known].name == node.name).is_some();
-                if !seen {
-                    by_name.insert_unique(hash, id, |&known| name_hash(&nodes[known].name));
-                }
-                !seen
-            })
-            .collect();
+        let mut by_name = NameIndex::with_capacity(nodes.len());
+        let is_first = nodes.iter().enumerate().map(|(id, node)| by_name.insert_new(&node.name, id)).collect();
         FirstOfEachName { by_name, is_first }
     }
 }
@@ -62,9 +85,7 @@ impl FirstOfEachName {
 #[derive(Debug, Default)]
 pub struct Stats {
     pub nodes: Vec<Node>,
-    /// Node ids by name. The table holds ids and compares names in `nodes`,
-    /// so that names are not stored twice.
-    by_name: hashbrown::HashTable<NodeId>,
+    by_name: NameIndex,
     pub steps: BTreeSet<i64>,
     pub id_to_string: BTreeMap<i64, String>,
     pub has_code_traces: bool,
@@ -87,7 +108,7 @@ impl Stats {
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
-        self.by_name.find(name_hash(name), |&id| *self.nodes[id].name == *name).copied()
+        self.by_name.get(name).map(|&(_, id)| id)
     }
 
     pub fn node(&self, name: &str) -> Option<&Node> {
@@ -114,13 +135,13 @@ impl Stats {
     fn reserve(&mut self, additional: usize) {
         self.nodes.reserve(additional);
         self.covered.reserve(additional);
-        self.by_name.reserve(additional, |&known| name_hash(&self.nodes[known].name));
+        self.by_name.reserve(additional);
     }
 
     /// Adds a node whose name is new.
     fn insert(&mut self, node: Node) -> NodeId {
         let id = self.nodes.len();
-        self.by_name.insert_unique(name_hash(&node.name), id, |&known| name_hash(&self.nodes[known].name));
+        self.by_name.insert_new(&node.name, id);
         self.nodes.push(node);
         self.covered.push(false);
         id
@@ -139,7 +160,7 @@ impl Stats {
         graph.nodes.into_par_iter().map(Node::from_graph).unzip_into_vecs(&mut nodes, &mut raw_inputs);
         let firsts = FirstOfEachName::find(&nodes);
         // An input names its producer by the producer's own name.
-        let known = |name: &str| firsts.by_name.find(name_hash(name), |&id| *nodes[id].name == *name).map(|&id| nodes[id].name.clone());
+        let known = |name: &str| firsts.by_name.get(name).map(|(known, _)| known.clone());
         let inputs: Vec<Vec<Input>> = raw_inputs.par_iter().map(|raw| raw.iter().map(|input| Input::parse(input, known)).collect()).collect();
         drop(raw_inputs);
         nodes.iter_mut().zip(inputs).for_each(|(node, inputs)| node.inputs = inputs);
@@ -165,9 +186,9 @@ impl Stats {
             // Repeated names (rare): drop the later nodes, then index again.
             let mut keep = is_first.into_iter();
             nodes.retain(|_| keep.next().unwrap_or(false));
-            by_name.clear();
+            by_name = NameIndex::with_capacity(nodes.len());
             for (id, node) in nodes.iter().enumerate() {
-                by_name.insert_unique(name_hash(&node.name), id, |&known| name_hash(&nodes[known].name));
+                by_name.insert_new(&node.name, id);
             }
         }
         self.covered = vec![false; nodes.len()];
