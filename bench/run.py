@@ -64,7 +64,8 @@ def rt_args(binary, d, workload, out="/dev/null"):
 
 
 def time_cmd(argv, runs, warmup, tmpdir):
-    """Median/min/max wall seconds and median user+sys seconds of argv."""
+    """Median/min/max wall seconds, median user+sys seconds and median sys
+    (kernel) seconds of argv."""
     if shutil.which("hyperfine"):
         js = os.path.join(tmpdir, "hf.json")
         r = subprocess.run(
@@ -78,21 +79,30 @@ def time_cmd(argv, runs, warmup, tmpdir):
         u, s = res.get("user"), res.get("system")
         if isinstance(u, list):      # newer hyperfine: per-run values
             cpu = [a + b for a, b in zip(u, s)]
+            sys_ = s
         else:                        # hyperfine 1.15: means only
             cpu = [u + s]
+            sys_ = [s]
         return {"median": statistics.median(times), "min": min(times),
                 "max": max(times), "runs": len(times),
-                "cpu": statistics.median(cpu) if len(cpu) > 1 else cpu[0],
+                "cpu": statistics.median(cpu), "sys": statistics.median(sys_),
                 "tool": "hyperfine"}
-    times, cpu = [], []
+    times, cpu, sys_ = [], [], []
     for i in range(warmup + runs):
         r = run_once(argv)
         if i >= warmup:
             times.append(r["total"])
             cpu.append(r["cpu"])
+            sys_.append(r["sys"])
     return {"median": statistics.median(times), "min": min(times),
             "max": max(times), "runs": len(times),
-            "cpu": statistics.median(cpu), "tool": "python loop"}
+            "cpu": statistics.median(cpu), "sys": statistics.median(sys_),
+            "tool": "python loop"}
+
+
+def sys_s(timing):
+    """A timing's kernel seconds, or '-' when not measured."""
+    return fs(timing["sys"]) if timing.get("sys") is not None else "-"
 
 
 def run_once(argv):
@@ -104,7 +114,7 @@ def run_once(argv):
     dt = time.perf_counter() - t
     if status != 0:
         raise RuntimeError("failed: " + " ".join(argv))
-    return {"total": dt, "cpu": ru.ru_utime + ru.ru_stime}
+    return {"total": dt, "cpu": ru.ru_utime + ru.ru_stime, "sys": ru.ru_stime}
 
 
 def block_runs(py, binary, d, workloads, tf_runs, tf_warmup, rt_runs,
@@ -287,8 +297,18 @@ def machine_info():
                 mem = "%.1f GiB" % (int(line.split()[1]) / 2**20)
     except OSError:
         pass
+    # Free page reporting (virtio-balloon) hands memory the guest freed back
+    # to the host, and touching it again costs a host fault per page: see
+    # bench/README.md.
+    reporting = None
+    try:
+        for arg in open("/proc/cmdline").read().split():
+            if arg.startswith("page_reporting.page_reporting_order="):
+                reporting = arg.split("=", 1)[1]
+    except OSError:
+        pass
     return {"nproc": os.cpu_count(), "cpu": cpu, "mem": mem,
-            "kernel": platform.release()}
+            "kernel": platform.release(), "page_reporting_order": reporting}
 
 
 def loadavg():
@@ -462,6 +482,12 @@ def main():
     a("")
     a("- machine: %s cores (`nproc`), %s, %s RAM, Linux %s" % (
         info["nproc"], info["cpu"], info["mem"], info["kernel"]))
+    if info.get("page_reporting_order"):
+        a("- free page reporting to the hypervisor is on (kernel command line "
+          "`page_reporting.page_reporting_order=%s`): memory a process frees "
+          "goes back to the host about 2 s later, and the next process to "
+          "touch it waits for the host to fault it in (the kernel time "
+          "below)" % info["page_reporting_order"])
     a("- load average before / after: %s / %s (other jobs on the machine "
       "disturb the timings)" % (" ".join(load0), " ".join(load1)))
     if os.environ.get("RTFPROF_BENCH_COMMIT"):
@@ -609,22 +635,22 @@ def main():
     if res["scale"]:
         a("## Scale series (rtfprof)")
         a("")
-        a("| scale | graph nodes | scope wall s | CPU s | us/node (wall) | "
-          "RSS MB | profile load + scope wall s | CPU s | us/node (wall) | "
-          "RSS MB |")
-        a("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        a("| scale | graph nodes | scope wall s | CPU s | of which kernel s | "
+          "us/node (wall) | RSS MB | profile load + scope wall s | CPU s | "
+          "of which kernel s | us/node (wall) | RSS MB |")
+        a("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         nodes = {}
         for k, row in sorted(res["scale"].items()):
             n = meta.get("x%d" % k, {}).get("graph_nodes")
             nodes[k] = n
             def per(w):
                 return "%.1f" % (row[w]["median"] / n * 1e6) if n else "?"
-            a("| x%d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            a("| x%d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 k, n or "?", fs(row["scope"]["median"]),
-                fs(row["scope"]["cpu"]), per("scope"), mb(row["scope_rss"]),
-                fs(row["profile_scope"]["median"]),
-                fs(row["profile_scope"]["cpu"]), per("profile_scope"),
-                mb(row["profile_scope_rss"])))
+                fs(row["scope"]["cpu"]), sys_s(row["scope"]), per("scope"),
+                mb(row["scope_rss"]), fs(row["profile_scope"]["median"]),
+                fs(row["profile_scope"]["cpu"]), sys_s(row["profile_scope"]),
+                per("profile_scope"), mb(row["profile_scope_rss"])))
         a("")
         if 1 in res["scale"] and 16 in res["scale"]:
             for w in ("scope", "profile_scope"):
@@ -634,11 +660,18 @@ def main():
                 lin[w] = (t16 / t1) / nr
                 c1 = res["scale"][1][w]["cpu"]
                 c16 = res["scale"][16][w]["cpu"]
-                a("- %s: x16/x1 wall-time ratio %.1f for %.0fx the nodes: "
-                  "%.2fx linear (target <= %.1fx: %s); CPU-time ratio %.1f: "
-                  "%.2fx linear" % (
-                      names[w], t16 / t1, nr, lin[w], TARGET_LINEAR,
-                      ok(lin[w] <= TARGET_LINEAR), c16 / c1, c16 / c1 / nr))
+                line = ("- %s: x16/x1 wall-time ratio %.1f for %.0fx the "
+                        "nodes: %.2fx linear (target <= %.1fx: %s); CPU-time "
+                        "ratio %.1f: %.2fx linear" % (
+                            names[w], t16 / t1, nr, lin[w], TARGET_LINEAR,
+                            ok(lin[w] <= TARGET_LINEAR), c16 / c1,
+                            c16 / c1 / nr))
+                s1 = res["scale"][1][w].get("sys")
+                s16 = res["scale"][16][w].get("sys")
+                if s1 is not None and s16 is not None and c1 > s1:
+                    u = (c16 - s16) / (c1 - s1)
+                    line += "; user-time ratio %.1f: %.2fx linear" % (u, u / nr)
+                a(line)
             a("")
 
     a("## Targets")
