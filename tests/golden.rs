@@ -165,3 +165,35 @@ fn golden_cases_match_tfprof_byte_for_byte() {
     eprintln!("golden: {} cases, {} failed", cases.len(), failures.len());
     assert!(failures.is_empty(), "{} golden case(s) differ:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The `rtfprof` binary writes a view shown on stdout as it is made, not
+/// through `execute`'s text; its stdout must be the same bytes.
+#[test]
+fn the_binary_prints_the_golden_stdout() {
+    use rayon::prelude::*;
+    let on_stdout = |case: &&Case| {
+        case.view != "advise"
+            && !case.args.iter().any(|a| a.starts_with("--output") && a != "--output=stdout")
+            && !DELIBERATE_ERRORS.iter().any(|(suffix, _)| case.name.ends_with(suffix))
+    };
+    let cases = cases();
+    let cases: Vec<&Case> = cases.iter().filter(on_stdout).collect();
+    assert!(cases.len() >= 100, "only {} cases print a view on stdout", cases.len());
+    let failures: Vec<String> = cases
+        .par_iter()
+        .filter_map(|case| {
+            let out_dir = tempfile::tempdir().expect("temp dir");
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_rtfprof"))
+                .arg(&case.view)
+                .args(resolve_args(case, out_dir.path()))
+                .output()
+                .expect("run rtfprof");
+            let expected = std::fs::read(testdata().join("golden").join(format!("{}.out", case.name))).expect("golden .out");
+            (output.stdout != expected).then(|| {
+                let actual = String::from_utf8_lossy(&output.stdout);
+                format!("{}: {}", case.name, first_difference(&String::from_utf8_lossy(&expected), &actual))
+            })
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} case(s) differ:\n{}", failures.len(), failures.join("\n"));
+}

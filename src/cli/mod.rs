@@ -317,7 +317,7 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
 /// fails part way (tfprof prints its start-up lines before an unknown step).
 pub fn run(cli: Cli) -> Result<()> {
     let mut stdout = String::new();
-    let result = execute(cli, &mut stdout);
+    let result = execute_to(cli, &mut stdout, Print::Live);
     write_stdout(stdout.as_bytes())?;
     result
 }
@@ -325,6 +325,21 @@ pub fn run(cli: Cli) -> Result<()> {
 /// Runs one invocation, appending to `stdout` exactly what tfprof's CLI prints
 /// there. Output files are written here, atomically.
 pub fn execute(cli: Cli, stdout: &mut String) -> Result<()> {
+    execute_to(cli, stdout, Print::Keep)
+}
+
+/// Where a view shown on stdout goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Print {
+    /// Appended to the `stdout` text, like everything else.
+    Keep,
+    /// Written to the process's stdout as it is made, after the text so far:
+    /// a large view is never held whole, and a pipe sees its first lines
+    /// early.
+    Live,
+}
+
+fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     let opts = cli.show.to_options()?;
     let mut paths = cli.inputs.paths();
     // Only the code view (text or pprof), advise and the prompt read code traces.
@@ -371,6 +386,9 @@ pub fn execute(cli: Cli, stdout: &mut String) -> Result<()> {
         return with_deep_stack(|| interactive::run(&stats, opts));
     };
     let result = match command.view() {
+        Some(view) if print == Print::Live && opts.output == Output::Stdout => {
+            with_deep_stack(|| print_live(&stats, view, &opts, stdout))
+        }
         Some(view) => with_deep_stack(|| emit(&stats, view, &opts, stdout)),
         None => with_deep_stack(|| crate::advise::advise_printing_warnings(&stats))
             .map(|checkers| stdout.push_str(&crate::advise::render(&checkers))),
@@ -379,6 +397,21 @@ pub fn execute(cli: Cli, stdout: &mut String) -> Result<()> {
     // costs more than the view itself.
     std::mem::forget(stats);
     result
+}
+
+/// Writes `stdout`'s text so far, then the view, to the process's stdout (see
+/// [`Print::Live`]). A closed pipe ends the view quietly, as in
+/// [`write_stdout`].
+fn print_live(stats: &Stats, view: View, opts: &Options, stdout: &mut String) -> Result<()> {
+    crate::show::check(stats, view, opts)?;
+    write_stdout(std::mem::take(stdout).as_bytes())?;
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match crate::show::write_checked(stats, view, opts, &mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(Error::Io { kind: "stdout", path: PathBuf::from("-"), source: e })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Shows one view where `--output` says: its text on stdout or in a file, a
