@@ -14,8 +14,10 @@ use rayon::prelude::*;
 pub fn split_repeated_field(whole: &[u8]) -> Result<(Vec<&[u8]>, Vec<u8>), prost::DecodeError> {
     let mut buf = whole;
     let (mut entries, mut rest) = (Vec::new(), Vec::new());
+    let mut prefetched = 0;
     while buf.has_remaining() {
         let start = whole.len() - buf.remaining();
+        prefetched = prefetch_ahead(whole, start, prefetched);
         let (tag, wire_type) = decode_key(&mut buf)?;
         if tag == 1 && wire_type == WireType::LengthDelimited {
             let len = decode_varint(&mut buf)?;
@@ -33,6 +35,29 @@ pub fn split_repeated_field(whole: &[u8]) -> Result<(Vec<&[u8]>, Vec<u8>), prost
         }
     }
     Ok((entries, rest))
+}
+
+/// Asks the CPU to load the bytes a little ahead of `at` (up to where it
+/// asked last time, `done`) and returns how far it has asked. Each entry's
+/// position depends on the previous entry's length, so without this every
+/// entry header is a cache miss waited for in turn; on large files (and
+/// under a hypervisor's nested page tables) that made splitting several
+/// times slower per byte than on files that fit in cache.
+fn prefetch_ahead(whole: &[u8], at: usize, done: usize) -> usize {
+    const AHEAD: usize = 4096;
+    const LINE: usize = 64;
+    let until = (at + AHEAD).min(whole.len());
+    let mut next = done.max(at);
+    while next < until {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `next < whole.len()`; a prefetch never faults or writes.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(whole.as_ptr().add(next).cast());
+        }
+        next += LINE;
+    }
+    next
 }
 
 /// [`split_repeated_field`] with the payloads as zero-copy slices of `whole`.
