@@ -201,8 +201,11 @@ impl Stats {
         for (id, s) in op_log.id_to_string {
             self.id_to_string.entry(id).or_insert(s);
         }
-        for entry in op_log.log_entries {
-            let Some(id) = self.node_id(&entry.name) else { continue };
+        // Names are looked up on all cores (on a large graph each lookup is
+        // a cache miss or two); entries apply in order, as later ones win.
+        let ids: Vec<Option<NodeId>> = op_log.log_entries.par_iter().map(|entry| self.node_id(&entry.name)).collect();
+        for (entry, id) in op_log.log_entries.into_iter().zip(ids) {
+            let Some(id) = id else { continue };
             let node = &mut self.nodes[id];
             node.op_types.extend(entry.types);
             if entry.float_ops != 0 {
