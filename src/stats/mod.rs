@@ -14,11 +14,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::inputs::run_meta::NodeStatsRecord;
 use crate::inputs::{GraphRecord, RunMetaRecord};
 use crate::proto::tensorflow::tfprof::OpLogProto;
 
 pub use account::{Metrics, Snapshot, Totals};
 pub use node::{ExecStep, Input, Node, NodeId, NodeName};
+
+/// The node a NodeExecStats is for: GPU stream entries are named like
+/// `Conv2D:Conv2D`.
+fn node_name(stat: &NodeStatsRecord) -> &str {
+    stat.node_name.split(':').next().unwrap_or_default()
+}
 
 /// Room for the nodes a RunMetadata names but the graph does not (`_SOURCE`,
 /// `_retval_*`, …), so that they do not make the node table grow by
@@ -228,38 +235,62 @@ impl Stats {
             return self.run_coverage();
         };
         self.steps.insert(step);
-        let mut has_gpu_scheduling = false;
-        let mut has_gpu_stream = false;
-        let mut warnings = Vec::new();
-        for dev_stats in &step_stats.dev_stats {
-            let dev = device::Device::classify(&dev_stats.device);
-            if device::is_placed_on_accelerator(&dev.name) {
-                has_gpu_scheduling = true;
-                has_gpu_stream |= dev.accelerator_time;
-            }
-            for stat in &dev_stats.node_stats {
-                // GPU stream entries look like `Conv2D:Conv2D`.
-                let name = stat.node_name.split(':').next().unwrap_or_default();
-                let id = match self.node_id(name) {
-                    Some(id) => {
-                        if !self.covered[id] {
-                            self.covered[id] = true;
-                            self.covered_count += 1;
-                        }
-                        id
+        let devices: Vec<device::Device> = step_stats.dev_stats.iter().map(|d| device::Device::classify(&d.device)).collect();
+        let on_accelerator = devices.iter().filter(|dev| device::is_placed_on_accelerator(&dev.name));
+        let (has_gpu_scheduling, has_gpu_stream) = on_accelerator.fold((false, false), |(_, stream), dev| (true, stream || dev.accelerator_time));
+        // Every stat with its device, in order.
+        let stats: Vec<(&device::Device, &NodeStatsRecord)> =
+            step_stats.dev_stats.iter().zip(&devices).flat_map(|(d, dev)| d.node_stats.iter().map(move |stat| (dev, stat))).collect();
+        // Names are looked up on all cores (at scale each lookup is a cache
+        // miss or two); coverage and the nodes only the runtime knows follow
+        // in order.
+        let found: Vec<Option<NodeId>> = stats.par_iter().map(|(_, stat)| self.node_id(node_name(stat))).collect();
+        let mut targets: Vec<(NodeId, usize)> = Vec::with_capacity(stats.len());
+        for (at, ((_, stat), found)) in stats.iter().zip(found).enumerate() {
+            let name = node_name(stat);
+            // (Not found before: maybe made by an earlier stat of this step.)
+            let id = match found.or_else(|| self.node_id(name)) {
+                Some(id) => {
+                    if !self.covered[id] {
+                        self.covered[id] = true;
+                        self.covered_count += 1;
                     }
-                    None if name == "RecvTensor" || name == "_SOURCE" || name.contains("MEMCPY") => continue,
-                    None => {
-                        // A node only the runtime knows (e.g. `_retval_*`): its op is its name.
-                        let mut node = Node { name: name.into(), op: name.to_owned(), ..Default::default() };
-                        node.op_types.insert(node.op.clone());
-                        self.insert(node)
-                    }
-                };
-                self.nodes[id].add_step_stat(step, &dev, stat, !self.skip_runtime_shapes, &mut warnings);
-            }
+                    id
+                }
+                None if name == "RecvTensor" || name == "_SOURCE" || name.contains("MEMCPY") => continue,
+                None => {
+                    // A node only the runtime knows (e.g. `_retval_*`): its op is its name.
+                    let mut node = Node { name: name.into(), op: name.to_owned(), ..Default::default() };
+                    node.op_types.insert(node.op.clone());
+                    self.insert(node)
+                }
+            };
+            targets.push((id, at));
         }
-        self.warnings.extend(warnings);
+        // Each node takes its stats in order; nodes take theirs on all cores.
+        targets.par_sort_unstable();
+        let mut first_target = vec![0; self.nodes.len() + 1];
+        targets.iter().for_each(|&(id, _)| first_target[id + 1] += 1);
+        (1..first_target.len()).for_each(|i| first_target[i] += first_target[i - 1]);
+        let keep_shapes = !self.skip_runtime_shapes;
+        let mut warnings: Vec<(usize, String)> = self
+            .nodes
+            .par_iter_mut()
+            .enumerate()
+            .filter(|&(id, _)| first_target[id] < first_target[id + 1])
+            .flat_map_iter(|(id, node)| {
+                let mut warnings = Vec::new();
+                for &(_, at) in &targets[first_target[id]..first_target[id + 1]] {
+                    let (dev, stat) = stats[at];
+                    let mut said = Vec::new();
+                    node.add_step_stat(step, dev, stat, keep_shapes, &mut said);
+                    warnings.extend(said.into_iter().map(|w| (at, w)));
+                }
+                warnings
+            })
+            .collect();
+        warnings.sort_by_key(|&(at, _)| at);
+        self.warnings.extend(warnings.into_iter().map(|(_, w)| w));
         if has_gpu_scheduling && !has_gpu_stream {
             self.miss_accelerator_stream = true;
         }
@@ -379,6 +410,48 @@ mod tests {
         assert!(std::sync::Arc::ptr_eq(&b.inputs[0].name, &a.name));
         assert!(std::sync::Arc::ptr_eq(&b.inputs[1].name, &a.name));
         assert!(a.inputs.is_empty(), "the first definition of a wins");
+    }
+
+    /// Stats apply per node on all cores; what they leave must be what
+    /// applying them one by one, in order, leaves.
+    #[test]
+    fn a_step_applies_as_if_stat_by_stat_in_order() {
+        use crate::inputs::run_meta::{DeviceStatsRecord, StepStatsRecord};
+        let stat = |name: &str, start: i64| NodeStatsRecord { node_name: name.into(), all_start_micros: start, op_end_rel_micros: 3, ..Default::default() };
+        let device = |name: &str, stats: Vec<NodeStatsRecord>| DeviceStatsRecord { device: name.into(), node_stats: stats };
+        let cpu = "/job:w/replica:0/task:0/device:CPU:0";
+        let run_meta = RunMetaRecord {
+            step_stats: Some(StepStatsRecord {
+                dev_stats: vec![
+                    device(cpu, vec![stat("b", 0), stat("a", 10), stat("_retval_0", 12), stat("a", 0), stat("_SOURCE", 1)]),
+                    device("/job:w/replica:0/task:0/device:GPU:0/stream:all", vec![stat("a:a", 20), stat("_retval_0", 30)]),
+                    device(cpu, vec![stat("a", 40), stat("missing_time", 0)]),
+                ],
+            }),
+        };
+        let mut stats = Stats::new();
+        stats.add_graph(graph(&[("a", "A"), ("b", "B"), ("missing_time", "M")]));
+        let coverage = stats.add_run_meta(3, &run_meta);
+
+        let mut expected = Stats::new();
+        expected.add_graph(graph(&[("a", "A"), ("b", "B"), ("missing_time", "M"), ("_retval_0", "_retval_0")]));
+        let mut warnings = Vec::new();
+        for dev_stats in &run_meta.step_stats.as_ref().unwrap().dev_stats {
+            let dev = device::Device::classify(&dev_stats.device);
+            for stat in dev_stats.node_stats.iter().filter(|s| s.node_name != "_SOURCE") {
+                let id = expected.node_id(node_name(stat)).unwrap();
+                expected.nodes[id].add_step_stat(3, &dev, stat, true, &mut warnings);
+            }
+        }
+        assert_eq!(stats.warnings, warnings);
+        assert_eq!(stats.warnings, ["b has no start time, skipping", "a has no start time, skipping", "missing_time has no start time, skipping"]);
+        assert_eq!(stats.nodes.len(), 4);
+        for (node, want) in stats.nodes.iter().zip(&expected.nodes) {
+            assert_eq!(format!("{:?}", node.execs), format!("{:?}", want.execs), "{}", node.name);
+            assert_eq!(node.op_types, want.op_types, "{}", node.name);
+        }
+        // a, b and missing_time ran; _retval_0 is new, then seen again.
+        assert_eq!(coverage, 4.0 / (4.0 + 1e-10));
     }
 
     #[test]
