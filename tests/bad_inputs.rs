@@ -474,9 +474,9 @@ fn broken_pipe_exits_quietly() {
 }
 
 /// A single node named `a/a/…/a/x` with 200,000 scope levels (a 400 KB
-/// file). The scope view copies every prefix into its own `String`
-/// (`views::scope::build`, `TreeNode::synthetic(name.to_owned())`), which is
-/// quadratic: 32,000 levels (64 KB) already take 1 GB, this one tens of GB.
+/// file). A scope view that copied every prefix into its own `String` was
+/// quadratic: 32,000 levels (64 KB) took 1 GB, this one tens of GB. The
+/// prefixes now share the node's name (`views::Name`).
 #[test]
 fn deep_scope_name_stays_linear() {
     let dir = tempfile::tempdir().expect("tempdir");
