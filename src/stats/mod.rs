@@ -105,6 +105,8 @@ pub struct Stats {
     /// Do not keep the output shapes seen at run time, which only FLOPs
     /// estimates read.
     pub skip_runtime_shapes: bool,
+    /// How many steps the run metadata being added has (0: unknown).
+    expected_steps: usize,
     /// Where `--select tensor_value` reads variable values.
     pub checkpoint: Option<crate::inputs::checkpoint::Checkpoint>,
 }
@@ -273,6 +275,7 @@ impl Stats {
         targets.iter().for_each(|&(id, _)| first_target[id + 1] += 1);
         (1..first_target.len()).for_each(|i| first_target[i] += first_target[i - 1]);
         let keep_shapes = !self.skip_runtime_shapes;
+        let expected_steps = self.expected_steps.max(1);
         let mut warnings: Vec<(usize, String)> = self
             .nodes
             .par_iter_mut()
@@ -283,7 +286,7 @@ impl Stats {
                 for &(_, at) in &targets[first_target[id]..first_target[id + 1]] {
                     let (dev, stat) = stats[at];
                     let mut said = Vec::new();
-                    node.add_step_stat(step, dev, stat, keep_shapes, &mut said);
+                    node.add_step_stat(step, dev, stat, keep_shapes, expected_steps, &mut said);
                     warnings.extend(said.into_iter().map(|w| (at, w)));
                 }
                 warnings
@@ -319,6 +322,7 @@ impl Stats {
         mut coverage: impl FnMut(f64),
     ) -> crate::error::Result<()> {
         let Some(first) = files.first() else { return Ok(()) };
+        self.expected_steps = files.len();
         let mut current = first.decode()?;
         for step in 0..files.len() {
             let next = files.get(step + 1);
@@ -440,7 +444,7 @@ mod tests {
             let dev = device::Device::classify(&dev_stats.device);
             for stat in dev_stats.node_stats.iter().filter(|s| s.node_name != "_SOURCE") {
                 let id = expected.node_id(node_name(stat)).unwrap();
-                expected.nodes[id].add_step_stat(3, &dev, stat, true, &mut warnings);
+                expected.nodes[id].add_step_stat(3, &dev, stat, true, 1, &mut warnings);
             }
         }
         assert_eq!(stats.warnings, warnings);

@@ -217,8 +217,10 @@ impl Node {
 
     /// Records one NodeExecStats of `step` seen on `device` (tfprof's
     /// `AddStepStat`), and its output shapes if `keep_shapes`. Returns
-    /// warnings meant for stderr.
-    pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, keep_shapes: bool, warnings: &mut Vec<String>) {
+    /// warnings meant for stderr. `steps` is how many steps are being added:
+    /// the node's first record makes room for that many, so that later steps
+    /// do not move its records (from whichever core added them).
+    pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, keep_shapes: bool, steps: usize, warnings: &mut Vec<String>) {
         if keep_shapes && self.runtime_output_shapes.is_none() && !stat.output.is_empty() && *stat.node_name == *self.name {
             let shapes = stat
                 .output
@@ -235,6 +237,9 @@ impl Node {
                 // Seen on a second canonical device: tfprof drops the stat.
                 return;
             }
+        }
+        if self.execs.is_empty() {
+            self.execs.reserve_exact(steps);
         }
         let exec = self.execs.get_or_insert_with(step, ExecStep::default);
         exec.add_time(dev, stat);

@@ -69,6 +69,11 @@ impl<K: Ord, V> SmallMap<K, V> {
         }
     }
 
+    /// Room for `additional` more entries, and no more.
+    pub fn reserve_exact(&mut self, additional: usize) {
+        self.0.reserve_exact(additional);
+    }
+
     /// The value for `key`, inserting `make()` first if there is none.
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
         let i = match self.find(&key) {
