@@ -243,11 +243,21 @@ impl Stats {
         // Every stat with its device, in order.
         let stats: Vec<(&device::Device, &NodeStatsRecord)> =
             step_stats.dev_stats.iter().zip(&devices).flat_map(|(d, dev)| d.node_stats.iter().map(move |stat| (dev, stat))).collect();
-        // Names are looked up on all cores (at scale each lookup is a cache
-        // miss or two); coverage and the nodes only the runtime knows follow
-        // in order.
+        let targets = self.resolve_stats(&stats);
+        self.apply_stats(step, &stats, targets);
+        if has_gpu_scheduling && !has_gpu_stream {
+            self.miss_accelerator_stream = true;
+        }
+        self.run_coverage()
+    }
+
+    /// The node each stat is for, as `(node, stat index)`, counting coverage
+    /// and adding the nodes only the runtime knows, in stat order. Names are
+    /// looked up on all cores first (at scale each lookup is a cache miss or
+    /// two). Stats of skipped runtime entries have no target.
+    fn resolve_stats(&mut self, stats: &[(&device::Device, &NodeStatsRecord)]) -> Vec<(NodeId, usize)> {
         let found: Vec<Option<NodeId>> = stats.par_iter().map(|(_, stat)| self.node_id(node_name(stat))).collect();
-        let mut targets: Vec<(NodeId, usize)> = Vec::with_capacity(stats.len());
+        let mut targets = Vec::with_capacity(stats.len());
         for (at, ((_, stat), found)) in stats.iter().zip(found).enumerate() {
             let name = node_name(stat);
             // (Not found before: maybe made by an earlier stat of this step.)
@@ -269,21 +279,27 @@ impl Stats {
             };
             targets.push((id, at));
         }
-        // Each node takes its stats in order; nodes take theirs on all cores.
+        targets
+    }
+
+    /// Applies each stat to its node: every node takes its stats in order,
+    /// nodes take theirs on all cores. Warnings are kept in stat order.
+    fn apply_stats(&mut self, step: i64, stats: &[(&device::Device, &NodeStatsRecord)], mut targets: Vec<(NodeId, usize)>) {
         targets.par_sort_unstable();
-        let mut first_target = vec![0; self.nodes.len() + 1];
-        targets.iter().for_each(|&(id, _)| first_target[id + 1] += 1);
-        (1..first_target.len()).for_each(|i| first_target[i] += first_target[i - 1]);
+        // `targets[first[id]..first[id + 1]]` are node `id`'s.
+        let mut first = vec![0; self.nodes.len() + 1];
+        targets.iter().for_each(|&(id, _)| first[id + 1] += 1);
+        (1..first.len()).for_each(|i| first[i] += first[i - 1]);
         let keep_shapes = !self.skip_runtime_shapes;
         let expected_steps = self.expected_steps.max(1);
         let mut warnings: Vec<(usize, String)> = self
             .nodes
             .par_iter_mut()
             .enumerate()
-            .filter(|&(id, _)| first_target[id] < first_target[id + 1])
+            .filter(|&(id, _)| first[id] < first[id + 1])
             .flat_map_iter(|(id, node)| {
                 let mut warnings = Vec::new();
-                for &(_, at) in &targets[first_target[id]..first_target[id + 1]] {
+                for &(_, at) in &targets[first[id]..first[id + 1]] {
                     let (dev, stat) = stats[at];
                     let mut said = Vec::new();
                     node.add_step_stat(step, dev, stat, keep_shapes, expected_steps, &mut said);
@@ -294,10 +310,6 @@ impl Stats {
             .collect();
         warnings.sort_by_key(|&(at, _)| at);
         self.warnings.extend(warnings.into_iter().map(|(_, w)| w));
-        if has_gpu_scheduling && !has_gpu_stream {
-            self.miss_accelerator_stream = true;
-        }
-        self.run_coverage()
     }
 
     /// Tags the nodes the checkpoint has a variable for with the op type
