@@ -218,8 +218,9 @@ impl Node {
     /// Records one NodeExecStats of `step` seen on `device` (tfprof's
     /// `AddStepStat`), and its output shapes if `keep_shapes`. Returns
     /// warnings meant for stderr. `steps` is how many steps are being added:
-    /// the node's first record makes room for that many, so that later steps
-    /// do not move its records (from whichever core added them).
+    /// the node's first record makes room for that many (up to 16: a node
+    /// may run in few of many steps), so that later steps do not move its
+    /// records (from whichever core added them).
     pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, keep_shapes: bool, steps: usize, warnings: &mut Vec<String>) {
         if keep_shapes && self.runtime_output_shapes.is_none() && !stat.output.is_empty() && *stat.node_name == *self.name {
             let shapes = stat
@@ -239,7 +240,8 @@ impl Node {
             }
         }
         if self.execs.is_empty() {
-            self.execs.reserve_exact(steps);
+            const MOST_STEPS_RESERVED: usize = 16;
+            self.execs.reserve_exact(steps.min(MOST_STEPS_RESERVED));
         }
         let exec = self.execs.get_or_insert_with(step, ExecStep::default);
         exec.add_time(dev, stat);
