@@ -18,7 +18,7 @@ use bytes::Bytes;
 use prost::Message;
 use rayon::prelude::*;
 
-use super::wire::{map_semantics, prefetch, split_repeated_field_shared};
+use super::wire::{last_of_each_key, map_semantics, prefetch, split_repeated_field_shared};
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::AttrValue;
 use crate::proto::tensorflow::tfprof::{CodeDef, ProfileProto, Tuple};
@@ -119,20 +119,16 @@ impl ProfileFile {
         let Ok(ids) = entries.par_iter().map(|bytes| NodeKey::decode(&bytes[..]).map(|e| e.key)).collect::<Result<Vec<i64>, _>>() else {
             return Err(first_error());
         };
-        // Positions in id order, file order among equal ids; the last wins.
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by_key(|&at| ids[at]);
-        let mut replaced = Vec::new();
-        order.dedup_by(|later, earlier| {
-            let same = ids[*later] == ids[*earlier];
-            if same {
-                replaced.push(std::mem::replace(earlier, *later));
+        // Positions in id order; of equal ids the last in the file wins.
+        let order = last_of_each_key(ids.len(), |a, b| ids[a].cmp(&ids[b]));
+        if order.len() != ids.len() {
+            // A replaced entry is not used, but a broken one breaks the file.
+            let mut replaced = vec![true; ids.len()];
+            order.iter().for_each(|&at| replaced[at] = false);
+            let mut replaced = (0..ids.len()).filter(|&at| replaced[at]);
+            if replaced.any(|at| decode_entry(&entries[at], detail).is_err()) {
+                return Err(first_error());
             }
-            same
-        });
-        // A replaced entry is not used, but a broken one breaks the file.
-        if replaced.iter().any(|&at| decode_entry(&entries[at], detail).is_err()) {
-            return Err(first_error());
         }
         let failed = AtomicBool::new(false);
         let (mut first, mut second) = (Vec::new(), Vec::new());
@@ -147,13 +143,12 @@ impl ProfileFile {
                     let entry = &entries[later];
                     prefetch(&entry[..entry.len().min(2048)]);
                 }
-                at
-            })
-            .map(|at| match decode_entry(&entries[at], detail) {
-                Ok(entry) => convert(entry),
-                Err(_) => {
-                    failed.store(true, Relaxed);
-                    Default::default()
+                match decode_entry(&entries[at], detail) {
+                    Ok(entry) => convert(entry),
+                    Err(_) => {
+                        failed.store(true, Relaxed);
+                        Default::default()
+                    }
                 }
             })
             .unzip_into_vecs(&mut first, &mut second);

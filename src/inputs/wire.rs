@@ -96,15 +96,21 @@ pub fn map_semantics<K: Ord, V>(entries: &mut Vec<(K, V)>) {
     if entries.windows(2).all(|w| w[0].0 < w[1].0) {
         return;
     }
-    // Sorts positions rather than the entries, which may be large.
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
-    let last_of_each_key: Vec<usize> = order
+    let kept = last_of_each_key(entries.len(), |a, b| entries[a].0.cmp(&entries[b].0));
+    let mut slots: Vec<Option<(K, V)>> = entries.drain(..).map(Some).collect();
+    entries.extend(kept.into_iter().map(|at| slots[at].take().expect("each position once")));
+}
+
+/// The positions `0..len` that [`map_semantics`] keeps, in key order: for
+/// each key (compared by `cmp` of two positions), its last position. Sorts
+/// positions rather than the entries, which may be large.
+pub fn last_of_each_key(len: usize, cmp: impl Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
+    order.sort_by(|&a, &b| cmp(a, b));
+    order
         .iter()
         .enumerate()
-        .filter(|&(i, &at)| order.get(i + 1).is_none_or(|&next| entries[next].0 != entries[at].0))
+        .filter(|&(i, &at)| order.get(i + 1).is_none_or(|&next| cmp(next, at).is_ne()))
         .map(|(_, &at)| at)
-        .collect();
-    let mut slots: Vec<Option<(K, V)>> = entries.drain(..).map(Some).collect();
-    entries.extend(last_of_each_key.into_iter().map(|at| slots[at].take().expect("each position once")));
+        .collect()
 }
