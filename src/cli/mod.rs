@@ -406,12 +406,7 @@ fn print_live(stats: &Stats, view: View, opts: &Options, stdout: &mut String) ->
     crate::show::check(stats, view, opts)?;
     write_stdout(std::mem::take(stdout).as_bytes())?;
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    match crate::show::write_checked(stats, view, opts, &mut out).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(Error::Io { kind: "stdout", path: PathBuf::from("-"), source: e })
-        }
-        _ => Ok(()),
-    }
+    stdout_written(crate::show::write_checked(stats, view, opts, &mut out).and_then(|()| out.flush()))
 }
 
 /// Shows one view where `--output` says: its text on stdout or in a file, a
@@ -557,10 +552,13 @@ pub(crate) fn with_deep_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) 
 /// Writes to stdout; a closed pipe (`rtfprof … | head`) is not an error.
 fn write_stdout(bytes: &[u8]) -> Result<()> {
     let mut out = io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(Error::Io { kind: "stdout", path: PathBuf::from("-"), source: e })
-        }
+    stdout_written(out.write_all(bytes).and_then(|()| out.flush()))
+}
+
+/// The outcome of writing to stdout: a closed pipe is not an error.
+fn stdout_written(written: io::Result<()>) -> Result<()> {
+    match written {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::Io { kind: "stdout", path: PathBuf::from("-"), source: e }),
         _ => Ok(()),
     }
 }
