@@ -47,9 +47,7 @@ pub type Flush<'a> = &'a mut dyn FnMut(&mut String) -> std::io::Result<()>;
 
 /// Runs one view command and returns tfprof's complete text for it.
 pub fn render(stats: &Stats, view: View, opts: &Options) -> Result<String> {
-    check(stats, view, opts)?;
-    let (text, _) = run_checked(stats, view, opts, false, &mut |_| Ok(())).expect("keeping the text cannot fail");
-    Ok(text)
+    run_kept(stats, view, opts, false).map(|(text, _)| text)
 }
 
 /// Runs one view command, whose options [`check`] accepted, and writes
@@ -67,9 +65,14 @@ pub fn write_checked(stats: &Stats, view: View, opts: &Options, out: &mut impl s
 
 /// Runs one view command.
 pub fn run(stats: &Stats, view: View, opts: &Options) -> Result<ViewResult> {
-    check(stats, view, opts)?;
-    let (text, root) = run_checked(stats, view, opts, true, &mut |_| Ok(())).expect("keeping the text cannot fail");
+    let (text, root) = run_kept(stats, view, opts, true)?;
     Ok(ViewResult { text, root: root.expect("asked for the tree") })
+}
+
+/// Checks the options, then runs the view keeping its whole text.
+fn run_kept(stats: &Stats, view: View, opts: &Options, want_tree: bool) -> Result<(String, Option<Displayed>)> {
+    check(stats, view, opts)?;
+    Ok(run_checked(stats, view, opts, want_tree, &mut |_| Ok(())).expect("keeping the text cannot fail"))
 }
 
 /// The text (what `flush` did not take), and the displayed tree when
