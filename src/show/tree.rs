@@ -73,12 +73,11 @@ impl<'a> TreeShow<'a> {
         if view == View::Code {
             return (vec![Metrics::default(); tree.nodes.len()], Vec::new());
         }
-        let graph_nodes: Vec<Option<usize>> = tree.nodes.iter().map(|t| t.graph_node).collect();
-        graph_nodes
+        tree.nodes
             .par_iter()
-            .map(|graph_node| match graph_node {
+            .map(|tree_node| match tree_node.graph_node {
                 Some(id) => {
-                    let node = &stats.nodes[*id];
+                    let node = &stats.nodes[id];
                     (Metrics::of(node, opts.step), filter::is_accounted(opts, &node.op_types))
                 }
                 None => (Metrics::default(), filter::is_accounted(opts, synthetic_types)),
