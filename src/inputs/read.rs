@@ -110,7 +110,6 @@ fn describe_decode_error(e: &prost::DecodeError) -> String {
     one_line(&e.to_string())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::text_nesting_depth;

@@ -82,21 +82,21 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
     }
     let links = Links { input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(), slots: record.take_src_output_index(), exec_error };
     let node = Node {
-            attrs,
-            name: record.name.into(),
-            op: record.op,
-            op_types: record.op_types.into_iter().collect(),
-            shape: record.shape,
-            output_shapes,
-            inputs: Vec::new(),
-            float_ops: record.float_ops,
-            // A profile node always has a call stack, possibly empty.
-            trace: Some(trace),
-            canonical_device: record.canonical_device,
-            execs,
-            // Derived from `output_shapes` if FLOPs are estimated.
-            static_output_shapes: Vec::new(),
-            runtime_output_shapes: None,
+        attrs,
+        name: record.name.into(),
+        op: record.op,
+        op_types: record.op_types.into_iter().collect(),
+        shape: record.shape,
+        output_shapes,
+        inputs: Vec::new(),
+        float_ops: record.float_ops,
+        // A profile node always has a call stack, possibly empty.
+        trace: Some(trace),
+        canonical_device: record.canonical_device,
+        execs,
+        // Derived from `output_shapes` if FLOPs are estimated.
+        static_output_shapes: Vec::new(),
+        runtime_output_shapes: None,
     };
     (node, links)
 }
