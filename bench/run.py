@@ -105,6 +105,33 @@ def time_cmd(argv, runs, warmup, tmpdir, per_run=False):
             "times": times, "sys_runs": sys_, "tool": "python loop"}
 
 
+def time_interleaved(argvs):
+    """time_cmd's figures for each argv (a dict: key -> (argv, runs)), run
+    round-robin: round i runs every argv that wants more than i runs, so
+    all of them meet the same changes of machine load. Each timed run
+    follows an untimed run of the same argv, as a block of runs would: the
+    timed run then reuses the pages that run freed (see bench/README.md)."""
+    out = {key: {"times": [], "cpu": [], "sys": []} for key in argvs}
+    for i in range(max(r for _, r in argvs.values())):
+        for key, (argv, n) in argvs.items():
+            if i >= n:
+                continue
+            run_once(argv)
+            r = run_once(argv)
+            out[key]["times"].append(r["total"])
+            out[key]["cpu"].append(r["cpu"])
+            out[key]["sys"].append(r["sys"])
+    res = {}
+    for key, o in out.items():
+        times = o["times"]
+        res[key] = {"median": statistics.median(times), "min": min(times),
+                    "max": max(times), "runs": len(times),
+                    "cpu": statistics.median(o["cpu"]),
+                    "sys": statistics.median(o["sys"]), "times": times,
+                    "sys_runs": o["sys"], "tool": "python loop, interleaved"}
+    return res
+
+
 def sys_s(timing):
     """A timing's kernel seconds, or '-' when not measured."""
     return fs(timing["sys"]) if timing.get("sys") is not None else "-"
@@ -430,26 +457,28 @@ def main():
 
         # ---- scale series (rtfprof only)
         if not args.no_scale:
-            for k in (1, 4, 16):
-                d = data / ("x%d" % k)
-                if not (d / "graph.pb").exists():
-                    log("  x%d: no data, skipped" % k)
-                    continue
-                # x16 as many runs as x1: the fastest of more runs is
-                # faster, which would bias the x16/x1 ratio.
-                runs = {1: runs_x1, 4: 3 if q else 5, 16: runs_x1}[k]
-                row = {}
-                for w in ("scope", "profile_scope"):
-                    if k == 1:
-                        row[w] = res["rt"][w]
-                        row[w + "_rss"] = res["rt_rss"][w]
-                    else:
-                        argv = rt_args(binary, d, w)
-                        row[w] = time_cmd(argv, runs, 1, tmp, per_run=True)
-                        row[w + "_rss"] = peak_rss_kb(argv, 1)
+            scales = [k for k in (1, 4, 16)
+                      if (data / ("x%d" % k) / "graph.pb").exists()]
+            for k in set((1, 4, 16)) - set(scales):
+                log("  x%d: no data, skipped" % k)
+            # The scales run interleaved (x1, x4, x16, x1, ...), so a change
+            # of host load over the minutes of the series weighs on all of
+            # them alike; x16 as many runs as x1: the fastest of more runs
+            # is faster, which would bias the x16/x1 ratio.
+            runs = {1: runs_x1, 4: 3 if q else 5, 16: runs_x1}
+            for k in scales:
+                res["scale"][k] = {}
+            for w in ("scope", "profile_scope"):
+                timed = time_interleaved(
+                    {k: (rt_args(binary, data / ("x%d" % k), w), runs[k])
+                     for k in scales})
+                for k in scales:
+                    row = res["scale"][k]
+                    row[w] = timed[k]
+                    row[w + "_rss"] = res["rt_rss"][w] if k == 1 else \
+                        peak_rss_kb(rt_args(binary, data / ("x%d" % k), w), 1)
                     log("  x%-2d %-14s median %.3fs  peak RSS %s MB" % (
                         k, w, row[w]["median"], mb(row[w + "_rss"])))
-                res["scale"][k] = row
 
         # ---- the 100-step profile, after the scale series: the engine
         # takes 3-4 GB on it, which the host takes back once freed, and
@@ -693,8 +722,11 @@ def main():
                 per("profile_scope"), mb(row["profile_scope_rss"])))
         a("")
         if 1 in res["scale"] and 16 in res["scale"]:
-            a("Linearity is judged on each scale's fastest run (x1 and x16 "
-              "get the same number of runs). On this VM "
+            a("Linearity is judged on each scale's fastest run. The scales "
+              "run interleaved (x1, x4, x16, x1, ...; x1 and x16 the same "
+              "number of times, each timed run right after an untimed run "
+              "of the same command), so this x1 row is timed apart from "
+              "the x1 rows above. On this VM "
               "back-to-back x16 runs alternate between reusing the pages the "
               "previous run freed and meeting pages the hypervisor has taken "
               "back (free page reporting, see bench/README.md), so the "
