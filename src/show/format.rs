@@ -7,10 +7,41 @@ use std::fmt::Write;
 /// Appends `n` with `small` below the first scale, else divided by the
 /// largest scale it reaches, with two decimals and that scale's suffix.
 fn write_scaled(out: &mut String, n: i64, small: &str, scales: &[(i64, &str)]) {
-    let _ = match scales.iter().rev().find(|(scale, _)| n >= *scale) {
-        Some((scale, suffix)) => write!(out, "{:.2}{suffix}", n as f64 / *scale as f64),
-        None => write!(out, "{n}{small}"),
-    };
+    match scales.iter().rev().find(|(scale, _)| n >= *scale) {
+        Some(&(scale, suffix)) => {
+            write_hundredths(out, n, scale);
+            out.push_str(suffix);
+        }
+        None => {
+            out.push_str(itoa::Buffer::new().format(n));
+            out.push_str(small);
+        }
+    }
+}
+
+/// Appends `n / scale` (`scale` a power of ten from 1000 up, `n >= scale`)
+/// as `%.2f` prints the double `n as f64 / scale as f64`, in integers where
+/// that is exact: views print millions of these, and float formatting is
+/// most of a line's cost.
+///
+/// Below 2^53, `n` converts exactly and the double quotient is within
+/// `1/scale` of `n/scale`, while a quotient that is not on a tie between
+/// two hundredths is at least `1/scale` from every tie: the double rounds
+/// to the same hundredth as the exact quotient. On a tie, the double's
+/// binary value decides, so the float path formats it.
+fn write_hundredths(out: &mut String, n: i64, scale: i64) {
+    let unit = scale / 100;
+    let (hundredths, rest) = (n / unit, n % unit);
+    if n >= 1 << 53 || 2 * rest == unit {
+        let _ = write!(out, "{:.2}", n as f64 / scale as f64);
+        return;
+    }
+    let rounded = hundredths + i64::from(2 * rest > unit);
+    out.push_str(itoa::Buffer::new().format(rounded / 100));
+    let cents = (rounded % 100) as u8;
+    out.push('.');
+    out.push(char::from(b'0' + cents / 10));
+    out.push(char::from(b'0' + cents % 10));
 }
 
 const COUNT_SCALES: [(i64, &str); 3] = [(1_000, "k"), (1_000_000, "m"), (1_000_000_000, "b")];
@@ -65,7 +96,7 @@ pub fn shape(dims: &[i64]) -> String {
         if i > 0 {
             out.push('x');
         }
-        out.push_str(&d.to_string());
+        out.push_str(itoa::Buffer::new().format(*d));
     }
     out
 }
@@ -93,6 +124,50 @@ mod tests {
     fn ties_round_to_even_like_printf() {
         assert_eq!(bytes(1_125), "1.12KB");
         assert_eq!(bytes(1_375), "1.38KB");
+    }
+
+    /// The integer path prints what float formatting of the double
+    /// quotient prints: every value up to 3 million (all three scales,
+    /// every rounding case of KB and ms), the values around the ties of
+    /// larger ones, and values near 2^53 and beyond.
+    #[test]
+    fn hundredths_match_float_formatting() {
+        let float = |n: i64, scale: i64| format!("{:.2}", n as f64 / scale as f64);
+        let ints = |n: i64, scale: i64| {
+            let mut out = String::new();
+            write_hundredths(&mut out, n, scale);
+            out
+        };
+        let scales = [1_000, 1_000_000, 1_000_000_000];
+        for n in 1_000..3_000_000 {
+            for scale in scales.into_iter().filter(|&s| n >= s) {
+                assert_eq!(ints(n, scale), float(n, scale), "{n} / {scale}");
+            }
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200_000 {
+            let bits = random() % 63;
+            let base = (random() >> (64 - bits.max(10))) as i64;
+            for scale in scales {
+                let unit = scale / 100;
+                // A tie of this scale near `base`, and its neighbours.
+                let tie = (base / unit) * unit + unit / 2;
+                for n in [base, tie - 1, tie, tie + 1] {
+                    if n >= scale {
+                        assert_eq!(ints(n, scale), float(n, scale), "{n} / {scale}");
+                    }
+                }
+            }
+        }
+        for n in [(1 << 53) - 1, 1 << 53, (1 << 53) + 1, i64::MAX] {
+            assert_eq!(ints(n, 1_000_000), float(n, 1_000_000), "{n}");
+        }
     }
 
     #[test]
