@@ -14,11 +14,24 @@ use crate::proto::tensorflow::GraphDef;
 /// Decodes a binary proto, or parses it as text format if that fails (tfprof's
 /// `ReadProtoFile`). `what` is the message's name in package `tensorflow`.
 pub fn decode_binary_or_text<M: Message + Default + Send>(kind: &'static str, path: &Path, bytes: &[u8], what: &str) -> Result<M> {
-    let binary_err = match M::decode(bytes) {
+    decode_binary_or_text_with(kind, path, bytes, what, |wire| M::decode(wire))
+}
+
+/// [`decode_binary_or_text`] with a decoder of its own for the wire bytes
+/// (text is transcoded to wire bytes first): for records that are not
+/// prost messages.
+pub fn decode_binary_or_text_with<T: Send>(
+    kind: &'static str,
+    path: &Path,
+    bytes: &[u8],
+    what: &str,
+    decode: impl Fn(&[u8]) -> Result<T, prost::DecodeError> + Sync,
+) -> Result<T> {
+    let binary_err = match decode(bytes) {
         Ok(message) => return Ok(message),
         Err(e) => e,
     };
-    match parse_text::<M>(bytes, what) {
+    match parse_text(bytes, what, &decode) {
         Ok(message) => Ok(message),
         Err(text_err) => Err(Error::input(
             kind,
@@ -37,10 +50,10 @@ pub fn decode_binary<M: Message + Default>(kind: &'static str, path: &Path, byte
 /// (`RECURSION_LIMIT`), which prost-reflect's recursive text parser lacks.
 pub const TEXT_NESTING_LIMIT: usize = 100;
 
-fn parse_text<M: Message + Default + Send>(bytes: &[u8], what: &str) -> Result<M, String> {
+fn parse_text<T: Send>(bytes: &[u8], what: &str, decode: &(impl Fn(&[u8]) -> Result<T, prost::DecodeError> + Sync)) -> Result<T, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text at byte {}", e.valid_up_to()))?;
     let full_name = format!("tensorflow.{what}");
-    if let Ok(message) = super::text_format::parse::<M>(text, &full_name) {
+    if let Ok(message) = super::text_format::parse_with(text, &full_name, decode) {
         return Ok(message);
     }
     // Checked before parsing: deeper input would overflow the parser's stack.
@@ -61,7 +74,7 @@ fn parse_text<M: Message + Default + Send>(bytes: &[u8], what: &str) -> Result<M
             .spawn_scoped(scope, || {
                 let dynamic =
                     DynamicMessage::parse_text_format(descriptor, text).map_err(|e| one_line(&e.to_string()))?;
-                dynamic.transcode_to::<M>().map_err(|e| one_line(&e.to_string()))
+                decode(&dynamic.encode_to_vec()).map_err(|e| one_line(&e.to_string()))
             })
             .map_err(|e| format!("cannot start the text parser thread: {e}"))?
             .join()
@@ -136,7 +149,7 @@ pub fn parse_graph_text_parallel(kind: &'static str, path: &Path, bytes: &[u8]) 
     let pieces = rayon::current_num_threads().max(1) * 4;
     let cuts = top_level_cuts(bytes, bytes.len() / pieces + 1);
     let chunks: Vec<&[u8]> = cuts.windows(2).map(|w| &bytes[w[0]..w[1]]).collect();
-    let parsed: Result<Vec<GraphDef>, String> = chunks.par_iter().map(|c| parse_text::<GraphDef>(c, "GraphDef")).collect();
+    let parsed: Result<Vec<GraphDef>, String> = chunks.par_iter().map(|c| parse_text(c, "GraphDef", &|wire| GraphDef::decode(wire))).collect();
     let Ok(parts) = parsed else {
         return decode_binary_or_text(kind, path, bytes, "GraphDef");
     };

@@ -48,10 +48,15 @@ fn reject<T>(at: usize, reason: &'static str) -> Result<T, Rejected> {
 /// Parses `text` as the message `full_name` of rtfprof's compiled protos
 /// (e.g. `tensorflow.GraphDef`).
 pub fn parse<M: Message + Default>(text: &str, full_name: &str) -> Result<M, Rejected> {
+    parse_with(text, full_name, |wire| M::decode(wire))
+}
+
+/// [`parse`] with a decoder of its own for the wire bytes.
+pub fn parse_with<T>(text: &str, full_name: &str, decode: impl Fn(&[u8]) -> Result<T, prost::DecodeError>) -> Result<T, Rejected> {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     let schema = SCHEMA.get_or_init(|| Schema::new(crate::proto::descriptor_pool()));
     let wire = schema.transcode(full_name, text)?;
-    M::decode(wire.as_slice()).map_err(|_| Rejected { at: text.len(), reason: "the wire bytes do not decode" })
+    decode(wire.as_slice()).map_err(|_| Rejected { at: text.len(), reason: "the wire bytes do not decode" })
 }
 
 /// The descriptors of a pool in the form the parser looks them up.
