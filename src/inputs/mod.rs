@@ -82,11 +82,13 @@ pub struct InputPaths {
 pub struct RunMetaFile {
     pub path: PathBuf,
     bytes: bytes::Bytes,
+    /// Whether to keep output shapes (only FLOPs estimation reads them).
+    shapes: bool,
 }
 
 impl RunMetaFile {
     pub fn decode(&self) -> Result<RunMetaRecord> {
-        decode_run_meta(&self.bytes, &self.path)
+        decode_run_meta(&self.bytes, &self.path, self.shapes)
     }
 }
 
@@ -129,7 +131,7 @@ impl Inputs {
                 paths
                     .run_meta_paths
                     .par_iter()
-                    .map(|p| Ok(RunMetaFile { path: p.clone(), bytes: map_file("--run_meta_path", p)? }))
+                    .map(|p| Ok(RunMetaFile { path: p.clone(), bytes: map_file("--run_meta_path", p)?, shapes: paths.estimate_flops }))
                     .collect::<Result<Vec<_>>>()
             },
         );
@@ -167,18 +169,20 @@ pub fn decode_graph(bytes: impl Into<bytes::Bytes>, path: &Path, with_attrs: boo
     Ok(graph)
 }
 
-/// A RunMetadata file, binary (or, like tfprof, text format).
+/// A RunMetadata file, binary (or, like tfprof, text format), with output
+/// shapes.
 pub fn load_run_meta(path: &Path) -> Result<RunMetaRecord> {
-    decode_run_meta(&map_file("--run_meta_path", path)?, path)
+    decode_run_meta(&map_file("--run_meta_path", path)?, path, true)
 }
 
-/// Decodes a RunMetadata; `path` only names it in errors.
-pub fn decode_run_meta(bytes: &[u8], path: &Path) -> Result<RunMetaRecord> {
+/// Decodes a RunMetadata, with output shapes if `shapes`; `path` only names
+/// it in errors.
+pub fn decode_run_meta(bytes: &[u8], path: &Path, shapes: bool) -> Result<RunMetaRecord> {
     const KIND: &str = "--run_meta_path";
     if bytes.is_empty() {
         return Err(Error::input(KIND, path, "empty file (not a RunMetadata)"));
     }
-    let run_meta: RunMetaRecord = read::decode_binary_or_text(KIND, path, bytes, "RunMetadata")?;
+    let run_meta = read::decode_binary_or_text_with(KIND, path, bytes, "RunMetadata", |wire| RunMetaRecord::decode(wire, shapes))?;
     if let Some(step_stats) = &run_meta.step_stats
         && step_stats.dev_stats.iter().any(|d| d.device.is_empty())
     {

@@ -4,156 +4,407 @@
 //! A traced step's RunMetadata is mostly what tfprof ignores: each node
 //! stat's `timeline_label` (close to half of the bytes), its nanosecond
 //! copies of the times, allocation records and, when asked for, the cost
-//! and partition graphs. Records that declare only the fields rtfprof reads
-//! let prost skip the rest instead of allocating it. Text-format files are
-//! transcoded to the same records.
+//! and partition graphs. Of what it reads, tfprof only ever sums a stat's
+//! allocators and outputs, so each stat is reduced to those sums while it
+//! is decoded: no allocator names, output lists or shapes are kept (shapes
+//! only when asked, for FLOPs estimation). Text-format files are transcoded
+//! to wire bytes and decoded the same way.
+//!
+//! Merging follows protobuf's rules, as prost's generated decoder (and
+//! TensorFlow's) do: a repeated message adds an element per occurrence, a
+//! singular message merges every occurrence, a scalar keeps the last. Fields
+//! that are not read are skipped unchecked, as prost skips unknown fields.
 
+use prost::DecodeError;
+use prost::encoding::{DecodeContext, WireType, check_wire_type, decode_key, decode_varint, int64, skip_field, string};
 use prost::Message;
 
 use crate::proto::tensorflow::TensorShapeProto;
 
 /// `tensorflow.RunMetadata`: the step stats only.
-#[derive(Clone, PartialEq, Message)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunMetaRecord {
-    #[prost(message, optional, tag = "1")]
     pub step_stats: Option<StepStatsRecord>,
 }
 
 /// `tensorflow.StepStats`.
-#[derive(Clone, PartialEq, Message)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepStatsRecord {
-    #[prost(message, repeated, tag = "1")]
     pub dev_stats: Vec<DeviceStatsRecord>,
 }
 
 /// `tensorflow.DeviceStepStats` without thread names.
-#[derive(Clone, PartialEq, Message)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceStatsRecord {
-    #[prost(string, tag = "1")]
     pub device: String,
-    #[prost(message, repeated, tag = "2")]
     pub node_stats: Vec<NodeStatsRecord>,
 }
 
-/// `tensorflow.NodeExecStats`: name, start, duration, memory and outputs.
-#[derive(Clone, PartialEq, Message)]
+/// `tensorflow.NodeExecStats`: name, start, duration, and the sums of its
+/// allocators, outputs and memory stats.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeStatsRecord {
-    #[prost(string, tag = "1")]
     pub node_name: String,
-    #[prost(int64, tag = "2")]
     pub all_start_micros: i64,
-    #[prost(int64, tag = "4")]
     pub op_end_rel_micros: i64,
-    #[prost(message, repeated, tag = "6")]
-    pub memory: Vec<AllocatorMemoryRecord>,
-    #[prost(message, repeated, tag = "7")]
-    pub output: Vec<NodeOutputRecord>,
-    #[prost(message, optional, tag = "12")]
-    pub memory_stats: Option<MemoryStatsRecord>,
-}
-
-/// `tensorflow.AllocatorMemoryUsed` without allocation records.
-#[derive(Clone, PartialEq, Message)]
-pub struct AllocatorMemoryRecord {
-    #[prost(string, tag = "1")]
-    pub allocator_name: String,
-    #[prost(int64, tag = "2")]
-    pub total_bytes: i64,
-    #[prost(int64, tag = "3")]
-    pub peak_bytes: i64,
-    #[prost(int64, tag = "4")]
-    pub live_bytes: i64,
-    #[prost(int64, tag = "5")]
-    pub allocator_bytes_in_use: i64,
-}
-
-/// `tensorflow.NodeOutput`: its tensor's shape and allocation.
-#[derive(Clone, PartialEq, Message)]
-pub struct NodeOutputRecord {
-    #[prost(message, optional, tag = "3")]
-    pub tensor_description: Option<TensorDescriptionRecord>,
-}
-
-/// `tensorflow.TensorDescription` without the dtype.
-#[derive(Clone, PartialEq, Message)]
-pub struct TensorDescriptionRecord {
-    #[prost(message, optional, tag = "2")]
-    pub shape: Option<TensorShapeProto>,
-    #[prost(message, optional, tag = "4")]
-    pub allocation_description: Option<AllocationRecord>,
-}
-
-/// `tensorflow.AllocationDescription`: the sizes.
-#[derive(Clone, PartialEq, Message)]
-pub struct AllocationRecord {
-    #[prost(int64, tag = "1")]
-    pub requested_bytes: i64,
-    #[prost(int64, tag = "2")]
-    pub allocated_bytes: i64,
-}
-
-/// `tensorflow.MemoryStats`: the two sizes tfprof adds.
-#[derive(Clone, PartialEq, Message)]
-pub struct MemoryStatsRecord {
-    #[prost(int64, tag = "1")]
+    /// Over the `memory` entries (one per allocator).
+    pub memory: AllocatorSums,
+    /// How many `output` entries the stat has.
+    pub outputs: usize,
+    /// Over the outputs whose tensor has an allocation description:
+    /// `max(allocated_bytes, requested_bytes)`, summed.
+    pub output_bytes: i64,
+    /// Each output's tensor shape (`None`: not given), in order; decoded
+    /// only when asked for (`None` here otherwise).
+    pub output_shapes: Option<Vec<Option<TensorShapeProto>>>,
+    /// `memory_stats.temp_memory_size`.
     pub temp_memory_size: i64,
-    #[prost(int64, tag = "3")]
+    /// `memory_stats.persistent_memory_size`.
     pub persistent_memory_size: i64,
+}
+
+/// Sums over a stat's `tensorflow.AllocatorMemoryUsed` entries; sums wrap
+/// around like tfprof's `int64` arithmetic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllocatorSums {
+    pub total_bytes: i64,
+    pub peak_bytes: i64,
+    pub live_bytes: i64,
+    /// Allocators whose name contains `GPU`.
+    pub gpu_allocators: usize,
+    /// The largest `allocator_bytes_in_use` of those (0 if none is larger).
+    pub gpu_bytes_in_use: i64,
+}
+
+impl AllocatorSums {
+    /// Adds one allocator's entry.
+    pub fn add(&mut self, name: &str, total: i64, peak: i64, live: i64, bytes_in_use: i64) {
+        self.total_bytes = self.total_bytes.wrapping_add(total);
+        self.peak_bytes = self.peak_bytes.wrapping_add(peak);
+        self.live_bytes = self.live_bytes.wrapping_add(live);
+        if name.contains("GPU") {
+            self.gpu_allocators += 1;
+            self.gpu_bytes_in_use = self.gpu_bytes_in_use.max(bytes_in_use);
+        }
+    }
+}
+
+impl RunMetaRecord {
+    /// Decodes a binary RunMetadata; with `shapes`, keeps each output's
+    /// shape.
+    pub fn decode(wire: &[u8], shapes: bool) -> Result<RunMetaRecord, DecodeError> {
+        let mut record = RunMetaRecord::default();
+        for_each_field(wire, |tag, wire_type, buf| match tag {
+            1 => step_stats(payload(tag, wire_type, buf)?, record.step_stats.get_or_insert_with(Default::default), shapes),
+            _ => skip(tag, wire_type, buf),
+        })?;
+        Ok(record)
+    }
+}
+
+fn step_stats(wire: &[u8], into: &mut StepStatsRecord, shapes: bool) -> Result<(), DecodeError> {
+    for_each_field(wire, |tag, wire_type, buf| match tag {
+        1 => {
+            into.dev_stats.push(device_stats(payload(tag, wire_type, buf)?, shapes)?);
+            Ok(())
+        }
+        _ => skip(tag, wire_type, buf),
+    })
+}
+
+fn device_stats(wire: &[u8], shapes: bool) -> Result<DeviceStatsRecord, DecodeError> {
+    let mut device = DeviceStatsRecord::default();
+    // One buffer for every allocator name of the device's stats.
+    let mut scratch = String::new();
+    for_each_field(wire, |tag, wire_type, buf| match tag {
+        1 => string::merge(wire_type, &mut device.device, buf, DecodeContext::default()),
+        2 => {
+            device.node_stats.push(node_stats(payload(tag, wire_type, buf)?, shapes, &mut scratch)?);
+            Ok(())
+        }
+        _ => skip(tag, wire_type, buf),
+    })?;
+    Ok(device)
+}
+
+fn node_stats(wire: &[u8], shapes: bool, scratch: &mut String) -> Result<NodeStatsRecord, DecodeError> {
+    let mut stat = NodeStatsRecord { output_shapes: shapes.then(Vec::new), ..Default::default() };
+    for_each_field(wire, |tag, wire_type, buf| match tag {
+        1 => string::merge(wire_type, &mut stat.node_name, buf, DecodeContext::default()),
+        2 => int64::merge(wire_type, &mut stat.all_start_micros, buf, DecodeContext::default()),
+        4 => int64::merge(wire_type, &mut stat.op_end_rel_micros, buf, DecodeContext::default()),
+        6 => allocator(payload(tag, wire_type, buf)?, &mut stat.memory, scratch),
+        7 => output(payload(tag, wire_type, buf)?, &mut stat),
+        12 => memory_stats(payload(tag, wire_type, buf)?, &mut stat),
+        _ => skip(tag, wire_type, buf),
+    })?;
+    Ok(stat)
+}
+
+/// One `AllocatorMemoryUsed`, added to `sums` once whole.
+fn allocator(wire: &[u8], sums: &mut AllocatorSums, name: &mut String) -> Result<(), DecodeError> {
+    name.clear();
+    let (mut total, mut peak, mut live, mut in_use) = (0, 0, 0, 0);
+    for_each_field(wire, |tag, wire_type, buf| match tag {
+        1 => string::merge(wire_type, name, buf, DecodeContext::default()),
+        2 => int64::merge(wire_type, &mut total, buf, DecodeContext::default()),
+        3 => int64::merge(wire_type, &mut peak, buf, DecodeContext::default()),
+        4 => int64::merge(wire_type, &mut live, buf, DecodeContext::default()),
+        5 => int64::merge(wire_type, &mut in_use, buf, DecodeContext::default()),
+        _ => skip(tag, wire_type, buf),
+    })?;
+    sums.add(name, total, peak, live, in_use);
+    Ok(())
+}
+
+/// One `NodeOutput`, added to the stat once whole.
+fn output(wire: &[u8], stat: &mut NodeStatsRecord) -> Result<(), DecodeError> {
+    // `tensor_description`'s shape and (requested, allocated) bytes, each
+    // `None` until its field appears.
+    let mut shape: Option<TensorShapeProto> = None;
+    let mut allocation: Option<(i64, i64)> = None;
+    let keep_shape = stat.output_shapes.is_some();
+    for_each_field(wire, |tag, wire_type, buf| match tag {
+        3 => tensor_description(payload(tag, wire_type, buf)?, keep_shape.then_some(&mut shape), &mut allocation),
+        _ => skip(tag, wire_type, buf),
+    })?;
+    stat.outputs += 1;
+    if let Some((requested, allocated)) = allocation {
+        stat.output_bytes = stat.output_bytes.wrapping_add(allocated.max(requested));
+    }
+    if let Some(shapes) = &mut stat.output_shapes {
+        shapes.push(shape);
+    }
+    Ok(())
+}
+
+/// Merges a `TensorDescription` into its shape (when kept) and allocation.
+fn tensor_description(wire: &[u8], shape: Option<&mut Option<TensorShapeProto>>, allocation: &mut Option<(i64, i64)>) -> Result<(), DecodeError> {
+    let mut shape = shape;
+    for_each_field(wire, |tag, wire_type, buf| match (tag, &mut shape) {
+        (2, Some(shape)) => shape.get_or_insert_with(Default::default).merge(payload(tag, wire_type, buf)?),
+        (4, _) => {
+            let (requested, allocated) = allocation.get_or_insert((0, 0));
+            for_each_field(payload(tag, wire_type, buf)?, |tag, wire_type, buf| match tag {
+                1 => int64::merge(wire_type, requested, buf, DecodeContext::default()),
+                2 => int64::merge(wire_type, allocated, buf, DecodeContext::default()),
+                _ => skip(tag, wire_type, buf),
+            })
+        }
+        _ => skip(tag, wire_type, buf),
+    })
+}
+
+/// Merges a `MemoryStats` into the stat's two sizes.
+fn memory_stats(wire: &[u8], stat: &mut NodeStatsRecord) -> Result<(), DecodeError> {
+    for_each_field(wire, |tag, wire_type, buf| match tag {
+        1 => int64::merge(wire_type, &mut stat.temp_memory_size, buf, DecodeContext::default()),
+        3 => int64::merge(wire_type, &mut stat.persistent_memory_size, buf, DecodeContext::default()),
+        _ => skip(tag, wire_type, buf),
+    })
+}
+
+/// Reads each field's key and hands the field to `field`, which reads its
+/// value from the buffer.
+fn for_each_field<'a>(mut wire: &'a [u8], mut field: impl FnMut(u32, WireType, &mut &'a [u8]) -> Result<(), DecodeError>) -> Result<(), DecodeError> {
+    while !wire.is_empty() {
+        let (tag, wire_type) = decode_key(&mut wire)?;
+        field(tag, wire_type, &mut wire)?;
+    }
+    Ok(())
+}
+
+/// A length-delimited field's payload, borrowed (prost checks the length).
+fn payload<'a>(tag: u32, wire_type: WireType, buf: &mut &'a [u8]) -> Result<&'a [u8], DecodeError> {
+    check_wire_type(WireType::LengthDelimited, wire_type)?;
+    let mut field = *buf;
+    skip_field(wire_type, tag, buf, DecodeContext::default())?;
+    let len = decode_varint(&mut field)? as usize;
+    Ok(&field[..len])
+}
+
+fn skip(tag: u32, wire_type: WireType, buf: &mut &[u8]) -> Result<(), DecodeError> {
+    skip_field(wire_type, tag, buf, DecodeContext::default())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::proto::tensorflow::RunMetadata;
+    use prost::encoding::{encode_key, encode_varint};
 
-    /// The generated type's decode with the fields the records skip cleared.
-    fn kept_fields(mut run_meta: RunMetadata) -> RunMetadata {
-        let step_stats = run_meta.step_stats.take();
-        let mut kept = RunMetadata { step_stats, ..Default::default() };
-        for dev in kept.step_stats.iter_mut().flat_map(|s| &mut s.dev_stats) {
-            dev.thread_names.clear();
-            for stat in &mut dev.node_stats {
-                let (name, start, end) = (std::mem::take(&mut stat.node_name), stat.all_start_micros, stat.op_end_rel_micros);
-                let (memory, mut output, memory_stats) =
-                    (std::mem::take(&mut stat.memory), std::mem::take(&mut stat.output), stat.memory_stats.take());
-                *stat = Default::default();
-                (stat.node_name, stat.all_start_micros, stat.op_end_rel_micros) = (name, start, end);
-                stat.memory = memory.into_iter().map(|m| crate::proto::tensorflow::AllocatorMemoryUsed { allocation_records: vec![], ..m }).collect();
-                for out in &mut output {
-                    out.slot = 0;
-                    if let Some(t) = &mut out.tensor_description {
-                        t.dtype = 0;
-                        if let Some(a) = &mut t.allocation_description {
-                            *a = crate::proto::tensorflow::AllocationDescription { requested_bytes: a.requested_bytes, allocated_bytes: a.allocated_bytes, ..Default::default() };
-                        }
-                    }
-                }
-                stat.output = output;
-                stat.memory_stats = memory_stats.map(|m| crate::proto::tensorflow::MemoryStats {
-                    temp_memory_size: m.temp_memory_size,
-                    persistent_memory_size: m.persistent_memory_size,
-                    ..Default::default()
-                });
+    use super::*;
+    use crate::proto::tensorflow::{
+        AllocationDescription, AllocatorMemoryUsed, MemoryStats, NodeExecStats, NodeOutput, RunMetadata, TensorDescription,
+        tensor_shape_proto::Dim,
+    };
+
+    /// The record the generated (complete) decode reduces to: what the
+    /// records kept before stats were summed while decoding.
+    fn reduced(full: &RunMetadata, shapes: bool) -> RunMetaRecord {
+        let stat = |s: &NodeExecStats| {
+            let mut memory = AllocatorSums::default();
+            for m in &s.memory {
+                memory.add(&m.allocator_name, m.total_bytes, m.peak_bytes, m.live_bytes, m.allocator_bytes_in_use);
             }
+            let allocations = s.output.iter().filter_map(|o| o.tensor_description.as_ref()?.allocation_description.as_ref());
+            let memory_stats = s.memory_stats.clone().unwrap_or_default();
+            NodeStatsRecord {
+                node_name: s.node_name.clone(),
+                all_start_micros: s.all_start_micros,
+                op_end_rel_micros: s.op_end_rel_micros,
+                memory,
+                outputs: s.output.len(),
+                output_bytes: allocations.fold(0i64, |sum, a| sum.wrapping_add(a.allocated_bytes.max(a.requested_bytes))),
+                output_shapes: shapes.then(|| s.output.iter().map(|o| o.tensor_description.as_ref().and_then(|t| t.shape.clone())).collect()),
+                temp_memory_size: memory_stats.temp_memory_size,
+                persistent_memory_size: memory_stats.persistent_memory_size,
+            }
+        };
+        RunMetaRecord {
+            step_stats: full.step_stats.as_ref().map(|steps| StepStatsRecord {
+                dev_stats: steps
+                    .dev_stats
+                    .iter()
+                    .map(|d| DeviceStatsRecord { device: d.device.clone(), node_stats: d.node_stats.iter().map(stat).collect() })
+                    .collect(),
+            }),
         }
-        kept
     }
 
-    /// The records hold exactly the generated type's values of the fields
-    /// they declare: re-encoded, they decode to the full message with the
-    /// other fields cleared.
+    fn agrees(wire: &[u8], what: &str) {
+        let full = RunMetadata::decode(wire).unwrap();
+        for shapes in [false, true] {
+            assert_eq!(RunMetaRecord::decode(wire, shapes).unwrap(), reduced(&full, shapes), "{what}, shapes {shapes}");
+        }
+    }
+
+    fn fixture(model: &str) -> Vec<u8> {
+        std::fs::read(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("testdata/{model}/run_meta_0"))).unwrap()
+    }
+
+    /// On traced steps, the records hold what the generated decode holds,
+    /// summed; the traces have what the sums are made of.
     #[test]
-    fn records_equal_the_generated_decode() {
-        for model in ["mlp", "cnn", "while"] {
-            let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("testdata/{model}/run_meta_0"));
-            let bytes = std::fs::read(path).unwrap();
-            let full = RunMetadata::decode(bytes.as_slice()).unwrap();
-            let lean = RunMetaRecord::decode(bytes.as_slice()).unwrap();
-            let round_trip = RunMetadata::decode(lean.encode_to_vec().as_slice()).unwrap();
-            assert_eq!(round_trip, kept_fields(full.clone()), "{model}");
-            let stats = full.step_stats.unwrap();
-            assert!(stats.dev_stats.iter().flat_map(|d| &d.node_stats).any(|s| !s.output.is_empty() && !s.memory.is_empty()));
-            assert!(stats.dev_stats.iter().flat_map(|d| &d.node_stats).any(|s| !s.timeline_label.is_empty()), "{model}: something is skipped");
+    fn records_are_the_generated_decode_summed() {
+        for model in ["mlp", "cnn", "while", "gpu_synth"] {
+            let wire = fixture(model);
+            agrees(&wire, model);
+            let full = RunMetadata::decode(wire.as_slice()).unwrap();
+            let stats: Vec<&NodeExecStats> = full.step_stats.iter().flat_map(|s| &s.dev_stats).flat_map(|d| &d.node_stats).collect();
+            assert!(stats.iter().any(|s| !s.output.is_empty() && !s.memory.is_empty()), "{model}");
+            assert!(stats.iter().any(|s| !s.timeline_label.is_empty()), "{model}: something is skipped");
+        }
+    }
+
+    fn field(tag: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_key(tag, WireType::LengthDelimited, &mut out);
+        encode_varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A RunMetadata with one device whose stats are the given payloads.
+    fn run_meta(device: &str, stats: &[Vec<u8>]) -> Vec<u8> {
+        let mut dev = field(1, device.as_bytes());
+        stats.iter().for_each(|s| dev.extend(field(2, s)));
+        field(1, &field(1, &dev))
+    }
+
+    /// Fields given more than once merge as protobuf says: repeated ones
+    /// add, singular messages merge, scalars keep the last value.
+    #[test]
+    fn repeated_fields_merge_like_the_generated_decode() {
+        let gpu = |name: &str, total, in_use| AllocatorMemoryUsed {
+            allocator_name: name.into(),
+            total_bytes: total,
+            peak_bytes: total + 1,
+            live_bytes: total / 2,
+            allocator_bytes_in_use: in_use,
+            ..Default::default()
+        };
+        let shape = |dims: &[i64]| crate::proto::tensorflow::TensorShapeProto {
+            dim: dims.iter().map(|&size| Dim { size, name: String::new() }).collect(),
+            unknown_rank: false,
+        };
+        let described = |dims: &[i64], requested, allocated| NodeOutput {
+            slot: 0,
+            tensor_description: Some(TensorDescription {
+                shape: Some(shape(dims)),
+                allocation_description: Some(AllocationDescription { requested_bytes: requested, allocated_bytes: allocated, ..Default::default() }),
+                ..Default::default()
+            }),
+        };
+        let first = NodeExecStats {
+            node_name: "a".into(),
+            all_start_micros: 5,
+            op_end_rel_micros: 2,
+            memory: vec![gpu("GPU_0_bfc", 100, 7), gpu("cpu", 10, 99)],
+            output: vec![described(&[2, 3], 24, 32), NodeOutput::default()],
+            memory_stats: Some(MemoryStats { temp_memory_size: 4, persistent_memory_size: 8, ..Default::default() }),
+            ..Default::default()
+        };
+        let second = NodeExecStats {
+            node_name: "b".into(),
+            op_end_rel_micros: 9,
+            // An allocator without a name: not a GPU one.
+            memory: vec![gpu("GPU_1_bfc", 50, 3), gpu("", 1, 1000)],
+            output: vec![described(&[], 8, 0)],
+            memory_stats: Some(MemoryStats { persistent_memory_size: 16, ..Default::default() }),
+            ..Default::default()
+        };
+        // One stat written in two parts; one output whose tensor description
+        // (and its allocation and shape) comes in two parts.
+        let split_stat = [first.encode_to_vec(), second.encode_to_vec()].concat();
+        let part = |dims: &[i64], requested| {
+            let allocation = AllocationDescription { requested_bytes: requested, ..Default::default() };
+            let part = TensorDescription { shape: Some(shape(dims)), allocation_description: Some(allocation), ..Default::default() };
+            field(3, &part.encode_to_vec())
+        };
+        let split_output = [field(1, b"c"), field(7, &[part(&[4], 40), part(&[5, 6], 16)].concat())].concat();
+        // A device named twice, and step stats given twice.
+        let mut wire = run_meta("/device:GPU:0", &[split_stat.clone(), split_output.clone()]);
+        wire.extend(field(1, &field(1, &[field(1, b"/device:CPU:0"), field(1, b"/device:CPU:1"), field(2, &split_stat)].concat())));
+        agrees(&wire, "merged fields");
+        let record = RunMetaRecord::decode(&wire, false).unwrap();
+        let stats = &record.step_stats.as_ref().unwrap().dev_stats;
+        assert_eq!(stats.len(), 2);
+        assert_eq!(stats[1].device, "/device:CPU:1");
+        let merged = &stats[0].node_stats[0];
+        assert_eq!((merged.node_name.as_str(), merged.all_start_micros, merged.op_end_rel_micros), ("b", 5, 9));
+        assert_eq!(merged.memory, AllocatorSums { total_bytes: 161, peak_bytes: 165, live_bytes: 80, gpu_allocators: 2, gpu_bytes_in_use: 7 });
+        assert_eq!((merged.outputs, merged.output_bytes), (3, 32 + 8));
+        assert_eq!((merged.temp_memory_size, merged.persistent_memory_size), (4, 16));
+        assert_eq!(stats[0].node_stats[1].output_bytes, 16, "the later allocation's requested bytes win");
+    }
+
+    /// A file cut anywhere decodes only if the generated decode takes it,
+    /// and then to the same record.
+    #[test]
+    fn truncated_files_fail_like_the_generated_decode() {
+        let wire = fixture("mlp");
+        for len in (0..wire.len()).step_by(97).chain(wire.len() - 40..wire.len()) {
+            let cut = &wire[..len];
+            match RunMetadata::decode(cut) {
+                Ok(full) => assert_eq!(RunMetaRecord::decode(cut, true).unwrap(), reduced(&full, true), "cut at {len}"),
+                Err(_) => assert!(RunMetaRecord::decode(cut, true).is_err(), "cut at {len}"),
+            }
+        }
+    }
+
+    /// A field read with the wrong wire type is an error, as in the
+    /// generated decode.
+    #[test]
+    fn wrong_wire_types_are_errors() {
+        let mut bad_name = Vec::new();
+        encode_key(1, WireType::Varint, &mut bad_name);
+        encode_varint(3, &mut bad_name);
+        let mut bad_memory = Vec::new();
+        encode_key(6, WireType::Varint, &mut bad_memory);
+        encode_varint(3, &mut bad_memory);
+        for stat in [bad_name, bad_memory, field(2, b"xx"), field(1, &[0xff, 0xfe])] {
+            let wire = run_meta("/device:CPU:0", &[stat]);
+            assert!(RunMetadata::decode(wire.as_slice()).is_err());
+            assert!(RunMetaRecord::decode(&wire, false).is_err());
         }
     }
 }

@@ -139,32 +139,17 @@ impl ExecStep {
             memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
             ..Default::default()
         };
-        let mut warning = None;
-        let mut gpu_allocators = 0;
-        for m in stat.memory.iter().filter(|m| m.allocator_name.contains("GPU")) {
-            gpu_allocators += 1;
-            mem.allocator_bytes_in_use = mem.allocator_bytes_in_use.max(m.allocator_bytes_in_use);
-        }
-        if gpu_allocators > 1 {
-            warning = Some(format!("found {gpu_allocators} gpu allocator for 1 node"));
-        }
-        for out in &stat.output {
-            if let Some(alloc) = out.tensor_description.as_ref().and_then(|t| t.allocation_description.as_ref()) {
-                let bytes = alloc.allocated_bytes.max(alloc.requested_bytes);
-                // (tfprof also keeps each slot's pointer and size; nothing here reads them.)
-                mem.output_bytes = mem.output_bytes.wrapping_add(bytes);
-            }
-        }
+        let allocators = &stat.memory;
+        let gpu_allocators = allocators.gpu_allocators;
+        let warning = (gpu_allocators > 1).then(|| format!("found {gpu_allocators} gpu allocator for 1 node"));
+        mem.allocator_bytes_in_use = allocators.gpu_bytes_in_use;
+        // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
+        mem.output_bytes = stat.output_bytes;
         // tfprof splits these by host and accelerator; only their sums are read.
-        let (temp, persistent) = stat
-            .memory_stats
-            .as_ref()
-            .map_or((0, 0), |ms| (ms.temp_memory_size, ms.persistent_memory_size));
-        mem.residual_bytes = wrapping_sum(stat.memory.iter().map(|m| m.live_bytes)).wrapping_add(persistent);
-        mem.requested_bytes =
-            wrapping_sum(stat.memory.iter().map(|m| m.total_bytes)).wrapping_add(persistent).wrapping_add(temp);
-        mem.peak_bytes =
-            wrapping_sum(stat.memory.iter().map(|m| m.peak_bytes)).wrapping_add(persistent).wrapping_add(temp);
+        let (temp, persistent) = (stat.temp_memory_size, stat.persistent_memory_size);
+        mem.residual_bytes = allocators.live_bytes.wrapping_add(persistent);
+        mem.requested_bytes = allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp);
+        mem.peak_bytes = allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp);
         push_snug(&mut self.memory, mem);
         warning
     }
@@ -223,13 +208,13 @@ impl Node {
     /// may run in few of many steps), so that later steps do not move its
     /// records (from whichever core added them).
     pub fn add_step_stat(&mut self, step: i64, dev: &Device, stat: &NodeStatsRecord, keep_shapes: bool, steps: usize, warnings: &mut Vec<String>) {
-        if keep_shapes && self.runtime_output_shapes.is_none() && !stat.output.is_empty() && *stat.node_name == *self.name {
-            let shapes = stat
-                .output
-                .iter()
-                .map(|o| o.tensor_description.as_ref().and_then(|t| t.shape.as_ref()).and_then(known_shape))
-                .collect();
-            self.runtime_output_shapes = Some(shapes);
+        if keep_shapes
+            && self.runtime_output_shapes.is_none()
+            && stat.outputs > 0
+            && *stat.node_name == *self.name
+            && let Some(shapes) = &stat.output_shapes
+        {
+            self.runtime_output_shapes = Some(shapes.iter().map(|shape| shape.as_ref().and_then(known_shape)).collect());
         }
         if dev.canonical {
             if self.canonical_device.is_empty() {
