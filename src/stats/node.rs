@@ -135,23 +135,21 @@ impl ExecStep {
         if stat.all_start_micros <= 0 {
             return Some(format!("{} has no start time, skipping", stat.node_name));
         }
-        let mut mem = MemoryRecord {
-            memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
-            ..Default::default()
-        };
         let allocators = &stat.memory;
         let gpu_allocators = allocators.gpu_allocators;
-        let warning = (gpu_allocators > 1).then(|| format!("found {gpu_allocators} gpu allocator for 1 node"));
-        mem.allocator_bytes_in_use = allocators.gpu_bytes_in_use;
-        // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
-        mem.output_bytes = stat.output_bytes;
         // tfprof splits these by host and accelerator; only their sums are read.
         let (temp, persistent) = (stat.temp_memory_size, stat.persistent_memory_size);
-        mem.residual_bytes = allocators.live_bytes.wrapping_add(persistent);
-        mem.requested_bytes = allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp);
-        mem.peak_bytes = allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp);
+        let mem = MemoryRecord {
+            memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
+            requested_bytes: allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp),
+            peak_bytes: allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp),
+            residual_bytes: allocators.live_bytes.wrapping_add(persistent),
+            // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
+            output_bytes: stat.output_bytes,
+            allocator_bytes_in_use: allocators.gpu_bytes_in_use,
+        };
         push_snug(&mut self.memory, mem);
-        warning
+        (gpu_allocators > 1).then(|| format!("found {gpu_allocators} gpu allocator for 1 node"))
     }
 
     pub fn accelerator_micros(&self) -> i64 {
