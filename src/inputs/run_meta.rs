@@ -179,10 +179,11 @@ fn output(wire: &[u8], stat: &mut NodeStatsRecord) -> Result<(), DecodeError> {
 }
 
 /// Merges a `TensorDescription` into its shape (when kept) and allocation.
-fn tensor_description(wire: &[u8], shape: Option<&mut Option<TensorShapeProto>>, allocation: &mut Option<(i64, i64)>) -> Result<(), DecodeError> {
-    let mut shape = shape;
+fn tensor_description(wire: &[u8], mut shape: Option<&mut Option<TensorShapeProto>>, allocation: &mut Option<(i64, i64)>) -> Result<(), DecodeError> {
     for_each_field(wire, |tag, wire_type, buf| match (tag, &mut shape) {
         (2, Some(shape)) => shape.get_or_insert_with(Default::default).merge(payload(tag, wire_type, buf)?),
+        // Not kept, but of its wire type either way.
+        (2, None) => payload(tag, wire_type, buf).map(drop),
         (4, _) => {
             let (requested, allocated) = allocation.get_or_insert((0, 0));
             for_each_field(payload(tag, wire_type, buf)?, |tag, wire_type, buf| match tag {
@@ -401,10 +402,15 @@ mod tests {
         let mut bad_memory = Vec::new();
         encode_key(6, WireType::Varint, &mut bad_memory);
         encode_varint(3, &mut bad_memory);
-        for stat in [bad_name, bad_memory, field(2, b"xx"), field(1, &[0xff, 0xfe])] {
+        // An output shape, read or not.
+        let mut bad_shape = Vec::new();
+        encode_key(2, WireType::Varint, &mut bad_shape);
+        encode_varint(1, &mut bad_shape);
+        let bad_output = field(7, &field(3, &bad_shape));
+        for stat in [bad_name, bad_memory, bad_output, field(2, b"xx"), field(1, &[0xff, 0xfe])] {
             let wire = run_meta("/device:CPU:0", &[stat]);
             assert!(RunMetadata::decode(wire.as_slice()).is_err());
-            assert!(RunMetaRecord::decode(&wire, false).is_err());
+            assert!(RunMetaRecord::decode(&wire, false).is_err() && RunMetaRecord::decode(&wire, true).is_err());
         }
     }
 }
