@@ -26,6 +26,8 @@ pub mod outputs;
 pub mod proto;
 pub mod show;
 pub mod stats;
+#[cfg(test)]
+mod test_random;
 pub mod views;
 
 pub use error::{Error, Result};

@@ -398,19 +398,13 @@ mod tests {
     #[test]
     fn corrupted_files_decode_like_the_generated_decode() {
         let wire = fixture("mlp");
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut random = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::test_random::XorShift::new(0x2545_f491_4f6c_dd1d);
         let mut taken = 0;
         for _ in 0..3000 {
             let mut bad = wire.clone();
-            for _ in 0..1 + random() % 3 {
-                let at = (random() % bad.len() as u64) as usize;
-                bad[at] = random() as u8;
+            for _ in 0..1 + rng.below(3) {
+                let at = rng.below(bad.len() as u64) as usize;
+                bad[at] = rng.next() as u8;
             }
             let ours = RunMetaRecord::decode(&bad, true);
             if let Ok(full) = RunMetadata::decode(bad.as_slice()) {

@@ -144,16 +144,10 @@ mod tests {
                 assert_eq!(ints(n, scale), float(n, scale), "{n} / {scale}");
             }
         }
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut random = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::test_random::XorShift::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..200_000 {
-            let bits = random() % 63;
-            let base = (random() >> (64 - bits.max(10))) as i64;
+            let bits = rng.below(63);
+            let base = (rng.next() >> (64 - bits.max(10))) as i64;
             for scale in scales {
                 let unit = scale / 100;
                 // A tie of this scale near `base`, and its neighbours.

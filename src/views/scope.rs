@@ -138,13 +138,8 @@ mod tests {
     /// components and repeated prefixes, in random order.
     #[test]
     fn the_tree_is_the_trie_of_components_in_name_order() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |below: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % below
-        };
+        let mut rng = crate::test_random::XorShift::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |below: u64| rng.below(below);
         for round in 0..200 {
             let alphabet = [b'a', b'b', b'-', b'.', b'/', b'0', b'~'];
             let names: Vec<String> = (0..1 + next(60))
