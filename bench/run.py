@@ -67,11 +67,19 @@ def rt_args(binary, d, workload, out="/dev/null"):
     raise ValueError(workload)
 
 
-def time_cmd(argv, runs, warmup, tmpdir, per_run=False):
+def summarise(times, cpu, sys_, tool):
     """Median/min/max wall seconds, median user+sys seconds and median sys
-    (kernel) seconds of argv. per_run: time each run here (wait4), so that
-    every run's kernel time is known (hyperfine 1.15 gives only means)."""
-    if shutil.which("hyperfine") and not per_run:
+    (kernel) seconds of the runs, with the runs' wall and kernel seconds."""
+    return {"median": statistics.median(times), "min": min(times),
+            "max": max(times), "runs": len(times),
+            "cpu": statistics.median(cpu), "sys": statistics.median(sys_),
+            "times": times, "sys_runs": sys_, "tool": tool}
+
+
+def time_cmd(argv, runs, warmup, tmpdir):
+    """summarise() of argv's runs after warmup, with hyperfine if present,
+    else timed here."""
+    if shutil.which("hyperfine"):
         js = os.path.join(tmpdir, "hf.json")
         r = subprocess.run(
             ["hyperfine", "-N", "--style", "none", "--warmup", str(warmup),
@@ -80,56 +88,35 @@ def time_cmd(argv, runs, warmup, tmpdir, per_run=False):
         if r.returncode != 0:
             raise RuntimeError("hyperfine failed: " + r.stderr[-2000:])
         res = json.load(open(js))["results"][0]
-        times = res["times"]
         u, s = res.get("user"), res.get("system")
         if isinstance(u, list):      # newer hyperfine: per-run values
-            cpu = [a + b for a, b in zip(u, s)]
-            sys_ = s
-        else:                        # hyperfine 1.15: means only
-            cpu = [u + s]
-            sys_ = [s]
-        return {"median": statistics.median(times), "min": min(times),
-                "max": max(times), "runs": len(times),
-                "cpu": statistics.median(cpu), "sys": statistics.median(sys_),
-                "times": times, "sys_runs": sys_, "tool": "hyperfine"}
-    times, cpu, sys_ = [], [], []
-    for i in range(warmup + runs):
-        r = run_once(argv)
-        if i >= warmup:
-            times.append(r["total"])
-            cpu.append(r["cpu"])
-            sys_.append(r["sys"])
-    return {"median": statistics.median(times), "min": min(times),
-            "max": max(times), "runs": len(times),
-            "cpu": statistics.median(cpu), "sys": statistics.median(sys_),
-            "times": times, "sys_runs": sys_, "tool": "python loop"}
+            return summarise(res["times"], [a + b for a, b in zip(u, s)], s,
+                             "hyperfine")
+        # hyperfine 1.15: means only
+        return summarise(res["times"], [u + s], [s], "hyperfine")
+    for _ in range(warmup):
+        run_once(argv)
+    done = [run_once(argv) for _ in range(runs)]
+    return summarise([r["total"] for r in done], [r["cpu"] for r in done],
+                     [r["sys"] for r in done], "python loop")
 
 
 def time_interleaved(argvs):
-    """time_cmd's figures for each argv (a dict: key -> (argv, runs)), run
+    """summarise() for each argv (a dict: key -> (argv, runs)), run
     round-robin: round i runs every argv that wants more than i runs, so
     all of them meet the same changes of machine load. Each timed run
     follows an untimed run of the same argv, as a block of runs would: the
-    timed run then reuses the pages that run freed (see bench/README.md)."""
-    out = {key: {"times": [], "cpu": [], "sys": []} for key in argvs}
+    timed run then reuses the pages that run freed (see bench/README.md).
+    Timed here (wait4), so that every run's kernel time is known."""
+    done = {key: [] for key in argvs}
     for i in range(max(r for _, r in argvs.values())):
         for key, (argv, n) in argvs.items():
-            if i >= n:
-                continue
-            run_once(argv)
-            r = run_once(argv)
-            out[key]["times"].append(r["total"])
-            out[key]["cpu"].append(r["cpu"])
-            out[key]["sys"].append(r["sys"])
-    res = {}
-    for key, o in out.items():
-        times = o["times"]
-        res[key] = {"median": statistics.median(times), "min": min(times),
-                    "max": max(times), "runs": len(times),
-                    "cpu": statistics.median(o["cpu"]),
-                    "sys": statistics.median(o["sys"]), "times": times,
-                    "sys_runs": o["sys"], "tool": "python loop, interleaved"}
-    return res
+            if i < n:
+                run_once(argv)
+                done[key].append(run_once(argv))
+    return {key: summarise([r["total"] for r in runs], [r["cpu"] for r in runs],
+                           [r["sys"] for r in runs], "python loop, interleaved")
+            for key, runs in done.items()}
 
 
 def sys_s(timing):
