@@ -9,6 +9,7 @@ const ROOTS: &[&str] = &[
     "tensorflow/core/protobuf/config.proto",
     "tensorflow/core/profiler/tfprof_log.proto",
     "tensorflow/core/profiler/tfprof_options.proto",
+    "tensorflow/core/profiler/tfprof_output.proto",
     "tensorflow/core/profiler/profile.proto",
     "tensorflow/core/protobuf/tensor_bundle.proto",
     "tsl/profiler/protobuf/xplane.proto",

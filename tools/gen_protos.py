@@ -22,6 +22,7 @@ ROOT_MODULES = [
     "tensorflow.core.protobuf.config_pb2",          # RunMetadata, StepStats, CostGraphDef
     "tensorflow.core.profiler.tfprof_log_pb2",      # OpLogProto, ProfileProto
     "tensorflow.core.profiler.tfprof_options_pb2",  # OptionsProto (the oracle's options)
+    "tensorflow.core.profiler.tfprof_output_pb2",   # GraphNodeProto: what tf.profiler returns
     "tensorflow.core.profiler.profile_pb2",         # pprof Profile
     "tensorflow.core.protobuf.tensor_bundle_pb2",   # checkpoint index entries
     "tensorflow.tsl.profiler.protobuf.xplane_pb2",  # XSpace: TF2 / JAX profiler traces
