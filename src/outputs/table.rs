@@ -134,41 +134,112 @@ pub fn write_json<W: Write>(view: View, step: i64, root: &Displayed, per_step: O
     Ok(out)
 }
 
-/// One row per displayed node in pre-order (the root first, depth 0).
-pub fn write_csv<W: Write>(root: &Displayed, per_step: Option<&PerStep>, out: W) -> std::io::Result<W> {
-    let per_step = usable(per_step);
-    let mut w = csv::Writer::from_writer(out);
+/// A value of a [`Record`]: CSV writes floats with `decimals` digits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell<'a> {
+    Int(i64),
+    Bool(bool),
+    Str(&'a str),
+    Float { value: f64, decimals: usize },
+}
+
+impl std::fmt::Display for Cell<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cell::Int(v) => write!(f, "{v}"),
+            Cell::Bool(v) => write!(f, "{v}"),
+            Cell::Str(v) => f.write_str(v),
+            Cell::Float { value, decimals } => write!(f, "{value:.decimals$}"),
+        }
+    }
+}
+
+/// One displayed node as a row of the CSV output (and of the Python
+/// module's `to_records`).
+pub struct Record<'a> {
+    /// The root is 0.
+    pub depth: usize,
+    pub node: &'a Displayed,
+    steps: Option<StepStats>,
+}
+
+/// The displayed nodes in pre-order, the root first, with their per-step
+/// statistics when more than one step was loaded.
+pub fn records<'a>(root: &'a Displayed, per_step: Option<&PerStep>) -> Vec<Record<'a>> {
+    fn walk<'a>(node: &'a Displayed, depth: usize, per_step: Option<&PerStep>, out: &mut Vec<Record<'a>>) {
+        out.push(record(node, depth, per_step));
+        for child in &node.children {
+            walk(child, depth + 1, per_step, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, 0, per_step, &mut out);
+    out
+}
+
+/// The record of one displayed node at `depth` (see [`records`]).
+pub fn record<'a>(node: &'a Displayed, depth: usize, per_step: Option<&PerStep>) -> Record<'a> {
+    Record { depth, node, steps: step_stats(usable(per_step), node.index) }
+}
+
+/// The names of [`Record::cells`]: the CSV header, plus with `step_values`
+/// each stepped metric's value at every step (`<metric>_step<N>`, before its
+/// mean).
+pub fn columns(per_step: Option<&PerStep>, step_values: bool) -> Vec<String> {
     let mut header: Vec<String> = ["depth", "name", "accounted", "graph_nodes"].map(String::from).to_vec();
     header.extend(METRICS.iter().map(|(n, _)| format!("own_{n}")));
     header.extend(METRICS.iter().map(|(n, _)| format!("total_{n}")));
-    if per_step.is_some() {
+    if let Some(p) = usable(per_step) {
         header.extend(["steps".to_owned(), "steps_ran".to_owned()]);
         for (name, _) in stepped_metrics() {
+            if step_values {
+                header.extend(p.steps.iter().map(|step| format!("{name}_step{step}")));
+            }
             header.extend([format!("{name}_mean"), format!("{name}_std"), format!("{name}_cv")]);
         }
     }
-    w.write_record(&header)?;
-    write_rows(&mut w, root, 0, per_step)?;
-    w.into_inner().map_err(|e| e.into_error())
+    header
 }
 
-fn write_rows<W: Write>(w: &mut csv::Writer<W>, node: &Displayed, depth: usize, per_step: Option<&PerStep>) -> std::io::Result<()> {
-    let mut record: Vec<String> =
-        vec![depth.to_string(), node.name.clone(), node.accounted.to_string(), node.graph_nodes.len().to_string()];
-    record.extend(METRICS.iter().map(|(_, get)| get(&node.own).to_string()));
-    record.extend(METRICS.iter().map(|(_, get)| get(&node.totals).to_string()));
-    if let (Some(stats), Some(p)) = (step_stats(per_step, node.index), per_step) {
-        record.extend([p.steps.len().to_string(), stats.steps_ran.to_string()]);
-        for (name, _) in stepped_metrics() {
-            let s = &stats.metrics[name];
-            record.extend([format!("{:.3}", s.mean), format!("{:.3}", s.std), format!("{:.4}", s.cv)]);
+impl Record<'_> {
+    /// The row's values, in the order of [`columns`].
+    pub fn cells(&self, step_values: bool) -> Vec<Cell<'_>> {
+        let node = self.node;
+        let mut cells = vec![
+            Cell::Int(self.depth as i64),
+            Cell::Str(&node.name),
+            Cell::Bool(node.accounted),
+            Cell::Int(node.graph_nodes.len() as i64),
+        ];
+        cells.extend(METRICS.iter().map(|(_, get)| Cell::Int(get(&node.own))));
+        cells.extend(METRICS.iter().map(|(_, get)| Cell::Int(get(&node.totals))));
+        if let Some(stats) = &self.steps {
+            let steps = stats.metrics.values().next().map_or(0, |s| s.values.len());
+            cells.extend([Cell::Int(steps as i64), Cell::Int(stats.steps_ran as i64)]);
+            for (name, _) in stepped_metrics() {
+                let s = &stats.metrics[name];
+                if step_values {
+                    cells.extend(s.values.iter().map(|&v| Cell::Int(v)));
+                }
+                cells.extend([
+                    Cell::Float { value: s.mean, decimals: 3 },
+                    Cell::Float { value: s.std, decimals: 3 },
+                    Cell::Float { value: s.cv, decimals: 4 },
+                ]);
+            }
         }
+        cells
     }
-    w.write_record(&record)?;
-    for child in &node.children {
-        write_rows(w, child, depth + 1, per_step)?;
+}
+
+/// One row per displayed node in pre-order (the root first, depth 0).
+pub fn write_csv<W: Write>(root: &Displayed, per_step: Option<&PerStep>, out: W) -> std::io::Result<W> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(columns(per_step, false))?;
+    for record in records(root, per_step) {
+        w.write_record(record.cells(false).iter().map(Cell::to_string))?;
     }
-    Ok(())
+    w.into_inner().map_err(|e| e.into_error())
 }
 
 #[cfg(test)]

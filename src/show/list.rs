@@ -77,6 +77,7 @@ pub fn op_view(stats: &Stats, groups: &[OpGroup], opts: &Options) -> (String, Di
             name: row.group.name.clone(),
             own: row.snap.own,
             totals: row.totals,
+            definitions: 0,
             accounted: true,
             graph_nodes: row.snap.graph_nodes.clone(),
             children: Vec::new(),

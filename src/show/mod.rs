@@ -22,6 +22,9 @@ pub struct Displayed {
     pub name: String,
     pub own: Metrics,
     pub totals: Metrics,
+    /// Graph nodes counted in `totals` (tfprof's `total_definition_count`;
+    /// 0 for op and code rows, which have none).
+    pub definitions: i64,
     /// Whether `own` counts (accounted nodes print `own/total`, others `--/total`).
     pub accounted: bool,
     /// The graph nodes behind it: one for scope/graph nodes, a group for

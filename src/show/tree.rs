@@ -150,6 +150,7 @@ impl<'a> TreeShow<'a> {
             name: node.name.to_string(),
             own: self.own[n],
             totals: self.totals[n].metrics,
+            definitions: if self.view == View::Code { 0 } else { self.totals[n].definition_count },
             accounted: self.accounted[n],
             graph_nodes,
             children: self.children[n].iter().map(|&c| self.displayed(c)).collect(),
