@@ -14,10 +14,12 @@
 //! [`advise`] runs tfprof's checkers over the stats and views; [`memory`]
 //! replays the allocation records into bytes in use and the live nodes at
 //! the peak; [`diff`] compares two profiles. [`cli`] is the
-//! `rtfprof` command line on top of the library. [`cache`] prefetches what
+//! `rtfprof` command line on top of the library; [`api`] is one view as a
+//! function call, what the Python module calls. [`cache`] prefetches what
 //! the passes over scattered records read next.
 
 pub mod advise;
+pub mod api;
 pub mod cache;
 pub mod cli;
 pub mod diff;

@@ -7,34 +7,7 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     rtfprof::keep_freed_memory();
-    let args = rtfprof::cli::normalize_args(std::env::args_os());
-    let cli = match rtfprof::cli::Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        // --help and --version print in full; usage errors get one line.
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("rtfprof: {}; see 'rtfprof --help'", first.trim_start_matches("error: "));
-            return ExitCode::from(2);
-        }
-    };
-    match rtfprof::cli::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.exit_code() == 2 => {
-            eprintln!("rtfprof: {e}; see 'rtfprof --help'");
-            ExitCode::from(2)
-        }
-        Err(e) => {
-            eprintln!("rtfprof: {e}");
-            ExitCode::from(e.exit_code())
-        }
-    }
+    ExitCode::from(rtfprof::cli::main(std::env::args_os()))
 }

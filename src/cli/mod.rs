@@ -126,7 +126,8 @@ impl Command {
     }
 }
 
-#[derive(Debug, Args)]
+/// The input flags; `Default` is none given (for building them in code).
+#[derive(Debug, Default, Args)]
 #[command(rename_all = "snake_case")]
 pub struct InputArgs {
     /// GraphDef file, text (.pbtxt) or binary.
@@ -186,6 +187,17 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
+    /// Whether any input was given (without, the CLI prints tfprof's help).
+    pub fn has_inputs(&self) -> bool {
+        let paths = self.paths();
+        paths.graph_path.is_some()
+            || !paths.run_meta_paths.is_empty()
+            || paths.profile_path.is_some()
+            || self.xplane_path.is_some()
+            || paths.events_path.is_some()
+            || !self.job.is_empty()
+    }
+
     pub fn paths(&self) -> InputPaths {
         InputPaths {
             graph_path: self.graph_path.clone(),
@@ -360,6 +372,38 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         .collect()
 }
 
+/// The `rtfprof` command: parses `args` (the program name first), runs it,
+/// prints errors as one line on stderr and returns the exit code: 0, 1 for
+/// bad input, 2 for bad usage. The binary's `main` and the Python package's
+/// `rtfprof` command both call this.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
+    let cli = match Cli::try_parse_from(normalize_args(args)) {
+        Ok(cli) => cli,
+        // --help and --version print in full; usage errors get one line.
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return 0;
+        }
+        Err(e) => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            eprintln!("rtfprof: {}; see 'rtfprof --help'", first.trim_start_matches("error: "));
+            return 2;
+        }
+    };
+    match run(cli) {
+        Ok(()) => 0,
+        Err(e) if e.exit_code() == 2 => {
+            eprintln!("rtfprof: {e}; see 'rtfprof --help'");
+            2
+        }
+        Err(e) => {
+            eprintln!("rtfprof: {e}");
+            e.exit_code()
+        }
+    }
+}
+
 /// Runs one invocation and writes what it prints to stdout, even when it
 /// fails part way (tfprof prints its start-up lines before an unknown step).
 ///
@@ -405,27 +449,14 @@ enum Print {
 
 fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     let opts = cli.show.to_options()?;
-    let mut paths = cli.inputs.paths();
-    // Only the code view (text or pprof), advise and the prompt read code traces.
-    paths.skip_code_traces = matches!(cli.command, Some(Command::Scope | Command::Graph | Command::Op));
-    // Only advise, the prompt and FLOPs estimates read node attributes.
-    paths.skip_attrs = matches!(cli.command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code)) && !paths.estimate_flops;
     if let (Output::Folded(_), Some(view)) = (&opts.output, cli.command.as_ref().and_then(Command::view)) {
         check_folded(view, &opts)?;
     }
     if matches!(cli.command, Some(Command::Memory)) {
         memory::check_output(&opts)?;
-        paths.allocations = true;
-        paths.skip_code_traces = true;
-        paths.skip_attrs = !paths.estimate_flops;
     }
-    let no_inputs = paths.graph_path.is_none()
-        && paths.run_meta_paths.is_empty()
-        && paths.profile_path.is_none()
-        && cli.inputs.xplane_path.is_none()
-        && paths.events_path.is_none()
-        && cli.inputs.job.is_empty();
-    check_event_flags(&paths, &cli.inputs.job, &cli.command)?;
+    check_event_flags(&cli.inputs.paths(), &cli.inputs.job, &cli.command)?;
+    let no_inputs = !cli.inputs.has_inputs();
     if cli.command.is_none() && no_inputs {
         stdout.push_str(TFPROF_HELP);
         return Ok(());
@@ -433,65 +464,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     if matches!(cli.command, Some(Command::Jobs)) && cli.inputs.job.is_empty() {
         return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
     }
-    if cli.inputs.xplane_run.is_some() && cli.inputs.xplane_path.is_none() {
-        return Err(Error::flag("--xplane_run", "needs --xplane_path LOGDIR"));
-    }
-    // A run directory with several hosts' traces is read as one job a host.
-    let mut xplane_jobs = Vec::new();
-    if let Some(path) = &cli.inputs.xplane_path {
-        if !cli.inputs.job.is_empty() {
-            return Err(Error::flag("--xplane_path", "give each job's trace with --job NAME=PATH instead"));
-        }
-        let located = crate::inputs::xplane::locate(path, cli.inputs.xplane_run.as_deref())?;
-        if let Some(note) = located.note {
-            stdout.push_str(&note);
-            stdout.push('\n');
-        }
-        match located.hosts.as_slice() {
-            [(_, file)] => paths.xplane_path = Some(file.clone()),
-            hosts => {
-                xplane_jobs = hosts
-                    .iter()
-                    .map(|(host, file)| crate::jobs::JobSpec {
-                        name: host.clone(),
-                        inputs: InputPaths { xplane_path: Some(file.clone()), graph_path: paths.graph_path.clone(), ..paths.clone() },
-                    })
-                    .collect();
-            }
-        }
-    }
-    if let Some(Command::Diff(args)) = &cli.command {
-        return crate::cli::diff::run(args, &paths, &opts, stdout);
-    }
-    if paths.xplane_path.is_some() || !xplane_jobs.is_empty() {
-        if matches!(cli.command, Some(Command::Graph)) && paths.graph_path.is_none() {
-            return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));
-        }
-        if matches!(cli.command, Some(Command::Code)) {
-            return Err(Error::flag(
-                "code",
-                "an XPlane trace has no Python call stacks for its ops: use scope or op (tfprof's code view needs a tfprof_log with code traces)",
-            ));
-        }
-    }
-    let mut stats = if cli.inputs.job.is_empty() && xplane_jobs.is_empty() {
-        load_stats(Inputs::load(&paths)?, &paths, stdout)?
-    } else {
-        let jobs = if xplane_jobs.is_empty() {
-            load_jobs(&cli.inputs.job, &paths)?
-        } else {
-            crate::jobs::load(&xplane_jobs, |inputs| load_stats(Inputs::load(inputs)?, inputs, &mut String::new()))?
-        };
-        if matches!(cli.command, Some(Command::Jobs)) {
-            let summaries: Vec<_> = jobs.iter().map(|(name, stats)| crate::jobs::summarize(name, stats)).collect();
-            stdout.push_str(&crate::jobs::render(&summaries));
-            return Ok(());
-        }
-        stdout.push_str("Reading Files...\n");
-        for (name, stats) in &jobs {
-            stdout.push_str(&format!("job {name}: run graph coverage: {:.2}\n", stats.run_coverage()));
-        }
-        crate::jobs::merge(jobs)
+    let Some(mut stats) = load(cli.command.as_ref(), &cli.inputs, &opts, stdout)? else {
+        return Ok(());
     };
     for warning in stats.warnings.drain(..) {
         eprintln!("{warning}");
@@ -504,7 +478,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         return with_deep_stack(|| interactive::run(&stats, opts));
     };
     let result = match command.view() {
-        _ if matches!(command, Command::Memory) => memory::run(&stats, &paths, cli.inputs.xplane_path.is_some(), &opts, stdout),
+        _ if matches!(command, Command::Memory) => memory::run(&stats, &cli.inputs.paths(), cli.inputs.xplane_path.is_some(), &opts, stdout),
         Some(view) if print == Print::Live && opts.output == Output::Stdout => {
             with_deep_stack(|| print_live(&stats, view, &opts, stdout))
         }
@@ -533,6 +507,97 @@ fn check_event_flags(paths: &InputPaths, jobs: &[String], command: &Option<Comma
         return Err(Error::flag("--events_tags", "needs --events_path (or --job)"));
     }
     paths.events_tags.as_deref().map(crate::inputs::events::tag_filter).transpose().map(drop)
+}
+
+/// Reads the inputs `command` needs into stats, with tfprof's start-up lines
+/// appended to `stdout`: an XPlane run directory becomes one job a host,
+/// `--job`s are loaded and merged. `None` when the command (diff, jobs) has
+/// already made its report.
+fn load(command: Option<&Command>, inputs: &InputArgs, opts: &Options, stdout: &mut String) -> Result<Option<Stats>> {
+    let mut paths = inputs.paths();
+    // Only the code view (text or pprof), advise and the prompt read code traces.
+    paths.skip_code_traces = matches!(command, Some(Command::Scope | Command::Graph | Command::Op));
+    // Only advise, the prompt and FLOPs estimates read node attributes.
+    paths.skip_attrs = matches!(command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code)) && !paths.estimate_flops;
+    if matches!(command, Some(Command::Memory)) {
+        paths.allocations = true;
+        paths.skip_code_traces = true;
+        paths.skip_attrs = !paths.estimate_flops;
+    }
+    if inputs.xplane_run.is_some() && inputs.xplane_path.is_none() {
+        return Err(Error::flag("--xplane_run", "needs --xplane_path LOGDIR"));
+    }
+    // A run directory with several hosts' traces is read as one job a host.
+    let mut xplane_jobs = Vec::new();
+    if let Some(path) = &inputs.xplane_path {
+        if !inputs.job.is_empty() {
+            return Err(Error::flag("--xplane_path", "give each job's trace with --job NAME=PATH instead"));
+        }
+        let located = crate::inputs::xplane::locate(path, inputs.xplane_run.as_deref())?;
+        if let Some(note) = located.note {
+            stdout.push_str(&note);
+            stdout.push('\n');
+        }
+        match located.hosts.as_slice() {
+            [(_, file)] => paths.xplane_path = Some(file.clone()),
+            hosts => {
+                xplane_jobs = hosts
+                    .iter()
+                    .map(|(host, file)| crate::jobs::JobSpec {
+                        name: host.clone(),
+                        inputs: InputPaths { xplane_path: Some(file.clone()), graph_path: paths.graph_path.clone(), ..paths.clone() },
+                    })
+                    .collect();
+            }
+        }
+    }
+    if let Some(Command::Diff(args)) = command {
+        crate::cli::diff::run(args, &paths, opts, stdout)?;
+        return Ok(None);
+    }
+    if paths.xplane_path.is_some() || !xplane_jobs.is_empty() {
+        if matches!(command, Some(Command::Graph)) && paths.graph_path.is_none() {
+            return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));
+        }
+        if matches!(command, Some(Command::Code)) {
+            return Err(Error::flag(
+                "code",
+                "an XPlane trace has no Python call stacks for its ops: use scope or op (tfprof's code view needs a tfprof_log with code traces)",
+            ));
+        }
+    }
+    if inputs.job.is_empty() && xplane_jobs.is_empty() {
+        return load_stats(Inputs::load(&paths)?, &paths, stdout).map(Some);
+    }
+    let jobs = if xplane_jobs.is_empty() {
+        load_jobs(&inputs.job, &paths)?
+    } else {
+        crate::jobs::load(&xplane_jobs, |inputs| load_stats(Inputs::load(inputs)?, inputs, &mut String::new()))?
+    };
+    if matches!(command, Some(Command::Jobs)) {
+        let summaries: Vec<_> = jobs.iter().map(|(name, stats)| crate::jobs::summarize(name, stats)).collect();
+        stdout.push_str(&crate::jobs::render(&summaries));
+        return Ok(None);
+    }
+    stdout.push_str("Reading Files...\n");
+    for (name, stats) in &jobs {
+        stdout.push_str(&format!("job {name}: run graph coverage: {:.2}\n", stats.run_coverage()));
+    }
+    Ok(Some(crate::jobs::merge(jobs)))
+}
+
+/// Reads the inputs of one view as `rtfprof <view>` reads them (see
+/// [`load`]); tfprof's start-up lines are appended to `stdout`, warnings
+/// left in [`Stats::warnings`].
+pub fn load_view(view: View, inputs: &InputArgs, stdout: &mut String) -> Result<Stats> {
+    let command = match view {
+        View::Scope => Command::Scope,
+        View::Graph => Command::Graph,
+        View::Op => Command::Op,
+        View::Code => Command::Code,
+    };
+    check_event_flags(&inputs.paths(), &inputs.job, &Some(command.clone()))?;
+    Ok(load(Some(&command), inputs, &Options::default(), stdout)?.expect("a view command always loads stats"))
 }
 
 /// Writes `stdout`'s text so far, then the view, to the process's stdout (see
@@ -782,7 +847,7 @@ static DEEP_POOL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 /// deep in real graphs, so they run on a thread with a large stack: the
 /// current one when it is a worker of the pool [`run`] built, else one of
 /// their own.
-pub(crate) fn with_deep_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+pub fn with_deep_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     if DEEP_POOL.load(std::sync::atomic::Ordering::Relaxed) && rayon::current_thread_index().is_some() {
         return work();
     }

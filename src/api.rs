@@ -1,0 +1,51 @@
+//! One view as a function call, for programs rather than the command line
+//! (the Python module is built on it): inputs and options in, and out what
+//! `tf.profiler.profile` gives — the displayed tree as tfprof's message —
+//! plus the displayed nodes and per-step values the CSV/JSON outputs read.
+
+use crate::cli::InputArgs;
+use crate::error::Result;
+use crate::outputs::node_proto::{self, ViewProto};
+use crate::show::options::Output;
+use crate::show::{Displayed, Options, PerStep};
+use crate::views::View;
+
+/// What [`profile`] computed.
+#[derive(Debug)]
+pub struct Profiled {
+    /// tfprof's result message (`GraphNodeProto` or `MultiGraphNodeProto`).
+    pub proto: ViewProto,
+    /// The displayed tree, the root first (op view: the rows are its children).
+    pub root: Displayed,
+    /// Each displayed node's values at every step, when more than one step
+    /// was loaded (see [`crate::outputs::table::records`]).
+    pub per_step: Option<PerStep>,
+    /// What tfprof prints on stdout for `opts.output`: the view's text for
+    /// `stdout`, the messages about written files for a timeline or pprof
+    /// output, nothing otherwise. (The CLI's start-up lines are not part of
+    /// it: `tf.profiler` does not print them.)
+    pub printed: String,
+    /// Warnings about the inputs, one line each (the CLI prints them on stderr).
+    pub warnings: Vec<String>,
+}
+
+/// Loads `inputs` as `rtfprof <view>` does and shows `view` with `opts`,
+/// writing the file `opts.output` names, if any. Runs on a thread with a deep
+/// stack (views recurse along name scopes and input chains).
+pub fn profile(view: View, inputs: &InputArgs, opts: &Options) -> Result<Profiled> {
+    crate::cli::with_deep_stack(|| {
+        let mut stats = crate::cli::load_view(view, inputs, &mut String::new())?;
+        let warnings = std::mem::take(&mut stats.warnings);
+        let result = crate::show::run(&stats, view, opts)?;
+        let mut printed = String::new();
+        match &opts.output {
+            Output::Stdout => printed = result.text,
+            Output::None => {}
+            Output::File(path) => crate::outputs::write_atomic(path, result.text.as_bytes())?,
+            _ => crate::cli::emit(&stats, view, opts, &mut printed)?,
+        }
+        let proto = node_proto::build(&stats, view, opts, &result.root);
+        let per_step = (stats.steps.len() > 1).then(|| crate::show::per_step(&stats, view, opts));
+        Ok(Profiled { proto, root: result.root, per_step, printed, warnings })
+    })
+}
