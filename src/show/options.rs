@@ -374,6 +374,141 @@ impl Options {
     }
 }
 
+/// A value of a tf.profiler option dict, as a caller (the Python module)
+/// hands it over: Python's `int`, `bool`, `str`, a list or tuple of `str`,
+/// or anything else, kept for the error message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DictValue {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    List(Vec<String>),
+    Other { repr: String, type_name: String },
+}
+
+impl fmt::Display for DictValue {
+    /// As Python's `repr`, with the type: `'10' (str)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted = |s: &str| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"));
+        match self {
+            DictValue::Int(v) => write!(f, "{v} (int)"),
+            DictValue::Bool(v) => write!(f, "{} (bool)", if *v { "True" } else { "False" }),
+            DictValue::Str(s) => write!(f, "{} (str)", quoted(s)),
+            DictValue::List(items) => write!(f, "[{}] (list)", items.iter().map(|s| quoted(s)).collect::<Vec<_>>().join(", ")),
+            DictValue::Other { repr, type_name } => write!(f, "{repr} ({type_name})"),
+        }
+    }
+}
+
+/// The keys of tf.profiler's option dicts: those
+/// `ProfileOptionBuilder(...).build()` makes, and the deprecated
+/// `dump_to_file` that `tf.profiler`'s `_build_options` also reads.
+pub const TF_DICT_KEYS: [&str; 22] = [
+    "max_depth",
+    "min_bytes",
+    "min_peak_bytes",
+    "min_residual_bytes",
+    "min_output_bytes",
+    "min_micros",
+    "min_accelerator_micros",
+    "min_cpu_micros",
+    "min_params",
+    "min_float_ops",
+    "min_occurrence",
+    "step",
+    "order_by",
+    "account_type_regexes",
+    "start_name_regexes",
+    "trim_name_regexes",
+    "show_name_regexes",
+    "hide_name_regexes",
+    "account_displayed_op_only",
+    "select",
+    "output",
+    "dump_to_file",
+];
+
+impl Options {
+    /// Options from a tf.profiler option dict, so that dicts written for
+    /// `tf.compat.v1.profiler.profile` work unchanged. Values are checked as
+    /// the CLI checks its flags, and errors name the key as the flag
+    /// (`--select: unknown value 'x' (…)`); unknown keys are an error.
+    /// Lists take Python lists of strings, kept as given (a regex may hold a
+    /// comma), or one comma-separated string as on the command line. Keys
+    /// left out keep `base`'s value: tf.profiler's own fallbacks are empty
+    /// regex and select lists, which show nothing. A non-empty
+    /// `dump_to_file` replaces `output` with a file output, as in tfprof.
+    pub fn from_tf_dict(base: Options, entries: impl IntoIterator<Item = (String, DictValue)>) -> Result<Options> {
+        let mut opts = base;
+        let mut unknown = Vec::new();
+        let mut dump_to_file = None;
+        for (key, value) in entries {
+            let k = key.as_str();
+            let expected = |what: &str| Error::flag(format!("--{k}"), format!("expected {what}, got {value}"));
+            let int = || match value {
+                DictValue::Int(v) => Ok(v),
+                _ => Err(expected("an integer")),
+            };
+            let string = || match &value {
+                DictValue::Str(s) => Ok(s.clone()),
+                _ => Err(expected("a string")),
+            };
+            let regexes = || match &value {
+                DictValue::List(items) => RegexList::from_patterns(k, items.clone()),
+                DictValue::Str(s) => RegexList::parse(k, s),
+                _ => Err(expected("a list of strings")),
+            };
+            match k {
+                "max_depth" => opts.max_depth = int()?,
+                "min_bytes" => opts.min_bytes = int()?,
+                "min_peak_bytes" => opts.min_peak_bytes = int()?,
+                "min_residual_bytes" => opts.min_residual_bytes = int()?,
+                "min_output_bytes" => opts.min_output_bytes = int()?,
+                "min_micros" => opts.min_micros = int()?,
+                "min_accelerator_micros" => opts.min_accelerator_micros = int()?,
+                "min_cpu_micros" => opts.min_cpu_micros = int()?,
+                "min_params" => opts.min_params = int()?,
+                "min_float_ops" => opts.min_float_ops = int()?,
+                "min_occurrence" => opts.min_occurrence = int()?,
+                "step" => opts.step = int()?,
+                "order_by" => opts.order_by = Options::parse_order_by(&string()?)?,
+                "account_type_regexes" => opts.account_type_regexes = regexes()?,
+                "start_name_regexes" => opts.start_name_regexes = regexes()?,
+                "trim_name_regexes" => opts.trim_name_regexes = regexes()?,
+                "show_name_regexes" => opts.show_name_regexes = regexes()?,
+                "hide_name_regexes" => opts.hide_name_regexes = regexes()?,
+                "account_displayed_op_only" => {
+                    opts.account_displayed_op_only = match &value {
+                        DictValue::Bool(b) => *b,
+                        DictValue::Int(0) => false,
+                        DictValue::Int(1) => true,
+                        DictValue::Str(s) => parse_tfprof_bool(s).map_err(|message| Error::flag(format!("--{k}"), message))?,
+                        _ => return Err(expected("True or False")),
+                    }
+                }
+                "select" => {
+                    opts.select = match &value {
+                        DictValue::List(items) => Select::parse(&items.join(","))?,
+                        DictValue::Str(s) => Select::parse(s)?,
+                        _ => return Err(expected("a list of strings")),
+                    }
+                }
+                "output" => opts.output = Output::parse(&string()?)?,
+                "dump_to_file" => dump_to_file = Some(string()?),
+                _ => unknown.push(format!("'{key}'")),
+            }
+        }
+        if !unknown.is_empty() {
+            let s = if unknown.len() > 1 { "s" } else { "" };
+            return Err(Error::flag("options", format!("unknown key{s} {} (valid: {})", unknown.join(", "), TF_DICT_KEYS.join(", "))));
+        }
+        if let Some(path) = dump_to_file.filter(|p| !p.is_empty()) {
+            opts.output = Output::File(PathBuf::from(path));
+        }
+        Ok(opts)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,6 +566,33 @@ mod tests {
         assert!(listing.contains("\n-trim_name_regexes          \n"));
         assert!(listing.ends_with("-select                     micros\n-output                     stdout:\n"));
         assert_eq!(listing.lines().count(), 21);
+    }
+
+    #[test]
+    fn tf_option_dicts() {
+        let dict = |pairs: Vec<(&str, DictValue)>| {
+            Options::from_tf_dict(Options::default(), pairs.into_iter().map(|(k, v)| (k.to_owned(), v)))
+        };
+        let list = |items: &[&str]| DictValue::List(items.iter().map(|s| s.to_string()).collect());
+        let o = dict(vec![
+            ("max_depth", DictValue::Int(3)),
+            ("select", list(&["micros", "bytes"])),
+            ("account_type_regexes", list(&["a{1,2}"])),
+            ("hide_name_regexes", DictValue::Str("x,y".into())),
+            ("account_displayed_op_only", DictValue::Bool(true)),
+        ])
+        .unwrap();
+        assert_eq!((o.max_depth, o.select.to_string(), o.account_displayed_op_only), (3, "bytes,micros".into(), true));
+        assert_eq!(o.account_type_regexes.patterns(), ["a{1,2}"], "list items are not split at commas");
+        assert_eq!(o.hide_name_regexes.patterns(), ["x", "y"]);
+        assert_eq!(o.step, -1, "keys left out keep their defaults");
+        let err = |pairs| dict(pairs).unwrap_err().to_string();
+        assert_eq!(err(vec![("max_depht", DictValue::Int(1)), ("x", DictValue::Int(1))]).split(" (valid").next().unwrap(), "options: unknown keys 'max_depht', 'x'");
+        assert_eq!(err(vec![("max_depth", DictValue::Str("10".into()))]), "--max_depth: expected an integer, got '10' (str)");
+        assert!(err(vec![("select", list(&["bogus"]))]).starts_with("--select: unknown value 'bogus'"));
+        assert!(err(vec![("order_by", DictValue::Str("x".into()))]).starts_with("--order_by: unknown value 'x'"));
+        let dumped = dict(vec![("output", DictValue::Str("none".into())), ("dump_to_file", DictValue::Str("f.txt".into()))]).unwrap();
+        assert_eq!(dumped.output, Output::File("f.txt".into()));
     }
 
     #[test]

@@ -18,6 +18,13 @@ pub enum View {
 }
 
 impl View {
+    pub const ALL: [View; 4] = [View::Scope, View::Graph, View::Op, View::Code];
+
+    /// The view a tfprof command names.
+    pub fn parse(command: &str) -> Option<View> {
+        View::ALL.into_iter().find(|v| v.as_str() == command)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             View::Scope => "scope",
