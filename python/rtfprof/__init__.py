@@ -1,0 +1,60 @@
+"""rtfprof: TensorFlow's tfprof profiler, natively, from Python.
+
+    import rtfprof
+    root = rtfprof.profile("scope", profile_path="profile",
+                           options={"max_depth": 100, "select": ["micros", "bytes"]})
+    root.total_exec_micros, root.children[0].name
+    df = rtfprof.to_dataframe(root)   # pandas; rtfprof.to_records(root) without
+
+``profile`` takes tf.profiler's option dicts (``ProfileOptionBuilder(...).build()``)
+and returns nodes with the field names of tfprof's ``GraphNodeProto`` (scope and
+graph views) or ``MultiGraphNodeProto`` (op and code views). The work is done by
+the Rust library in this process, with the GIL released.
+"""
+
+from typing import TYPE_CHECKING, Any, Dict, List, Union
+
+from ._rtfprof import GraphNode, MultiGraphNode, TensorValue, __version__, _table, profile
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = [
+    "GraphNode",
+    "MultiGraphNode",
+    "TensorValue",
+    "__version__",
+    "profile",
+    "to_dataframe",
+    "to_records",
+]
+
+
+def to_records(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = True) -> List[Dict[str, Any]]:
+    """One dict per displayed node of ``node``'s subtree, in display order.
+
+    The keys are the columns ``--output csv`` writes: ``depth`` (the root is
+    0), ``name``, ``accounted``, ``graph_nodes``, then ``own_<metric>`` and
+    ``total_<metric>`` for requested_bytes, peak_bytes, residual_bytes,
+    output_bytes, exec_micros, accelerator_micros, cpu_micros, parameters,
+    float_ops and run_count. When several steps were loaded: ``steps``,
+    ``steps_ran`` and, for every metric but parameters, its value at each
+    step (``<metric>_step<N>``, unless ``step_values=False``) and their
+    ``<metric>_mean``, ``<metric>_std`` (population) and ``<metric>_cv``
+    (std / mean, 0 when the mean is 0), unrounded.
+    """
+    columns, rows = _table(node, step_values)
+    return [dict(zip(columns, row)) for row in rows]
+
+
+def to_dataframe(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = True) -> "pandas.DataFrame":
+    """``to_records(node)`` as a pandas DataFrame, one row per displayed node."""
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError(
+            "rtfprof.to_dataframe needs pandas (pip install pandas); "
+            "rtfprof.to_records gives the same rows as dicts"
+        ) from e
+    columns, rows = _table(node, step_values)
+    return pandas.DataFrame.from_records(rows, columns=columns)

@@ -1,0 +1,183 @@
+"""Type stubs of the extension module (the Rust library through PyO3)."""
+
+import os
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, overload
+
+__version__: str
+
+_Path = Union[str, "os.PathLike[str]"]
+#: A value of a tf.profiler option dict: ints, a bool, strings, lists of strings.
+_OptionValue = Union[int, bool, str, Sequence[str]]
+#: A shape: its dimensions, or None when its rank is unknown.
+_Shape = Optional[Tuple[int, ...]]
+
+class TensorValue:
+    """A checkpoint value (tfprof's TFProfTensorProto), flattened in row-major order."""
+
+    @property
+    def dtype(self) -> int:
+        """TensorFlow's DataType number (1 float, 2 double, 3 int32, 7 string, 9 int64)."""
+    @property
+    def value_double(self) -> List[float]: ...
+    @property
+    def value_int64(self) -> List[int]: ...
+    @property
+    def value_str(self) -> List[str]: ...
+
+class GraphNode:
+    """A scope or graph view node, with tfprof's GraphNodeProto fields.
+
+    Own values are the node's at the chosen step (step -1: averaged over the
+    steps it ran in); total_* are the node's and its accounted descendants'.
+    Times in microseconds, memory in bytes.
+    """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tensor_value(self) -> Optional[TensorValue]:
+        """The checkpoint's value, with checkpoint_path and select tensor_value."""
+    @property
+    def run_count(self) -> int: ...
+    @property
+    def exec_micros(self) -> int: ...
+    @property
+    def accelerator_exec_micros(self) -> int: ...
+    @property
+    def cpu_exec_micros(self) -> int: ...
+    @property
+    def requested_bytes(self) -> int: ...
+    @property
+    def peak_bytes(self) -> int: ...
+    @property
+    def residual_bytes(self) -> int: ...
+    @property
+    def output_bytes(self) -> int: ...
+    @property
+    def parameters(self) -> int: ...
+    @property
+    def float_ops(self) -> int: ...
+    @property
+    def devices(self) -> List[str]:
+        """The node's canonical device, if it ran."""
+    @property
+    def total_definition_count(self) -> int: ...
+    @property
+    def total_run_count(self) -> int: ...
+    @property
+    def total_exec_micros(self) -> int: ...
+    @property
+    def total_accelerator_exec_micros(self) -> int: ...
+    @property
+    def total_cpu_exec_micros(self) -> int: ...
+    @property
+    def total_requested_bytes(self) -> int: ...
+    @property
+    def total_peak_bytes(self) -> int: ...
+    @property
+    def total_residual_bytes(self) -> int: ...
+    @property
+    def total_output_bytes(self) -> int: ...
+    @property
+    def total_parameters(self) -> int: ...
+    @property
+    def total_float_ops(self) -> int: ...
+    @property
+    def shapes(self) -> List[_Shape]:
+        """Always empty, as in tfprof."""
+    @property
+    def input_shapes(self) -> Dict[int, _Shape]:
+        """Shapes of the node's inputs, by input index."""
+    @property
+    def children(self) -> List["GraphNode"]: ...
+
+class MultiGraphNode:
+    """An op view row or a code view node, with tfprof's MultiGraphNodeProto fields.
+
+    The op view's rows form a chain, as in tfprof: the root's only child is
+    the first row, whose only child is the second, and so on; total_* are
+    cumulative down the list.
+    """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def exec_micros(self) -> int: ...
+    @property
+    def accelerator_exec_micros(self) -> int: ...
+    @property
+    def cpu_exec_micros(self) -> int: ...
+    @property
+    def requested_bytes(self) -> int: ...
+    @property
+    def peak_bytes(self) -> int: ...
+    @property
+    def residual_bytes(self) -> int: ...
+    @property
+    def output_bytes(self) -> int: ...
+    @property
+    def parameters(self) -> int: ...
+    @property
+    def float_ops(self) -> int: ...
+    @property
+    def total_exec_micros(self) -> int: ...
+    @property
+    def total_accelerator_exec_micros(self) -> int: ...
+    @property
+    def total_cpu_exec_micros(self) -> int: ...
+    @property
+    def total_requested_bytes(self) -> int: ...
+    @property
+    def total_peak_bytes(self) -> int: ...
+    @property
+    def total_residual_bytes(self) -> int: ...
+    @property
+    def total_output_bytes(self) -> int: ...
+    @property
+    def total_parameters(self) -> int: ...
+    @property
+    def total_float_ops(self) -> int: ...
+    @property
+    def graph_nodes(self) -> List[GraphNode]:
+        """The accounted graph nodes of the row, each with totals equal to its own values."""
+    @property
+    def children(self) -> List["MultiGraphNode"]: ...
+
+@overload
+def profile(
+    cmd: Literal["scope", "graph"],
+    *,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    checkpoint_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    options: Optional[Dict[str, _OptionValue]] = None,
+) -> GraphNode: ...
+@overload
+def profile(
+    cmd: Literal["op", "code"],
+    *,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    checkpoint_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    options: Optional[Dict[str, _OptionValue]] = None,
+) -> MultiGraphNode: ...
+@overload
+def profile(
+    cmd: str,
+    *,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    checkpoint_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    options: Optional[Dict[str, _OptionValue]] = None,
+) -> Union[GraphNode, MultiGraphNode]: ...
+def _table(node: Union[GraphNode, MultiGraphNode], step_values: bool) -> Tuple[List[str], List[Tuple[Any, ...]]]: ...
+def _main(argv: List[str]) -> int: ...

@@ -1,0 +1,601 @@
+//! `rtfprof._rtfprof`: the Python module over the rtfprof library.
+//!
+//! `profile()` runs [`rtfprof::api::profile`] with the GIL released and turns
+//! tfprof's result message into `GraphNode` / `MultiGraphNode` objects with
+//! the message's field names. `_table()` gives the rows behind `to_records`
+//! and `to_dataframe` (the CSV output's, from `rtfprof::outputs::table`), and
+//! `_main()` is the `rtfprof` command installed with the wheel.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeWarning, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+
+use rtfprof::cli::InputArgs;
+use rtfprof::outputs::node_proto::ViewProto;
+use rtfprof::outputs::table::{self, Cell};
+use rtfprof::proto::tensorflow::tfprof::{GraphNodeProto, MultiGraphNodeProto, TfProfTensorProto};
+use rtfprof::show::options::{DictValue, Options, Output};
+use rtfprof::show::{Displayed, PerStep};
+use rtfprof::views::View;
+
+/// As in the `rtfprof` binary (see its `main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Stack of the threads that build and drop node trees, which can be as
+/// deep as a view's (address space; only what the recursion reaches is
+/// touched).
+const DEEP_STACK_BYTES: usize = 1 << 30;
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// The CLI's one-line message as a Python exception: `OSError` (or its
+/// `FileNotFoundError`, … subclass) when a file could not be read or
+/// written, `ValueError` for anything wrong with an option or an input.
+fn to_py_err(e: rtfprof::Error) -> PyErr {
+    let message = e.to_string();
+    match &e {
+        rtfprof::Error::Io { source, .. } => match source.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+            std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(message),
+            _ => PyOSError::new_err(message),
+        },
+        _ => PyValueError::new_err(message),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Options: tf.profiler's option dicts
+// ---------------------------------------------------------------------------
+
+fn python_repr(value: &Bound<'_, PyAny>) -> String {
+    value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<unprintable>".into())
+}
+
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+/// A Python value as [`DictValue`]; the library checks it against its key.
+fn dict_value(value: &Bound<'_, PyAny>) -> DictValue {
+    let other = || DictValue::Other { repr: python_repr(value), type_name: type_name(value) };
+    if value.is_instance_of::<PyBool>() {
+        return value.extract::<bool>().map_or_else(|_| other(), DictValue::Bool);
+    }
+    if let Ok(v) = value.extract::<i64>() {
+        return DictValue::Int(v);
+    }
+    if value.is_instance_of::<PyString>() {
+        return value.extract::<String>().map_or_else(|_| other(), DictValue::Str);
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items: Option<Vec<String>> = value
+            .try_iter()
+            .ok()
+            .and_then(|items| items.map(|item| item.ok().filter(|i| i.is_instance_of::<PyString>())?.extract().ok()).collect());
+        return items.map_or_else(other, DictValue::List);
+    }
+    other()
+}
+
+/// `options` as tf.profiler reads its option dicts (see
+/// [`Options::from_tf_dict`]); `output` defaults to `none` (no text printed).
+fn parse_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
+    let base = Options { output: Output::None, ..Options::default() };
+    let Some(options) = options else { return Ok(base) };
+    let mut entries = Vec::new();
+    for (key, value) in options.iter() {
+        let Ok(key) = key.extract::<String>() else {
+            return Err(PyValueError::new_err(format!("options: keys are option names, got {}", python_repr(&key))));
+        };
+        entries.push((key, dict_value(&value)));
+    }
+    Options::from_tf_dict(base, entries).map_err(to_py_err)
+}
+
+// ---------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------
+
+fn path_arg(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PathBuf>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else { return Ok(None) };
+    value
+        .extract::<PathBuf>()
+        .map(Some)
+        .map_err(|_| PyValueError::new_err(format!("--{name}: expected a path, got {} ({})", python_repr(value), type_name(value))))
+}
+
+/// `run_meta_path`: one path, the CLI's comma-separated list, or a list of
+/// paths (step i is the i-th).
+fn run_meta_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else { return Ok(None) };
+    let as_text = |p: PathBuf| {
+        p.into_os_string()
+            .into_string()
+            .map_err(|p| PyValueError::new_err(format!("--run_meta_path: {} is not valid UTF-8", p.display())))
+    };
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let mut paths = Vec::new();
+        for item in value.try_iter()? {
+            let text = as_text(path_arg("run_meta_path", Some(&item?))?.unwrap_or_default())?;
+            if text.contains(',') {
+                return Err(PyValueError::new_err(format!("--run_meta_path: '{text}' contains a comma, which separates steps")));
+            }
+            paths.push(text);
+        }
+        return Ok(Some(paths.join(",")));
+    }
+    path_arg("run_meta_path", Some(value))?.map(as_text).transpose()
+}
+
+fn parse_view(cmd: &str) -> PyResult<View> {
+    View::parse(cmd).ok_or_else(|| PyValueError::new_err(format!("cmd: unknown view '{cmd}' (valid: scope, graph, op, code)")))
+}
+
+// ---------------------------------------------------------------------------
+// Result objects
+// ---------------------------------------------------------------------------
+
+/// The displayed rows of one `profile()` call, flat in pre-order (so that
+/// dropping them never recurses), with their per-step values.
+struct Table {
+    rows: Vec<(usize, Displayed)>,
+    per_step: Option<PerStep>,
+}
+
+/// Which rows of a [`Table`] a node and what is displayed below it are.
+#[derive(Clone)]
+struct Rows {
+    table: Arc<Table>,
+    start: usize,
+    len: usize,
+}
+
+fn flatten(root: Displayed) -> Vec<(usize, Displayed)> {
+    let mut rows = Vec::new();
+    let mut stack = vec![(0, root)];
+    while let Some((depth, mut node)) = stack.pop() {
+        let children = std::mem::take(&mut node.children);
+        rows.push((depth, node));
+        stack.extend(children.into_iter().rev().map(|c| (depth + 1, c)));
+    }
+    rows
+}
+
+/// A checkpoint value (`TFProfTensorProto`): `dtype` is TensorFlow's
+/// `DataType` number; one of the value lists holds the values, flattened in
+/// row-major order.
+#[pyclass(module = "rtfprof", frozen, get_all)]
+struct TensorValue {
+    dtype: i32,
+    value_double: Vec<f64>,
+    value_int64: Vec<i64>,
+    value_str: Vec<String>,
+}
+
+#[pymethods]
+impl TensorValue {
+    fn __repr__(&self) -> String {
+        let count = self.value_double.len() + self.value_int64.len() + self.value_str.len();
+        format!("TensorValue(dtype={}, values={count})", self.dtype)
+    }
+}
+
+/// A node of the scope or graph view: tfprof's `GraphNodeProto`. Own values
+/// are the node's own at the chosen step (`step=-1`: averaged over the steps
+/// it ran in), `total_*` those of the node and its accounted descendants.
+#[pyclass(module = "rtfprof", frozen)]
+struct GraphNode {
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    tensor_value: Option<Py<TensorValue>>,
+    #[pyo3(get)]
+    run_count: i64,
+    #[pyo3(get)]
+    exec_micros: i64,
+    #[pyo3(get)]
+    accelerator_exec_micros: i64,
+    #[pyo3(get)]
+    cpu_exec_micros: i64,
+    #[pyo3(get)]
+    requested_bytes: i64,
+    #[pyo3(get)]
+    peak_bytes: i64,
+    #[pyo3(get)]
+    residual_bytes: i64,
+    #[pyo3(get)]
+    output_bytes: i64,
+    #[pyo3(get)]
+    parameters: i64,
+    #[pyo3(get)]
+    float_ops: i64,
+    #[pyo3(get)]
+    devices: Vec<String>,
+    #[pyo3(get)]
+    total_definition_count: i64,
+    #[pyo3(get)]
+    total_run_count: i64,
+    #[pyo3(get)]
+    total_exec_micros: i64,
+    #[pyo3(get)]
+    total_accelerator_exec_micros: i64,
+    #[pyo3(get)]
+    total_cpu_exec_micros: i64,
+    #[pyo3(get)]
+    total_requested_bytes: i64,
+    #[pyo3(get)]
+    total_peak_bytes: i64,
+    #[pyo3(get)]
+    total_residual_bytes: i64,
+    #[pyo3(get)]
+    total_output_bytes: i64,
+    #[pyo3(get)]
+    total_parameters: i64,
+    #[pyo3(get)]
+    total_float_ops: i64,
+    #[pyo3(get)]
+    shapes: Py<PyList>,
+    #[pyo3(get)]
+    input_shapes: Py<PyDict>,
+    /// A Python list, whose deallocation CPython keeps from recursing too
+    /// deep (a chain of inputs can be thousands of nodes long).
+    #[pyo3(get)]
+    children: Py<PyList>,
+    rows: Option<Rows>,
+}
+
+#[pymethods]
+impl GraphNode {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "GraphNode(name={}, total_exec_micros={}, total_requested_bytes={}, children={})",
+            python_repr(PyString::new(py, &self.name).as_any()),
+            self.total_exec_micros,
+            self.total_requested_bytes,
+            self.children.bind(py).len()
+        )
+    }
+}
+
+/// A row of the op view or a node of the code view: tfprof's
+/// `MultiGraphNodeProto`, with the graph nodes it groups in `graph_nodes`.
+#[pyclass(module = "rtfprof", frozen)]
+struct MultiGraphNode {
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    exec_micros: i64,
+    #[pyo3(get)]
+    accelerator_exec_micros: i64,
+    #[pyo3(get)]
+    cpu_exec_micros: i64,
+    #[pyo3(get)]
+    requested_bytes: i64,
+    #[pyo3(get)]
+    peak_bytes: i64,
+    #[pyo3(get)]
+    residual_bytes: i64,
+    #[pyo3(get)]
+    output_bytes: i64,
+    #[pyo3(get)]
+    parameters: i64,
+    #[pyo3(get)]
+    float_ops: i64,
+    #[pyo3(get)]
+    total_exec_micros: i64,
+    #[pyo3(get)]
+    total_accelerator_exec_micros: i64,
+    #[pyo3(get)]
+    total_cpu_exec_micros: i64,
+    #[pyo3(get)]
+    total_requested_bytes: i64,
+    #[pyo3(get)]
+    total_peak_bytes: i64,
+    #[pyo3(get)]
+    total_residual_bytes: i64,
+    #[pyo3(get)]
+    total_output_bytes: i64,
+    #[pyo3(get)]
+    total_parameters: i64,
+    #[pyo3(get)]
+    total_float_ops: i64,
+    #[pyo3(get)]
+    graph_nodes: Py<PyList>,
+    #[pyo3(get)]
+    children: Py<PyList>,
+    rows: Option<Rows>,
+}
+
+#[pymethods]
+impl MultiGraphNode {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "MultiGraphNode(name={}, total_exec_micros={}, total_requested_bytes={}, graph_nodes={}, children={})",
+            python_repr(PyString::new(py, &self.name).as_any()),
+            self.total_exec_micros,
+            self.total_requested_bytes,
+            self.graph_nodes.bind(py).len(),
+            self.children.bind(py).len()
+        )
+    }
+}
+
+fn shape_value(py: Python<'_>, shape: &rtfprof::proto::tensorflow::TensorShapeProto) -> PyResult<Py<PyAny>> {
+    if shape.unknown_rank {
+        return Ok(py.None());
+    }
+    let dims: Vec<i64> = shape.dim.iter().map(|d| d.size).collect();
+    Ok(PyTuple::new(py, dims)?.into_any().unbind())
+}
+
+fn tensor_value(py: Python<'_>, value: TfProfTensorProto) -> PyResult<Py<TensorValue>> {
+    Py::new(
+        py,
+        TensorValue { dtype: value.dtype, value_double: value.value_double, value_int64: value.value_int64, value_str: value.value_str },
+    )
+}
+
+/// Converts `proto` and its children; `next` is the pre-order index of the
+/// next displayed row (`None` for a row's graph nodes, which are not rows).
+fn graph_node(py: Python<'_>, proto: GraphNodeProto, table: Option<&Arc<Table>>, next: &mut usize) -> PyResult<Py<GraphNode>> {
+    let start = *next;
+    if table.is_some() {
+        *next += 1;
+    }
+    let children = PyList::empty(py);
+    for child in proto.children {
+        children.append(graph_node(py, child, table, next)?)?;
+    }
+    let input_shapes = PyDict::new(py);
+    for (slot, shape) in &proto.input_shapes {
+        input_shapes.set_item(slot, shape_value(py, shape)?)?;
+    }
+    let node = GraphNode {
+        name: proto.name,
+        tensor_value: proto.tensor_value.map(|v| tensor_value(py, v)).transpose()?,
+        run_count: proto.run_count,
+        exec_micros: proto.exec_micros,
+        accelerator_exec_micros: proto.accelerator_exec_micros,
+        cpu_exec_micros: proto.cpu_exec_micros,
+        requested_bytes: proto.requested_bytes,
+        peak_bytes: proto.peak_bytes,
+        residual_bytes: proto.residual_bytes,
+        output_bytes: proto.output_bytes,
+        parameters: proto.parameters,
+        float_ops: proto.float_ops,
+        devices: proto.devices,
+        total_definition_count: proto.total_definition_count,
+        total_run_count: proto.total_run_count,
+        total_exec_micros: proto.total_exec_micros,
+        total_accelerator_exec_micros: proto.total_accelerator_exec_micros,
+        total_cpu_exec_micros: proto.total_cpu_exec_micros,
+        total_requested_bytes: proto.total_requested_bytes,
+        total_peak_bytes: proto.total_peak_bytes,
+        total_residual_bytes: proto.total_residual_bytes,
+        total_output_bytes: proto.total_output_bytes,
+        total_parameters: proto.total_parameters,
+        total_float_ops: proto.total_float_ops,
+        shapes: PyList::empty(py).unbind(),
+        input_shapes: input_shapes.unbind(),
+        children: children.unbind(),
+        rows: table.map(|t| Rows { table: t.clone(), start, len: *next - start }),
+    };
+    Py::new(py, node)
+}
+
+/// Converts an op or code view node; `rows` is its displayed rows.
+fn multi_graph_node(
+    py: Python<'_>,
+    proto: MultiGraphNodeProto,
+    children: Bound<'_, PyList>,
+    rows: Option<Rows>,
+) -> PyResult<Py<MultiGraphNode>> {
+    let graph_nodes = PyList::empty(py);
+    for node in proto.graph_nodes {
+        graph_nodes.append(graph_node(py, node, None, &mut 0)?)?;
+    }
+    let node = MultiGraphNode {
+        name: proto.name,
+        exec_micros: proto.exec_micros,
+        accelerator_exec_micros: proto.accelerator_exec_micros,
+        cpu_exec_micros: proto.cpu_exec_micros,
+        requested_bytes: proto.requested_bytes,
+        peak_bytes: proto.peak_bytes,
+        residual_bytes: proto.residual_bytes,
+        output_bytes: proto.output_bytes,
+        parameters: proto.parameters,
+        float_ops: proto.float_ops,
+        total_exec_micros: proto.total_exec_micros,
+        total_accelerator_exec_micros: proto.total_accelerator_exec_micros,
+        total_cpu_exec_micros: proto.total_cpu_exec_micros,
+        total_requested_bytes: proto.total_requested_bytes,
+        total_peak_bytes: proto.total_peak_bytes,
+        total_residual_bytes: proto.total_residual_bytes,
+        total_output_bytes: proto.total_output_bytes,
+        total_parameters: proto.total_parameters,
+        total_float_ops: proto.total_float_ops,
+        graph_nodes: graph_nodes.unbind(),
+        children: children.unbind(),
+        rows,
+    };
+    Py::new(py, node)
+}
+
+/// A code view node and its subtree, rows counted in pre-order.
+fn code_node(py: Python<'_>, mut proto: MultiGraphNodeProto, table: &Arc<Table>, next: &mut usize) -> PyResult<Py<MultiGraphNode>> {
+    let start = *next;
+    *next += 1;
+    let children = PyList::empty(py);
+    for child in std::mem::take(&mut proto.children) {
+        children.append(code_node(py, child, table, next)?)?;
+    }
+    let rows = Rows { table: table.clone(), start, len: *next - start };
+    multi_graph_node(py, proto, children, Some(rows))
+}
+
+/// The op view's chain of rows: the rows from `index` on are this node's.
+fn op_chain(py: Python<'_>, mut proto: MultiGraphNodeProto, table: &Arc<Table>, index: usize) -> PyResult<Py<MultiGraphNode>> {
+    let children = PyList::empty(py);
+    if let Some(next) = proto.children.pop() {
+        children.append(op_chain(py, next, table, index + 1)?)?;
+    }
+    let rows = Rows { table: table.clone(), start: index, len: table.rows.len() - index };
+    multi_graph_node(py, proto, children, Some(rows))
+}
+
+fn build_node(py: Python<'_>, proto: ViewProto, view: View, table: &Arc<Table>) -> PyResult<Py<PyAny>> {
+    Ok(match (proto, view) {
+        (ViewProto::Graph(root), _) => graph_node(py, root, Some(table), &mut 0)?.into_any(),
+        (ViewProto::Multi(root), View::Op) => op_chain(py, root, table, 0)?.into_any(),
+        (ViewProto::Multi(root), _) => code_node(py, root, table, &mut 0)?.into_any(),
+    })
+}
+
+/// Runs `work` on a thread with a deep stack, attached to the interpreter,
+/// while the calling thread waits detached.
+fn on_deep_stack<T: Send>(py: Python<'_>, work: impl FnOnce(Python<'_>) -> PyResult<T> + Send) -> PyResult<T> {
+    py.detach(|| {
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("rtfprof-nodes".into())
+                .stack_size(DEEP_STACK_BYTES)
+                .spawn_scoped(scope, || Python::attach(work))
+                .map_err(|e| PyOSError::new_err(format!("cannot start a thread: {e}")))?
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Module functions
+// ---------------------------------------------------------------------------
+
+/// Shows one view of the inputs, as `tf.compat.v1.profiler.profile(cmd=…,
+/// options=…)` does, and returns its root: a `GraphNode` (scope, graph) or a
+/// `MultiGraphNode` (op, code).
+#[pyfunction]
+#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, xplane_path=None, options=None))]
+#[allow(clippy::too_many_arguments)]
+fn profile(
+    py: Python<'_>,
+    cmd: &str,
+    graph_path: Option<&Bound<'_, PyAny>>,
+    run_meta_path: Option<&Bound<'_, PyAny>>,
+    op_log_path: Option<&Bound<'_, PyAny>>,
+    profile_path: Option<&Bound<'_, PyAny>>,
+    checkpoint_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+    options: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let view = parse_view(cmd)?;
+    let options = match options.filter(|o| !o.is_none()) {
+        None => None,
+        Some(o) => Some(o.cast::<PyDict>().map_err(|_| {
+            PyValueError::new_err(format!("options: expected a dict of tf.profiler options, got {} ({})", python_repr(o), type_name(o)))
+        })?),
+    };
+    let opts = parse_options(options)?;
+    let inputs = InputArgs {
+        graph_path: path_arg("graph_path", graph_path)?,
+        run_meta_path: run_meta_arg(run_meta_path)?,
+        op_log_path: path_arg("op_log_path", op_log_path)?,
+        profile_path: path_arg("profile_path", profile_path)?,
+        checkpoint_path: path_arg("checkpoint_path", checkpoint_path)?,
+        xplane_path: path_arg("xplane_path", xplane_path)?,
+        ..InputArgs::default()
+    };
+    if !inputs.has_inputs() {
+        return Err(PyValueError::new_err(
+            "profile: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or xplane_path)",
+        ));
+    }
+    let profiled = py.detach(|| rtfprof::api::profile(view, &inputs, &opts)).map_err(to_py_err)?;
+    for warning in &profiled.warnings {
+        let message = std::ffi::CString::new(warning.replace('\0', " ")).expect("NULs replaced");
+        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
+    }
+    if !profiled.printed.is_empty() {
+        py.import("sys")?.getattr("stdout")?.call_method1("write", (profiled.printed.as_str(),))?;
+    }
+    let rtfprof::api::Profiled { proto, root, per_step, .. } = profiled;
+    on_deep_stack(py, move |py| {
+        let table = Arc::new(Table { rows: flatten(root), per_step });
+        build_node(py, proto, view, &table)
+    })
+}
+
+fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {
+    if let Ok(n) = node.cast::<GraphNode>() {
+        return Ok(n.get().rows.clone());
+    }
+    if let Ok(n) = node.cast::<MultiGraphNode>() {
+        return Ok(n.get().rows.clone());
+    }
+    Err(PyValueError::new_err(format!(
+        "expected a node rtfprof.profile returned (GraphNode or MultiGraphNode), got {} ({})",
+        python_repr(node),
+        type_name(node)
+    )))
+}
+
+/// The CSV output's columns and one tuple per displayed node of `node`'s
+/// subtree (pre-order), with each step's values when `step_values`.
+#[pyfunction]
+fn _table(py: Python<'_>, node: &Bound<'_, PyAny>, step_values: bool) -> PyResult<(Vec<String>, Py<PyList>)> {
+    let Some(rows) = rows_of(node)? else {
+        return Err(PyValueError::new_err(
+            "this node is one of a row's graph_nodes, not a displayed node: pass the root, or a node under root.children",
+        ));
+    };
+    let table = &rows.table;
+    let columns = table::columns(table.per_step.as_ref(), step_values);
+    let list = PyList::empty(py);
+    for (depth, node) in &table.rows[rows.start..rows.start + rows.len] {
+        let record = table::record(node, *depth, table.per_step.as_ref());
+        let cells: Vec<Py<PyAny>> = record
+            .cells(step_values)
+            .into_iter()
+            .map(|cell| -> PyResult<Py<PyAny>> {
+                Ok(match cell {
+                    Cell::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
+                    Cell::Bool(v) => v.into_pyobject(py)?.to_owned().into_any().unbind(),
+                    Cell::Str(v) => v.into_pyobject(py)?.into_any().unbind(),
+                    Cell::Float { value, .. } => value.into_pyobject(py)?.into_any().unbind(),
+                })
+            })
+            .collect::<PyResult<_>>()?;
+        list.append(PyTuple::new(py, cells)?)?;
+    }
+    Ok((columns, list.unbind()))
+}
+
+/// The `rtfprof` command line, in this process: `argv` without the program
+/// name; returns the exit code.
+#[pyfunction]
+fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    let args: Vec<std::ffi::OsString> = std::iter::once("rtfprof".into()).chain(argv).collect();
+    py.detach(|| {
+        rtfprof::keep_freed_memory();
+        rtfprof::cli::main(args)
+    })
+}
+
+#[pymodule]
+mod _rtfprof {
+    #[pymodule_export]
+    use super::{_main, _table, GraphNode, MultiGraphNode, TensorValue, profile};
+
+    #[pymodule_init]
+    fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+        use pyo3::types::PyModuleMethods;
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,408 @@
+"""rtfprof.profile, to_records and to_dataframe against TensorFlow's results
+and the CLI's CSV/JSON output."""
+import csv
+import faulthandler
+import io
+import json
+import os
+import re
+import threading
+
+import pytest
+
+import rtfprof
+from conftest import (FIXTURES, METRIC_FIELDS, TESTDATA, absolute_inputs, chain, cli_flags, plain,
+                      run_cli)
+
+VIEWS = ["scope", "graph", "op", "code"]
+
+
+# ---------------------------------------------------------------------------
+# What tf.profiler returns
+# ---------------------------------------------------------------------------
+
+def test_results_equal_tensorflows(tf_results):
+    """Every field of every node, as TensorFlow's engine returned them."""
+    cases = tf_results["cases"]
+    assert len(cases) >= 60
+    differ = []
+    for case in cases:
+        root = rtfprof.profile(case["cmd"], options=case["options"], **absolute_inputs(case["inputs"]))
+        if plain(root) != case["result"]:
+            differ.append(case["name"])
+    assert differ == []
+
+
+def test_node_types_follow_the_view():
+    mlp = absolute_inputs(FIXTURES["mlp"])
+    assert isinstance(rtfprof.profile("scope", **mlp), rtfprof.GraphNode)
+    assert isinstance(rtfprof.profile("graph", **mlp), rtfprof.GraphNode)
+    assert isinstance(rtfprof.profile("op", **mlp), rtfprof.MultiGraphNode)
+    code = rtfprof.profile("code", **mlp)
+    assert isinstance(code, rtfprof.MultiGraphNode)
+    assert repr(code).startswith("MultiGraphNode(name='_TFProfRoot', ")
+
+
+def test_the_issues_example():
+    root = rtfprof.profile("scope", profile_path=str(TESTDATA / "mlp" / "profile"),
+                           options={"max_depth": 100, "select": ["micros", "bytes"],
+                                    "account_type_regexes": [".*"], "step": -1})
+    assert root.name == "_TFProfRoot"
+    assert root.total_exec_micros == sum(c.total_exec_micros for c in root.children)
+    assert root.children[0].name == "GradientDescent"
+    layer1 = next(c for c in root.children if c.name == "layer1")
+    matmul = next(c for c in layer1.children if c.name == "layer1/MatMul")
+    assert matmul.devices == ["/job:localhost/replica:0/task:0/device:cpu:0"]
+    assert matmul.input_shapes == {0: (8, 32), 1: (32, 64)}
+    assert matmul.float_ops == 32768
+    assert matmul.total_definition_count == 1 + sum(c.total_definition_count for c in matmul.children)
+
+
+# ---------------------------------------------------------------------------
+# The same numbers as the CLI's JSON and CSV
+# ---------------------------------------------------------------------------
+
+OPTION_SETS = {
+    "all": ({"max_depth": 1000}, ["--max_depth=1000"]),
+    "step1.displayed": ({"max_depth": 1000, "step": 1, "account_displayed_op_only": True,
+                         "show_name_regexes": [".*MatMul.*", ".*Conv2D.*", ".*grad.*"]},
+                        ["--max_depth=1000", "--step=1", "--account_displayed_op_only=true",
+                         "--show_name_regexes=.*MatMul.*,.*Conv2D.*,.*grad.*"]),
+}
+JSON_CASES = [(m, v, o) for m in FIXTURES for v in VIEWS for o in OPTION_SETS]
+
+
+def cli_export(kind, view, inputs, flags, tmp_path):
+    out = tmp_path / ("out." + kind)
+    run = run_cli([view, "--output=%s:outfile=%s" % (kind, out)] + flags + cli_flags(inputs))
+    assert run.returncode == 0, run.stderr
+    return out.read_text()
+
+
+def json_rows(node, out):
+    out.append(node)
+    for child in node["children"]:
+        json_rows(child, out)
+    return out
+
+
+def check_node(api, js, multi):
+    """A node's own and total values equal the JSON's (run_count only on graph nodes)."""
+    assert api.name == js["name"]
+    for metric, field in METRIC_FIELDS.items():
+        if multi and metric == "run_count":
+            continue
+        assert getattr(api, field) == js["own"][metric], (api.name, metric)
+        assert getattr(api, "total_" + field) == js["total"][metric], (api.name, metric)
+
+
+def check_tree(api, js, multi):
+    check_node(api, js, multi)
+    assert len(api.children) == len(js["children"]), api.name
+    if multi:
+        assert len(api.graph_nodes) == js["graph_nodes"]
+    for a, j in zip(api.children, js["children"]):
+        check_tree(a, j, multi)
+
+
+@pytest.mark.parametrize("model,view,option_set", JSON_CASES, ids=["%s.%s.%s" % c for c in JSON_CASES])
+def test_numbers_equal_the_clis_json(model, view, option_set, tmp_path):
+    options, flags = OPTION_SETS[option_set]
+    if view == "code" and options.get("account_displayed_op_only"):
+        flags = [f for f in flags if "account_displayed" not in f]
+        options = {k: v for k, v in options.items() if k != "account_displayed_op_only"}
+    doc = json.loads(cli_export("json", view, FIXTURES[model], flags, tmp_path))
+    root = rtfprof.profile(view, options=options, **absolute_inputs(FIXTURES[model]))
+    if view == "op":
+        check_node(root, doc["root"], multi=True)
+        rows = chain(root)
+        assert [r.name for r in rows] == [c["name"] for c in doc["root"]["children"]]
+        for api, js in zip(rows, doc["root"]["children"]):
+            check_node(api, js, multi=True)
+            assert len(api.graph_nodes) == js["graph_nodes"]
+    else:
+        check_tree(root, doc["root"], multi=view == "code")
+    # The records: the JSON's nodes in pre-order, with every per-step value.
+    records = rtfprof.to_records(root)
+    nodes = json_rows(doc["root"], [])
+    assert len(records) == len(nodes) > 1
+    steps = doc["steps"]
+    assert steps == [0, 1, 2]
+    for record, node in zip(records, nodes):
+        assert (record["depth"], record["name"], record["accounted"], record["graph_nodes"]) == (
+            node["depth"], node["name"], node["accounted"], node["graph_nodes"])
+        for metric in METRIC_FIELDS:
+            assert record["own_" + metric] == node["own"][metric]
+            assert record["total_" + metric] == node["total"][metric]
+        assert record["steps"] == len(steps) and record["steps_ran"] == node["per_step"]["steps_ran"]
+        for metric, summary in node["per_step"]["metrics"].items():
+            assert [record["%s_step%d" % (metric, s)] for s in steps] == summary["values"]
+            assert record[metric + "_mean"] == summary["mean"]
+            assert record[metric + "_std"] == summary["std"]
+            assert record[metric + "_cv"] == summary["cv"]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_records_are_the_csv_rows(view, tmp_path):
+    text = cli_export("csv", view, FIXTURES["cnn"], ["--max_depth=6"], tmp_path)
+    rows = list(csv.reader(io.StringIO(text)))
+    root = rtfprof.profile(view, options={"max_depth": 6}, **absolute_inputs(FIXTURES["cnn"]))
+    records = rtfprof.to_records(root, step_values=False)
+    assert list(records[0]) == rows[0], "the CSV's columns"
+    assert len(records) == len(rows) - 1
+    for record, row in zip(records, rows[1:]):
+        for (column, value), cell in zip(record.items(), row):
+            if isinstance(value, bool):
+                assert str(value).lower() == cell
+            elif isinstance(value, float):
+                decimals = 4 if column.endswith("_cv") else 3
+                assert "%.*f" % (decimals, value) == cell, column
+            else:
+                assert str(value) == cell, column
+
+
+def test_one_step_has_no_step_columns():
+    root = rtfprof.profile("scope", graph_path=str(TESTDATA / "mlp" / "graph.pbtxt"),
+                           run_meta_path=str(TESTDATA / "mlp" / "run_meta_1"))
+    record = rtfprof.to_records(root)[0]
+    assert "steps" not in record and "exec_micros_mean" not in record
+    assert record["total_run_count"] > 0
+
+
+def test_records_of_a_subtree_and_of_the_op_chain():
+    inputs = absolute_inputs(FIXTURES["cnn"])
+    root = rtfprof.profile("scope", options={"max_depth": 100}, **inputs)
+    everything = rtfprof.to_records(root)
+    sub = root.children[1]
+    records = rtfprof.to_records(sub)
+    start = next(i for i, r in enumerate(everything) if r["name"] == sub.name)
+    assert records == everything[start:start + len(records)]
+    assert records[0]["depth"] == 1 and all(r["depth"] > 1 for r in records[1:])
+    op = rtfprof.profile("op", **inputs)
+    rows = chain(op)
+    assert [r["name"] for r in rtfprof.to_records(rows[2])] == [r.name for r in rows[2:]]
+    with pytest.raises(ValueError, match="graph_nodes"):
+        rtfprof.to_records(rows[0].graph_nodes[0])
+    with pytest.raises(ValueError, match="expected a node"):
+        rtfprof.to_records("scope")
+
+
+def test_dataframe():
+    pandas = pytest.importorskip("pandas")
+    root = rtfprof.profile("scope", options={"max_depth": 100}, **absolute_inputs(FIXTURES["cnn"]))
+    df = rtfprof.to_dataframe(root)
+    assert isinstance(df, pandas.DataFrame)
+    records = rtfprof.to_records(root)
+    assert list(df.columns) == list(records[0]) and len(df) == len(records)
+    assert df["name"].tolist() == [r["name"] for r in records]
+    assert df["exec_micros_cv"].tolist() == [r["exec_micros_cv"] for r in records]
+    assert str(df["total_exec_micros"].dtype) == "int64" and str(df["exec_micros_mean"].dtype) == "float64"
+    assert df.loc[0, "total_exec_micros"] == root.total_exec_micros
+
+
+# ---------------------------------------------------------------------------
+# Options
+# ---------------------------------------------------------------------------
+
+def test_every_option_builder_dict_is_accepted(tf_options, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    inputs = absolute_inputs(FIXTURES["mlp"])
+    for name, options in tf_options.items():
+        for view in VIEWS:
+            if view != "code" and "pprof" in options["output"]:
+                continue  # pprof output is for the code view only, as in tfprof
+            if view == "op" and options["output"].startswith("timeline"):
+                continue  # the op view has no timeline, as in tfprof
+            root = rtfprof.profile(view, options=options, **inputs)
+            assert root.name == "_TFProfRoot", name
+    assert "\nProfile:\nnode name | " in (tmp_path / "view.txt").read_text()
+    assert (tmp_path / "profile.pb.gz").stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.glob("timeline.json_*")) == ["timeline.json_-1", "timeline.json_0",
+                                                                          "timeline.json_1", "timeline.json_2"]
+    printed = capsys.readouterr().out
+    assert "\nProfile:\nnode name | " in printed, "output stdout prints the view"
+
+
+def test_stdout_output_prints_the_clis_view(capsys):
+    golden = (TESTDATA / "golden" / "mlp.scope.in_profile.out").read_text()
+    rtfprof.profile("scope", profile_path=str(TESTDATA / "mlp" / "profile"),
+                    options={"select": ["params", "bytes", "micros", "occurrence"], "output": "stdout"})
+    assert "Reading Files...\n" + capsys.readouterr().out == golden
+    rtfprof.profile("scope", profile_path=str(TESTDATA / "mlp" / "profile"))
+    assert capsys.readouterr().out == "", "without an output option nothing is printed"
+
+
+def test_options_as_strings_and_tuples():
+    inputs = absolute_inputs(FIXTURES["cnn"])
+    a = rtfprof.profile("op", options={"select": "micros,bytes", "account_type_regexes": "Conv2D.*,MatMul"}, **inputs)
+    b = rtfprof.profile("op", options={"select": ("bytes", "micros"), "account_type_regexes": ["Conv2D.*", "MatMul"]},
+                        **inputs)
+    assert plain(a) == plain(b)
+    names = [r.name for r in chain(a)]
+    assert "MatMul" in names and "Conv2D" in names and all(re.fullmatch("Conv2D.*|MatMul", n) for n in names)
+
+
+# ---------------------------------------------------------------------------
+# Bad input raises, with the CLI's message
+# ---------------------------------------------------------------------------
+
+def cli_error(args):
+    """The CLI's error line (its start-up lines may come before, on stdout)."""
+    run = run_cli(args)
+    assert run.returncode != 0
+    line = run.stderr.rstrip("\n")
+    assert "\n" not in line
+    return line[len("rtfprof: "):].replace("; see 'rtfprof --help'", "")
+
+
+@pytest.mark.parametrize("options,says", [
+    ({"max_depht": 3}, "options: unknown key 'max_depht' (valid: max_depth, "),
+    ({"foo": 1, "bar": 2}, "options: unknown keys 'foo', 'bar' (valid: "),
+    ({"select": ["micros", "bogus"]}, "--select: unknown value 'bogus' (valid: "),
+    ({"order_by": "speed"}, "--order_by: unknown value 'speed' (valid: "),
+    ({"max_depth": "10"}, "--max_depth: expected an integer, got '10' (str)"),
+    ({"min_bytes": 1.5}, "--min_bytes: expected an integer, got 1.5 (float)"),
+    ({"hide_name_regexes": ["("]}, "--hide_name_regexes: invalid regex '('"),
+    ({"account_type_regexes": 3}, "--account_type_regexes: expected a list of strings, got 3 (int)"),
+    ({"account_displayed_op_only": "maybe"}, "--account_displayed_op_only: 'maybe' is not a boolean"),
+    ({"output": "html:outfile=x"}, "--output: unknown output type 'html'"),
+    ({"output": "file"}, "--output: output type file needs outfile"),
+    ({"step": 7}, "--step=7: step not found (available steps: 0 1 2)"),
+    ({1: 2}, "options: keys are option names, got 1"),
+])
+def test_bad_options_raise_value_error(options, says):
+    with pytest.raises(ValueError) as e:
+        rtfprof.profile("scope", options=options, **absolute_inputs(FIXTURES["mlp"]))
+    assert str(e.value).startswith(says), str(e.value)
+
+
+def test_option_errors_read_as_the_clis():
+    flags = cli_flags(FIXTURES["mlp"])
+    for options, flag in [({"select": ["bogus"]}, "--select=bogus"), ({"hide_name_regexes": ["("]}, "--hide_name_regexes=("),
+                          ({"step": 7}, "--step=7"), ({"output": "file"}, "--output=file")]:
+        with pytest.raises(ValueError) as e:
+            rtfprof.profile("scope", options=options, **absolute_inputs(FIXTURES["mlp"]))
+        assert str(e.value) == cli_error(["scope", flag] + flags)
+
+
+def test_bad_files_raise_the_clis_errors(tmp_path):
+    missing = tmp_path / "missing"
+    with pytest.raises(FileNotFoundError) as e:
+        rtfprof.profile("scope", profile_path=missing)
+    assert str(e.value) == cli_error(["scope", "--profile_path=%s" % missing])
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    graph = TESTDATA / "mlp" / "graph.pbtxt"
+    cases = [
+        ({"profile_path": graph}, ["--profile_path=%s" % graph]),
+        ({"graph_path": empty}, ["--graph_path=%s" % empty]),
+        ({"graph_path": graph, "run_meta_path": [graph]}, ["--graph_path=%s" % graph, "--run_meta_path=%s" % graph]),
+        ({"graph_path": TESTDATA / "mlp" / "profile"}, ["--graph_path=%s" % (TESTDATA / "mlp" / "profile")]),
+        ({"graph_path": graph, "op_log_path": graph}, ["--graph_path=%s" % graph, "--op_log_path=%s" % graph]),
+        ({"graph_path": graph, "checkpoint_path": missing}, ["--graph_path=%s" % graph, "--checkpoint_path=%s" % missing]),
+        ({"xplane_path": graph}, ["--xplane_path=%s" % graph]),
+    ]
+    for inputs, flags in cases:
+        with pytest.raises((ValueError, OSError)) as e:
+            rtfprof.profile("scope", **inputs)
+        assert str(e.value) == cli_error(["scope"] + flags), inputs
+
+
+def test_code_view_needs_code_traces():
+    graph = str(TESTDATA / "mlp" / "graph.pbtxt")
+    with pytest.raises(ValueError) as e:
+        rtfprof.profile("code", graph_path=graph)
+    assert str(e.value) == cli_error(["code", "--graph_path=%s" % graph])
+
+
+def test_bad_arguments():
+    mlp = absolute_inputs(FIXTURES["mlp"])
+    with pytest.raises(ValueError, match="unknown view 'advise'"):
+        rtfprof.profile("advise", **mlp)
+    with pytest.raises(ValueError, match="no inputs"):
+        rtfprof.profile("scope")
+    with pytest.raises(ValueError, match="expected a dict"):
+        rtfprof.profile("scope", options=[("max_depth", 3)], **mlp)
+    with pytest.raises(ValueError, match="--graph_path: expected a path, got 3"):
+        rtfprof.profile("scope", graph_path=3)
+    with pytest.raises(ValueError, match="contains a comma"):
+        rtfprof.profile("scope", graph_path=mlp["profile_path"], run_meta_path=["a,b"])
+    with pytest.raises(TypeError):
+        rtfprof.profile("scope", mlp["profile_path"])  # inputs are keyword-only
+
+
+def test_paths_and_run_metadata_lists():
+    import pathlib
+    d = TESTDATA / "cnn"
+    as_list = rtfprof.profile("scope", graph_path=d / "graph.pbtxt",
+                              run_meta_path=[d / "run_meta_0", pathlib.Path(d / "run_meta_1")])
+    as_text = rtfprof.profile("scope", graph_path=str(d / "graph.pbtxt"),
+                              run_meta_path="%s,%s" % (d / "run_meta_0", d / "run_meta_1"))
+    assert plain(as_list) == plain(as_text)
+    assert rtfprof.to_records(as_list)[0]["steps"] == 2
+
+
+# ---------------------------------------------------------------------------
+# In-process behaviour
+# ---------------------------------------------------------------------------
+
+def test_the_gil_is_released_while_loading(tmp_path):
+    """The profile is read from a FIFO that this thread fills only while
+    profile() runs in another: if profile() held the GIL, neither could go on
+    (faulthandler then ends the process instead of hanging)."""
+    fifo = tmp_path / "profile.fifo"
+    os.mkfifo(fifo)
+    result = {}
+
+    def work():
+        try:
+            result["root"] = rtfprof.profile("scope", profile_path=fifo)
+        except Exception as e:  # noqa: BLE001 - reported below
+            result["error"] = e
+
+    faulthandler.dump_traceback_later(120, exit=True)
+    try:
+        thread = threading.Thread(target=work)
+        thread.start()
+        with open(fifo, "wb") as f:
+            f.write((TESTDATA / "mlp" / "profile").read_bytes())
+        thread.join()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert "error" not in result, result.get("error")
+    assert result["root"].total_exec_micros == rtfprof.profile("scope", **absolute_inputs(FIXTURES["mlp"])).total_exec_micros
+
+
+def test_views_thousands_deep(tmp_path):
+    """A chain of 20000 ops: built, read and freed without running out of stack."""
+    n = 20000
+    lines = ['node { name: "n0" op: "NoOp" }']
+    lines += ['node { name: "n%d" op: "NoOp" input: "n%d" }' % (i, i - 1) for i in range(1, n)]
+    (tmp_path / "chain.pbtxt").write_text("\n".join(lines) + "\n")
+    scopes = "/".join("s%d" % i for i in range(3000))
+    (tmp_path / "scopes.pbtxt").write_text('node { name: "%s" op: "NoOp" }\n' % scopes)
+    graph = rtfprof.profile("graph", graph_path=tmp_path / "chain.pbtxt", options={"max_depth": 10 ** 9})
+    depth = 0
+    node = graph
+    while node.children:
+        node = node.children[0]
+        depth += 1
+    assert depth == n
+    assert len(rtfprof.to_records(graph)) == n + 1
+    scope = rtfprof.profile("scope", graph_path=tmp_path / "scopes.pbtxt", options={"max_depth": 10 ** 9})
+    assert len(rtfprof.to_records(scope)) == 3001
+    del graph, node, scope
+
+
+def test_warnings_are_python_warnings(tmp_path):
+    """What the CLI prints on stderr about its inputs becomes RuntimeWarnings."""
+    rm = tmp_path / "run_meta.pbtxt"
+    rm.write_text('step_stats { dev_stats { device: "/job:localhost/replica:0/task:0/device:CPU:0" '
+                  'node_stats { node_name: "layer1/MatMul" all_start_micros: 0 op_end_rel_micros: 5 '
+                  'memory { allocator_name: "cpu" total_bytes: 16 } } } }\n')
+    graph = TESTDATA / "mlp" / "graph.pbtxt"
+    run = run_cli(["scope", "--graph_path=%s" % graph, "--run_meta_path=%s" % rm])
+    assert run.stderr == "layer1/MatMul has no start time, skipping\n"
+    with pytest.warns(RuntimeWarning) as record:
+        rtfprof.profile("scope", graph_path=graph, run_meta_path=rm)
+    assert [str(w.message) for w in record] == ["layer1/MatMul has no start time, skipping"]
