@@ -12,11 +12,16 @@ graph views) or ``MultiGraphNodeProto`` (op and code views). The work is done by
 the Rust library in this process, with the GIL released.
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List, Union
+from __future__ import annotations
 
 from ._rtfprof import GraphNode, MultiGraphNode, TensorValue, __version__, _table, profile
 
+# Annotations only: the `rtfprof` command imports this package, and typing
+# would add to its start-up time.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Union
+
     import pandas
 
 __all__ = [
@@ -47,7 +52,7 @@ def to_records(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = Tr
     return [dict(zip(columns, row)) for row in rows]
 
 
-def to_dataframe(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = True) -> "pandas.DataFrame":
+def to_dataframe(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = True) -> pandas.DataFrame:
     """``to_records(node)`` as a pandas DataFrame, one row per displayed node."""
     try:
         import pandas
