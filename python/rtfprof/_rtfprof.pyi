@@ -1,7 +1,9 @@
 """Type stubs of the extension module (the Rust library through PyO3)."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, final, overload
+
+__all__ = ["_main", "_table", "GraphNode", "MultiGraphNode", "TensorValue", "profile", "__version__"]
 
 __version__: str
 
@@ -11,6 +13,7 @@ _OptionValue = Union[int, bool, str, Sequence[str]]
 #: A shape: its dimensions, or None when its rank is unknown.
 _Shape = Optional[Tuple[int, ...]]
 
+@final
 class TensorValue:
     """A checkpoint value (tfprof's TFProfTensorProto), flattened in row-major order."""
 
@@ -24,6 +27,7 @@ class TensorValue:
     @property
     def value_str(self) -> List[str]: ...
 
+@final
 class GraphNode:
     """A scope or graph view node, with tfprof's GraphNodeProto fields.
 
@@ -91,6 +95,7 @@ class GraphNode:
     @property
     def children(self) -> List["GraphNode"]: ...
 
+@final
 class MultiGraphNode:
     """An op view row or a code view node, with tfprof's MultiGraphNodeProto fields.
 

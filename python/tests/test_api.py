@@ -1,11 +1,13 @@
 """rtfprof.profile, to_records and to_dataframe against TensorFlow's results
 and the CLI's CSV/JSON output."""
+import base64
 import csv
 import faulthandler
 import io
 import json
 import os
 import re
+import struct
 import threading
 
 import pytest
@@ -159,6 +161,15 @@ def test_records_are_the_csv_rows(view, tmp_path):
                 assert "%.*f" % (decimals, value) == cell, column
             else:
                 assert str(value) == cell, column
+
+
+@pytest.mark.parametrize("kind", ["csv", "json"])
+def test_output_files_are_the_clis(kind, tmp_path):
+    expected = cli_export(kind, "code", FIXTURES["cnn"], ["--max_depth=5", "--select=bytes"], tmp_path)
+    out = tmp_path / ("api." + kind)
+    rtfprof.profile("code", options={"max_depth": 5, "select": ["bytes"], "output": "%s:outfile=%s" % (kind, out)},
+                    **absolute_inputs(FIXTURES["cnn"]))
+    assert out.read_text() == expected
 
 
 def test_one_step_has_no_step_columns():
@@ -329,6 +340,49 @@ def test_bad_arguments():
         rtfprof.profile("scope", graph_path=mlp["profile_path"], run_meta_path=["a,b"])
     with pytest.raises(TypeError):
         rtfprof.profile("scope", mlp["profile_path"])  # inputs are keyword-only
+
+
+def test_checkpoint_values():
+    """tensor_value holds what TensorFlow's checkpoint reader reads (testdata/ckpt/expected.json)."""
+    import math
+    ckpt = TESTDATA / "ckpt"
+    expected = json.loads((ckpt / "expected.json").read_text())["tensors"]
+    root = rtfprof.profile("scope", graph_path=ckpt / "graph.pbtxt", checkpoint_path=ckpt / "model.ckpt",
+                           options={"max_depth": 100, "account_type_regexes": ["_checkpoint_variables"],
+                                    "select": ["params", "tensor_value"]})
+    nodes = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        nodes[node.name] = node
+        stack.extend(node.children)
+    dtypes = {"float32": 1, "float64": 2, "int32": 3, "int64": 9, "string": 7}
+    checked = 0
+    for name, tensor in expected.items():
+        if name not in nodes:
+            continue
+        value = nodes[name].tensor_value
+        if tensor["dtype"] not in dtypes or tensor["sliced"]:
+            assert value is None, name  # tfprof shows no other dtype; sliced variables are not read
+            continue
+        assert value.dtype == dtypes[tensor["dtype"]], name
+        if "values_b64" in tensor:
+            raw = base64.b64decode(tensor["values_b64"])
+            code = {"float32": "f", "float64": "d", "int32": "i", "int64": "q"}[tensor["dtype"]]
+            values = list(struct.unpack("<%d%s" % (len(raw) // struct.calcsize(code), code), raw))
+            assert (value.value_double or value.value_int64) == values, name
+        elif tensor["dtype"] == "string":
+            # Bytes that are not UTF-8 become U+FFFD, as the text output shows them.
+            assert value.value_str == [bytes.fromhex(v).decode(errors="replace") for v in tensor["values"]], name
+        elif tensor["dtype"].startswith("int"):
+            assert value.value_int64 == [int(v) for v in tensor["values"]], name
+        else:
+            got = [repr(v) if not math.isnan(v) else ("-nan" if math.copysign(1, v) < 0 else "nan")
+                   for v in value.value_double]
+            assert got == [v if v in ("nan", "-nan", "inf", "-inf") else repr(float(v)) for v in tensor["values"]], name
+        checked += 1
+    assert checked >= 7
+    assert nodes["_TFProfRoot"].tensor_value is None
 
 
 def test_paths_and_run_metadata_lists():
