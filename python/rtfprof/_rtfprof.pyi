@@ -157,6 +157,7 @@ def profile(
     op_log_path: Optional[_Path] = None,
     profile_path: Optional[_Path] = None,
     checkpoint_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
 ) -> GraphNode: ...
@@ -169,6 +170,7 @@ def profile(
     op_log_path: Optional[_Path] = None,
     profile_path: Optional[_Path] = None,
     checkpoint_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
 ) -> MultiGraphNode: ...
@@ -181,6 +183,7 @@ def profile(
     op_log_path: Optional[_Path] = None,
     profile_path: Optional[_Path] = None,
     checkpoint_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
 ) -> Union[GraphNode, MultiGraphNode]: ...

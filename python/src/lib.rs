@@ -482,7 +482,7 @@ fn on_deep_stack<T: Send>(py: Python<'_>, work: impl FnOnce(Python<'_>) -> PyRes
 /// options=…)` does, and returns its root: a `GraphNode` (scope, graph) or a
 /// `MultiGraphNode` (op, code).
 #[pyfunction]
-#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, xplane_path=None, options=None))]
+#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, options=None))]
 #[allow(clippy::too_many_arguments)]
 fn profile(
     py: Python<'_>,
@@ -492,6 +492,7 @@ fn profile(
     op_log_path: Option<&Bound<'_, PyAny>>,
     profile_path: Option<&Bound<'_, PyAny>>,
     checkpoint_path: Option<&Bound<'_, PyAny>>,
+    events_path: Option<&Bound<'_, PyAny>>,
     xplane_path: Option<&Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
@@ -509,12 +510,13 @@ fn profile(
         op_log_path: path_arg("op_log_path", op_log_path)?,
         profile_path: path_arg("profile_path", profile_path)?,
         checkpoint_path: path_arg("checkpoint_path", checkpoint_path)?,
+        events_path: path_arg("events_path", events_path)?,
         xplane_path: path_arg("xplane_path", xplane_path)?,
         ..InputArgs::default()
     };
     if !inputs.has_inputs() {
         return Err(PyValueError::new_err(
-            "profile: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or xplane_path)",
+            "profile: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path)",
         ));
     }
     let profiled = py.detach(|| rtfprof::api::profile(view, &inputs, &opts)).map_err(to_py_err)?;

@@ -172,6 +172,34 @@ def test_output_files_are_the_clis(kind, tmp_path):
     assert out.read_text() == expected
 
 
+EVENTS = {"events_path": "events/tutorial", "op_log_path": "events/tutorial.tfprof_log"}
+
+
+@pytest.mark.parametrize("view", ["scope", "graph", "op"])
+def test_tensorboard_event_logs(view, tmp_path):
+    """events_path reads a TensorBoard log as --events_path does."""
+    doc = json.loads(cli_export("json", view, EVENTS, ["--max_depth=100"], tmp_path))
+    root = rtfprof.profile(view, options={"max_depth": 100}, **absolute_inputs(EVENTS))
+    records = rtfprof.to_records(root)
+    nodes = json_rows(doc["root"], [])
+    assert [(r["name"], r["total_exec_micros"], r["total_requested_bytes"]) for r in records] == [
+        (n["name"], n["total"]["exec_micros"], n["total"]["requested_bytes"]) for n in nodes]
+    assert records[0]["steps"] == len(doc["steps"]) == 3
+
+
+def test_tensorboard_event_log_text_and_errors(capsys):
+    golden = (TESTDATA / "events" / "golden" / "tutorial.scope.default.out").read_text()
+    rtfprof.profile("scope", events_path=TESTDATA / "events" / "tutorial", options={"output": "stdout"})
+    printed = capsys.readouterr().out
+    assert printed.startswith("\nDoc:\n") and golden.endswith(printed)
+    assert golden[:-len(printed)].endswith("run graph coverage: 0.43\n"), "only the start-up lines are left out"
+    trace = TESTDATA / "events" / "tf2_trace"
+    with pytest.raises(ValueError) as e:
+        rtfprof.profile("scope", events_path=trace)
+    assert str(e.value) == cli_error(["scope", "--events_path=%s" % trace])
+    assert "--xplane_path" in str(e.value)
+
+
 def test_one_step_has_no_step_columns():
     root = rtfprof.profile("scope", graph_path=str(TESTDATA / "mlp" / "graph.pbtxt"),
                            run_meta_path=str(TESTDATA / "mlp" / "run_meta_1"))
