@@ -1,9 +1,14 @@
 //! `--output folded:outfile=PATH`: collapsed stacks, checked against the
 //! same view's JSON output (its displayed tree), and fed to the real
 //! consumers when they are installed: `inferno-flamegraph` and
-//! `inferno-diff-folded` (`cargo install inferno`). speedscope's importer
+//! `inferno-diff-folded` (`cargo install inferno`), and speedscope, the web
+//! app (its npm package's static files, `RTFPROF_SPEEDSCOPE` or
+//! `target/speedscope/package/dist/release`, fetched by `.ci/run`) opened in
+//! headless Chromium: its sandwich table must list every frame with the
+//! self and total values the file implies. speedscope's importer
 //! (`src/import/bg-flamegraph.ts`) is a regex, `^(.*) (\d+)$` per line and
-//! `;` between frames; the lines are checked against it here.
+//! `;` between frames; the lines are also checked against it here, so that
+//! the format holds where the app is not installed.
 
 mod common;
 
@@ -250,5 +255,123 @@ fn inferno_draws_the_outputs() {
         std::fs::write(&ours, ours_text).unwrap();
         let svg = flamegraph(&flame, &ours);
         assert!(svg.contains("_TFProfRoot"));
+    }
+}
+
+/// speedscope's static app (`index.html` and its scripts), or `None` with a
+/// message.
+fn speedscope() -> Option<PathBuf> {
+    let dir = std::env::var_os("RTFPROF_SPEEDSCOPE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/speedscope/package/dist/release"));
+    let found = dir.join("index.html").is_file().then_some(dir);
+    if found.is_none() {
+        eprintln!("skipping the speedscope checks: not fetched (.ci/run puts its npm package in target/speedscope, or set RTFPROF_SPEEDSCOPE)");
+    }
+    found
+}
+
+fn chromium() -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = match std::env::var_os("RTFPROF_CHROMIUM") {
+        Some(path) => vec![path.into()],
+        None => std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).flat_map(|d| ["chromium", "chromium-browser"].map(|b| d.join(b))).collect())
+            .unwrap_or_default(),
+    };
+    let found = candidates.into_iter().find(|p| p.is_file());
+    if found.is_none() {
+        eprintln!("skipping the speedscope checks: no chromium (apt-get install chromium, or set RTFPROF_CHROMIUM)");
+    }
+    found
+}
+
+/// A frame's values in speedscope's sandwich view.
+#[derive(Debug, PartialEq)]
+struct Sandwich {
+    total: i64,
+    own: i64,
+}
+
+/// What speedscope's sandwich table must say of each frame of `folded`: its
+/// self value is the sum of the lines it ends, its total the sum of the
+/// lines it is in (once per line, as speedscope counts recursion).
+fn sandwich_of(folded: &str) -> BTreeMap<String, Sandwich> {
+    let mut frames: BTreeMap<String, Sandwich> = BTreeMap::new();
+    for (stack, values) in parse(folded) {
+        let names: Vec<&str> = stack.split(';').collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for name in &names {
+            if seen.insert(*name) {
+                frames.entry(name.to_string()).or_insert(Sandwich { total: 0, own: 0 }).total += values[0];
+            }
+        }
+        frames.get_mut(*names.last().unwrap()).unwrap().own += values[0];
+    }
+    frames
+}
+
+/// Opens `folded` in speedscope's sandwich view in headless Chromium (as
+/// speedscope's own command line does: a script handing it the file) and
+/// reads the table rows it renders: (name, total, self). The table is
+/// virtualised: only the rows that fit the window are in the page.
+fn speedscope_rows(app: &Path, chromium: &Path, dir: &Path, name: &str, folded: &str) -> Vec<(String, Sandwich)> {
+    // speedscope's command line writes the file's base64; the browser makes
+    // it here from the text (a JSON string is a JavaScript string literal).
+    let script = dir.join(format!("{name}.js"));
+    let text = serde_json::to_string(folded).unwrap();
+    let name_literal = serde_json::to_string(name).unwrap();
+    std::fs::write(&script, format!("speedscope.loadFileFromBase64({name_literal}, btoa(unescape(encodeURIComponent({text}))))")).unwrap();
+    let url = format!("file://{}#localProfilePath={}&view=sandwich", app.join("index.html").display(), script.display());
+    let output = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--virtual-time-budget=10000", "--window-size=1200,4000", "--dump-dom"])
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "chromium: {}", String::from_utf8_lossy(&output.stderr));
+    let dom = String::from_utf8(output.stdout).unwrap();
+    assert!(dom.contains(&format!("<title>{name} - speedscope</title>")), "speedscope did not open {name}");
+    let cell = |html: &str| -> String {
+        // Text without tags, HTML entities decoded.
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in html.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
+    };
+    let count = |text: &str| -> i64 { text.split(" (").next().unwrap().replace(',', "").parse().unwrap_or_else(|_| panic!("not a count: {text:?}")) };
+    let mut rows = Vec::new();
+    for row in dom.split("<tr class=").skip(1) {
+        let cells: Vec<String> = row.split("<td").skip(1).map(|c| cell(&c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()])).collect();
+        if let [total, own, name] = cells.as_slice() {
+            rows.push((name.clone(), Sandwich { total: count(total), own: count(own) }));
+        }
+    }
+    rows
+}
+
+/// The real speedscope reads the files: every row of its sandwich table has
+/// the values the folded lines imply, for names with markup characters,
+/// escapes and counts in the millions too.
+#[test]
+fn speedscope_reads_the_outputs() {
+    let (Some(app), Some(chromium)) = (speedscope(), chromium()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let odd = "_TFProfRoot;a%3Bb;a%3Bb/<c> & \"d\" 1234567\n_TFProfRoot;tail%207 5\n_TFProfRoot;%20both ends%20 6\n";
+    let scope = run_to(&args("scope", fixture_flags("cnn"), &["--select=micros", "--max_depth=100"]), "folded");
+    let code = run_to(&args("code", fixture_flags("cnn"), &["--select=bytes", "--max_depth=1000"]), "folded");
+    for (name, folded) in [("odd.folded", odd), ("scope.folded", scope.as_str()), ("code.folded", code.as_str())] {
+        let expected = sandwich_of(folded);
+        let rows = speedscope_rows(&app, &chromium, dir.path(), name, folded);
+        // A 4000-pixel window holds about 190 rows: all of these files' frames.
+        assert_eq!(rows.len(), expected.len(), "{name}: the rows speedscope shows");
+        for (frame, values) in &rows {
+            assert_eq!(Some(values), expected.get(frame), "{name}: speedscope's row for {frame:?}");
+        }
     }
 }
