@@ -577,3 +577,21 @@ fn text_views_take_the_options() {
         }
     }
 }
+
+/// A directory holding a run directory (a copied `run/`, not a log with
+/// `plugins/profile/`): the error names the run directory to give.
+#[test]
+fn a_parent_of_run_directories_names_them() {
+    let parent = tempfile::tempdir().unwrap();
+    let run = parent.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::copy(xplane_dir().join("tf_loop/plugins/profile/run0/host0.xplane.pb"), run.join("host0.xplane.pb")).unwrap();
+    let output = Command::new(BIN).args(["scope", &format!("--xplane_path={}", parent.path().display())]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&format!("traces are in {}: give that directory", run.display())), "{stderr}");
+    let output = Command::new(BIN).args(["scope", &format!("--xplane_path={}", run.display())]).output().unwrap();
+    assert!(output.status.success());
+}

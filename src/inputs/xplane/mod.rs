@@ -162,7 +162,19 @@ fn profile_dir(dir: &Path) -> Result<PathBuf> {
     nested.sort();
     match nested.len() {
         1 => Ok(nested.remove(0)),
-        0 => Err(Error::input(FLAG, dir, format!("holds no *{SUFFIX} trace and no plugins/profile/ directory"))),
+        0 => {
+            // A run directory one level down (a copied `run/`) is named, so
+            // the user need not look for it.
+            let mut runs: Vec<String> = std::fs::read_dir(dir)
+                .map_err(|source| Error::Io { kind: FLAG, path: dir.to_owned(), source })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir() && host_files(p).is_ok_and(|hosts| !hosts.is_empty()))
+                .map(|p| p.display().to_string())
+                .collect();
+            runs.sort();
+            let hint = if runs.is_empty() { String::new() } else { format!("; traces are in {}: give that directory", runs.join(", ")) };
+            Err(Error::input(FLAG, dir, format!("holds no *{SUFFIX} trace and no plugins/profile/ directory{hint}")))
+        }
         _ => {
             let names: Vec<String> = nested.iter().filter_map(|p| p.parent()?.parent()?.file_name()?.to_str().map(str::to_owned)).collect();
             Err(Error::input(FLAG, dir, format!("holds several logs with profiles ({}): give one of them", names.join(", "))))
