@@ -152,8 +152,8 @@ pub fn run(args: &DiffArgs, global: &InputPaths, opts: &Options, stdout: &mut St
         }
     }
 
-    if !matches!(opts.output, Output::Stdout | Output::File(_) | Output::Folded(_)) {
-        return Err(Error::flag("--output", "diff writes text (stdout, file:outfile=PATH) or folded:outfile=PATH"));
+    if !matches!(opts.output, Output::Stdout | Output::File(_) | Output::Folded(_) | Output::Html(_)) {
+        return Err(Error::flag("--output", "diff writes text (stdout, file:outfile=PATH), folded:outfile=PATH or html:outfile=PATH"));
     }
     let (left_tree, right_tree) = (left.tree(view, metric, opts)?, right.tree(view, metric, opts)?);
     let merged = diff::merge(Some(&left_tree), Some(&right_tree));
@@ -161,12 +161,20 @@ pub fn run(args: &DiffArgs, global: &InputPaths, opts: &Options, stdout: &mut St
         // The whole merged tree: a flame graph needs every node.
         return outputs::stream_atomic(path, |out| outputs::folded::write_diff(&merged, out));
     }
+    // The page draws every node too; the text lists the significant ones.
+    let whole = matches!(opts.output, Output::Html(_)).then(|| merged.clone());
     let shown = diff::filter(merged, args.delta, min_size, true).expect("the root is always kept");
     let labels = Labels { left_name, right_name, left_source: &left.describe(), right_source: &right.describe() };
-    let report = diff::render(&shown, metric, args.delta, min_size, &labels);
-    match &opts.output {
-        Output::Stdout => stdout.push_str(&report),
-        Output::File(path) => outputs::write_atomic(path, report.as_bytes())?,
+    match (&opts.output, whole) {
+        (Output::Html(path), Some(whole)) => {
+            let page = outputs::html::diff_page(&whole, &shown, metric, args.delta, min_size, &labels);
+            outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
+            stdout.push_str(&format!("Diff report written to {}\n", path.display()));
+        }
+        (Output::Stdout, _) => stdout.push_str(&diff::render(&shown, metric, args.delta, min_size, &labels)),
+        (Output::File(path), _) => {
+            outputs::write_atomic(path, diff::render(&shown, metric, args.delta, min_size, &labels).as_bytes())?
+        }
         _ => unreachable!("checked above"),
     }
     Ok(())

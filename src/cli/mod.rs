@@ -54,6 +54,11 @@ pub enum Command {
     /// step, its peak, and the nodes holding live bytes at the peak (as a
     /// scope tree; --output json:outfile=PATH for the curves).
     Memory,
+    /// Write one self-contained HTML page of the profile (--output
+    /// html:outfile=PATH): flame charts of the scope and code views, the op
+    /// view as a table, step times and how nodes vary across steps.
+    /// --max_depth has no limit here unless given.
+    Report,
 }
 
 /// `rtfprof diff`: each side is profile inputs (the `--left_*`/`--right_*`
@@ -121,7 +126,7 @@ impl Command {
             Command::Graph => Some(View::Graph),
             Command::Op => Some(View::Op),
             Command::Code => Some(View::Code),
-            Command::Advise | Command::Diff(_) | Command::Jobs | Command::Memory => None,
+            Command::Advise | Command::Diff(_) | Command::Jobs | Command::Memory | Command::Report => None,
         }
     }
 }
@@ -229,9 +234,10 @@ impl InputArgs {
 #[derive(Debug, Args)]
 #[command(rename_all = "snake_case")]
 pub struct ShowArgs {
-    /// Show nodes at most this deep (the root is depth 1).
-    #[arg(long, global = true, default_value_t = defaults::MAX_DEPTH, allow_negative_numbers = true)]
-    pub max_depth: i64,
+    /// Show nodes at most this deep (the root is depth 1) [default: 10;
+    /// report: no limit].
+    #[arg(long, global = true, allow_negative_numbers = true)]
+    pub max_depth: Option<i64>,
     /// Hide nodes whose total requested bytes are below this.
     #[arg(long, global = true, default_value_t = defaults::MIN, allow_negative_numbers = true)]
     pub min_bytes: i64,
@@ -301,7 +307,8 @@ pub struct ShowArgs {
     /// pprof:outfile=PATH (code view, one --select metric; gzipped pprof),
     /// csv:outfile=PATH or json:outfile=PATH (raw numbers, per-step stats),
     /// folded:outfile=PATH (scope and code views, one time or bytes
-    /// --select metric; diff: two columns): collapsed stacks for flame graphs.
+    /// --select metric; diff: two columns): collapsed stacks for flame graphs,
+    /// html:outfile=PATH (report and diff: one self-contained page).
     #[arg(long, global = true, default_value = defaults::OUTPUT)]
     pub output: String,
 }
@@ -310,7 +317,7 @@ impl ShowArgs {
     /// Validates every option: regexes compile, select/order_by/output are known.
     pub fn to_options(&self) -> Result<Options> {
         Ok(Options {
-            max_depth: self.max_depth,
+            max_depth: self.max_depth.unwrap_or(defaults::MAX_DEPTH),
             min_bytes: self.min_bytes,
             min_peak_bytes: self.min_peak_bytes,
             min_residual_bytes: self.min_residual_bytes,
@@ -448,7 +455,17 @@ enum Print {
 }
 
 fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
-    let opts = cli.show.to_options()?;
+    let mut opts = cli.show.to_options()?;
+    let html = matches!(opts.output, Output::Html(_));
+    match &cli.command {
+        Some(Command::Report) if !html => {
+            return Err(Error::flag("--output", "report writes one HTML file: give --output html:outfile=PATH"));
+        }
+        Some(Command::Report) if cli.show.max_depth.is_none() => opts.max_depth = i64::MAX,
+        Some(Command::Report | Command::Diff(_)) => {}
+        _ if html => return Err(Error::flag("--output", "html output is written by 'rtfprof report' and 'rtfprof diff'")),
+        _ => {}
+    }
     if let (Output::Folded(_), Some(view)) = (&opts.output, cli.command.as_ref().and_then(Command::view)) {
         check_folded(view, &opts)?;
     }
@@ -464,11 +481,21 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     if matches!(cli.command, Some(Command::Jobs)) && cli.inputs.job.is_empty() {
         return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
     }
-    let Some(mut stats) = load(cli.command.as_ref(), &cli.inputs, &opts, stdout)? else {
+    // Run graph coverage for the report's header: of the inputs, or of each job.
+    let mut coverage = Vec::new();
+    let Some(mut stats) = load(cli.command.as_ref(), &cli.inputs, &opts, &mut coverage, stdout)? else {
         return Ok(());
     };
     for warning in stats.warnings.drain(..) {
         eprintln!("{warning}");
+    }
+    if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
+        let sources = outputs::html::Sources { inputs: input_flags(&cli.inputs), coverage };
+        let page = with_deep_stack(|| outputs::html::report_page(&stats, &opts, &sources))?;
+        outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
+        stdout.push_str(&format!("Report written to {}\n", path.display()));
+        std::mem::forget(stats);
+        return Ok(());
     }
     let Some(command) = cli.command else {
         // Print the start-up lines before the first prompt.
@@ -512,13 +539,21 @@ fn check_event_flags(paths: &InputPaths, jobs: &[String], command: &Option<Comma
 /// Reads the inputs `command` needs into stats, with tfprof's start-up lines
 /// appended to `stdout`: an XPlane run directory becomes one job a host,
 /// `--job`s are loaded and merged. `None` when the command (diff, jobs) has
-/// already made its report.
-fn load(command: Option<&Command>, inputs: &InputArgs, opts: &Options, stdout: &mut String) -> Result<Option<Stats>> {
+/// already made its report. The run graph coverage of the inputs, or of each
+/// job, is added to `coverage` (for the report's header).
+fn load(
+    command: Option<&Command>,
+    inputs: &InputArgs,
+    opts: &Options,
+    coverage: &mut Vec<(String, f64)>,
+    stdout: &mut String,
+) -> Result<Option<Stats>> {
     let mut paths = inputs.paths();
     // Only the code view (text or pprof), advise and the prompt read code traces.
     paths.skip_code_traces = matches!(command, Some(Command::Scope | Command::Graph | Command::Op));
     // Only advise, the prompt and FLOPs estimates read node attributes.
-    paths.skip_attrs = matches!(command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code)) && !paths.estimate_flops;
+    paths.skip_attrs =
+        matches!(command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code | Command::Report)) && !paths.estimate_flops;
     if matches!(command, Some(Command::Memory)) {
         paths.allocations = true;
         paths.skip_code_traces = true;
@@ -567,7 +602,11 @@ fn load(command: Option<&Command>, inputs: &InputArgs, opts: &Options, stdout: &
         }
     }
     if inputs.job.is_empty() && xplane_jobs.is_empty() {
-        return load_stats(Inputs::load(&paths)?, &paths, stdout).map(Some);
+        let stats = load_stats(Inputs::load(&paths)?, &paths, stdout)?;
+        if !paths.run_meta_paths.is_empty() {
+            coverage.push((String::new(), stats.run_coverage()));
+        }
+        return Ok(Some(stats));
     }
     let jobs = if xplane_jobs.is_empty() {
         load_jobs(&inputs.job, &paths)?
@@ -582,6 +621,7 @@ fn load(command: Option<&Command>, inputs: &InputArgs, opts: &Options, stdout: &
     stdout.push_str("Reading Files...\n");
     for (name, stats) in &jobs {
         stdout.push_str(&format!("job {name}: run graph coverage: {:.2}\n", stats.run_coverage()));
+        coverage.push((name.clone(), stats.run_coverage()));
     }
     Ok(Some(crate::jobs::merge(jobs)))
 }
@@ -597,7 +637,32 @@ pub fn load_view(view: View, inputs: &InputArgs, stdout: &mut String) -> Result<
         View::Code => Command::Code,
     };
     check_event_flags(&inputs.paths(), &inputs.job, &Some(command.clone()))?;
-    Ok(load(Some(&command), inputs, &Options::default(), stdout)?.expect("a view command always loads stats"))
+    Ok(load(Some(&command), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("a view command always loads stats"))
+}
+
+/// The input flags as given, for the report's header.
+fn input_flags(inputs: &InputArgs) -> Vec<(String, String)> {
+    let mut flags = Vec::new();
+    let mut add = |flag: &str, value: Option<String>| {
+        if let Some(value) = value {
+            flags.push((flag.to_owned(), value));
+        }
+    };
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    add("--profile_path", path(&inputs.profile_path));
+    add("--xplane_path", path(&inputs.xplane_path));
+    add("--xplane_run", inputs.xplane_run.clone());
+    add("--events_path", path(&inputs.events_path));
+    add("--events_run", inputs.events_run.clone());
+    add("--events_tags", inputs.events_tags.clone());
+    add("--graph_path", path(&inputs.graph_path));
+    add("--run_meta_path", inputs.run_meta_path.clone());
+    add("--op_log_path", path(&inputs.op_log_path));
+    add("--checkpoint_path", path(&inputs.checkpoint_path));
+    for job in &inputs.job {
+        add("--job", Some(job.clone()));
+    }
+    flags
 }
 
 /// Writes `stdout`'s text so far, then the view, to the process's stdout (see
@@ -630,6 +695,7 @@ pub fn emit(stats: &Stats, view: View, opts: &Options, stdout: &mut String) -> R
             crate::show::check(stats, view, opts)?;
             outputs::stream_atomic(path, |mut out| crate::show::write_checked(stats, view, opts, &mut out).map(|()| out))
         }
+        Output::Html(_) => Err(Error::flag("--output", "html output is written by 'rtfprof report' and 'rtfprof diff'")),
         Output::Csv(path) | Output::Json(path) => {
             use crate::outputs::table;
             let root = crate::show::run(stats, view, opts)?.root;

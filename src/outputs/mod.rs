@@ -4,6 +4,7 @@
 //! FIFO) are written in place.
 
 pub mod folded;
+pub mod html;
 pub mod node_proto;
 pub mod pprof;
 pub mod table;

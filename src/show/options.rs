@@ -220,12 +220,14 @@ pub enum Output {
     Json(PathBuf),
     /// rtfprof's own: collapsed stacks for flame-graph tools.
     Folded(PathBuf),
+    /// rtfprof's own: the page of `rtfprof report` or `rtfprof diff`.
+    Html(PathBuf),
 }
 
 impl Output {
     /// Parses tfprof's `-output` syntax (`ParseOutput` in `tfprof_options.cc`).
     pub fn parse(value: &str) -> Result<Self> {
-        const TYPES: &[&str] = &["csv", "file", "folded", "json", "none", "pprof", "stdout", "timeline"];
+        const TYPES: &[&str] = &["csv", "file", "folded", "html", "json", "none", "pprof", "stdout", "timeline"];
         let bad = |msg: String| Error::flag("--output", msg);
         let (kind, rest) = match value.split_once(':') {
             Some((k, r)) => (k, Some(r)),
@@ -258,6 +260,7 @@ impl Output {
             "csv" => Output::Csv(need(outfile)?),
             "json" => Output::Json(need(outfile)?),
             "folded" => Output::Folded(need(outfile)?),
+            "html" => Output::Html(need(outfile)?),
             _ => Output::Pprof(need(outfile)?),
         })
     }
@@ -274,6 +277,7 @@ impl fmt::Display for Output {
             Output::Csv(p) => write!(f, "csv:outfile={}", p.display()),
             Output::Json(p) => write!(f, "json:outfile={}", p.display()),
             Output::Folded(p) => write!(f, "folded:outfile={}", p.display()),
+            Output::Html(p) => write!(f, "html:outfile={}", p.display()),
         }
     }
 }
@@ -554,7 +558,8 @@ mod tests {
         assert_eq!(Output::parse("folded:outfile=f.txt").unwrap(), Output::Folded("f.txt".into()));
         assert!(Output::parse("folded").is_err());
         assert!(Output::parse("file").is_err());
-        assert!(Output::parse("html:outfile=x").is_err());
+        assert_eq!(Output::parse("html:outfile=x").unwrap(), Output::Html("x".into()));
+        assert!(Output::parse("svg:outfile=x").is_err());
         assert!(Output::parse("file:path=x").is_err());
         assert!(Output::parse("stdout:outfile=x").is_err());
     }

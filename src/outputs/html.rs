@@ -1,0 +1,499 @@
+//! `rtfprof report` and `rtfprof diff … --output html:outfile=PATH`: one
+//! self-contained HTML page (styles, script and data inline, nothing fetched)
+//! that opens from `file://` in any current browser.
+//!
+//! The page's script and styles are real source files under
+//! `assets/report/`, embedded at build time. The profile goes in as one JSON
+//! document inside `<script type="application/json">`, with `<`, `>` and `&`
+//! written as `\u003c`, `\u003e`, `\u0026`: names from profiles (`</script>`,
+//! `<module>`) cannot end the element, and the script only ever puts them in
+//! the page as text. A Content-Security-Policy forbids every fetch.
+//!
+//! The data is columnar (one array per field) so that a 25k-node graph stays
+//! a few megabytes and parses quickly; its layout is described in the README
+//! ("HTML report") and versioned by `schema_version`.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::diff::{DiffNode, Labels, Metric};
+use crate::error::Result;
+use crate::outputs::table::{METRICS, Summary};
+use crate::show::{self, Displayed, Options};
+use crate::stats::{Metrics, Stats};
+use crate::views::View;
+
+const TEMPLATE: &str = include_str!("../../assets/report/report.html");
+const STYLE: &str = include_str!("../../assets/report/report.css");
+const SCRIPT: &str = include_str!("../../assets/report/report.js");
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything the page shows, as it is embedded.
+#[derive(Serialize)]
+pub struct Page {
+    schema_version: u32,
+    /// `report` or `diff`.
+    kind: &'static str,
+    header: Header,
+    /// Flame charts: the scope view, and the code view when there are code
+    /// traces.
+    trees: Vec<FlameTree>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ops: Option<OpTable>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps: Option<StepsPanel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<DiffData>,
+}
+
+/// What the command line says about the inputs, for the page's header.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    /// Each input flag and its value, as given.
+    pub inputs: Vec<(String, String)>,
+    /// Run graph coverage: one entry, or one per job (named).
+    pub coverage: Vec<(String, f64)>,
+}
+
+#[derive(Serialize, Default)]
+struct Header {
+    title: String,
+    generator: String,
+    inputs: Vec<(String, String)>,
+    /// Every recorded step, and the one shown (-1: each node's average).
+    steps: Vec<i64>,
+    step: i64,
+    /// Each device with its busy time summed over the steps (µs).
+    devices: Vec<(String, i64)>,
+    coverage: Vec<(String, f64)>,
+    graph_nodes: usize,
+    /// View options that differ from tfprof's defaults.
+    options: Vec<(String, String)>,
+    notes: Vec<String>,
+}
+
+/// One tree view for a flame chart: node `i` has `names[i]`, `parents[i]`
+/// (-1 for the root; parents come before children, siblings in display
+/// order) and one value per metric, its own and its total.
+#[derive(Serialize)]
+struct FlameTree {
+    view: &'static str,
+    names: Vec<String>,
+    parents: Vec<i64>,
+    /// Op types and devices, indexed by `op` and `device` (0 is "").
+    strings: Vec<String>,
+    op: Vec<u32>,
+    device: Vec<u32>,
+    own: BTreeMap<&'static str, Vec<i64>>,
+    total: BTreeMap<&'static str, Vec<i64>>,
+}
+
+/// The op view, one row per op type with its own values.
+#[derive(Serialize)]
+struct OpTable {
+    names: Vec<String>,
+    graph_nodes: Vec<usize>,
+    own: BTreeMap<&'static str, Vec<i64>>,
+}
+
+/// Step times and how each node varies across steps.
+#[derive(Serialize)]
+struct StepsPanel {
+    steps: Vec<i64>,
+    /// First start to last end of any node in the step.
+    wall_micros: Vec<i64>,
+    /// The root's totals at each step (the sum over all shown nodes).
+    totals: BTreeMap<&'static str, Vec<i64>>,
+    /// Busy time of each device at each step.
+    devices: Vec<(String, Vec<i64>)>,
+    nodes: StepNodes,
+}
+
+/// The scope view's graph nodes with their totals at every step, and the
+/// statistics `--output csv/json` give for them ([`Summary`]).
+#[derive(Serialize, Default)]
+struct StepNodes {
+    names: Vec<String>,
+    steps_ran: Vec<usize>,
+    metrics: BTreeMap<&'static str, Series>,
+}
+
+#[derive(Serialize, Default)]
+struct Series {
+    values: Vec<Vec<i64>>,
+    mean: Vec<f64>,
+    std: Vec<f64>,
+    cv: Vec<f64>,
+}
+
+/// The metrics of the steps panel (those that vary by step and mean most).
+const STEP_METRICS: [&str; 3] = ["exec_micros", "accelerator_micros", "requested_bytes"];
+
+/// `rtfprof diff`'s merged tree: both sides' values (null: absent), and the
+/// nodes the text report lists, in its order, with their depth.
+#[derive(Serialize)]
+struct DiffData {
+    metric: &'static str,
+    unit: &'static str,
+    left_name: String,
+    right_name: String,
+    left_source: String,
+    right_source: String,
+    delta: f64,
+    min_size: i64,
+    names: Vec<String>,
+    parents: Vec<i64>,
+    left: Vec<Option<i64>>,
+    right: Vec<Option<i64>>,
+    listed: Vec<(usize, usize)>,
+}
+
+fn generator() -> String {
+    format!("rtfprof {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Three decimals are plenty for a page and keep the JSON small.
+fn round3(x: f64) -> f64 {
+    if x.is_finite() { (x * 1000.0).round() / 1000.0 } else { 0.0 }
+}
+
+fn columns(rows: usize) -> BTreeMap<&'static str, Vec<i64>> {
+    METRICS.iter().map(|(name, _)| (*name, Vec::with_capacity(rows))).collect()
+}
+
+fn push_metrics(columns: &mut BTreeMap<&'static str, Vec<i64>>, m: &Metrics) {
+    for (name, get) in METRICS {
+        columns.get_mut(name).expect("every metric has a column").push(get(m));
+    }
+}
+
+/// Builds the report page: the scope view (and the code view when there are
+/// code traces) for flame charts, the op view as a table, and the steps
+/// panel, all with the view options in `opts`. The op table lists every op
+/// type that passes the filters: `--max_depth` limits the trees only (in
+/// tfprof's op view it would cut the list after that many rows). Needs a deep
+/// stack, like the views.
+pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<Page> {
+    show::check(stats, View::Scope, opts)?;
+    let scope = show::run(stats, View::Scope, opts)?.root;
+    let mut trees = vec![flame_tree(stats, View::Scope, &scope)];
+    let mut notes = Vec::new();
+    if stats.has_code_traces {
+        let code = show::run(stats, View::Code, opts)?.root;
+        trees.push(flame_tree(stats, View::Code, &code));
+    } else {
+        notes.push("no code traces (an op log written with add_trace=True has them): no code view".to_owned());
+    }
+    let op_opts = Options { max_depth: i64::MAX, ..opts.clone() };
+    let ops = op_table(&show::run(stats, View::Op, &op_opts)?.root);
+    let steps = steps_panel(stats, opts, &scope);
+    let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
+    let header = Header {
+        title: format!("rtfprof report: {first_input}"),
+        generator: generator(),
+        inputs: sources.inputs.clone(),
+        steps: stats.steps.iter().copied().collect(),
+        step: opts.step,
+        devices: devices(stats),
+        coverage: sources.coverage.clone(),
+        graph_nodes: stats.nodes.len(),
+        options: changed_options(opts),
+        notes,
+    };
+    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), diff: None })
+}
+
+/// The options that differ from tfprof's defaults, as `-name value` pairs
+/// (`--select` and `--output` do not change the report, and the report's
+/// unlimited `--max_depth` is its own default).
+fn changed_options(opts: &Options) -> Vec<(String, String)> {
+    let defaults = Options::default().listing();
+    let default_lines: Vec<&str> = defaults.lines().collect();
+    opts.listing()
+        .lines()
+        .filter(|line| !default_lines.contains(line))
+        .filter_map(|line| line.split_once(' ').map(|(k, v)| (k.to_owned(), v.trim().to_owned())))
+        .filter(|(k, v)| k != "-select" && k != "-output" && !(k == "-max_depth" && *v == i64::MAX.to_string()))
+        .collect()
+}
+
+/// Every device, busiest first, with its busy time summed over the steps;
+/// devices nodes are placed on but that recorded no time come last.
+fn devices(stats: &Stats) -> Vec<(String, i64)> {
+    let mut busy: BTreeMap<String, i64> = BTreeMap::new();
+    for step in crate::jobs::summarize("", stats).steps {
+        for (device, micros) in step.devices {
+            *busy.entry(device).or_default() += micros;
+        }
+    }
+    for node in &stats.nodes {
+        if !node.canonical_device.is_empty() {
+            busy.entry(node.canonical_device.to_string()).or_default();
+        }
+    }
+    let mut devices: Vec<(String, i64)> = busy.into_iter().collect();
+    devices.sort_by_key(|(_, micros)| std::cmp::Reverse(*micros));
+    devices
+}
+
+/// Flattens a displayed tree in pre-order.
+fn flame_tree(stats: &Stats, view: View, root: &Displayed) -> FlameTree {
+    let mut tree = FlameTree {
+        view: view.as_str(),
+        names: Vec::new(),
+        parents: Vec::new(),
+        strings: vec![String::new()],
+        op: Vec::new(),
+        device: Vec::new(),
+        own: columns(0),
+        total: columns(0),
+    };
+    let mut string_ids: BTreeMap<String, u32> = BTreeMap::new();
+    let mut intern = |strings: &mut Vec<String>, s: &str| -> u32 {
+        if s.is_empty() {
+            return 0;
+        }
+        *string_ids.entry(s.to_owned()).or_insert_with(|| {
+            strings.push(s.to_owned());
+            (strings.len() - 1) as u32
+        })
+    };
+    // Explicit stack: trees can be thousands deep.
+    let mut stack: Vec<(&Displayed, i64)> = vec![(root, -1)];
+    while let Some((node, parent)) = stack.pop() {
+        let index = tree.names.len() as i64;
+        tree.names.push(node.name.clone());
+        tree.parents.push(parent);
+        // A scope node is one graph node; a code node is a group of them.
+        let graph_node = match node.graph_nodes.as_slice() {
+            [id] if view != View::Code => Some(&stats.nodes[*id]),
+            _ => None,
+        };
+        let op = intern(&mut tree.strings, graph_node.map_or("", |n| &*n.op));
+        let device = intern(&mut tree.strings, graph_node.map_or("", |n| &*n.canonical_device));
+        tree.op.push(op);
+        tree.device.push(device);
+        push_metrics(&mut tree.own, &node.own);
+        push_metrics(&mut tree.total, &node.totals);
+        stack.extend(node.children.iter().rev().map(|c| (c, index)));
+    }
+    tree
+}
+
+fn op_table(root: &Displayed) -> OpTable {
+    let mut own = columns(root.children.len());
+    for row in &root.children {
+        push_metrics(&mut own, &row.own);
+    }
+    OpTable {
+        names: root.children.iter().map(|r| r.name.clone()).collect(),
+        graph_nodes: root.children.iter().map(|r| r.graph_nodes.len()).collect(),
+        own,
+    }
+}
+
+fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
+    let per_step = show::per_step(stats, View::Scope, opts);
+    let summary = crate::jobs::summarize("", stats);
+    let steps = per_step.steps.clone();
+    let at = |index: usize, get: fn(&Metrics) -> i64| -> Vec<i64> { per_step.values.iter().map(|v| get(&v[index])).collect() };
+    let totals = METRICS
+        .iter()
+        .filter(|(name, _)| *name != "parameters")
+        .map(|(name, get)| (*name, at(scope.index, *get)))
+        .collect();
+    let mut devices: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for (i, step) in summary.steps.iter().enumerate() {
+        for (device, micros) in &step.devices {
+            devices.entry(device.clone()).or_insert_with(|| vec![0; steps.len()])[i] = *micros;
+        }
+    }
+    let mut devices: Vec<(String, Vec<i64>)> = devices.into_iter().collect();
+    devices.sort_by_key(|(_, v)| std::cmp::Reverse(v.iter().sum::<i64>()));
+
+    let mut nodes = StepNodes::default();
+    let metric = |name: &str| METRICS.iter().find(|(n, _)| *n == name).expect("a known metric").1;
+    let mut stack: Vec<&Displayed> = scope.children.iter().collect();
+    while let Some(node) = stack.pop() {
+        stack.extend(node.children.iter());
+        if node.graph_nodes.is_empty() {
+            continue;
+        }
+        let series: Vec<(&str, Summary)> = STEP_METRICS.iter().map(|&name| (name, Summary::of(at(node.index, metric(name))))).collect();
+        if series.iter().all(|(_, s)| s.mean == 0.0) {
+            continue;
+        }
+        nodes.names.push(node.name.clone());
+        nodes.steps_ran.push(per_step.values.iter().filter(|v| v[node.index].run_count > 0).count());
+        for (name, s) in series {
+            let column = nodes.metrics.entry(name).or_default();
+            column.mean.push(round3(s.mean));
+            column.std.push(round3(s.std));
+            column.cv.push(round3(s.cv));
+            column.values.push(s.values);
+        }
+    }
+    // A metric that is zero everywhere (no accelerator) is left out.
+    nodes.metrics.retain(|_, s| s.mean.iter().any(|&m| m != 0.0));
+    StepsPanel { steps, wall_micros: summary.steps.iter().map(|s| s.wall_micros).collect(), totals, devices, nodes }
+}
+
+/// Builds the page of `rtfprof diff`: the merged tree of both sides (every
+/// node, for the flame chart) and the nodes the text report lists.
+pub fn diff_page(merged: &DiffNode, listed: &DiffNode, metric: Metric, delta: f64, min_size: i64, labels: &Labels<'_>) -> Page {
+    let mut data = DiffData {
+        metric: metric.name(),
+        unit: unit_of(metric.name()),
+        left_name: labels.left_name.to_owned(),
+        right_name: labels.right_name.to_owned(),
+        left_source: labels.left_source.to_owned(),
+        right_source: labels.right_source.to_owned(),
+        delta,
+        min_size,
+        names: Vec::new(),
+        parents: Vec::new(),
+        left: Vec::new(),
+        right: Vec::new(),
+        listed: Vec::new(),
+    };
+    // Children of each merged node by name, to find the listed nodes.
+    let mut by_name: BTreeMap<(i64, &str), usize> = BTreeMap::new();
+    let mut stack: Vec<(&DiffNode, i64)> = vec![(merged, -1)];
+    while let Some((node, parent)) = stack.pop() {
+        let index = data.names.len();
+        data.names.push(node.name.clone());
+        data.parents.push(parent);
+        data.left.push(node.left);
+        data.right.push(node.right);
+        by_name.entry((parent, node.name.as_str())).or_insert(index);
+        stack.extend(node.children.iter().rev().map(|c| (c, index as i64)));
+    }
+    let mut stack: Vec<(&DiffNode, i64, usize)> = vec![(listed, -1, 0)];
+    while let Some((node, parent, depth)) = stack.pop() {
+        let Some(&index) = by_name.get(&(parent, node.name.as_str())) else { continue };
+        data.listed.push((index, depth));
+        stack.extend(node.children.iter().rev().map(|c| (c, index as i64, depth + 1)));
+    }
+    let header = Header {
+        title: format!("rtfprof diff: {} vs {}", labels.left_name, labels.right_name),
+        generator: generator(),
+        inputs: vec![
+            (labels.left_name.to_owned(), labels.left_source.to_owned()),
+            (labels.right_name.to_owned(), labels.right_source.to_owned()),
+        ],
+        step: -1,
+        ..Header::default()
+    };
+    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, diff: Some(data) }
+}
+
+/// How the page formats a metric's values.
+fn unit_of(metric: &str) -> &'static str {
+    if metric.ends_with("bytes") {
+        "bytes"
+    } else if metric.ends_with("micros") {
+        "micros"
+    } else {
+        "count"
+    }
+}
+
+/// Writes the page: the template with the title, styles, data and script
+/// in place.
+pub fn write<W: Write>(page: &Page, mut out: W) -> io::Result<W> {
+    let mut rest = TEMPLATE;
+    while let Some(start) = rest.find("{{") {
+        let end = start + rest[start..].find("}}").expect("template placeholders are closed");
+        out.write_all(rest[..start].as_bytes())?;
+        match &rest[start + 2..end] {
+            "TITLE" => out.write_all(escape_html(&page.header.title).as_bytes())?,
+            "STYLE" => out.write_all(STYLE.as_bytes())?,
+            "SCRIPT" => out.write_all(SCRIPT.as_bytes())?,
+            "DATA" => {
+                let mut safe = ScriptSafe(&mut out);
+                serde_json::to_writer(&mut safe, page)?;
+            }
+            other => unreachable!("unknown template placeholder {other}"),
+        }
+        rest = &rest[end + 2..];
+    }
+    out.write_all(rest.as_bytes())?;
+    Ok(out)
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Passes JSON through with `<`, `>` and `&` as `\u` escapes. JSON has them
+/// only inside strings, where the escapes mean the same characters, so the
+/// data parses unchanged while no `</script>` or `<!--` can appear in it.
+struct ScriptSafe<W>(W);
+
+impl<W: Write> Write for ScriptSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut start = 0;
+        for (i, &b) in buf.iter().enumerate() {
+            let escaped: &[u8] = match b {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                b'&' => b"\\u0026",
+                _ => continue,
+            };
+            self.0.write_all(&buf[start..i])?;
+            self.0.write_all(escaped)?;
+            start = i + 1;
+        }
+        self.0.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_sources_cannot_close_their_elements() {
+        assert!(!SCRIPT.to_ascii_lowercase().contains("</script"));
+        assert!(!SCRIPT.contains("<!--"));
+        assert!(!STYLE.to_ascii_lowercase().contains("</style"));
+        for placeholder in ["{{TITLE}}", "{{STYLE}}", "{{DATA}}", "{{SCRIPT}}"] {
+            assert_eq!(TEMPLATE.matches(placeholder).count(), 1, "{placeholder}");
+        }
+    }
+
+    #[test]
+    fn json_in_a_script_element_is_escaped_and_still_parses() {
+        let hostile = "</script><script>alert(1)</script><!-- & \\<module>";
+        let mut out = Vec::new();
+        serde_json::to_writer(ScriptSafe(&mut out), &serde_json::json!({ "name": hostile })).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["name"], hostile);
+    }
+
+    #[test]
+    fn titles_are_escaped() {
+        assert_eq!(escape_html("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+    }
+}
