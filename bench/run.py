@@ -799,6 +799,10 @@ def main():
             a("| %.1f | %.1f | `%s` |" % (inc, slf, sym))
         a("")
     text = "\n".join(L) + "\n"
+    # Keep the section bench/report.py writes at the end.
+    old = Path(args.out).read_text() if Path(args.out).exists() else ""
+    if "<!-- report benchmark: begin" in old:
+        text += "\n" + old[old.index("<!-- report benchmark: begin"):]
     Path(args.out).write_text(text)
     print(text)
 

@@ -343,6 +343,10 @@
     }
 
     showInfo(i) {
+      const old = this.canvas.querySelector('.fr.sel');
+      if (old) old.classList.remove('sel');
+      const rect = this.canvas.querySelector('.fr[data-i="' + i + '"]');
+      if (rect) rect.classList.add('sel');
       const items = [];
       for (const [k, v] of this.describe(i)) items.push(el('span', { class: 'k' }, k), el('span', { class: 'v' }, v));
       this.info.replaceChildren(...items);

@@ -177,7 +177,6 @@ fn push_metrics(columns: &mut BTreeMap<&'static str, Vec<i64>>, m: &Metrics) {
 /// tfprof's op view it would cut the list after that many rows). Needs a deep
 /// stack, like the views.
 pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<Page> {
-    show::check(stats, View::Scope, opts)?;
     let scope = show::run(stats, View::Scope, opts)?.root;
     let mut trees = vec![flame_tree(stats, View::Scope, &scope)];
     let mut notes = Vec::new();
