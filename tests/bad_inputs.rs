@@ -163,7 +163,9 @@ const CASES: &[Case] = &[
     Case { name: "invalid_start_regex", view: "graph", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--start_name_regexes=[z-a]"], expect: Expect::Err { code: 2, says: "--start_name_regexes: invalid regex" } },
     Case { name: "unknown_select", view: "scope", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--select=micros,bogus"], expect: Expect::Err { code: 2, says: "--select: unknown value 'bogus'" } },
     Case { name: "unknown_order_by", view: "op", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--order_by=size"], expect: Expect::Err { code: 2, says: "--order_by: unknown value 'size'" } },
-    Case { name: "bad_output_type", view: "scope", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--output=html:outfile=x"], expect: Expect::Err { code: 2, says: "--output: unknown output type 'html'" } },
+    Case { name: "bad_output_type", view: "scope", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--output=svg:outfile=x"], expect: Expect::Err { code: 2, says: "--output: unknown output type 'svg'" } },
+    Case { name: "html_output_of_a_view", view: "scope", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--output=html:outfile=x"], expect: Expect::Err { code: 2, says: "--output: html output is written by 'rtfprof report' and 'rtfprof diff'" } },
+    Case { name: "report_without_html", view: "report", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--output=file:outfile=x"], expect: Expect::Err { code: 2, says: "--output: report writes one HTML file" } },
     Case { name: "bad_output_no_outfile", view: "scope", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--output=file"], expect: Expect::Err { code: 2, says: "--output: output type file needs outfile" } },
     Case { name: "bad_output_key", view: "scope", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--output=file:path=x"], expect: Expect::Err { code: 2, says: "--output: unrecognized option 'path'" } },
     // The output directory does not exist: nothing is written, one line.

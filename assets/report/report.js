@@ -441,9 +441,12 @@
       for (let i = 0; i < o.rows; i++) if (!re || re.test(o.name(i))) rows.push(i);
       const col = cols[this.sortCol];
       const sign = this.desc ? -1 : 1;
+      // Each row's key once, not once a comparison (a step table's min and
+      // max scan every step).
+      const keys = new Map(rows.map((i) => [i, col.value(i)]));
       rows.sort((a, b) => {
-        const va = col.value(a);
-        const vb = col.value(b);
+        const va = keys.get(a);
+        const vb = keys.get(b);
         const c = typeof va === 'string' ? va.localeCompare(vb) : va - vb;
         return c ? sign * c : o.name(a).localeCompare(o.name(b));
       });
@@ -478,12 +481,24 @@
     return el('dl', { class: 'facts' }, ...items);
   }
 
+  /** `0..3, 7, 9..12` for sorted step numbers. */
+  function ranges(steps) {
+    const parts = [];
+    for (let i = 0; i < steps.length; ) {
+      let j = i;
+      while (j + 1 < steps.length && steps[j + 1] === steps[j] + 1) j++;
+      parts.push(j > i ? steps[i] + '..' + steps[j] : String(steps[i]));
+      i = j + 1;
+    }
+    return parts.join(', ');
+  }
+
   function header() {
     const h = DATA.header;
     const facts = [];
     facts.push(['inputs', h.inputs.length ? el('span', null, ...h.inputs.map(([flag, path]) => el('code', { class: 'input' }, flag + ' ' + path))) : '-']);
     if (DATA.kind === 'report') {
-      facts.push(['steps', h.steps.length ? h.steps.length + ' (' + h.steps.join(', ') + ')' : 'none recorded']);
+      facts.push(['steps', h.steps.length ? h.steps.length + ' (' + ranges(h.steps) + ')' : 'none recorded']);
       facts.push(['shown', h.step < 0 ? (h.steps.length > 1 ? "each node's average over the steps it ran in" : 'the one step') : 'step ' + h.step]);
       facts.push(['graph nodes', String(h.graph_nodes)]);
       facts.push(['run graph coverage', h.coverage.length ? h.coverage.map(([name, c]) => (name ? name + ': ' : '') + c.toFixed(2)).join(', ') : '-']);

@@ -234,8 +234,8 @@ impl InputArgs {
 #[derive(Debug, Args)]
 #[command(rename_all = "snake_case")]
 pub struct ShowArgs {
-    /// Show nodes at most this deep (the root is depth 1) [default: 10;
-    /// report: no limit].
+    /// Show nodes at most this deep (the root is depth 1; report: no limit
+    /// unless given) [default: 10]
     #[arg(long, global = true, allow_negative_numbers = true)]
     pub max_depth: Option<i64>,
     /// Hide nodes whose total requested bytes are below this.

@@ -295,15 +295,8 @@ fn op_table(root: &Displayed) -> OpTable {
 }
 
 fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
-    let per_step = show::per_step(stats, View::Scope, opts);
     let summary = crate::jobs::summarize("", stats);
-    let steps = per_step.steps.clone();
-    let at = |index: usize, get: fn(&Metrics) -> i64| -> Vec<i64> { per_step.values.iter().map(|v| get(&v[index])).collect() };
-    let totals = METRICS
-        .iter()
-        .filter(|(name, _)| *name != "parameters")
-        .map(|(name, get)| (*name, at(scope.index, *get)))
-        .collect();
+    let steps: Vec<i64> = stats.steps.iter().copied().collect();
     let mut devices: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     for (i, step) in summary.steps.iter().enumerate() {
         for (device, micros) in &step.devices {
@@ -313,31 +306,53 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
     let mut devices: Vec<(String, Vec<i64>)> = devices.into_iter().collect();
     devices.sort_by_key(|(_, v)| std::cmp::Reverse(v.iter().sum::<i64>()));
 
-    let mut nodes = StepNodes::default();
-    let metric = |name: &str| METRICS.iter().find(|(n, _)| *n == name).expect("a known metric").1;
-    let mut stack: Vec<&Displayed> = scope.children.iter().collect();
+    // The scope view's graph nodes; each step's values are reduced to what
+    // the panel shows as they come (see show::map_steps): a long profile's
+    // every node at every step would be hundreds of megabytes.
+    let mut nodes: Vec<&Displayed> = Vec::new();
+    let mut stack: Vec<&Displayed> = scope.children.iter().rev().collect();
     while let Some(node) = stack.pop() {
-        stack.extend(node.children.iter());
-        if node.graph_nodes.is_empty() {
+        stack.extend(node.children.iter().rev());
+        if !node.graph_nodes.is_empty() {
+            nodes.push(node);
+        }
+    }
+    let stepped: Vec<(&'static str, fn(&Metrics) -> i64)> = METRICS.iter().copied().filter(|(name, _)| *name != "parameters").collect();
+    let watched: Vec<(&'static str, fn(&Metrics) -> i64)> = stepped.iter().copied().filter(|(name, _)| STEP_METRICS.contains(name)).collect();
+    // Per step: the root's totals, and each node's watched metrics and run count.
+    let at_steps: Vec<(Vec<i64>, Vec<Vec<i64>>, Vec<bool>)> = show::map_steps(stats, View::Scope, opts, |_, at_step| {
+        let root = stepped.iter().map(|(_, get)| get(&at_step[scope.index])).collect();
+        let watched = watched.iter().map(|(_, get)| nodes.iter().map(|n| get(&at_step[n.index])).collect()).collect();
+        let ran = nodes.iter().map(|n| at_step[n.index].run_count > 0).collect();
+        (root, watched, ran)
+    });
+    let totals: BTreeMap<&'static str, Vec<i64>> =
+        stepped.iter().enumerate().map(|(m, (name, _))| (*name, at_steps.iter().map(|(root, _, _)| root[m]).collect())).collect();
+    let steps_ran: Vec<usize> = (0..nodes.len()).map(|k| at_steps.iter().filter(|(_, _, ran)| ran[k]).count()).collect();
+    let summaries: Vec<Vec<Summary>> = (0..watched.len())
+        .map(|m| (0..nodes.len()).map(|k| Summary::of(at_steps.iter().map(|(_, w, _)| w[m][k]).collect())).collect())
+        .collect();
+    drop(at_steps);
+
+    let mut panel_nodes = StepNodes::default();
+    for (k, node) in nodes.iter().enumerate() {
+        if summaries.iter().all(|s| s[k].mean == 0.0) {
             continue;
         }
-        let series: Vec<(&str, Summary)> = STEP_METRICS.iter().map(|&name| (name, Summary::of(at(node.index, metric(name))))).collect();
-        if series.iter().all(|(_, s)| s.mean == 0.0) {
-            continue;
-        }
-        nodes.names.push(node.name.clone());
-        nodes.steps_ran.push(per_step.values.iter().filter(|v| v[node.index].run_count > 0).count());
-        for (name, s) in series {
-            let column = nodes.metrics.entry(name).or_default();
+        panel_nodes.names.push(node.name.clone());
+        panel_nodes.steps_ran.push(steps_ran[k]);
+        for ((name, _), series) in watched.iter().zip(&summaries) {
+            let s = &series[k];
+            let column = panel_nodes.metrics.entry(name).or_default();
             column.mean.push(round3(s.mean));
             column.std.push(round3(s.std));
             column.cv.push(round3(s.cv));
-            column.values.push(s.values);
+            column.values.push(s.values.clone());
         }
     }
     // A metric that is zero everywhere (no accelerator) is left out.
-    nodes.metrics.retain(|_, s| s.mean.iter().any(|&m| m != 0.0));
-    StepsPanel { steps, wall_micros: summary.steps.iter().map(|s| s.wall_micros).collect(), totals, devices, nodes }
+    panel_nodes.metrics.retain(|_, s| s.mean.iter().any(|&m| m != 0.0));
+    StepsPanel { steps, wall_micros: summary.steps.iter().map(|s| s.wall_micros).collect(), totals, devices, nodes: panel_nodes }
 }
 
 /// Builds the page of `rtfprof diff`: the merged tree of both sides (every

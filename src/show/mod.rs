@@ -138,13 +138,21 @@ pub struct PerStep {
 }
 
 pub fn per_step(stats: &Stats, view: View, opts: &Options) -> PerStep {
+    PerStep { steps: stats.steps.iter().copied().collect(), values: map_steps(stats, view, opts, |_, values| values) }
+}
+
+/// `take(step, values)` of each recorded step's values, as [`PerStep`] holds
+/// them, in step order; the steps are accounted in parallel. Over many
+/// steps, a caller that keeps a few metrics of a few nodes need not hold
+/// every node's metrics at every step.
+pub fn map_steps<T: Send>(stats: &Stats, view: View, opts: &Options, take: impl Fn(i64, Vec<Metrics>) -> T + Sync) -> Vec<T> {
+    use rayon::prelude::*;
     let steps: Vec<i64> = stats.steps.iter().copied().collect();
-    let at = |step: i64| Options { step, ..opts.clone() };
-    let values = match view {
+    match view {
         View::Op => {
             let groups = views::op::build(stats);
             steps
-                .iter()
+                .par_iter()
                 .map(|&step| {
                     let mut values: Vec<Metrics> = Vec::with_capacity(groups.len() + 1);
                     let mut root = Metrics::default();
@@ -155,7 +163,7 @@ pub fn per_step(stats: &Stats, view: View, opts: &Options) -> PerStep {
                     }
                     // The root row (see list::op_view) comes after the groups.
                     values.push(root);
-                    values
+                    take(step, values)
                 })
                 .collect()
         }
@@ -165,10 +173,15 @@ pub fn per_step(stats: &Stats, view: View, opts: &Options) -> PerStep {
                 View::Graph => views::graph::build(stats),
                 _ => views::code::build(stats).tree,
             };
-            steps.iter().map(|&step| tree::TreeShow::new(stats, &tree, &at(step), view).account_totals()).collect()
+            steps
+                .par_iter()
+                .map(|&step| {
+                    let at = Options { step, ..opts.clone() };
+                    take(step, tree::TreeShow::new(stats, &tree, &at, view).account_totals())
+                })
+                .collect()
         }
-    };
-    PerStep { steps, values }
+    }
 }
 
 /// Whether `view` can be shown from `stats` with `opts`: the step must have
