@@ -68,14 +68,27 @@
     }
   }
 
-  /** tfprof's number formats (src/show/format.rs): 1000-based, two decimals. */
+  /** tfprof's number formats, as src/show/format.rs writes them: 1000-based
+   * units, two decimals rounded as printf rounds the double n / scale. That
+   * is what toFixed does too, except on an exact tie (1125 bytes is 1.125
+   * KB, exactly a double), which printf rounds to even and toFixed up. A
+   * tie n / scale = (2h + 1) / 200 is a double exactly when 25 divides
+   * 2h + 1. Negative numbers and those below the first scale are written
+   * whole; fractions (means) with one decimal. */
   function scaled(n, small, scales) {
-    const sign = n < 0 ? '-' : '';
-    const a = Math.abs(n);
     for (let i = scales.length - 1; i >= 0; i--) {
-      if (a >= scales[i][0]) return sign + (a / scales[i][0]).toFixed(2) + scales[i][1];
+      const scale = scales[i][0];
+      if (n < scale) continue;
+      const unit = scale / 100;
+      const rest = n % unit;
+      const h = (n - rest) / unit;
+      if (Number.isSafeInteger(n) && 2 * rest === unit && (2 * h + 1) % 25 === 0) {
+        const even = h + (h % 2);
+        return Math.floor(even / 100) + '.' + String(even % 100).padStart(2, '0') + scales[i][1];
+      }
+      return (n / scale).toFixed(2) + scales[i][1];
     }
-    return sign + (Number.isInteger(a) ? String(a) : a.toFixed(1)) + small;
+    return (Number.isInteger(n) ? String(n) : n.toFixed(1)) + small;
   }
   const UNITS = {
     bytes: (n) => scaled(n, 'B', [[1e3, 'KB'], [1e6, 'MB']]),
