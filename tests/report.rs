@@ -113,7 +113,7 @@ fn every_input_kind_gives_a_self_contained_page() {
             let dom = browser.render(&path, "");
             assert!(dom.rects().len() > 1, "{kind}: no flame chart drawn");
             let tabs = dom.all(r#"<button[^>]* role="tab"[^>]* data-tab="([a-z]+)""#);
-            let mut expected = vec!["scope", "ops", "steps"];
+            let mut expected = vec!["scope", "ops", "steps", "memory"];
             if has_code {
                 expected.insert(1, "code");
             }
@@ -307,8 +307,16 @@ impl Dom {
     /// The rows of the table with class `class`: each cell's text, and
     /// `data-v` for numbers.
     fn table(&self, class: &str) -> (Vec<String>, Vec<Vec<(String, Option<f64>)>>) {
-        let start = self.0.find(&format!(r#"<table class="data {class}""#)).unwrap_or_else(|| panic!("no table {class}"));
-        let table = &self.0[start..start + self.0[start..].find("</table>").unwrap()];
+        self.tables(class).into_iter().next().unwrap_or_else(|| panic!("no table {class}"))
+    }
+
+    /// Every table with class `class`, in page order (see [`Dom::table`]).
+    fn tables(&self, class: &str) -> Vec<(Vec<String>, Vec<Vec<(String, Option<f64>)>>)> {
+        let opening = format!(r#"<table class="data {class}""#);
+        self.0.match_indices(&opening).map(|(start, _)| Self::parse_table(&self.0[start..start + self.0[start..].find("</table>").unwrap()])).collect()
+    }
+
+    fn parse_table(table: &str) -> (Vec<String>, Vec<Vec<(String, Option<f64>)>>) {
         let head = Regex::new(r#"<th [^>]*data-key="([^"]+)""#).unwrap();
         let keys = head.captures_iter(table).map(|c| c[1].to_owned()).collect();
         let row = Regex::new(r"(?s)<tr data-i=[^>]*>(.*?)</tr>").unwrap();
@@ -504,7 +512,14 @@ fn the_steps_panel_charts_step_times_and_ranks_varying_nodes() {
 #[test]
 fn hostile_names_stay_text() {
     let dir = tempfile::tempdir().unwrap();
-    // File names and node names from a profile are data, whatever they hold.
+    // File names and node names from a profile are data, whatever they hold
+    // (allocator names too). 1125 bytes is a tie (1.125 KB, exactly a
+    // double) that printf rounds to even.
+    let allocator = r#"</script><i>alloc</i>'\""#;
+    let allocations = |records: &[(i64, i64)]| {
+        let records: Vec<String> = records.iter().map(|(at, bytes)| format!("allocation_records {{ alloc_micros: {at} alloc_bytes: {bytes} }}")).collect();
+        format!("memory {{ allocator_name: \"{allocator}\" {} }}", records.join(" "))
+    };
     let graph = dir.path().join("g<title><b id=\"t\">.pbtxt");
     let evil = r#"x</script><script>document.title='pwned'</script><b id=\"pwned\">b</b>"#;
     std::fs::write(&graph, format!("node {{ name: \"{evil}\" op: \"<img src=x onerror=alert(1)>\" }}\nnode {{ name: \"<module>&amp;\" op: \"Add\" }}\n")).unwrap();
@@ -512,7 +527,9 @@ fn hostile_names_stay_text() {
     std::fs::write(
         &run_meta,
         format!(
-            "step_stats {{ dev_stats {{ device: \"/job:localhost/replica:0/task:0/device:CPU:0\"\n node_stats {{ node_name: \"{evil}\" all_start_micros: 1 op_end_rel_micros: 40 }}\n node_stats {{ node_name: \"<module>&amp;\" all_start_micros: 1 op_end_rel_micros: 30 }} }} }}\n"
+            "step_stats {{ dev_stats {{ device: \"/job:localhost/replica:0/task:0/device:CPU:0\"\n node_stats {{ node_name: \"{evil}\" all_start_micros: 1 op_end_rel_micros: 40 {} }}\n node_stats {{ node_name: \"<module>&amp;\" all_start_micros: 1 op_end_rel_micros: 30 {} }} }} }}\n",
+            allocations(&[(2, 1125), (5, -1125)]),
+            allocations(&[(3, 64)]),
         ),
     )
     .unwrap();
@@ -538,6 +555,138 @@ fn hostile_names_stay_text() {
     let dom = browser.render(&page, "tab=ops");
     let (_, rows) = dom.table("ops");
     assert!(rows.iter().any(|r| r[0].0 == "<img src=x onerror=alert(1)>"));
+    // The memory tab: the allocator's and the live nodes' names as text.
+    let dom = browser.render(&page, "tab=memory");
+    assert!(!dom.0.contains("<i>") && !dom.0.contains("<b id="), "markup from a name became an element");
+    assert_eq!(dom.0.matches("<script").count(), 2);
+    let allocator = allocator.replace("\\\"", "\"");
+    assert_eq!(dom.all(r#"<h2>([^<]*)</h2><p class="mfacts""#), [allocator.clone()]);
+    let drawn = drawn_allocators(&dom);
+    assert_eq!(drawn.len(), 1);
+    let (name, peak, _, _, live) = &drawn[0];
+    assert_eq!(*name, allocator);
+    assert_eq!(*peak, ("1.19KB".to_owned(), 1189));
+    assert_eq!(*live, [(evil_name.clone(), "1.12KB".to_owned(), 1125), ("<module>&amp;".to_owned(), "64B".to_owned(), 64)]);
+    assert_eq!(format::bytes(1125), "1.12KB");
+}
+
+/// `rtfprof memory --output json` for the same inputs.
+fn memory_json(inputs: &[String]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("memory.json");
+    let mut args = vec!["memory".to_owned()];
+    args.extend(inputs.iter().cloned());
+    args.push(format!("--output=json:outfile={}", out.display()));
+    let (stdout, err, ok) = rtfprof(&args);
+    assert!(ok, "rtfprof {args:?}: {stdout}{err}");
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+/// The memory tab's allocators as drawn: name, peak bytes (shown text and
+/// number), peak time (text and number), the peak marker's bytes, and the
+/// live-at-peak table's rows (name, text of the bytes, bytes).
+type DrawnAllocator = (String, (String, i64), (String, i64), i64, Vec<(String, String, i64)>);
+
+fn drawn_allocators(dom: &Dom) -> Vec<DrawnAllocator> {
+    // (An allocator's section holds no other section.)
+    let sections: Vec<&str> = dom.0.split(r#"<section class="allocator""#).skip(1).map(|s| &s[..s.find("</section>").unwrap()]).collect();
+    sections
+        .iter()
+        .map(|section| {
+            let part = Dom(section.to_string());
+            let name = part.all(r#"^ data-allocator="([^"]*)""#).remove(0);
+            let number = |pattern: &str| -> (String, i64) {
+                let re = Regex::new(pattern).unwrap();
+                let c = re.captures(section).unwrap_or_else(|| panic!("{name}: no {pattern}"));
+                (unescape(&c[2]), c[1].parse().unwrap())
+            };
+            let peak = number(r#"<strong class="mpeak-bytes" data-v="(-?\d+)">([^<]*)</strong>"#);
+            let at = number(r#"<span class="mpeak-micros" data-v="(-?\d+)">([^<]*)</span>"#);
+            let marker = part.all(r#"<circle class="mpeak"[^>]* data-bytes="(-?\d+)""#)[0].parse().unwrap();
+            let live = part
+                .tables("live")
+                .into_iter()
+                .flat_map(|(keys, rows)| {
+                    assert_eq!(keys, ["name", "bytes", "share"]);
+                    rows.into_iter().map(|r| (r[0].0.clone(), r[1].0.clone(), r[1].1.unwrap() as i64))
+                })
+                .collect();
+            (name, peak, at, marker, live)
+        })
+        .collect()
+}
+
+/// The memory tab shows, for each step, what `rtfprof memory` computes:
+/// every allocator with its peak and its live nodes, largest first, in the
+/// project's number formats; without a step chosen, the step with the
+/// highest peak. Inputs: run metadata, an event log, a profile (its GPU
+/// allocators) and an XPlane trace with allocator events.
+#[test]
+fn the_memory_panel_shows_each_allocators_peak_and_live_nodes() {
+    let Some(browser) = Browser::find() else { return };
+    let inputs = [
+        ("run_meta", fixture_flags("cnn")),
+        ("events", vec![path_flag("events_path", "events/tutorial")]),
+        ("profile", vec![path_flag("profile_path", "gpu_synth/profile")]),
+        ("xplane", vec![path_flag("xplane_path", "xplane/gpu_synth")]),
+    ];
+    for (kind, args) in inputs {
+        let expected = memory_json(&args);
+        let steps = expected["steps"].as_array().unwrap();
+        let (_dir, page) = report(&args);
+        // Unchosen, the step with the highest peak (the first of equals).
+        let highest = |s: &serde_json::Value| s["allocators"].as_object().unwrap().values().map(|a| a["peak_bytes"].as_i64().unwrap()).max().unwrap_or(0);
+        let top = steps.iter().fold(&steps[0], |best, s| if highest(s) > highest(best) { s } else { best });
+        let mut shown = vec![(String::new(), top)];
+        // And two steps by name.
+        shown.extend(steps.iter().take(2).map(|s| (format!("&mstep={}", s["step"]), s)));
+        for (fragment, step) in shown {
+            let dom = browser.render(&page, &format!("tab=memory{fragment}"));
+            let context = format!("{kind} step {}", step["step"]);
+            if steps.len() > 1 {
+                let selected = dom.all(r#"<option value="\d+" selected="">step (\d+) "#);
+                assert_eq!(selected, [step["step"].to_string()], "{context}");
+            }
+            let allocators = step["allocators"].as_object().unwrap();
+            assert!(!allocators.is_empty(), "{context}: no allocators to test");
+            let drawn = drawn_allocators(&dom);
+            assert_eq!(drawn.iter().map(|a| a.0.as_str()).collect::<Vec<_>>(), allocators.keys().map(String::as_str).collect::<Vec<_>>(), "{context}");
+            for (name, (peak_text, peak), (at_text, at), marker, live) in drawn {
+                let a = &allocators[&name];
+                let context = format!("{context} {name}");
+                assert_eq!(peak, a["peak_bytes"].as_i64().unwrap(), "{context}");
+                assert_eq!(marker, peak, "{context}: the chart's peak");
+                assert_eq!(peak_text, format::bytes(peak), "{context}");
+                assert_eq!(at, a["peak_micros"].as_i64().unwrap(), "{context}");
+                assert_eq!(at_text, format::micros(at), "{context}");
+                // Every live node, largest first (then by name), as the
+                // JSON has them, in the shared byte format.
+                let expected_live: std::collections::BTreeMap<&str, i64> =
+                    a["live_at_peak"].as_object().unwrap().iter().map(|(n, b)| (n.as_str(), b.as_i64().unwrap())).collect();
+                assert!(!expected_live.is_empty(), "{context}");
+                assert_eq!(live.iter().map(|(n, _, b)| (n.as_str(), *b)).collect::<std::collections::BTreeMap<_, _>>(), expected_live, "{context}");
+                assert_eq!(live.len(), expected_live.len(), "{context}: a node listed twice");
+                assert!(live.windows(2).all(|w| (-w[0].2, &w[0].0) < (-w[1].2, &w[1].0)), "{context}: order {live:?}");
+                for (node, text, bytes) in &live {
+                    assert_eq!(*text, format::bytes(*bytes), "{context} {node}");
+                }
+            }
+        }
+    }
+}
+
+/// Without allocation records the tab says why, in one line, and draws no
+/// chart.
+#[test]
+fn the_memory_panel_says_when_there_are_no_records() {
+    let Some(browser) = Browser::find() else { return };
+    let (_dir, page) = report(&[path_flag("profile_path", "cnn/profile")]);
+    let dom = browser.render(&page, "tab=memory");
+    let panel = dom.all(r#"(?s)<section class="panel on" id="panel-memory"[^>]*>(.*?)</section>"#);
+    assert_eq!(
+        panel,
+        ["<p class=\"note mnone\">No allocation records: a ProfileProto keeps only those of GPU allocators (tfprof drops the others); the RunMetadata files have them all.</p>"]
+    );
 }
 
 fn urlencode(text: &str) -> String {

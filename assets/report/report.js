@@ -397,7 +397,8 @@
    * A table sortable by every column (click a heading) and filterable by
    * name. columns: [{key, label, value(i), num?, unit?, text?(i), render?(i),
    * cls?}]; the first column is the name, `num` columns are right-aligned
-   * numbers (formatted in `unit`, or by `text`). Long tables draw their first TABLE_ROWS rows.
+   * numbers (formatted in `unit`, or by `text`); `tie(a, b)` orders equal
+   * rows (by name if not given). Long tables draw their first TABLE_ROWS rows.
    */
   class Table {
     constructor(opts) {
@@ -461,7 +462,7 @@
         const va = keys.get(a);
         const vb = keys.get(b);
         const c = typeof va === 'string' ? va.localeCompare(vb) : va - vb;
-        return c ? sign * c : o.name(a).localeCompare(o.name(b));
+        return c ? sign * c : o.tie ? o.tie(a, b) : o.name(a).localeCompare(o.name(b));
       });
       const total = rows.length;
       const shown = state[o.allKey] ? rows : rows.slice(0, TABLE_ROWS);
@@ -745,6 +746,127 @@
     return { panel: el('section', { class: 'panel', id: 'panel-steps' }, ...parts), show: () => table && table.render() };
   }
 
+  // ----------------------------------------------------------------- memory
+
+  /** One allocator's bytes in use over the step, as a step line (a value
+   * holds until the next event), its peak marked. */
+  function memoryChart(a) {
+    const W = 900;
+    const H = 230;
+    const left = 78;
+    const right = 16;
+    const top = 14;
+    const bottom = 36;
+    const n = a.micros.length;
+    const start = Math.min(0, a.micros[0]);
+    const end = Math.max(start + 1, a.micros[n - 1], a.peak_micros);
+    let max = Math.max(1, a.peak_bytes);
+    for (const v of a.bytes) if (v > max) max = v;
+    const x = (t) => left + ((W - left - right) * (t - start)) / (end - start);
+    const y = (v) => top + (H - top - bottom) * (1 - Math.max(0, v) / max);
+    // A replay starts from nothing; a measured count at its first value.
+    let held = a.measured ? a.bytes[0] : 0;
+    const pts = [x(start).toFixed(1) + ',' + y(held).toFixed(1)];
+    for (let k = 0; k < n; k++) {
+      const px = x(a.micros[k]).toFixed(1);
+      pts.push(px + ',' + y(held).toFixed(1), px + ',' + y(a.bytes[k]).toFixed(1));
+      held = a.bytes[k];
+    }
+    pts.push(x(end).toFixed(1) + ',' + y(held).toFixed(1));
+    const chart = svg('svg', { class: 'chart mchart', viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img', 'aria-label': 'bytes in use of ' + a.name });
+    for (const f of [0, 0.5, 1]) {
+      chart.append(svg('line', { x1: left, x2: W - right, y1: y(max * f), y2: y(max * f), class: 'grid' }));
+      chart.append(svg('text', { x: left - 6, y: y(max * f) + 4, class: 'axis', 'text-anchor': 'end' }, fmt('bytes', Math.round(max * f))));
+    }
+    for (const f of [0, 0.5, 1]) {
+      const t = start + (end - start) * f;
+      chart.append(svg('text', { x: x(t), y: H - bottom + 16, class: 'axis', 'text-anchor': f === 0 ? 'start' : f === 1 ? 'end' : 'middle' }, fmt('micros', Math.round(t))));
+    }
+    chart.append(svg('text', { x: left + (W - left - right) / 2, y: H - 4, class: 'axis', 'text-anchor': 'middle' }, 'time from the step\'s start'));
+    chart.append(svg('polyline', { class: 'mcurve', points: pts.join(' ') }));
+    const px = x(a.peak_micros);
+    chart.append(svg('line', { class: 'mpeakline', x1: px, x2: px, y1: top, y2: H - bottom }));
+    chart.append(svg('circle', { class: 'mpeak', cx: px, cy: y(a.peak_bytes), r: 4, 'data-bytes': a.peak_bytes, 'data-micros': a.peak_micros },
+      svg('title', null, 'peak: ' + fmt('bytes', a.peak_bytes) + ' at ' + fmt('micros', a.peak_micros))));
+    return el('figure', { class: 'chart-box' }, chart);
+  }
+
+  /**
+   * The memory tab: for the chosen step, each allocator's bytes in use over
+   * the step and the nodes live at its peak (`rtfprof memory`'s analysis).
+   * Several steps: a menu picks one, the one with the highest peak first.
+   */
+  function memoryPanel(memory) {
+    if (!memory.steps.length) {
+      return { panel: el('section', { class: 'panel', id: 'panel-memory' }, el('p', { class: 'note mnone' }, memory.note)), show: () => {} };
+    }
+    const peakOf = (s) => s.allocators.reduce((m, a) => Math.max(m, a.peak_bytes), 0);
+    let chosen = memory.steps.findIndex((s) => String(s.step) === state.mstep);
+    if (chosen < 0) {
+      chosen = 0;
+      memory.steps.forEach((s, k) => {
+        if (peakOf(s) > peakOf(memory.steps[chosen])) chosen = k;
+      });
+    }
+    const body = el('div', { class: 'mbody' });
+    const render = () => {
+      const step = memory.steps[chosen];
+      const parts = [];
+      if (!step.allocators.length) parts.push(el('p', { class: 'note' }, 'No allocation records in step ' + step.step + '.'));
+      const tables = [];
+      step.allocators.forEach((a, k) => {
+        const total = Math.max(0, a.peak_bytes);
+        const names = (i) => memory.names[a.live[i]];
+        const table = new Table({
+          columns: [
+            { key: 'name', label: 'node', value: names },
+            { key: 'bytes', label: 'live bytes', num: true, unit: 'bytes', value: (i) => a.live_bytes[i] },
+            { key: 'share', label: '% of peak', num: true, value: (i) => a.live_bytes[i], text: (i) => pct(a.live_bytes[i], total) },
+          ],
+          rows: a.live.length,
+          name: names,
+          // Equal bytes keep rtfprof memory's order (by name, bytewise).
+          tie: (i, j) => i - j,
+          sortKey: 'msort.' + k,
+          filterKey: 'mfilter.' + k,
+          allKey: 'mall.' + k,
+          defaultSort: 'bytes:desc',
+          cls: 'live',
+        });
+        tables.push(table);
+        const how = a.measured
+          ? "the allocator's own count of bytes in use (it includes what was allocated before the step)"
+          : "replayed from 0 at the step's start, allocations before frees of the same microsecond (the peak is an upper bound)";
+        parts.push(el('section', { class: 'allocator', 'data-allocator': a.name },
+          el('h2', null, a.name),
+          el('p', { class: 'mfacts' },
+            'peak ', el('strong', { class: 'mpeak-bytes', 'data-v': a.peak_bytes }, fmt('bytes', a.peak_bytes)),
+            ' at ', el('span', { class: 'mpeak-micros', 'data-v': a.peak_micros }, fmt('micros', a.peak_micros)),
+            ' from the step\'s start · ' + a.events + ' allocation events · ' + how),
+          memoryChart(a),
+          el('h3', null, 'Live at the peak (' + a.live.length + ' nodes)'),
+          a.live.length ? table.root : el('p', { class: 'note' }, 'No node holds bytes at the peak.')));
+      });
+      body.replaceChildren(...parts);
+      for (const t of tables) t.render();
+    };
+    const parts = [el('p', { class: 'note' }, 'Each allocator\'s bytes in use over the step, as rtfprof memory computes them from the allocation records, and the nodes holding bytes at its peak, largest first; (untracked) is the bytes in use that no node of the step holds.')];
+    if (memory.steps.length > 1) {
+      const menu = el('select', {
+        class: 'mstep',
+        'aria-label': 'step',
+        onchange: () => {
+          chosen = Number(menu.value);
+          setState('mstep', memory.steps[chosen].step);
+          render();
+        },
+      }, ...memory.steps.map((s, k) => el('option', { value: k, selected: k === chosen }, 'step ' + s.step + ' (highest peak ' + fmt('bytes', peakOf(s)) + ')')));
+      parts.push(el('div', { class: 'toolbar' }, el('span', { class: 'note' }, 'step:'), menu));
+    }
+    parts.push(body);
+    return { panel: el('section', { class: 'panel', id: 'panel-memory' }, ...parts), show: render };
+  }
+
   // --------------------------------------------------------------- diff page
 
   function diffPage(d) {
@@ -873,6 +995,7 @@
       for (const tree of DATA.trees) tabs.push([tree.view, tree.view + ' view', flamePanel(tree)]);
       if (DATA.ops) tabs.push(['ops', 'op view', opsPanel(DATA.ops)]);
       if (DATA.steps) tabs.push(['steps', 'steps', stepsPanel(DATA.steps)]);
+      if (DATA.memory) tabs.push(['memory', 'memory', memoryPanel(DATA.memory)]);
     }
     const current = tabs.some(([id]) => id === state.tab) ? state.tab : tabs[0][0];
     const nav = el('nav', { class: 'tabs', role: 'tablist' });

@@ -40,7 +40,7 @@ pub fn run(stats: &Stats, paths: &InputPaths, xplane: bool, opts: &Options, stdo
 }
 
 /// Why there is nothing to replay, by kind of input.
-fn no_records_note(paths: &InputPaths, xplane: bool) -> &'static str {
+pub(crate) fn no_records_note(paths: &InputPaths, xplane: bool) -> &'static str {
     if paths.profile_path.is_some() {
         "No allocation records: a ProfileProto keeps only those of GPU allocators (tfprof drops the others); the RunMetadata files have them all."
     } else if xplane {

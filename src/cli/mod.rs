@@ -490,7 +490,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         eprintln!("{warning}");
     }
     if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
-        let sources = outputs::html::Sources { inputs: input_flags(&cli.inputs), coverage };
+        let no_allocations = memory::no_records_note(&cli.inputs.paths(), cli.inputs.xplane_path.is_some()).to_owned();
+        let sources = outputs::html::Sources { inputs: input_flags(&cli.inputs), coverage, no_allocations };
         let page = with_deep_stack(|| outputs::html::report_page(&stats, &opts, &sources))?;
         outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
         stdout.push_str(&format!("Report written to {}\n", path.display()));
@@ -554,6 +555,8 @@ fn load(
     // Only advise, the prompt and FLOPs estimates read node attributes.
     paths.skip_attrs =
         matches!(command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code | Command::Report)) && !paths.estimate_flops;
+    // The report's memory tab replays the allocation records.
+    paths.allocations = matches!(command, Some(Command::Report));
     if matches!(command, Some(Command::Memory)) {
         paths.allocations = true;
         paths.skip_code_traces = true;

@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::diff::{DiffNode, Labels, Metric};
@@ -46,6 +47,8 @@ pub struct Page {
     #[serde(skip_serializing_if = "Option::is_none")]
     steps: Option<StepsPanel>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    memory: Option<MemoryPanel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<DiffData>,
 }
 
@@ -56,6 +59,10 @@ pub struct Sources {
     pub inputs: Vec<(String, String)>,
     /// Run graph coverage: one entry, or one per job (named).
     pub coverage: Vec<(String, f64)>,
+    /// Why the inputs have no allocation records, should they have none
+    /// (the memory tab says it). The stats must be loaded with
+    /// `InputPaths::allocations` for the records to be kept.
+    pub no_allocations: String,
 }
 
 #[derive(Serialize, Default)]
@@ -132,6 +139,47 @@ struct Series {
 /// The metrics of the steps panel (those that vary by step and mean most).
 const STEP_METRICS: [&str; 3] = ["exec_micros", "accelerator_micros", "requested_bytes"];
 
+/// `rtfprof memory`'s analysis ([`crate::memory::analyze`]) of each step
+/// shown: every allocator's bytes in use over the step, its peak and the
+/// nodes live at the peak.
+#[derive(Serialize, Default)]
+struct MemoryPanel {
+    /// Why there is nothing to show (the inputs have no allocation
+    /// records); empty when there are steps.
+    note: String,
+    /// The live nodes' names, once each: a node live in every step of a
+    /// long profile would otherwise be written once a step.
+    names: Vec<String>,
+    steps: Vec<MemoryStep>,
+}
+
+#[derive(Serialize)]
+struct MemoryStep {
+    step: i64,
+    allocators: Vec<AllocatorPanel>,
+}
+
+#[derive(Serialize)]
+struct AllocatorPanel {
+    name: String,
+    peak_bytes: i64,
+    /// µs from the step's start, like the curve's times.
+    peak_micros: i64,
+    /// The allocator's own count (XPlane) rather than a replay from 0.
+    measured: bool,
+    events: usize,
+    /// The curve, thinned to at most [`CURVE_POINTS`] points (see [`thin`]).
+    micros: Vec<i64>,
+    bytes: Vec<i64>,
+    /// The nodes live at the peak (indices into [`MemoryPanel::names`]),
+    /// most bytes first, and their bytes.
+    live: Vec<u32>,
+    live_bytes: Vec<i64>,
+}
+
+/// More points than a chart has pixels would only weigh on the page.
+const CURVE_POINTS: usize = 2000;
+
 /// `rtfprof diff`'s merged tree: both sides' values (null: absent), and the
 /// nodes the text report lists, in its order, with their depth.
 #[derive(Serialize)]
@@ -189,6 +237,7 @@ pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<P
     let op_opts = Options { max_depth: i64::MAX, ..opts.clone() };
     let ops = op_table(&show::run(stats, View::Op, &op_opts)?.root);
     let steps = steps_panel(stats, opts, &scope);
+    let memory = memory_panel(stats, opts, &sources.no_allocations)?;
     let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
     let header = Header {
         title: format!("rtfprof report: {first_input}"),
@@ -202,7 +251,7 @@ pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<P
         options: changed_options(opts),
         notes,
     };
-    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), diff: None })
+    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), memory: Some(memory), diff: None })
 }
 
 /// The options that differ from tfprof's defaults, as `-name value` pairs
@@ -355,6 +404,65 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
     StepsPanel { steps, wall_micros: summary.steps.iter().map(|s| s.wall_micros).collect(), totals, devices, nodes: panel_nodes }
 }
 
+/// The memory of the step shown (each step with `--step -1`), or, when the
+/// inputs recorded no allocations, `no_records` (why).
+fn memory_panel(stats: &Stats, opts: &Options, no_records: &str) -> Result<MemoryPanel> {
+    if stats.allocations.is_empty() {
+        let note = if no_records.is_empty() { "No allocation records in the inputs." } else { no_records };
+        return Ok(MemoryPanel { note: note.to_owned(), ..MemoryPanel::default() });
+    }
+    let profile = crate::memory::analyze(stats, opts.step)?;
+    let mut panel = MemoryPanel::default();
+    let mut name_ids: FxHashMap<String, u32> = FxHashMap::default();
+    for step in profile.steps {
+        let mut allocators = Vec::with_capacity(step.allocators.len());
+        for a in step.allocators {
+            let (micros, bytes) = thin(&a.curve, CURVE_POINTS).into_iter().unzip();
+            let (mut live, mut live_bytes) = (Vec::with_capacity(a.live_at_peak.len()), Vec::with_capacity(a.live_at_peak.len()));
+            for node in a.live_at_peak {
+                let id = *name_ids.entry(node.name).or_insert_with_key(|name| {
+                    panel.names.push(name.clone());
+                    (panel.names.len() - 1) as u32
+                });
+                live.push(id);
+                live_bytes.push(node.bytes);
+            }
+            allocators.push(AllocatorPanel {
+                name: a.name,
+                peak_bytes: a.peak_bytes,
+                peak_micros: a.peak_micros,
+                measured: a.measured,
+                events: a.events,
+                micros,
+                bytes,
+                live,
+                live_bytes,
+            });
+        }
+        panel.steps.push(MemoryStep { step: step.step, allocators });
+    }
+    Ok(panel)
+}
+
+/// A curve of at most about `max` points: runs of consecutive points become
+/// their highest point (the last of equal ones, as the peak is) and their
+/// last point, so the peak and the shape stay.
+fn thin(curve: &[(i64, i64)], max: usize) -> Vec<(i64, i64)> {
+    if curve.len() <= max {
+        return curve.to_vec();
+    }
+    let run = curve.len().div_ceil(max / 2);
+    let mut out = Vec::with_capacity(max + 2);
+    for chunk in curve.chunks(run) {
+        let highest = chunk.iter().enumerate().max_by_key(|(_, p)| p.1).map_or(0, |(i, _)| i);
+        out.push(chunk[highest]);
+        if highest + 1 < chunk.len() {
+            out.push(chunk[chunk.len() - 1]);
+        }
+    }
+    out
+}
+
 /// Builds the page of `rtfprof diff`: the merged tree of both sides (every
 /// node, for the flame chart) and the nodes the text report lists.
 pub fn diff_page(merged: &DiffNode, listed: &DiffNode, metric: Metric, delta: f64, min_size: i64, labels: &Labels<'_>) -> Page {
@@ -401,7 +509,7 @@ pub fn diff_page(merged: &DiffNode, listed: &DiffNode, metric: Metric, delta: f6
         step: -1,
         ..Header::default()
     };
-    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, diff: Some(data) }
+    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, memory: None, diff: Some(data) }
 }
 
 /// How the page formats a metric's values.
@@ -504,6 +612,17 @@ mod tests {
         assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'), "{text}");
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back["name"], hostile);
+    }
+
+    #[test]
+    fn thinning_keeps_the_peak_and_the_ends() {
+        let curve: Vec<(i64, i64)> = (0..1000).map(|t| (t, (t * 7919) % 1000)).chain([(1000, 5000), (1001, 3)]).collect();
+        let thinned = thin(&curve, 100);
+        assert!(thinned.len() <= 102, "{}", thinned.len());
+        assert!(thinned.contains(&(1000, 5000)));
+        assert_eq!(thinned.last(), curve.last());
+        assert!(thinned.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(thin(&curve[..50], 100), &curve[..50]);
     }
 
     #[test]
