@@ -14,7 +14,7 @@ Measures, for x1 from graph.pb + run_meta_0..4 + tfprof_log, from its
 1. writing the report: wall time of the whole rtfprof process (median of
    --runs runs after one warm-up, min-max), its peak RSS, the file's size;
 2. rendering it: headless Chromium `--dump-dom` of the page opened on each
-   tab (scope, code, ops, steps), wall time of the whole browser process
+   tab (scope, code, ops, steps, memory), wall time of the whole browser process
    from launch to the DOM dump, and the page's own time from its script's
    start to the drawn tab (`data-render-ms`); the same browser on an empty
    page gives Chromium's own start-up time.  Each load must end with the
@@ -40,7 +40,7 @@ ROOT = BENCH.parent
 X1 = BENCH / "data" / "x1"
 BEGIN = "<!-- report benchmark: begin (bench/report.py) -->"
 END = "<!-- report benchmark: end -->"
-TABS = ["scope", "code", "ops", "steps"]
+TABS = ["scope", "code", "ops", "steps", "memory"]
 LIMIT_MB, LIMIT_WRITE_S, LIMIT_RENDER_S = 25, 5, 10
 
 
