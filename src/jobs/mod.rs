@@ -181,15 +181,18 @@ pub fn summarize(name: &str, stats: &Stats) -> JobSummary {
             let execs: Vec<&ExecStep> = stats.nodes.iter().filter_map(|n| n.execs.get(&step)).collect();
             let start = execs.iter().map(|e| e.all_start_micros).filter(|&s| s > 0).min().unwrap_or(0);
             let end = execs.iter().map(|e| e.latest_end_micros).max().unwrap_or(0);
+            // Wrapping, as the stats add: a profile's values are anything.
             let mut busy: BTreeMap<&str, i64> = BTreeMap::new();
             for exec in &execs {
                 for (device, times) in exec.accelerator_execs.iter().chain(&exec.cpu_execs) {
-                    *busy.entry(device).or_default() += times.iter().map(|t| t.1).sum::<i64>();
+                    let sum = times.iter().fold(0i64, |sum, t| sum.wrapping_add(t.1));
+                    let total = busy.entry(device).or_default();
+                    *total = total.wrapping_add(sum);
                 }
             }
             let mut devices: Vec<(String, i64)> = busy.into_iter().map(|(d, t)| (d.to_owned(), t)).collect();
             devices.sort_by_key(|(_, t)| std::cmp::Reverse(*t));
-            StepSummary { step, wall_micros: (end - start).max(0), devices }
+            StepSummary { step, wall_micros: end.saturating_sub(start).max(0), devices }
         })
         .collect();
     JobSummary { name: name.to_owned(), nodes: stats.nodes.len(), coverage: stats.run_coverage(), steps }

@@ -274,7 +274,8 @@ fn devices(stats: &Stats) -> Vec<(String, i64)> {
     let mut busy: BTreeMap<String, i64> = BTreeMap::new();
     for step in crate::jobs::summarize("", stats).steps {
         for (device, micros) in step.devices {
-            *busy.entry(device).or_default() += micros;
+            let total = busy.entry(device).or_default();
+            *total = total.wrapping_add(micros);
         }
     }
     for node in &stats.nodes {
@@ -353,7 +354,7 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
         }
     }
     let mut devices: Vec<(String, Vec<i64>)> = devices.into_iter().collect();
-    devices.sort_by_key(|(_, v)| std::cmp::Reverse(v.iter().sum::<i64>()));
+    devices.sort_by_key(|(_, v)| std::cmp::Reverse(v.iter().fold(0i64, |sum, &m| sum.wrapping_add(m))));
 
     // The scope view's graph nodes; each step's values are reduced to what
     // the panel shows as they come (see show::map_steps): a long profile's
