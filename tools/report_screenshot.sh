@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates docs/report.png, the README's picture of `rtfprof report`: the
-# cnn fixture's page in headless Chromium (apt-get install -y chromium),
-# scope view by execution time, one node's values in the info bar.
+# Regenerates docs/report.png and docs/report_memory.png, the README's
+# pictures of `rtfprof report`: the cnn fixture's page in headless Chromium
+# (apt-get install -y chromium), scope view by execution time with one
+# node's values in the info bar, and the memory tab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
@@ -14,4 +15,8 @@ chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run 
   --disable-background-networking --user-data-dir="$tmp/profile" \
   --window-size=1280,640 --virtual-time-budget=5000 --screenshot=docs/report.png \
   "file://$tmp/report.html#tab=scope&hover=gradients/conv1/Conv2D_grad/Conv2DBackpropFilter" 2>/dev/null
-echo "wrote docs/report.png"
+chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+  --disable-background-networking --user-data-dir="$tmp/profile" \
+  --window-size=1280,760 --virtual-time-budget=5000 --screenshot=docs/report_memory.png \
+  "file://$tmp/report.html#tab=memory" 2>/dev/null
+echo "wrote docs/report.png and docs/report_memory.png"
