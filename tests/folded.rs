@@ -271,20 +271,6 @@ fn speedscope() -> Option<PathBuf> {
     found
 }
 
-fn chromium() -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = match std::env::var_os("RTFPROF_CHROMIUM") {
-        Some(path) => vec![path.into()],
-        None => std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).flat_map(|d| ["chromium", "chromium-browser"].map(|b| d.join(b))).collect())
-            .unwrap_or_default(),
-    };
-    let found = candidates.into_iter().find(|p| p.is_file());
-    if found.is_none() {
-        eprintln!("skipping the speedscope checks: no chromium (apt-get install chromium, or set RTFPROF_CHROMIUM)");
-    }
-    found
-}
-
 /// A frame's values in speedscope's sandwich view.
 #[derive(Debug, PartialEq)]
 struct Sandwich {
@@ -360,7 +346,7 @@ fn speedscope_rows(app: &Path, chromium: &Path, dir: &Path, name: &str, folded: 
 /// escapes and counts in the millions too.
 #[test]
 fn speedscope_reads_the_outputs() {
-    let (Some(app), Some(chromium)) = (speedscope(), chromium()) else { return };
+    let (Some(app), Some(chromium)) = (speedscope(), common::chromium("the speedscope checks")) else { return };
     let dir = tempfile::tempdir().unwrap();
     let odd = "_TFProfRoot;a%3Bb;a%3Bb/<c> & \"d\" 1234567\n_TFProfRoot;tail%207 5\n_TFProfRoot;%20both ends%20 6\n";
     let scope = run_to(&args("scope", fixture_flags("cnn"), &["--select=micros", "--max_depth=100"]), "folded");

@@ -153,18 +153,7 @@ struct Browser(PathBuf);
 
 impl Browser {
     fn find() -> Option<Browser> {
-        let candidates: Vec<PathBuf> = match std::env::var_os("RTFPROF_CHROMIUM") {
-            Some(path) => vec![PathBuf::from(path)],
-            None => ["chromium", "chromium-browser", "google-chrome"]
-                .iter()
-                .flat_map(|name| std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).map(move |dir| dir.join(name)).collect::<Vec<_>>())
-                .collect(),
-        };
-        let found = candidates.into_iter().find(|p| p.is_file());
-        if found.is_none() {
-            eprintln!("report tests: skipping the browser checks: no chromium (apt-get install -y chromium, or set RTFPROF_CHROMIUM)");
-        }
-        found.map(Browser)
+        common::chromium("the report's browser checks").map(Browser)
     }
 
     /// The page's DOM after its script ran, opened at `#fragment`; fails if

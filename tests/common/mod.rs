@@ -42,3 +42,21 @@ pub fn fixture_stats(model: &str) -> Stats {
     stats.add_run_meta_files(&inputs.run_metas, |_| {}).expect("run metadata decodes");
     stats
 }
+
+/// Headless Chromium for the tests that check what a browser renders:
+/// `RTFPROF_CHROMIUM`, else `chromium` (Debian's) or another Chromium on
+/// PATH; `None`, saying which checks are skipped, when there is none.
+pub fn chromium(checks: &str) -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = match std::env::var_os("RTFPROF_CHROMIUM") {
+        Some(path) => vec![PathBuf::from(path)],
+        None => ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .flat_map(|name| std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).map(move |dir| dir.join(name)).collect::<Vec<_>>())
+            .collect(),
+    };
+    let found = candidates.into_iter().find(|p| p.is_file());
+    if found.is_none() {
+        eprintln!("skipping {checks}: no chromium (apt-get install -y chromium, or set RTFPROF_CHROMIUM)");
+    }
+    found
+}
