@@ -22,13 +22,18 @@ beside the trace and answers later calls from it) and
   framework_op_stats  all of the fixture's hosts in one call
   memory_profile      one call per host (XProf takes one host at a time)
   hlo_stats           JAX/XLA fixtures only (jax_jit, xla_tpu_inference)
+  input_pipeline_analyzer  all of the fixture's hosts in one call: its
+                      per-step breakdown (table 1: one row per step, the
+                      summary and conclusion in its "p" properties), read
+                      by `rtfprof steps` and `advise`'s StepTimeChecker
 
 xspace_to_tool_data returns a tuple (data, content_type); content_type is
-'application/json' for these three tools and data is JSON text (bytes or
+'application/json' for these four tools and data is JSON text (bytes or
 str).  The golden file is that JSON parsed and written again with indent=1
 (key order and every number kept as XProf wrote them), named
 
-  expected/<fixture>.<tool>.json                  framework_op_stats, hlo_stats
+  expected/<fixture>.<tool>.json                  framework_op_stats, hlo_stats,
+                                                  input_pipeline_analyzer
   expected/<fixture>.<host>.memory_profile.json   memory_profile
 
 Each tool is run twice, on two separate copies, and the two answers are
@@ -142,6 +147,7 @@ def main():
             jobs.append((f"{name}.{host}.memory_profile.json", [p], "memory_profile"))
         if name in HLO_FIXTURES:
             jobs.append((f"{name}.hlo_stats.json", paths, "hlo_stats"))
+        jobs.append((f"{name}.input_pipeline_analyzer.json", paths, "input_pipeline_analyzer"))
         for out, ps, tool in jobs:
             first = run_tool(ps, tool)
             second = run_tool(ps, tool)
