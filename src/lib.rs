@@ -31,6 +31,7 @@ pub mod outputs;
 pub mod proto;
 pub mod show;
 pub mod stats;
+pub mod steps;
 #[cfg(test)]
 mod test_random;
 pub mod views;

@@ -11,6 +11,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 mod diff;
 pub mod interactive;
 mod memory;
+mod steps;
 
 use crate::error::{Error, Result};
 use crate::inputs::{InputPaths, Inputs};
@@ -59,6 +60,11 @@ pub enum Command {
     /// view as a table, step times and how nodes vary across steps.
     /// --max_depth has no limit here unless given.
     Report,
+    /// Each step's time and its split into XProf's categories (device
+    /// compute, device to device, collectives, host compute, kernel launch,
+    /// input, output, compilation, other), with mean, std and CV
+    /// (--output json:outfile=PATH or csv:outfile=PATH for the numbers).
+    Steps,
 }
 
 /// `rtfprof diff`: each side is profile inputs (the `--left_*`/`--right_*`
@@ -126,7 +132,7 @@ impl Command {
             Command::Graph => Some(View::Graph),
             Command::Op => Some(View::Op),
             Command::Code => Some(View::Code),
-            Command::Advise | Command::Diff(_) | Command::Jobs | Command::Memory | Command::Report => None,
+            Command::Advise | Command::Diff(_) | Command::Jobs | Command::Memory | Command::Report | Command::Steps => None,
         }
     }
 }
@@ -472,6 +478,9 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     if matches!(cli.command, Some(Command::Memory)) {
         memory::check_output(&opts)?;
     }
+    if matches!(cli.command, Some(Command::Steps)) {
+        steps::check_output(&opts)?;
+    }
     check_event_flags(&cli.inputs.paths(), &cli.inputs.job, &cli.command)?;
     let no_inputs = !cli.inputs.has_inputs();
     if cli.command.is_none() && no_inputs {
@@ -507,6 +516,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     };
     let result = match command.view() {
         _ if matches!(command, Command::Memory) => memory::run(&stats, &cli.inputs.paths(), cli.inputs.xplane_path.is_some(), &opts, stdout),
+        _ if matches!(command, Command::Steps) => steps::run(&stats, &opts, stdout),
         Some(view) if print == Print::Live && opts.output == Output::Stdout => {
             with_deep_stack(|| print_live(&stats, view, &opts, stdout))
         }
@@ -559,6 +569,10 @@ fn load(
     paths.allocations = matches!(command, Some(Command::Report));
     if matches!(command, Some(Command::Memory)) {
         paths.allocations = true;
+        paths.skip_code_traces = true;
+        paths.skip_attrs = !paths.estimate_flops;
+    }
+    if matches!(command, Some(Command::Steps)) {
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops;
     }

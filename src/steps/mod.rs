@@ -1,0 +1,506 @@
+//! `rtfprof steps`: where each step's time goes, in XProf's categories
+//! (device compute, device to device, collectives, host compute, kernel
+//! launch, input, output, compile, other).
+//!
+//! XPlane traces get XProf's `input_pipeline_analyzer` step rows
+//! ([`xplane`]); RunMetadata and event files get the categories their
+//! records allow ([`run_meta`]). [`summary`] gives XProf's conclusion from
+//! the same numbers (used by `advise`), [`render_text`], [`write_json`] and
+//! [`write_csv`] the outputs.
+
+pub mod run_meta;
+pub mod xplane;
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::show::format;
+use crate::stats::Stats;
+use xplane::{Hardware, HostSteps, event_type as et};
+
+/// The categories, in the order of XProf's step-time graph.
+pub const CATEGORIES: [&str; 9] =
+    ["device_compute", "device_to_device", "device_collectives", "host_compute", "kernel_launch", "input", "output", "compile", "other"];
+
+/// XProf's column labels for [`CATEGORIES`].
+pub const LABELS: [&str; 9] =
+    ["Device compute", "Device to device", "Device collectives", "Host compute", "Kernel launch", "Input", "Output", "Compilation", "Other"];
+
+/// Where the steps came from, and so which categories they can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// XPlane traces: every category, as XProf computes them.
+    Xplane(Hardware),
+    /// RunMetadata (or event files): device compute, memcpy and host
+    /// compute; memcpy time is reported in [`StepRow::memcpy_us`].
+    RunMetadata,
+}
+
+/// One step's time and its split, in microseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepRow {
+    pub name: String,
+    pub step_us: f64,
+    /// Per [`CATEGORIES`]; `None` where the input cannot tell.
+    pub categories: [Option<f64>; 9],
+    /// RunMetadata only: time on memcpy streams.
+    pub memcpy_us: Option<f64>,
+}
+
+/// The steps of a profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Steps {
+    pub source: Source,
+    pub rows: Vec<StepRow>,
+    /// tf.data ops ran (XProf then points at its host input analysis).
+    pub tf_data_in_use: bool,
+}
+
+/// The steps of the profile `stats` holds: from its XPlane traces if it was
+/// read from traces, else from its run metadata.
+pub fn analyze(stats: &Stats) -> Result<Steps> {
+    if stats.traces.is_empty() {
+        return Ok(run_meta::analyze(stats));
+    }
+    let mut hosts = Vec::with_capacity(stats.traces.len());
+    for (_, trace) in &stats.traces {
+        let host = xplane::analyze(&trace.bytes).map_err(|e| {
+            Error::input("--xplane_path", &trace.path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string())))
+        })?;
+        hosts.push(host);
+    }
+    Ok(from_hosts(&hosts))
+}
+
+/// XProf's combination of hosts (`StepIntersection`, `CombineAllOpStats`):
+/// the steps every worker has, aligned in time with the host whose steps
+/// span least; the rows are the first host's steps in that window.
+pub fn from_hosts(hosts: &[HostSteps]) -> Steps {
+    let hardware = hosts.iter().map(|h| h.hardware).max().unwrap_or(Hardware::CpuOnly);
+    let accelerators = hosts.iter().any(|h| h.hardware != Hardware::CpuOnly);
+    let workers: Vec<usize> = (0..hosts.len()).filter(|&i| !accelerators || hosts[i].hardware != Hardware::CpuOnly).collect();
+    let first_host = hosts.first();
+    let window = if hosts.len() == 1 {
+        Some((0, hosts[0].steps.len()))
+    } else if workers.contains(&0) {
+        intersection(hosts, &workers)
+    } else {
+        None
+    };
+    let rows = match (first_host, window) {
+        (Some(host), Some((first, count))) => host.steps[first..first + count]
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let number = if hosts.len() == 1 { step.group } else { i as i64 };
+                row(step, number)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let dataset: i128 = hosts.iter().map(|h| h.dataset_self_ps).sum();
+    let enqueue: i128 = hosts.iter().map(|h| h.enqueue_self_ps).sum();
+    let mut steps = Steps { source: Source::Xplane(hardware), rows, tf_data_in_use: false };
+    steps.tf_data_in_use = tf_data_in_use(&steps, dataset, enqueue);
+    steps
+}
+
+/// XProf's `TfDataInUse`: tf.data ops took time that its input analysis
+/// keeps (all of it, or the part the host-to-device share leaves).
+fn tf_data_in_use(steps: &Steps, dataset_ps: i128, enqueue_ps: i128) -> bool {
+    if dataset_ps <= 0 {
+        return false;
+    }
+    let n = steps.rows.len().max(1) as f64;
+    let avg_step: f64 = steps.rows.iter().map(|r| r.step_us).sum::<f64>() / n;
+    let avg_input: f64 = steps.rows.iter().map(|r| r.categories[5].unwrap_or(0.0)).sum::<f64>() / n;
+    let ratio = if avg_step > 0.0 { (avg_input / avg_step).min(1.0) } else { 0.0 };
+    ratio == 0.0 || (enqueue_ps > 0 && ratio < 1.0)
+}
+
+fn row(step: &xplane::HostStep, number: i64) -> StepRow {
+    let ps = |types: &[u8]| types.iter().map(|t| step.type_ps.get(t).copied().unwrap_or(0)).sum::<i128>() as f64 / 1e6;
+    let categories = [
+        ps(&[et::DEVICE_COMPUTE_16, et::DEVICE_COMPUTE_32]),
+        ps(&[et::DEVICE_TO_DEVICE, et::DEVICE_WAIT_DEVICE]),
+        ps(&[et::DEVICE_COLLECTIVES]),
+        ps(&[et::HOST_COMPUTE]),
+        ps(&[et::HOST_PREPARE]),
+        ps(&[et::HOST_WAIT_INPUT, et::HOST_TO_DEVICE, et::DEVICE_WAIT_HOST]),
+        ps(&[et::DEVICE_TO_HOST]),
+        ps(&[et::HOST_COMPILE]),
+        ps(&[et::UNKNOWN_TIME]),
+    ];
+    StepRow {
+        name: if step.name.is_empty() { number.to_string() } else { step.name.clone() },
+        step_us: step.duration_ps as f64 / 1e6,
+        categories: categories.map(Some),
+        memcpy_us: None,
+    }
+}
+
+/// XProf's `StepIntersection`: the window `(first index, count)` of the
+/// first host's steps that every worker has.
+fn intersection(hosts: &[HostSteps], workers: &[usize]) -> Option<(usize, usize)> {
+    let spans = |h: usize| -> Vec<(i128, i128)> { hosts[h].steps.iter().map(|s| (s.begin_ps, s.begin_ps + s.duration_ps)).collect() };
+    let total = |h: usize| {
+        let s = spans(h);
+        let (lo, hi) = s.iter().filter(|x| x.1 > x.0).fold((i128::MAX, 0), |(lo, hi), x| (lo.min(x.0), hi.max(x.1)));
+        if lo < hi { hi - lo } else { 0 }
+    };
+    let chief = *workers.iter().min_by_key(|&&h| (total(h), h))?;
+    let chief_spans = spans(chief);
+    if chief_spans.is_empty() {
+        return Some((0, 0));
+    }
+    let (mut max_begin, mut min_end) = (0usize, usize::MAX);
+    let mut first_alignment = None;
+    for &h in workers {
+        let (sub_begin, chief_begin, count) = if h == chief {
+            (0, 0, chief_spans.len())
+        } else {
+            align(&spans(h), &chief_spans)
+        };
+        if h == 0 {
+            first_alignment = Some((sub_begin, chief_begin));
+        }
+        max_begin = max_begin.max(chief_begin);
+        min_end = min_end.min(chief_begin + count);
+    }
+    if max_begin > min_end {
+        return Some((0, 0));
+    }
+    let (sub_begin, chief_begin) = first_alignment?;
+    Some((sub_begin + (max_begin - chief_begin), min_end - max_begin))
+}
+
+/// XProf's `FindStepsAlignment`: the offset between two step sequences
+/// whose steps overlap most in time.
+fn align(sub: &[(i128, i128)], chief: &[(i128, i128)]) -> (usize, usize, usize) {
+    if sub.is_empty() || chief.is_empty() {
+        return (0, 0, 0);
+    }
+    let (n, m) = (sub.len() as i64, chief.len() as i64);
+    let mut similarity = vec![0i128; (n + m - 1) as usize];
+    let (mut s, mut c) = (0usize, 0usize);
+    while s < sub.len() && c < chief.len() {
+        if sub[s].1 == sub[s].0 {
+            s += 1;
+            continue;
+        }
+        if chief[c].1 == chief[c].0 {
+            c += 1;
+            continue;
+        }
+        let overlap = (sub[s].1.min(chief[c].1) - sub[s].0.max(chief[c].0)).max(0);
+        similarity[(c as i64 - s as i64 + n - 1) as usize] += overlap;
+        if sub[s].1 < chief[c].1 {
+            s += 1;
+        } else if chief[c].1 < sub[s].1 {
+            c += 1;
+        } else {
+            s += 1;
+            c += 1;
+        }
+    }
+    let mut best: Option<(i128, i64)> = None;
+    for k in (0..m).chain((1..n).map(|k| -k)) {
+        let value = similarity[(k + n - 1) as usize];
+        if best.is_none_or(|(b, _)| value > b) {
+            best = Some((value, k));
+        }
+    }
+    let k = best.map_or(0, |(_, k)| k);
+    let sub_begin = if k >= 0 { 0 } else { (-k) as usize };
+    let chief_begin = if k >= 0 { k as usize } else { 0 };
+    (sub_begin, chief_begin, (sub.len() - sub_begin).min(chief.len() - chief_begin))
+}
+
+/// Mean, sample standard deviation and coefficient of variation.
+pub fn stats_of(values: &[f64]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = if values.len() > 1 { values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let std = var.sqrt();
+    (mean, std, if mean != 0.0 { std / mean } else { 0.0 })
+}
+
+/// XProf's bottleneck analysis (`ComputeBottleneckAnalysis`,
+/// `GetSummaryNextStep`): its conclusion on input, and the statements on
+/// collectives, kernel launch and other time it adds when they are large.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// `host`, `both`, `device` or `unknown` (no step time).
+    pub input_classification: String,
+    pub input_statement: String,
+    pub next_step: String,
+    pub device_collectives_statement: String,
+    pub kernel_launch_statement: String,
+    pub all_other_statement: String,
+}
+
+/// XProf's thresholds (percent of the total step time).
+const INPUT_HIGH: f64 = 20.0;
+const INPUT_MODERATE: f64 = 5.0;
+const OUTPUT_HIGH: f64 = 20.0;
+const OUTPUT_MODERATE: f64 = 5.0;
+const KERNEL_LAUNCH_HIGH: f64 = 15.0;
+const KERNEL_LAUNCH_MODERATE: f64 = 3.0;
+const ALL_OTHER_HIGH: f64 = 15.0;
+const ALL_OTHER_MODERATE: f64 = 3.0;
+const COLLECTIVES_HIGH: f64 = 15.0;
+const COLLECTIVES_MODERATE: f64 = 3.0;
+
+/// The output-bound statement XProf computes but does not show on this page.
+pub fn output_statement(percent: f64) -> Option<String> {
+    let p = one_digit(percent);
+    if percent >= OUTPUT_HIGH {
+        Some(format!("Your program is HIGHLY output-bound because {p}% of the total step time sampled is spent on output. Therefore, you should first focus on reducing the output time."))
+    } else if percent >= OUTPUT_MODERATE {
+        Some(format!("Your program is MODERATELY output-bound because {p}% of the total step time sampled is spent on output. Therefore, you would need to reduce both the output time and other time."))
+    } else {
+        None
+    }
+}
+
+fn one_digit(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// Totals over the steps, in milliseconds as XProf sums them.
+fn totals(steps: &Steps) -> (f64, [f64; 9]) {
+    let mut step = 0.0;
+    let mut cats = [0.0; 9];
+    for r in &steps.rows {
+        step += r.step_us / 1000.0;
+        for (i, c) in r.categories.iter().enumerate() {
+            cats[i] += c.unwrap_or(0.0) / 1000.0;
+        }
+    }
+    (step, cats)
+}
+
+pub fn summary(steps: &Steps) -> Summary {
+    let (total, cats) = totals(steps);
+    if total == 0.0 {
+        return Summary {
+            input_classification: "unknown".into(),
+            input_statement: "No step time measured. Therefore we cannot tell where the performance bottleneck is.".into(),
+            next_step: "You may skip the rest of this page.".into(),
+            device_collectives_statement: String::new(),
+            kernel_launch_statement: String::new(),
+            all_other_statement: String::new(),
+        };
+    }
+    let pct = |i: usize| 100.0 * cats[i] / total;
+    let (input, collectives, launch, other) = (pct(5), pct(2), pct(4), pct(8));
+    let (classification, statement, other_reported) = if input >= INPUT_HIGH {
+        ("host", format!("Your program is HIGHLY input-bound because {}% of the total step time sampled is waiting for input. Therefore, you should first focus on reducing the input time.", one_digit(input)), false)
+    } else if input >= INPUT_MODERATE {
+        ("both", format!("Your program is MODERATELY input-bound because {}% of the total step time sampled is waiting for input. Therefore, you would need to reduce both the input time and other time.", one_digit(input)), false)
+    } else if other >= ALL_OTHER_MODERATE {
+        ("both", format!("Your program is POTENTIALLY input-bound because {}% of the total step time sampled is spent on 'All Others' time (which could be due to I/O or Python execution or both).", one_digit(other)), true)
+    } else {
+        ("device", format!("Your program is NOT input-bound because only {}% of the total step time sampled is waiting for input. Therefore, you should focus on reducing other time.", one_digit(input)), false)
+    };
+    let level = |v: f64, high: f64, moderate: f64| v >= high || v >= moderate;
+    let device_collectives_statement = if level(collectives, COLLECTIVES_HIGH, COLLECTIVES_MODERATE) {
+        format!("{} % of the total step time sampled is spent on 'Device Collective Communication'.", one_digit(collectives))
+    } else {
+        String::new()
+    };
+    let mut kernel_launch_statement = String::new();
+    if level(launch, KERNEL_LAUNCH_HIGH, KERNEL_LAUNCH_MODERATE) {
+        kernel_launch_statement = format!("{} % of the total step time sampled is spent on 'Kernel Launch'.", one_digit(launch));
+        if steps.tf_data_in_use {
+            kernel_launch_statement.push_str(" It could be due to CPU contention with tf.data. In this case, you may try to set the environment variable TF_GPU_THREAD_MODE=gpu_private.");
+        }
+    }
+    let all_other_statement = if !other_reported && level(other, ALL_OTHER_HIGH, ALL_OTHER_MODERATE) {
+        format!("{} % of the total step time sampled is spent on 'All Others' time. This could be due to Python execution overhead.", one_digit(other))
+    } else {
+        String::new()
+    };
+    let next_step = if classification == "host" || classification == "both" {
+        if steps.tf_data_in_use {
+            "Look at Section 3 for the breakdown of input time on the host.".to_owned()
+        } else {
+            "Consider using <a href=\"https://www.tensorflow.org/guide/data\" target=\"_blank\">the tf.data API</a> to enable profiler's host-side analysis for input pipeline. Profiler currently does not support custom input pipeline (please ignore Section 3 below).".to_owned()
+        }
+    } else {
+        "You may skip the rest of this page.".to_owned()
+    };
+    Summary {
+        input_classification: classification.into(),
+        input_statement: statement,
+        next_step,
+        device_collectives_statement,
+        kernel_launch_statement,
+        all_other_statement,
+    }
+}
+
+/// The one line `steps` gives for a profile without steps.
+pub fn no_steps_message(steps: &Steps) -> String {
+    match steps.source {
+        Source::Xplane(Hardware::Tpu) => "steps: TPU traces are not supported (XProf reads their steps from rules of the TPU runtime rtfprof does not implement)".into(),
+        Source::Xplane(Hardware::Gpu) => "steps: the trace has no steps: no device events grouped into steps (XProf's input_pipeline_analyzer shows none either)".into(),
+        Source::Xplane(Hardware::CpuOnly) => "steps: the trace has no steps: no step markers (tf.profiler.experimental.Trace('train', step_num=N, _r=1) or jax.profiler.StepTraceAnnotation) around host work that XProf counts (XProf's input_pipeline_analyzer shows none either)".into(),
+        Source::RunMetadata => "steps: the profile has no steps with op executions".into(),
+    }
+}
+
+/// The text `steps` prints: a row per step, then mean, std and CV.
+pub fn render_text(steps: &Steps) -> String {
+    let columns: Vec<usize> = (0..9).filter(|&i| steps.rows.iter().any(|r| r.categories[i].is_some())).collect();
+    let memcpy = steps.rows.iter().any(|r| r.memcpy_us.is_some());
+    let mut header: Vec<String> = vec!["step".into(), "Step time".into()];
+    header.extend(columns.iter().map(|&i| LABELS[i].to_owned()));
+    if memcpy {
+        header.insert(3.min(header.len()), "Memcpy".into());
+    }
+    let values = |r: &StepRow| -> Vec<Option<f64>> {
+        let mut v = vec![Some(r.step_us)];
+        v.extend(columns.iter().map(|&i| r.categories[i]));
+        if memcpy {
+            v.insert(2.min(v.len()), r.memcpy_us);
+        }
+        v
+    };
+    let us = |v: f64| format::micros(v.round() as i64);
+    let mut table: Vec<Vec<String>> = vec![header];
+    for r in &steps.rows {
+        let mut cells = vec![escape_text(&r.name)];
+        cells.extend(values(r).into_iter().map(|v| v.map_or("-".into(), us)));
+        table.push(cells);
+    }
+    let ncols = table[0].len() - 1;
+    let column = |c: usize| -> Vec<f64> { steps.rows.iter().filter_map(|r| values(r)[c]).collect() };
+    let stat_rows: [(&str, fn((f64, f64, f64)) -> f64, bool); 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
+    for (label, pick, ratio) in stat_rows {
+        let mut cells = vec![label.to_owned()];
+        for c in 0..ncols {
+            let v = pick(stats_of(&column(c)));
+            cells.push(if ratio { format!("{}%", format::percent(v * 100.0)) } else { us(v) });
+        }
+        table.push(cells);
+    }
+    let widths: Vec<usize> = (0..=ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    out.push_str(&match steps.source {
+        Source::Xplane(_) => "Step time breakdown (XProf's input_pipeline_analyzer categories):\n".to_owned(),
+        Source::RunMetadata => "Step time breakdown from run metadata: only device compute (GPU kernels) and host compute (ops on CPUs) can be told apart; memcpys, kernel launch, input, output, compilation and collectives are not in these records (\"-\"), and Other is the step's time neither covers.\n".to_owned(),
+    });
+    for (i, r) in table.iter().enumerate() {
+        if i == steps.rows.len() + 1 {
+            out.push('\n');
+        }
+        for (c, cell) in r.iter().enumerate() {
+            if c == 0 {
+                out.push_str(&format!("{cell:<w$}", w = widths[0]));
+            } else {
+                out.push_str(&format!("  {cell:>w$}", w = widths[c]));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `{"schema_version": 1, "steps": [...]}`; categories the input cannot tell
+/// are `null`, and run metadata adds `memcpy_us`.
+pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
+    use serde_json::{Map, Value, json};
+    let rows: Vec<Value> = steps
+        .rows
+        .iter()
+        .map(|r| {
+            let mut m = Map::new();
+            m.insert("step".into(), json!(r.name));
+            m.insert("step_time_us".into(), json!(r.step_us));
+            for (i, c) in CATEGORIES.iter().enumerate() {
+                m.insert(format!("{c}_us"), r.categories[i].map_or(Value::Null, |v| json!(v)));
+            }
+            if steps.source == Source::RunMetadata {
+                m.insert("memcpy_us".into(), r.memcpy_us.map_or(Value::Null, |v| json!(v)));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let mut doc = Map::new();
+    doc.insert("schema_version".into(), json!(1));
+    doc.insert("steps".into(), Value::Array(rows));
+    serde_json::to_writer(&mut out, &Value::Object(doc))?;
+    out.write_all(b"\n")?;
+    Ok(out)
+}
+
+/// A header line, then a row per step; empty cells where the input cannot tell.
+pub fn write_csv<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
+    let run_meta = steps.source == Source::RunMetadata;
+    let mut header = vec!["step".to_owned(), "step_time_us".to_owned()];
+    header.extend(CATEGORIES.iter().map(|c| format!("{c}_us")));
+    if run_meta {
+        header.push("memcpy_us".into());
+    }
+    writeln!(out, "{}", header.join(","))?;
+    for r in &steps.rows {
+        let mut cells = vec![csv_field(&r.name), r.step_us.to_string()];
+        cells.extend(r.categories.iter().map(|c| c.map_or(String::new(), |v| v.to_string())));
+        if run_meta {
+            cells.push(r.memcpy_us.map_or(String::new(), |v| v.to_string()));
+        }
+        writeln!(out, "{}", cells.join(","))?;
+    }
+    Ok(out)
+}
+
+/// Step names come from the trace: control characters are escaped so a row
+/// stays one line.
+fn escape_text(name: &str) -> String {
+    name.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(name: &str) -> String {
+    if name.contains([',', '"', '\n', '\r']) { format!("\"{}\"", name.replace('"', "\"\"")) } else { name.to_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alignment_prefers_the_most_overlap() {
+        let chief = [(10, 20), (20, 30), (30, 40)];
+        let sub = [(0, 10), (10, 20), (20, 30), (30, 40)];
+        assert_eq!(align(&sub, &chief), (1, 0, 3));
+        // No overlap at all: offset 0.
+        assert_eq!(align(&[(100, 110)], &chief), (0, 0, 1));
+    }
+
+    #[test]
+    fn overlaps_go_to_the_highest_type() {
+        let spans = xplane::non_overlapped(&[(et::HOST_COMPUTE, 0, 10), (et::HOST_WAIT_INPUT, 5, 8), (et::HOST_COMPUTE, 12, 14)]);
+        assert_eq!(
+            spans,
+            vec![
+                (et::HOST_COMPUTE, 0, 5),
+                (et::HOST_WAIT_INPUT, 5, 8),
+                (et::HOST_COMPUTE, 8, 10),
+                (et::UNKNOWN_TIME, 10, 12),
+                (et::HOST_COMPUTE, 12, 14)
+            ]
+        );
+    }
+
+    #[test]
+    fn sample_statistics() {
+        let (mean, std, cv) = stats_of(&[1.0, 2.0, 3.0]);
+        assert_eq!((mean, std), (2.0, 1.0));
+        assert!((cv - 0.5).abs() < 1e-12);
+    }
+}
