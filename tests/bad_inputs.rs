@@ -245,6 +245,21 @@ const CASES: &[Case] = &[
     Case { name: "memory_events_ok", view: "memory", flag: Some("--events_path"), src: Src::Fixture("events/tutorial"), extra: &[], expect: Expect::Ok { contains: &["step 2, allocator cpu: peak"], absent: &[] } },
     Case { name: "memory_events_bad_checksum", view: "memory", flag: Some("--events_path"), src: Src::Gen(|| flipped(TUTORIAL_EVENTS, 60_000)), extra: &[], expect: Expect::Err { code: 1, says: "data checksum mismatch" } },
     Case { name: "memory_bad_regex", view: "memory", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--hide_name_regexes=(x"], expect: Expect::Err { code: 2, says: "--hide_name_regexes: invalid regex" } },
+    // --- rtfprof steps -------------------------------------------------------------------
+    Case { name: "steps_xplane_ok", view: "steps", flag: Some("--xplane_path"), src: Src::Fixture("xplane/tf_loop"), extra: &[], expect: Expect::Ok { contains: &["train 0", "Host compute", "CV"], absent: &[] } },
+    Case { name: "steps_json_ok", view: "steps", flag: Some("--xplane_path"), src: Src::Fixture("xplane/jax_jit"), extra: &["--output=json:outfile=out.txt"], expect: ok() },
+    Case { name: "steps_csv_ok", view: "steps", flag: Some("--xplane_path"), src: Src::Fixture("xplane/two_hosts"), extra: &["--output=csv:outfile=out.txt"], expect: ok() },
+    Case { name: "steps_no_markers", view: "steps", flag: Some("--xplane_path"), src: Src::Fixture("xplane/keras_fit"), extra: &[], expect: Expect::Err { code: 1, says: "the trace has no steps" } },
+    Case { name: "steps_tf_loop_groups", view: "steps", flag: Some("--xplane_path"), src: Src::Fixture("xplane/while_loop"), extra: &["--output=json:outfile=out.txt"], expect: Expect::Err { code: 1, says: "the trace has no steps" } },
+    Case { name: "steps_gpu_no_groups", view: "steps", flag: Some("--xplane_path"), src: Src::Fixture("xplane/gpu_synth"), extra: &["--output=csv:outfile=out.txt"], expect: Expect::Err { code: 1, says: "no device events are grouped" } },
+    Case { name: "steps_xplane_truncated", view: "steps", flag: Some("--xplane_path"), src: Src::FirstHalf("xplane/tf_loop/plugins/profile/run0/host0.xplane.pb"), extra: &[], expect: Expect::Err { code: 1, says: "not an XSpace" } },
+    Case { name: "steps_xplane_random", view: "steps", flag: Some("--xplane_path"), src: Src::Gen(random_bytes), extra: &[], expect: Expect::Err { code: 1, says: "not an XSpace" } },
+    Case { name: "steps_timeline_output", view: "steps", flag: None, src: Src::Missing, extra: &[MLP_GRAPH, "--output=timeline:outfile=out.txt"], expect: Expect::Err { code: 2, says: "--output: steps writes text" } },
+    Case { name: "steps_json_dir_missing", view: "steps", flag: Some("--xplane_path"), src: Src::Fixture("xplane/tf_loop"), extra: &["--output=json:outfile=no/such/dir/s.json"], expect: Expect::Err { code: 1, says: "--output no/such/dir/s.json" } },
+    Case { name: "steps_run_meta_ok", view: "steps", flag: Some("--run_meta_path"), src: Src::Fixture("mlp/run_meta_0"), extra: &[MLP_GRAPH], expect: Expect::Ok { contains: &["from run metadata", "Host compute"], absent: &[] } },
+    Case { name: "steps_events_ok", view: "steps", flag: Some("--events_path"), src: Src::Fixture("events/tutorial"), extra: &["--output=json:outfile=out.txt"], expect: ok() },
+    Case { name: "steps_run_meta_truncated", view: "steps", flag: Some("--run_meta_path"), src: Src::FirstHalf("mlp/run_meta_0"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "not a RunMetadata" } },
+    Case { name: "steps_graph_only", view: "steps", flag: None, src: Src::Missing, extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "no step of the profile has op executions" } },
     // --- fuzz crashers: testdata/bad/<target>.* rows go here (none so far; see fuzz/README.md)
 ];
 

@@ -23,7 +23,12 @@ pub fn run(stats: &Stats, opts: &Options, stdout: &mut String) -> Result<()> {
     let analyzed = steps::analyze(stats)?;
     if analyzed.rows.is_empty() {
         stdout.clear();
-        return Err(Error::Profile(steps::no_steps_message(&analyzed)));
+        let message = steps::no_steps_message(&analyzed);
+        return Err(match stats.traces.as_slice() {
+            [] => Error::Profile(message),
+            [(_, trace)] => Error::input("--xplane_path", &trace.path, message),
+            [(_, trace), ..] => Error::input("--xplane_path", trace.path.parent().unwrap_or(&trace.path), message),
+        });
     }
     match &opts.output {
         Output::Json(path) => outputs::stream_atomic(path, |out| steps::write_json(&analyzed, out)),

@@ -343,13 +343,13 @@ pub fn summary(steps: &Steps) -> Summary {
     }
 }
 
-/// The one line `steps` gives for a profile without steps.
+/// Why a profile has no steps (for the one line `steps` prints then).
 pub fn no_steps_message(steps: &Steps) -> String {
     match steps.source {
-        Source::Xplane(Hardware::Tpu) => "steps: TPU traces are not supported (XProf reads their steps from rules of the TPU runtime rtfprof does not implement)".into(),
-        Source::Xplane(Hardware::Gpu) => "steps: the trace has no steps: no device events grouped into steps (XProf's input_pipeline_analyzer shows none either)".into(),
-        Source::Xplane(Hardware::CpuOnly) => "steps: the trace has no steps: no step markers (tf.profiler.experimental.Trace('train', step_num=N, _r=1) or jax.profiler.StepTraceAnnotation) around host work that XProf counts (XProf's input_pipeline_analyzer shows none either)".into(),
-        Source::RunMetadata => "steps: the profile has no steps with op executions".into(),
+        Source::Xplane(Hardware::Tpu) => "TPU traces are not supported by steps (XProf reads TPU steps with rules of its own that rtfprof does not implement)".into(),
+        Source::Xplane(Hardware::Gpu) => "the trace has no steps: no device events are grouped into steps (as in XProf's input_pipeline_analyzer)".into(),
+        Source::Xplane(Hardware::CpuOnly) => "the trace has no steps: no step markers around host work (tf.profiler.experimental.Trace('train', step_num=N, _r=1) or jax.profiler.StepTraceAnnotation; as in XProf's input_pipeline_analyzer)".into(),
+        Source::RunMetadata => "steps: no step of the profile has op executions (they come from --run_meta_path, --events_path, --profile_path or --xplane_path)".into(),
     }
 }
 
