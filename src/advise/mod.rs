@@ -6,6 +6,9 @@
 mod accelerator;
 mod expensive;
 mod operation;
+mod step_time;
+
+pub use step_time::strip_html;
 
 use crate::error::Result;
 use crate::stats::Stats;
@@ -18,11 +21,16 @@ pub struct Checker {
 
 /// Runs every checker; messages tfprof prints on stderr go to `warnings`.
 pub fn advise(stats: &Stats, warnings: &mut Vec<String>) -> Result<Vec<Checker>> {
-    Ok(vec![
+    let mut checkers = vec![
         Checker { name: "AcceleratorUtilizationChecker", reports: accelerator::check(stats) },
         Checker { name: "OperationChecker", reports: operation::check(stats) },
         Checker { name: "ExpensiveOperationChecker", reports: expensive::check(stats, warnings)? },
-    ])
+    ];
+    // rtfprof's own, for XPlane traces only: tfprof's files keep tfprof's output.
+    if let Some(reports) = step_time::check(stats)? {
+        checkers.push(Checker { name: "StepTimeChecker", reports });
+    }
+    Ok(checkers)
 }
 
 /// Runs every checker, printing their stderr messages.

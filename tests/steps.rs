@@ -1,0 +1,199 @@
+//! `rtfprof steps` and advise's StepTimeChecker against XProf's own
+//! `input_pipeline_analyzer` (`testdata/xplane/expected/<fixture>.
+//! input_pipeline_analyzer.json`, made by `tools/xplane/xprof_goldens.py`).
+//!
+//! For every step row XProf lists, rtfprof must list the same step (same
+//! name, same order) with every category and the step time within 1% of
+//! XProf's step time (they agree to the picosecond on these traces: the
+//! bound only absorbs float formatting). Where XProf lists no step, `steps`
+//! must say so in one line and exit 1. The shared 8-GPU trace in
+//! `../shared/traces/` is checked too when that directory exists.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_rtfprof");
+
+/// XProf's columns (table 1) in the order of rtfprof's JSON keys.
+const COLUMNS: [(&str, usize); 10] = [
+    ("step_time_us", 11),
+    ("device_compute_us", 1),
+    ("device_to_device_us", 2),
+    ("device_collectives_us", 3),
+    ("host_compute_us", 4),
+    ("kernel_launch_us", 5),
+    ("input_us", 6),
+    ("output_us", 7),
+    ("compile_us", 8),
+    ("other_us", 9),
+];
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
+}
+
+fn golden(fixture: &str) -> Value {
+    let path = testdata().join(format!("xplane/expected/{fixture}.input_pipeline_analyzer.json"));
+    let tables: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    tables[1].clone()
+}
+
+fn trace(fixture: &str) -> Option<PathBuf> {
+    let committed = testdata().join("xplane").join(fixture);
+    if committed.exists() {
+        return Some(committed);
+    }
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces").join(fixture).join("run/host0.xplane.pb");
+    if shared.exists() {
+        Some(shared)
+    } else {
+        eprintln!("skipping {fixture}: {} is absent", shared.display());
+        None
+    }
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().expect("run rtfprof")
+}
+
+/// rtfprof's JSON rows for a trace, or its one-line error.
+fn steps_json(path: &Path) -> Result<Value, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("steps.json");
+    let output = run(&["steps", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())]);
+    if !output.status.success() {
+        assert_eq!(output.status.code(), Some(1));
+        assert!(output.stdout.is_empty(), "nothing on stdout when there are no steps");
+        assert!(!out.exists(), "no output file");
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    Ok(serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap())
+}
+
+fn check_fixture(fixture: &str) {
+    let Some(path) = trace(fixture) else { return };
+    let xprof = golden(fixture);
+    let rows = xprof["rows"].as_array().cloned().unwrap_or_default();
+    match steps_json(&path) {
+        Err(stderr) => {
+            assert!(rows.is_empty(), "{fixture}: XProf has {} steps, rtfprof says {stderr}", rows.len());
+            assert_eq!(stderr.lines().count(), 1, "{fixture}: one line: {stderr}");
+            assert!(stderr.contains("has no steps") || stderr.contains("not supported"), "{fixture}: {stderr}");
+        }
+        Ok(ours) => {
+            assert_eq!(ours["schema_version"], 1);
+            let ours = ours["steps"].as_array().unwrap();
+            assert_eq!(ours.len(), rows.len(), "{fixture}: number of steps");
+            for (row, step) in rows.iter().zip(ours) {
+                let cells: Vec<&Value> = row["c"].as_array().unwrap().iter().map(|c| &c["v"]).collect();
+                assert_eq!(step["step"].as_str(), cells[0].as_str(), "{fixture}: step name");
+                let step_us = cells[11].as_f64().unwrap() * 1000.0;
+                for (key, col) in COLUMNS {
+                    let want = cells[col].as_f64().unwrap() * 1000.0;
+                    let got = step[key].as_f64().unwrap();
+                    assert!((want - got).abs() <= 0.01 * step_us, "{fixture} {}: {key} {got} µs, XProf {want} µs", cells[0]);
+                }
+                let keys: Vec<&String> = step.as_object().unwrap().keys().collect();
+                assert_eq!(keys.len(), 11, "{fixture}: exactly the schema's keys: {keys:?}");
+            }
+        }
+    }
+    // advise: XProf's conclusion and next step, word for word.
+    let output = run(&["advise", &format!("--xplane_path={}", path.display())]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let checker = text.split("StepTimeChecker:\n").nth(1).unwrap_or_else(|| panic!("{fixture}: no StepTimeChecker in {text}"));
+    if checker.contains("not supported") {
+        return;
+    }
+    let p = &xprof["p"];
+    let mut lines = checker.lines();
+    assert_eq!(lines.next(), p["input_conclusion"].as_str(), "{fixture}: conclusion");
+    assert_eq!(lines.next().map(str::to_owned), p["summary_nextstep"].as_str().map(rtfprof::advise::strip_html), "{fixture}: next step");
+    for key in ["device_collectives_statement", "kernel_launch_statement", "all_other_statement"] {
+        if let Some(statement) = p[key].as_str().filter(|s| !s.is_empty()) {
+            assert!(checker.contains(statement), "{fixture}: {key}");
+        }
+    }
+}
+
+#[test]
+fn tf_loop_matches_xprof() {
+    check_fixture("tf_loop");
+}
+
+#[test]
+fn jax_jit_matches_xprof() {
+    check_fixture("jax_jit");
+}
+
+/// Two hosts: XProf keeps the steps both have (aligned in time) and shows
+/// the first host's.
+#[test]
+fn two_hosts_match_xprof() {
+    check_fixture("two_hosts");
+}
+
+/// Keras' `Profiled batch` markers have no `_r` stat: XProf groups nothing.
+#[test]
+fn keras_fit_has_no_steps_like_xprof() {
+    check_fixture("keras_fit");
+}
+
+/// TF loops make XProf group by loop iteration, without markers.
+#[test]
+fn while_loop_has_no_steps_like_xprof() {
+    check_fixture("while_loop");
+}
+
+#[test]
+fn gpu_synth_has_no_steps_like_xprof() {
+    check_fixture("gpu_synth");
+}
+
+/// The real 8-GPU trace: TF grouped it already; the devices' `Steps` lines mark the step.
+#[test]
+fn tf2_bert_8gpu_matches_xprof() {
+    check_fixture("tf2_bert_8gpu");
+}
+
+#[test]
+fn xla_tpu_inference_is_refused_clearly() {
+    check_fixture("xla_tpu_inference");
+}
+
+/// Run metadata and event logs: device compute, host compute and other add
+/// up to the step time; the categories they cannot tell are null, and the
+/// text says so.
+#[test]
+fn run_metadata_and_events_give_the_categories_they_have() {
+    let data = testdata();
+    let cases: [Vec<String>; 3] = [
+        vec![format!("--graph_path={}", data.join("mlp/graph.pb").display()), format!("--run_meta_path={}", data.join("mlp/run_meta_0").display())],
+        vec![format!("--events_path={}", data.join("events/tutorial").display())],
+        vec![format!("--profile_path={}", data.join("gpu_synth/profile").display())],
+    ];
+    for inputs in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("steps.json");
+        let mut args: Vec<String> = vec!["steps".into()];
+        args.extend(inputs.iter().cloned());
+        let text = Command::new(BIN).args(&args).output().unwrap();
+        assert!(text.status.success(), "{inputs:?}: {}", String::from_utf8_lossy(&text.stderr));
+        assert!(String::from_utf8_lossy(&text.stdout).contains("only device compute (GPU kernels) and host compute (ops on CPUs)"));
+        args.push(format!("--output=json:outfile={}", out.display()));
+        assert!(Command::new(BIN).args(&args).status().unwrap().success());
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let steps = json["steps"].as_array().unwrap();
+        assert!(!steps.is_empty(), "{inputs:?}");
+        for step in steps {
+            let total = step["step_time_us"].as_f64().unwrap();
+            let parts: f64 = ["device_compute_us", "host_compute_us", "other_us"].iter().map(|k| step[*k].as_f64().unwrap()).sum();
+            assert!((total - parts).abs() < 1e-6, "{inputs:?}: {step}");
+            for k in ["device_to_device_us", "device_collectives_us", "kernel_launch_us", "input_us", "output_us", "compile_us", "memcpy_us"] {
+                assert!(step[k].is_null(), "{inputs:?}: {k} in {step}");
+            }
+        }
+    }
+}
