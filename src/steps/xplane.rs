@@ -736,3 +736,47 @@ fn input_op_self_times(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> (i128
     }
     (dataset, enqueue)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_random::XorShift;
+
+    const TF_LOOP: &[u8] = include_bytes!("../../testdata/xplane/tf_loop/plugins/profile/run0/host0.xplane.pb");
+
+    /// XProf's four `train` steps of the fixture (tests/steps.rs checks the
+    /// numbers against XProf's).
+    #[test]
+    fn markers_with_a_root_stat_make_the_steps() {
+        let host = analyze(TF_LOOP).unwrap();
+        let names: Vec<&str> = host.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["train 0", "train 1", "train 2", "train 3"]);
+        assert_eq!(host.hardware, Hardware::CpuOnly);
+    }
+
+    /// Randomly corrupted traces never panic: they are refused or analyzed.
+    #[test]
+    fn corrupted_traces_do_not_panic() {
+        let mut rng = XorShift::new(0x57e9_5eed);
+        for _ in 0..400 {
+            let mut bytes = TF_LOOP.to_vec();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(bytes.len() as u64) as usize;
+                match rng.below(3) {
+                    0 => bytes[at] = rng.below(256) as u8,
+                    1 => bytes.truncate(at),
+                    _ => {
+                        bytes.remove(at);
+                    }
+                }
+                if bytes.is_empty() {
+                    break;
+                }
+            }
+            if let Ok(host) = analyze(&bytes) {
+                let steps = super::super::from_hosts(&[host.clone(), host]);
+                let _ = super::super::render_text(&steps);
+            }
+        }
+    }
+}
