@@ -31,8 +31,8 @@ pub const LABELS: [&str; 9] =
 pub enum Source {
     /// XPlane traces: every category, as XProf computes them.
     Xplane(Hardware),
-    /// RunMetadata (or event files): device compute, memcpy and host
-    /// compute; memcpy time is reported in [`StepRow::memcpy_us`].
+    /// RunMetadata, event files and profiles: device compute and host
+    /// compute only (the node model keeps no memcpy streams).
     RunMetadata,
 }
 
@@ -43,8 +43,6 @@ pub struct StepRow {
     pub step_us: f64,
     /// Per [`CATEGORIES`]; `None` where the input cannot tell.
     pub categories: [Option<f64>; 9],
-    /// RunMetadata only: time on memcpy streams.
-    pub memcpy_us: Option<f64>,
 }
 
 /// The steps of a profile.
@@ -135,7 +133,6 @@ fn row(step: &xplane::HostStep, number: i64) -> StepRow {
         name: if step.name.is_empty() { number.to_string() } else { step.name.clone() },
         step_us: step.duration_ps as f64 / 1e6,
         categories: categories.map(Some),
-        memcpy_us: None,
     }
 }
 
@@ -356,18 +353,11 @@ pub fn no_steps_message(steps: &Steps) -> String {
 /// The text `steps` prints: a row per step, then mean, std and CV.
 pub fn render_text(steps: &Steps) -> String {
     let columns: Vec<usize> = (0..9).filter(|&i| steps.rows.iter().any(|r| r.categories[i].is_some())).collect();
-    let memcpy = steps.rows.iter().any(|r| r.memcpy_us.is_some());
     let mut header: Vec<String> = vec!["step".into(), "Step time".into()];
     header.extend(columns.iter().map(|&i| LABELS[i].to_owned()));
-    if memcpy {
-        header.insert(3.min(header.len()), "Memcpy".into());
-    }
     let values = |r: &StepRow| -> Vec<Option<f64>> {
         let mut v = vec![Some(r.step_us)];
         v.extend(columns.iter().map(|&i| r.categories[i]));
-        if memcpy {
-            v.insert(2.min(v.len()), r.memcpy_us);
-        }
         v
     };
     let us = |v: f64| format::micros(v.round() as i64);
@@ -392,7 +382,7 @@ pub fn render_text(steps: &Steps) -> String {
     let mut out = String::new();
     out.push_str(&match steps.source {
         Source::Xplane(_) => "Step time breakdown (XProf's input_pipeline_analyzer categories):\n".to_owned(),
-        Source::RunMetadata => "Step time breakdown from run metadata: only device compute (GPU kernels) and host compute (ops on CPUs) can be told apart; memcpys, kernel launch, input, output, compilation and collectives are not in these records (\"-\"), and Other is the step's time neither covers.\n".to_owned(),
+        Source::RunMetadata => "Step time breakdown from run metadata: only device compute (GPU kernels) and host compute (ops on CPUs) are told apart; kernel launch, input, output, compilation and collectives are not in these records, and memcpys are not kept (\"-\" columns); Other is the step's time neither covers.\n".to_owned(),
     });
     for (i, r) in table.iter().enumerate() {
         if i == steps.rows.len() + 1 {
@@ -411,7 +401,7 @@ pub fn render_text(steps: &Steps) -> String {
 }
 
 /// `{"schema_version": 1, "steps": [...]}`; categories the input cannot tell
-/// are `null`, and run metadata adds `memcpy_us`.
+/// are `null`.
 pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
     use serde_json::{Map, Value, json};
     let rows: Vec<Value> = steps
@@ -423,9 +413,6 @@ pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
             m.insert("step_time_us".into(), json!(r.step_us));
             for (i, c) in CATEGORIES.iter().enumerate() {
                 m.insert(format!("{c}_us"), r.categories[i].map_or(Value::Null, |v| json!(v)));
-            }
-            if steps.source == Source::RunMetadata {
-                m.insert("memcpy_us".into(), r.memcpy_us.map_or(Value::Null, |v| json!(v)));
             }
             Value::Object(m)
         })
@@ -440,19 +427,12 @@ pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
 
 /// A header line, then a row per step; empty cells where the input cannot tell.
 pub fn write_csv<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
-    let run_meta = steps.source == Source::RunMetadata;
     let mut header = vec!["step".to_owned(), "step_time_us".to_owned()];
     header.extend(CATEGORIES.iter().map(|c| format!("{c}_us")));
-    if run_meta {
-        header.push("memcpy_us".into());
-    }
     writeln!(out, "{}", header.join(","))?;
     for r in &steps.rows {
         let mut cells = vec![csv_field(&r.name), r.step_us.to_string()];
         cells.extend(r.categories.iter().map(|c| c.map_or(String::new(), |v| v.to_string())));
-        if run_meta {
-            cells.push(r.memcpy_us.map_or(String::new(), |v| v.to_string()));
-        }
         writeln!(out, "{}", cells.join(","))?;
     }
     Ok(out)

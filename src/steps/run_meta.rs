@@ -1,7 +1,8 @@
-//! Steps of RunMetadata and event-file profiles. Their records tell kernels
-//! on a GPU's `stream:all` (device compute) from ops scheduled on a CPU
-//! (host compute); memcpy streams are not kept in the node model, and
-//! nothing marks kernel launch, input, output, compilation or collectives.
+//! Steps of RunMetadata, event-file and ProfileProto profiles. Their records
+//! tell kernels on a GPU's `stream:all` (device compute) from ops scheduled
+//! on a CPU (host compute). Memcpy streams are not kept in the node model
+//! (so memcpy time is not told apart), and nothing marks kernel launch,
+//! input, output, compilation or collectives.
 //! A step's time runs from its first execution's start to its last's end;
 //! where device and host work overlap the device counts (as in XProf), and
 //! the rest of the step is "other".
@@ -51,7 +52,7 @@ pub fn analyze(stats: &Stats) -> Steps {
             categories[0] = Some(device_us as f64);
             categories[3] = Some(host_only as f64);
             categories[8] = Some((step_us - device_us as f64 - host_only as f64).max(0.0));
-            StepRow { name: step.to_string(), step_us, categories, memcpy_us: None }
+            StepRow { name: step.to_string(), step_us, categories }
         })
         .collect();
     Steps { source: Source::RunMetadata, rows, tf_data_in_use: false }
