@@ -1,7 +1,8 @@
 //! XProf's step breakdown of an XPlane trace (`input_pipeline_analyzer`),
 //! re-derived from its rules (README, "rtfprof steps"):
 //!
-//! 1. **Groups** (`GroupTfEvents`, xla/tsl/profiler/utils/group_events.cc).
+//! 1. **Groups** (`PreprocessXPlane`, preprocess_xplane.cc, then
+//!    `GroupTfEvents`, xla/tsl/profiler/utils/group_events.cc).
 //!    A trace TensorFlow already grouped (a `group_id` stat anywhere) keeps
 //!    its groups. Otherwise events are linked into a forest: nesting on a
 //!    line, producer/consumer context stats (`_pt`/`_p` → `_ct`/`_c`),
@@ -241,6 +242,12 @@ fn collect<'a>(planes: &[Plane<'a>]) -> Result<Vec<Node<'a>>, DecodeError> {
                         _ => {}
                     }
                 }
+                // XProf's root mutators (preprocess_xplane.cc) make these roots.
+                match node.name {
+                    "ProcessBatch" => node.root_level = 2,
+                    "BatchingSessionRun" => node.root_level = 1,
+                    _ => {}
+                }
                 node.producer = pt.zip(pi);
                 node.consumer = ct.zip(ci);
                 if let (Some(offset), Some(duration)) = (offset, duration) {
@@ -248,9 +255,48 @@ fn collect<'a>(planes: &[Plane<'a>]) -> Result<Vec<Node<'a>>, DecodeError> {
                 }
                 nodes.push(node);
             }
+            add_threadpool_regions(&mut nodes, p, l, line.id);
         }
     }
     Ok(nodes)
+}
+
+/// `ContextType::kThreadpoolEvent` (xla/tsl/profiler/lib/context_types.h).
+const THREADPOOL_EVENT: i64 = 15;
+
+/// XProf's `ThreadpoolLineMutator` (preprocess_xplane.h): on a line with
+/// `ThreadpoolListener::StartRegion`/`StopRegion` markers, a
+/// `ThreadpoolListener::Region` event from the last start (that has a
+/// consumer id) to each stop, consuming the start's context. The regions go
+/// after the line's events, as XProf appends them.
+fn add_threadpool_regions(nodes: &mut Vec<Node<'_>>, p: usize, l: usize, line_id: i64) {
+    let first = nodes.iter().rposition(|n| n.plane != p || n.line != l).map_or(0, |i| i + 1);
+    let mut start: Option<(i128, i64)> = None;
+    let mut regions = Vec::new();
+    for n in &nodes[first..] {
+        if n.name == "ThreadpoolListener::StartRegion" {
+            if let Some((_, c)) = n.consumer {
+                start = Some((n.begin, c));
+            }
+        } else if n.name == "ThreadpoolListener::StopRegion" {
+            if let Some((b, c)) = start {
+                regions.push((b, c, n.begin, n.pid));
+            }
+        }
+    }
+    for (b, c, e, pid) in regions {
+        nodes.push(Node {
+            plane: p,
+            line: l,
+            line_id,
+            name: "ThreadpoolListener::Region",
+            begin: b,
+            end: e,
+            consumer: Some((THREADPOOL_EVENT, c)),
+            pid,
+            ..Default::default()
+        });
+    }
 }
 
 fn add_child(nodes: &mut [Node<'_>], parent: usize, child: usize) {
