@@ -123,6 +123,13 @@ fn tf_loop_matches_xprof() {
     check_fixture("tf_loop");
 }
 
+/// tf.data feeding the steps: time waiting in `IteratorGetNext` is input,
+/// and XProf finds the program MODERATELY input-bound.
+#[test]
+fn tf_data_loop_matches_xprof() {
+    check_fixture("tf_data_loop");
+}
+
 #[test]
 fn jax_jit_matches_xprof() {
     check_fixture("jax_jit");

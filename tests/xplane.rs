@@ -195,7 +195,7 @@ fn check_types_against_xprof(fixture: &str, trace: &Path, own: &HashMap<String, 
 
 #[test]
 fn tf_cpu_traces_match_xprof_per_op() {
-    for fixture in ["tf_loop", "keras_fit", "while_loop"] {
+    for fixture in ["tf_loop", "keras_fit", "while_loop", "tf_data_loop"] {
         let trace = xplane_dir().join(fixture);
         let rows = xprof_rows(fixture);
         assert!(rows.len() >= 17, "{fixture}: {} rows", rows.len());

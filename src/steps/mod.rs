@@ -85,34 +85,35 @@ pub fn from_hosts(hosts: &[HostSteps]) -> Steps {
     } else {
         None
     };
-    let rows = match (first_host, window) {
-        (Some(host), Some((first, count))) => host.steps[first..first + count]
-            .iter()
-            .enumerate()
-            .map(|(i, step)| {
-                let number = if hosts.len() == 1 { step.group } else { i as i64 };
-                row(step, number)
-            })
-            .collect(),
-        _ => Vec::new(),
+    let shown: &[xplane::HostStep] = match (first_host, window) {
+        (Some(host), Some((first, count))) => &host.steps[first..first + count],
+        _ => &[],
     };
+    let rows = shown
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let number = if hosts.len() == 1 { step.group } else { i as i64 };
+            row(step, number)
+        })
+        .collect();
     let dataset: i128 = hosts.iter().map(|h| h.dataset_self_ps).sum();
     let enqueue: i128 = hosts.iter().map(|h| h.enqueue_self_ps).sum();
-    let mut steps = Steps { source: Source::Xplane(hardware), rows, tf_data_in_use: false };
-    steps.tf_data_in_use = tf_data_in_use(&steps, dataset, enqueue);
-    steps
+    Steps { source: Source::Xplane(hardware), rows, tf_data_in_use: tf_data_in_use(shown, dataset, enqueue) }
 }
 
-/// XProf's `TfDataInUse`: tf.data ops took time that its input analysis
-/// keeps (all of it, or the part the host-to-device share leaves).
-fn tf_data_in_use(steps: &Steps, dataset_ps: i128, enqueue_ps: i128) -> bool {
+/// XProf's `TfDataInUse`: tf.data ops took host time that its input
+/// analysis keeps: all of it when no step time is host-to-device transfer,
+/// else the share the transfers' enqueue ops leave.
+fn tf_data_in_use(steps: &[xplane::HostStep], dataset_ps: i128, enqueue_ps: i128) -> bool {
     if dataset_ps <= 0 {
         return false;
     }
-    let n = steps.rows.len().max(1) as f64;
-    let avg_step: f64 = steps.rows.iter().map(|r| r.step_us).sum::<f64>() / n;
-    let avg_input: f64 = steps.rows.iter().map(|r| r.categories[5].unwrap_or(0.0)).sum::<f64>() / n;
-    let ratio = if avg_step > 0.0 { (avg_input / avg_step).min(1.0) } else { 0.0 };
+    let n = steps.len().max(1) as f64;
+    let avg_step = steps.iter().map(|s| s.duration_ps as f64).sum::<f64>() / n;
+    let to_device = |s: &xplane::HostStep| [et::HOST_TO_DEVICE, et::DEVICE_WAIT_HOST].iter().map(|t| s.type_ps.get(t).copied().unwrap_or(0)).sum::<i128>();
+    let avg_to_device = steps.iter().map(|s| to_device(s) as f64).sum::<f64>() / n;
+    let ratio = if avg_step > 0.0 { (avg_to_device / avg_step).min(1.0) } else { 0.0 };
     ratio == 0.0 || (enqueue_ps > 0 && ratio < 1.0)
 }
 

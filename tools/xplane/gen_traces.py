@@ -47,6 +47,11 @@ fixed seeds; JAX on CPU):
              "hidden" / "out", 4 steps in
              `jax.profiler.StepTraceAnnotation("train", step_num=i)`,
              recorded with `jax.profiler.trace(logdir)`.
+  tf_data_loop  the tf_loop model fed by a tf.data pipeline (from_tensor_slices,
+             a map, batch 4, repeat, prefetch 2): 4 steps, each
+             `Trace("train", step_num=i, _r=1)` around `next(iterator)` and the
+             step function (so the steps wait for input, and tf.data works on
+             its own threads).
   two_hosts  ONE run directory holding host0.xplane.pb and host1.xplane.pb.
              No second machine exists here: these are two separate processes
              on the same machine, each running the tf_loop program (host1
@@ -74,7 +79,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTDATA = os.path.join(REPO, "testdata", "xplane")
-TF_FIXTURES = ["tf_loop", "keras_fit", "while_loop", "two_hosts"]
+TF_FIXTURES = ["tf_loop", "keras_fit", "while_loop", "two_hosts", "tf_data_loop"]
 JAX_FIXTURES = ["jax_jit"]
 RUN = "run0"
 
@@ -117,6 +122,37 @@ def tf_loop(logdir, hidden=16, steps=4):
         with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
             step(x, y)
     tf.add(c, 1.0)
+    tf.profiler.experimental.stop()
+
+
+def tf_data_loop(logdir, steps=4):
+    tf = tf_setup()
+    w1 = tf.Variable(tf.random.normal([8, 16]), name="w1")
+    w2 = tf.Variable(tf.random.normal([16, 1]), name="w2")
+    xs = tf.random.normal([64, 8])
+    ys = tf.random.normal([64, 1])
+    ds = (tf.data.Dataset.from_tensor_slices((xs, ys))
+          .map(lambda x, y: (tf.tanh(x) * 2.0, y))
+          .batch(4).repeat().prefetch(2))
+    it = iter(ds)
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            h = tf.nn.relu(tf.matmul(x, w1))
+            p = tf.matmul(h, w2)
+            loss = tf.reduce_mean(tf.square(p - y))
+        grads = tape.gradient(loss, [w1, w2])
+        for v, g in zip([w1, w2], grads):
+            v.assign_sub(0.01 * g)
+        return loss
+
+    step(*next(it))  # trace and warm up before profiling
+    tf.profiler.experimental.start(logdir)
+    for i in range(steps):
+        with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+            x, y = next(it)
+            step(x, y)
     tf.profiler.experimental.stop()
 
 
@@ -269,7 +305,8 @@ def run_one(name, out):
                 move_trace(sub, out, host)
             return
         fn = {"tf_loop": lambda d: tf_loop(d, ARGS.hidden, ARGS.steps), "keras_fit": keras_fit,
-              "while_loop": while_loop, "jax_jit": jax_jit, "bench": bench}[name]
+              "while_loop": while_loop, "jax_jit": jax_jit, "bench": bench,
+              "tf_data_loop": tf_data_loop}[name]
         fn(tmp)
         move_trace(tmp, out, "host0")
     finally:
