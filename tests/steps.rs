@@ -130,6 +130,12 @@ fn tf_data_loop_matches_xprof() {
     check_fixture("tf_data_loop");
 }
 
+/// 7 steps: XProf drops the first and the last (`train 0`, `train 6`).
+#[test]
+fn many_steps_drop_the_first_and_last_like_xprof() {
+    check_fixture("many_steps");
+}
+
 #[test]
 fn jax_jit_matches_xprof() {
     check_fixture("jax_jit");

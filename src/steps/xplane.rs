@@ -66,6 +66,10 @@ const DERIVED_MAX: i64 = DERIVED_MIN + 99;
 /// The derived line of a device's steps.
 const STEP_INFO_LINE: i64 = DERIVED_MIN;
 
+/// More steps than this, and XProf drops a host's first and last
+/// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
+const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
+
 /// Root events XProf names without the event's name and gives no step name.
 const IMPLICIT_ROOTS: [&str; 4] = ["FunctionRun", "SessionRun", "RunGraph", "ExecutorState::Process"];
 const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
@@ -191,7 +195,13 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
             steps.entry(group).or_default().combine(details);
         }
     }
-    let steps = steps.into_iter().filter_map(|(group, details)| details.step_info(group, has_device)).collect();
+    let mut steps: Vec<HostStep> = steps.into_iter().filter_map(|(group, details)| details.step_info(group, has_device)).collect();
+    // XProf (2.24's input_pipeline_analyzer) drops the first and the last
+    // step of a host that has more than 5: sampling may have cut them.
+    if steps.len() > DROP_INCOMPLETE_STEPS_ABOVE {
+        steps.pop();
+        steps.remove(0);
+    }
     Ok(HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps })
 }
 
@@ -632,10 +642,11 @@ fn host_step_events(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> BTreeMap
     let producers: HashSet<(i64, i64)> = nodes.iter().filter(|n| n.plane == p).filter_map(|n| n.producer).collect();
     let mut all: BTreeMap<i64, Details> = BTreeMap::new();
     for l in 0..plane.lines.len() {
+        let line_nodes = line_nodes(nodes, p, l);
         let mut line_steps: BTreeMap<i64, Details> = BTreeMap::new();
         // (begin, end, is a stage, below a stage)
         let mut stack: Vec<(i128, i128, bool, bool)> = Vec::new();
-        for n in nodes.iter().filter(|n| n.plane == p && n.line == l) {
+        for n in line_nodes {
             let mut below = n.consumer.is_some_and(|c| producers.contains(&c));
             while let Some(top) = stack.last() {
                 if top.0 <= n.begin && n.end <= top.1 {
@@ -672,6 +683,14 @@ fn host_step_events(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> BTreeMap
         }
     }
     all
+}
+
+/// The events of one line: [`collect`] keeps them together, in plane and
+/// line order.
+fn line_nodes<'n, 'a>(nodes: &'n [Node<'a>], p: usize, l: usize) -> &'n [Node<'a>] {
+    let start = nodes.partition_point(|n| (n.plane, n.line) < (p, l));
+    let end = nodes.partition_point(|n| (n.plane, n.line) <= (p, l));
+    &nodes[start..end]
 }
 
 /// An infeed-enqueue TF op (`…:InfeedEnqueue…`).
@@ -752,7 +771,7 @@ fn input_op_self_times(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> (i128
                 _ => {}
             }
         };
-        for n in nodes.iter().filter(|n| n.plane == p && n.line == l) {
+        for n in line_nodes(nodes, p, l) {
             let Some(op) = parse_op(n.name) else { continue };
             let kind = if op.op_type == DATASET_TYPE {
                 1

@@ -52,6 +52,8 @@ fixed seeds; JAX on CPU):
              `Trace("train", step_num=i, _r=1)` around `next(iterator)` and the
              step function (so the steps wait for input, and tf.data works on
              its own threads).
+  many_steps the tf_loop program with 7 steps in markers (XProf drops the
+             first and last step of a host with more than 5).
   two_hosts  ONE run directory holding host0.xplane.pb and host1.xplane.pb.
              No second machine exists here: these are two separate processes
              on the same machine, each running the tf_loop program (host1
@@ -79,7 +81,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTDATA = os.path.join(REPO, "testdata", "xplane")
-TF_FIXTURES = ["tf_loop", "keras_fit", "while_loop", "two_hosts", "tf_data_loop"]
+TF_FIXTURES = ["tf_loop", "keras_fit", "while_loop", "two_hosts", "tf_data_loop", "many_steps"]
 JAX_FIXTURES = ["jax_jit"]
 RUN = "run0"
 
@@ -306,7 +308,7 @@ def run_one(name, out):
             return
         fn = {"tf_loop": lambda d: tf_loop(d, ARGS.hidden, ARGS.steps), "keras_fit": keras_fit,
               "while_loop": while_loop, "jax_jit": jax_jit, "bench": bench,
-              "tf_data_loop": tf_data_loop}[name]
+              "tf_data_loop": tf_data_loop, "many_steps": lambda d: tf_loop(d, 16, 7)}[name]
         fn(tmp)
         move_trace(tmp, out, "host0")
     finally:
