@@ -607,6 +607,18 @@ fn load(
         crate::cli::diff::run(args, &paths, opts, stdout)?;
         return Ok(None);
     }
+    // `steps` reads XPlane traces in place: it needs no nodes.
+    if matches!(command, Some(Command::Steps)) {
+        if let Some(file) = &paths.xplane_path {
+            steps::run_xplane(&[(String::new(), file.clone())], opts, stdout)?;
+            return Ok(None);
+        }
+        if !xplane_jobs.is_empty() {
+            let hosts: Vec<_> = xplane_jobs.iter().filter_map(|j| Some((j.name.clone(), j.inputs.xplane_path.clone()?))).collect();
+            steps::run_xplane(&hosts, opts, stdout)?;
+            return Ok(None);
+        }
+    }
     if paths.xplane_path.is_some() || !xplane_jobs.is_empty() {
         if matches!(command, Some(Command::Graph)) && paths.graph_path.is_none() {
             return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));

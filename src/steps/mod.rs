@@ -60,11 +60,16 @@ pub fn analyze(stats: &Stats) -> Result<Steps> {
     if stats.traces.is_empty() {
         return Ok(run_meta::analyze(stats));
     }
-    let mut hosts = Vec::with_capacity(stats.traces.len());
-    for (_, trace) in &stats.traces {
-        let host = xplane::analyze(&trace.bytes).map_err(|e| {
-            Error::input("--xplane_path", &trace.path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string())))
-        })?;
+    analyze_traces(stats.traces.iter().map(|(_, trace)| (trace.path.as_path(), &trace.bytes[..])))
+}
+
+/// The steps of XPlane trace files, one a host (the first host's rows are
+/// shown); a file that is not a trace is an error naming it.
+pub fn analyze_traces<'a>(traces: impl Iterator<Item = (&'a std::path::Path, &'a [u8])>) -> Result<Steps> {
+    let mut hosts = Vec::new();
+    for (path, bytes) in traces {
+        let host = xplane::analyze(bytes)
+            .map_err(|e| Error::input("--xplane_path", path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string()))))?;
         hosts.push(host);
     }
     Ok(from_hosts(&hosts))

@@ -134,9 +134,45 @@ struct Node<'a> {
     step_name: Option<String>,
     ipl_stage: bool,
     shapes: &'a str,
-    device_span: Option<(i128, i128)>,
-    parents: Vec<usize>,
-    children: Vec<usize>,
+    /// `device_offset_ps`, `device_duration_ps`.
+    device_span: Option<(i64, i64)>,
+}
+
+/// The forest's links, by event index (kept apart from the events: most
+/// events have none, and a trace may hold millions).
+struct Graph {
+    child_start: Vec<u32>,
+    children: Vec<u32>,
+    parent_start: Vec<u32>,
+    parents: Vec<u32>,
+}
+
+impl Graph {
+    fn new(count: usize, edges: &[(u32, u32)]) -> Graph {
+        let index = |key: fn(&(u32, u32)) -> (u32, u32)| {
+            let mut sorted: Vec<(u32, u32)> = edges.iter().map(key).collect();
+            sorted.sort_unstable();
+            let mut start = vec![0u32; count + 1];
+            for &(from, _) in &sorted {
+                start[from as usize + 1] += 1;
+            }
+            for i in 1..start.len() {
+                start[i] += start[i - 1];
+            }
+            (start, sorted.into_iter().map(|(_, to)| to).collect::<Vec<u32>>())
+        };
+        let (child_start, children) = index(|&(p, c)| (p, c));
+        let (parent_start, parents) = index(|&(p, c)| (c, p));
+        Graph { child_start, children, parent_start, parents }
+    }
+
+    fn children(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        self.children[self.child_start[n] as usize..self.child_start[n + 1] as usize].iter().map(|&c| c as usize)
+    }
+
+    fn parents(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        self.parents[self.parent_start[n] as usize..self.parent_start[n + 1] as usize].iter().map(|&p| p as usize)
+    }
 }
 
 /// The names grouping reads, by the plane's stat metadata ids.
@@ -207,7 +243,7 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
 
 /// Every event of every plane, with its stats, in plane/line/event order.
 fn collect<'a>(planes: &[Plane<'a>]) -> Result<Vec<Node<'a>>, DecodeError> {
-    let mut nodes = Vec::new();
+    let mut nodes = Vec::with_capacity(planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum());
     for (p, plane) in planes.iter().enumerate() {
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
@@ -261,7 +297,7 @@ fn collect<'a>(planes: &[Plane<'a>]) -> Result<Vec<Node<'a>>, DecodeError> {
                 node.producer = pt.zip(pi);
                 node.consumer = ct.zip(ci);
                 if let (Some(offset), Some(duration)) = (offset, duration) {
-                    node.device_span = Some((i128::from(offset), i128::from(offset) + i128::from(duration)));
+                    node.device_span = Some((offset, duration));
                 }
                 nodes.push(node);
             }
@@ -309,9 +345,8 @@ fn add_threadpool_regions(nodes: &mut Vec<Node<'_>>, p: usize, l: usize, line_id
     }
 }
 
-fn add_child(nodes: &mut [Node<'_>], parent: usize, child: usize) {
-    nodes[parent].children.push(child);
-    nodes[child].parents.push(parent);
+fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
+    edges.push((parent as u32, child as u32));
 }
 
 /// XProf's `GroupTfEvents` on a trace with no groups yet: sets `group` (and
@@ -319,6 +354,7 @@ fn add_child(nodes: &mut [Node<'_>], parent: usize, child: usize) {
 fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
     // Nesting on each line (async events are left out), and context groups.
     let mut contexts: HashMap<(i64, i64, Option<i64>), (Vec<usize>, Vec<usize>)> = HashMap::new();
+    let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut stack: Vec<usize> = Vec::new();
     let mut current = (usize::MAX, usize::MAX);
     for i in 0..nodes.len() {
@@ -337,7 +373,7 @@ fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
         }
         while let Some(&top) = stack.last() {
             if nodes[top].begin <= nodes[i].begin && nodes[i].end <= nodes[top].end {
-                add_child(nodes, top, i);
+                add_child(&mut edges, top, i);
                 break;
             }
             stack.pop();
@@ -384,7 +420,7 @@ fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
         }
     }
     for (p, c) in links {
-        add_child(nodes, p, c);
+        add_child(&mut edges, p, c);
     }
 
     // tf.data's own steps, and TF loops.
@@ -416,12 +452,13 @@ fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
         for (first, events) in &iterations {
             for &e in events {
                 if e != *first {
-                    add_child(nodes, *first, e);
+                    add_child(&mut edges, *first, e);
                 }
             }
         }
+        let graph = Graph::new(nodes.len(), &edges);
         for (first, _) in iterations {
-            process_root(nodes, next_group, first);
+            process_root(nodes, &graph, next_group, first);
             next_group += 1;
         }
         return;
@@ -436,9 +473,10 @@ fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
         }
     }
     roots.sort_by_key(|&r| (std::cmp::Reverse(nodes[r].root_level), nodes[r].begin, r));
+    let graph = Graph::new(nodes.len(), &edges);
     for root in roots {
-        if root_needs_grouping(nodes, root) {
-            process_root(nodes, next_group, root);
+        if root_needs_grouping(nodes, &graph, root) {
+            process_root(nodes, &graph, next_group, root);
             next_group += 1;
         }
     }
@@ -463,14 +501,14 @@ fn known_type(name: &str) -> Option<()> {
 }
 
 /// Not grouped yet, and no ancestor is a root of the same level.
-fn root_needs_grouping(nodes: &[Node<'_>], root: usize) -> bool {
+fn root_needs_grouping(nodes: &[Node<'_>], graph: &Graph, root: usize) -> bool {
     if nodes[root].group.is_some() {
         return false;
     }
     let level = nodes[root].root_level;
     let mut seen: HashSet<usize> = HashSet::from([root]);
     let mut queue: VecDeque<usize> = VecDeque::new();
-    for &p in &nodes[root].parents {
+    for p in graph.parents(root) {
         if seen.insert(p) {
             queue.push_back(p);
         }
@@ -479,7 +517,7 @@ fn root_needs_grouping(nodes: &[Node<'_>], root: usize) -> bool {
         if nodes[n].root_level > 0 && nodes[n].root_level == level {
             return false;
         }
-        for &p in &nodes[n].parents {
+        for p in graph.parents(n) {
             if seen.insert(p) {
                 queue.push_back(p);
             }
@@ -489,14 +527,14 @@ fn root_needs_grouping(nodes: &[Node<'_>], root: usize) -> bool {
 }
 
 /// The first value a stat has on the event or, breadth first, its ancestors.
-fn context_stat(nodes: &[Node<'_>], start: usize, get: impl Fn(&Node<'_>) -> Option<i64>) -> Option<i64> {
+fn context_stat(nodes: &[Node<'_>], graph: &Graph, start: usize, get: impl Fn(&Node<'_>) -> Option<i64>) -> Option<i64> {
     let mut seen: HashSet<usize> = HashSet::from([start]);
     let mut queue = VecDeque::from([start]);
     while let Some(n) = queue.pop_front() {
         if let Some(v) = get(&nodes[n]) {
             return Some(v);
         }
-        for &p in &nodes[n].parents {
+        for p in graph.parents(n) {
             if seen.insert(p) {
                 queue.push_back(p);
             }
@@ -505,7 +543,7 @@ fn context_stat(nodes: &[Node<'_>], start: usize, get: impl Fn(&Node<'_>) -> Opt
     None
 }
 
-fn process_root(nodes: &mut [Node<'_>], group: i64, root: usize) {
+fn process_root(nodes: &mut [Node<'_>], graph: &Graph, group: i64, root: usize) {
     let mut seen: HashSet<usize> = HashSet::from([root]);
     let mut queue = VecDeque::from([root]);
     while let Some(n) = queue.pop_front() {
@@ -513,8 +551,7 @@ fn process_root(nodes: &mut [Node<'_>], group: i64, root: usize) {
             continue;
         }
         nodes[n].group = Some(group);
-        for i in 0..nodes[n].children.len() {
-            let c = nodes[n].children[i];
+        for c in graph.children(n) {
             if seen.insert(c) {
                 queue.push_back(c);
             }
@@ -532,7 +569,7 @@ fn process_root(nodes: &mut [Node<'_>], group: i64, root: usize) {
                 graph_type = Some(g.to_owned());
                 break;
             }
-            for &p in &nodes[n].parents {
+            for p in graph.parents(n) {
                 if seen.insert(p) {
                     queue.push_back(p);
                 }
@@ -546,7 +583,7 @@ fn process_root(nodes: &mut [Node<'_>], group: i64, root: usize) {
         name.push_str(nodes[root].name);
         name.push(' ');
     }
-    let number = context_stat(nodes, root, |n| n.iter_num).or_else(|| context_stat(nodes, root, |n| n.step_num)).unwrap_or(group);
+    let number = context_stat(nodes, graph, root, |n| n.iter_num).or_else(|| context_stat(nodes, graph, root, |n| n.step_num)).unwrap_or(group);
     name.push_str(&number.to_string());
     if !implicit {
         nodes[root].step_name = Some(name);
@@ -719,7 +756,7 @@ fn device_step_events(nodes: &[Node<'_>], p: usize) -> BTreeMap<i64, Details> {
     for n in nodes.iter().filter(|n| n.plane == p) {
         if n.line_id == STEP_INFO_LINE {
             if let Some(group) = n.group {
-                let (b, e) = n.device_span.unwrap_or((n.begin, n.end));
+                let (b, e) = n.device_span.map_or((n.begin, n.end), |(o, d)| (i128::from(o), i128::from(o) + i128::from(d)));
                 markers.entry(group).or_default().markers.push((true, b, e));
             }
         } else if (DERIVED_MIN..=DERIVED_MAX).contains(&n.line_id) {
