@@ -275,7 +275,7 @@ fn xplane_peaks_are_xprofs() {
     let inputs = rtfprof::inputs::Inputs::load(&paths).unwrap();
     let converted = inputs.xplane.as_ref().unwrap().convert_with(true).unwrap();
     let mut stats = rtfprof::stats::Stats::new();
-    stats.add_exec_totals(&converted.totals);
+    stats.add_exec_totals(converted.totals.len(), |i| converted.exec_total(i));
     stats.add_allocator_events(&converted.allocator_events);
     let profile = rtfprof::memory::analyze(&stats, -1).unwrap();
     let start = profile.steps[0].start_micros;

@@ -16,6 +16,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let Ok(trace) = rtfprof::inputs::xplane::convert::convert(data) else { return };
     let mut stats = Stats::new();
-    stats.add_exec_totals(&trace.totals);
+    stats.add_exec_totals(trace.totals.len(), |i| trace.exec_total(i));
     common::render(&stats, &[View::Scope, View::Op]);
 });

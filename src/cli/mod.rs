@@ -859,7 +859,7 @@ fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Sta
     }
     if let Some(trace) = &inputs.xplane {
         let converted = trace.convert_with(paths.allocations)?;
-        stats.add_exec_totals(&converted.totals);
+        stats.add_exec_totals(converted.totals.len(), |i| converted.exec_total(i));
         stats.add_memory_totals(&converted.memory);
         stats.add_allocator_events(&converted.allocator_events);
         stdout.push_str("Reading Files...\n");

@@ -364,40 +364,71 @@ impl Stats {
 
     /// Adds executions an input has already summed per node, step and device
     /// (XPlane traces, whose picosecond times must be summed before they are
-    /// rounded). A node's device is the first accelerator it ran on, else
-    /// its host; its host time counts as cpu time there, as tfprof counts an
-    /// op's scheduling on its device, and each accelerator's time as
-    /// accelerator time. Nodes a graph did not define get the total's type.
-    pub fn add_exec_totals(&mut self, totals: &[ExecTotal]) {
-        let mut ids = Vec::with_capacity(totals.len());
-        for total in totals {
-            let id = match self.node_id(&total.node) {
-                Some(id) => id,
-                None => {
-                    let mut node = Node { name: total.node.as_str().into(), op: symbol::symbol(&total.op_type), ..Default::default() };
-                    node.op_types.insert(node.op);
-                    self.insert(node)
-                }
+    /// rounded): `total(i)` for `i` in `0..count`, in the input's order. A
+    /// node's device is the first accelerator it ran on, else its host; its
+    /// host time counts as cpu time there, as tfprof counts an op's
+    /// scheduling on its device, and each accelerator's time as accelerator
+    /// time. Nodes a graph did not define get the total's type, in the
+    /// order the totals name them first.
+    pub fn add_exec_totals<'a>(&mut self, count: usize, total: impl Fn(usize) -> ExecTotal<'a> + Sync) {
+        let mut ids: Vec<NodeId> = Vec::with_capacity(count);
+        let mut last: Option<(&str, NodeId)> = None;
+        let mut last_step = None;
+        for i in 0..count {
+            let total = total(i);
+            let id = match last {
+                Some((name, id)) if name == total.node => id,
+                _ => match self.node_id(total.node) {
+                    Some(id) => id,
+                    None => {
+                        let mut node = Node { name: total.node.into(), op: symbol::symbol(total.op_type), ..Default::default() };
+                        node.op_types.insert(node.op);
+                        self.insert(node)
+                    }
+                },
             };
+            last = Some((total.node, id));
             if !self.covered[id] {
                 self.covered[id] = true;
                 self.covered_count += 1;
             }
+            if last_step != Some(total.step) {
+                self.steps.insert(total.step);
+                last_step = Some(total.step);
+            }
             ids.push(id);
         }
-        // Accelerators first: they decide where an op is placed.
-        for pass_accelerator in [true, false] {
-            for (total, &id) in totals.iter().zip(&ids).filter(|(t, _)| t.on_accelerator == pass_accelerator) {
-                let node = &mut self.nodes[id];
-                if node.canonical_device.is_empty() {
-                    node.canonical_device = symbol::symbol(&total.device);
-                    node.op_types.insert(node.canonical_device);
-                }
-                let exec = node.execs.get_or_insert_with(total.step, ExecStep::default);
-                exec.add_total(total, node.canonical_device);
-                self.steps.insert(total.step);
-            }
+        // Node by node, on all cores (each node's totals in input order,
+        // found by a counting sort): a node's records stay in cache while its
+        // steps are added, and its steps get room once. A 10 MB trace has
+        // 200k totals of 5k nodes; step after step over all nodes, this took
+        // 3x longer.
+        let mut first = vec![0; self.nodes.len() + 1];
+        ids.iter().for_each(|&id| first[id + 1] += 1);
+        (1..first.len()).for_each(|i| first[i] += first[i - 1]);
+        let mut next = first.clone();
+        let mut order = vec![0; count];
+        for (i, &id) in ids.iter().enumerate() {
+            order[next[id]] = i;
+            next[id] += 1;
         }
+        drop(ids);
+        self.nodes.par_iter_mut().enumerate().filter(|(id, _)| first[*id] < first[id + 1]).for_each(|(id, node)| {
+            let mine = &order[first[id]..first[id + 1]];
+            let new_steps = mine.windows(2).filter(|w| total(w[0]).step != total(w[1]).step).count() + 1;
+            node.execs.reserve_exact(new_steps);
+            // Accelerators first: they decide where an op is placed.
+            for pass_accelerator in [true, false] {
+                for total in mine.iter().map(|&i| total(i)).filter(|t| t.on_accelerator == pass_accelerator) {
+                    if node.canonical_device.is_empty() {
+                        node.canonical_device = symbol::symbol(total.device);
+                        node.op_types.insert(node.canonical_device);
+                    }
+                    let exec = node.execs.get_or_insert_with(total.step, ExecStep::default);
+                    exec.add_total(&total, node.canonical_device);
+                }
+            }
+        });
     }
 
     /// Adds per-node memory an input has replayed (XPlane allocator events)

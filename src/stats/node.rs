@@ -87,12 +87,12 @@ pub struct ExecStep {
 
 /// One node's executions on one device in one step, summed by the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExecTotal {
+pub struct ExecTotal<'a> {
     pub step: i64,
-    pub node: String,
-    pub op_type: String,
+    pub node: &'a str,
+    pub op_type: &'a str,
     /// Lowercased, like RunMetadata devices.
-    pub device: String,
+    pub device: &'a str,
     pub on_accelerator: bool,
     pub start_micros: i64,
     pub end_micros: i64,
@@ -163,14 +163,14 @@ impl ExecStep {
     }
 
     /// Adds an input's summed executions; host time is kept on `canonical`.
-    pub(crate) fn add_total(&mut self, total: &ExecTotal, canonical: DeviceName) {
+    pub(crate) fn add_total(&mut self, total: &ExecTotal<'_>, canonical: DeviceName) {
         self.all_start_micros =
             if self.all_start_micros > 0 { self.all_start_micros.min(total.start_micros) } else { total.start_micros };
         self.latest_end_micros = self.latest_end_micros.max(total.end_micros);
         self.run_count += total.runs;
         let pair = (total.start_micros, total.micros);
         if total.on_accelerator {
-            push_exec(&mut self.accelerator_execs, symbol(&total.device), pair);
+            push_exec(&mut self.accelerator_execs, symbol(total.device), pair);
         } else {
             push_exec(&mut self.cpu_execs, canonical, pair);
         }

@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use prost::DecodeError;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::decode::{Event, Line, Plane, Space, StatValue};
 use super::names::{OpName, derive_op_type, parse_op};
@@ -53,13 +54,21 @@ const DERIVED_LINES: &[&str] = &[
 /// Everything a trace says about its ops, ready for [`crate::stats::Stats`].
 #[derive(Debug, Default)]
 pub struct Converted {
-    pub totals: Vec<ExecTotal>,
+    /// The executions summed per node, step and plane, sorted by step, node
+    /// and device ([`Converted::exec_totals`] names them).
+    pub totals: Vec<Total>,
+    /// Nodes by [`Total::node`]: name and op type.
+    pub nodes: Vec<(String, String)>,
     /// Step markers, by step number: the marker's name and its span (ps).
     pub steps: BTreeMap<i64, StepSpan>,
     /// The step given to executions outside every marker, if there were any.
     pub outside_step: Option<i64>,
     /// Plane names, in file order.
     pub planes: Vec<String>,
+    /// The planes as devices (lowercased, like RunMetadata devices).
+    pub devices: Vec<&'static str>,
+    /// Per plane: whether its time is accelerator time (not the host's).
+    pub accelerators: Vec<bool>,
     /// Op executions read (events that became part of a node).
     pub executions: u64,
     /// Allocator events (`MemoryAllocation`/`MemoryDeallocation`) seen.
@@ -71,7 +80,6 @@ pub struct Converted {
     /// The allocator events in time order, when asked for (empty otherwise).
     pub allocator_events: Vec<AllocatorEvent>,
 }
-
 /// One `MemoryAllocation` or `MemoryDeallocation` event, for `rtfprof memory`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocatorEvent {
@@ -104,6 +112,42 @@ struct MemoryEvent<'a> {
     in_use: i64,
 }
 
+
+/// One node's executions in one step on one plane, rounded once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Total {
+    /// Index into [`Converted::nodes`].
+    pub node: u32,
+    /// Index into [`Converted::planes`].
+    pub plane: u32,
+    pub step: i64,
+    pub start_micros: i64,
+    pub end_micros: i64,
+    pub micros: i64,
+    pub runs: i64,
+}
+
+impl Converted {
+    /// Total `i` as the node model takes it
+    /// ([`crate::stats::Stats::add_exec_totals`]). Names are kept once per
+    /// node, not once per total: a 10 MB trace has 200k totals.
+    pub fn exec_total(&self, i: usize) -> ExecTotal<'_> {
+        let t = &self.totals[i];
+        let (node, op_type) = &self.nodes[t.node as usize];
+        ExecTotal {
+            step: t.step,
+            node,
+            op_type,
+            device: self.devices[t.plane as usize],
+            on_accelerator: self.accelerators[t.plane as usize],
+            start_micros: t.start_micros,
+            end_micros: t.end_micros,
+            micros: t.micros,
+            runs: t.runs,
+        }
+    }
+}
+
 /// One step marker's extent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepSpan {
@@ -133,23 +177,52 @@ fn plane_kind(name: &str) -> PlaneKind {
     }
 }
 
-/// One op execution, before steps are known.
+/// An op an event runs: node name, op type, XLA instruction ("" if none).
+type Op<'a> = (&'a str, &'a str, &'a str);
+
+/// Ops by dense id, so that executions and sums carry a number, not three
+/// strings hashed again for every execution.
+#[derive(Default)]
+struct OpTable<'a> {
+    ops: Vec<Op<'a>>,
+    ids: FxHashMap<Op<'a>, u32>,
+}
+
+impl<'a> OpTable<'a> {
+    fn intern(&mut self, op: Op<'a>) -> u32 {
+        *self.ids.entry(op).or_insert_with(|| {
+            self.ops.push(op);
+            (self.ops.len() - 1) as u32
+        })
+    }
+}
+
+/// How many events a thread reads at a time.
+const EVENTS_PER_PIECE: usize = 16_384;
+
+/// Marks an op id as one of its line's own [`OpTable`] (GPU kernels, named
+/// by their stats), renumbered once all lines are read. (Ops are far fewer
+/// than 2^31.)
+const LINE_OP: u32 = 1 << 31;
+
+/// One op execution, before steps are known: 40 bytes, since a large trace
+/// holds millions. Times are relative to the line's timestamp.
 #[derive(Clone, Copy, Debug)]
-struct Execution<'a> {
-    op: (&'a str, &'a str),
-    /// The XLA instruction the event ran ("" for TF ops): a framework op
-    /// compiled into several instructions ran once when each of them ran.
-    instruction: &'a str,
-    plane: usize,
-    start_ps: i128,
-    end_ps: i128,
+struct Execution {
+    op: u32,
+    offset_ps: i64,
+    /// Never negative.
+    duration_ps: i64,
     /// Time that counts (self time on the host, device time on devices).
-    time_ps: i128,
+    time_ps: i64,
     runs: i64,
 }
 
-/// An op an event runs: node name, op type, XLA instruction ("" if none).
-type Op<'a> = (&'a str, &'a str, &'a str);
+impl Execution {
+    fn end_ps(&self) -> i128 {
+        i128::from(self.offset_ps) + i128::from(self.duration_ps)
+    }
+}
 
 /// An XLA program's ops by instruction name: (node name, op type).
 type HloOps = HashMap<String, (String, String)>;
@@ -166,39 +239,74 @@ pub fn convert_with(bytes: &[u8], allocator_events: bool) -> Result<Converted, D
     let modules = hlo_modules(&planes)?;
     let eager_names = eager_names(&planes);
 
-    let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();
-    let mut executions: Vec<Execution<'_>> = Vec::new();
-    let mut memory_events: Vec<MemoryEvent<'_>> = Vec::new();
-    for (index, plane) in planes.iter().enumerate() {
-        let kind = plane_kind(plane.name);
-        let ctx = PlaneContext::new(plane, index, &modules, eager_names.get(&index));
-        let lines: Vec<&Line<'_>> = plane
-            .lines
-            .iter()
-            .filter(|l| match kind {
+    // Every op that metadata names, before the lines are read on all cores.
+    let mut ops = OpTable::default();
+    let module_ops: FxHashMap<i64, FxHashMap<&str, u32>> = modules
+        .iter()
+        .map(|(program, (_, hlo))| {
+            let ids = hlo.iter().map(|(instruction, (name, op_type))| (instruction.as_str(), ops.intern((name, op_type, instruction)))).collect();
+            (*program, ids)
+        })
+        .collect();
+    let contexts: Vec<PlaneContext<'_, '_>> =
+        planes.iter().enumerate().map(|(index, plane)| PlaneContext::new(plane, &mut ops, &module_ops, eager_names.get(&index))).collect();
+
+    // The lines to read, cut into pieces read on all cores: one thread's
+    // line holds most of a TF trace.
+    let mut pieces: Vec<(usize, usize, Line<'_>)> = Vec::new();
+    for (index, ctx) in contexts.iter().enumerate() {
+        let kind = plane_kind(ctx.plane.name);
+        for (line_no, line) in ctx.plane.lines.iter().enumerate() {
+            let read = match kind {
                 PlaneKind::Host => true,
-                PlaneKind::Gpu => !DERIVED_LINES.contains(&l.name),
-                PlaneKind::Tpu => l.name == "XLA Ops",
+                PlaneKind::Gpu => !DERIVED_LINES.contains(&line.name),
+                PlaneKind::Tpu => line.name == "XLA Ops",
                 PlaneKind::Other => false,
-            })
-            .collect();
-        let per_line: Vec<LineResult<'_>> = lines.par_iter().map(|line| ctx.read_line(line, kind)).collect::<Result<_, _>>()?;
-        for result in per_line {
-            markers.extend(result.markers);
-            executions.extend(result.executions);
-            memory_events.extend(result.memory);
+            };
+            if read {
+                pieces.extend(line.pieces(EVENTS_PER_PIECE).into_iter().map(|piece| (index, line_no, piece)));
+            }
         }
     }
+    let read: Vec<LineResult<'_>> =
+        pieces.par_iter().map(|(index, _, piece)| contexts[*index].read_piece(piece)).collect::<Result<_, _>>()?;
+
+    // Pieces back into lines, in order.
+    let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();
+    let mut lines_read: Vec<LineRead> = Vec::new();
+    let mut memory_events: Vec<MemoryEvent<'_>> = Vec::new();
+    let mut last_line = None;
+    for ((index, line_no, piece), mut result) in pieces.iter().zip(read) {
+        markers.append(&mut result.markers);
+        memory_events.append(&mut result.memory);
+        if !result.own_ops.ops.is_empty() {
+            let global: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
+            for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP != 0) {
+                e.op = global[(e.op & !LINE_OP) as usize];
+            }
+        }
+        if last_line != Some((index, line_no)) {
+            lines_read.push(LineRead { plane: *index, base_ps: i128::from(piece.timestamp_ns) * 1000, pieces: Vec::new() });
+        }
+        lines_read.last_mut().expect("pushed above").pieces.push(result.executions);
+        last_line = Some((index, line_no));
+    }
+    lines_read
+        .par_iter_mut()
+        .filter(|line| plane_kind(planes[line.plane].name) == PlaneKind::Host)
+        .for_each(|line| subtract_nested(&mut line.pieces));
 
     let steps = step_spans(&markers);
     let mut converted = Converted {
         planes: planes.iter().map(|p| p.name.to_owned()).collect(),
-        executions: executions.len() as u64,
+        devices: planes.iter().map(|p| crate::stats::symbol::symbol(&p.name.to_ascii_lowercase())).collect(),
+        accelerators: planes.iter().map(|p| plane_kind(p.name) != PlaneKind::Host).collect(),
+        executions: lines_read.iter().flat_map(|l| &l.pieces).map(|p| p.len() as u64).sum(),
         memory_events: memory_events.len() as u64,
         ..Default::default()
     };
-    converted.totals = totals(&planes, &executions, &steps, &mut converted.outside_step);
-    let nodes: HashSet<&str> = converted.totals.iter().map(|t| t.node.as_str()).collect();
+    (converted.totals, converted.nodes) = totals(&planes, &ops.ops, lines_read, &steps, &mut converted.outside_step);
+    let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
     let step_of = StepLookup::new(&steps);
     let (memory, unattributed) = memory_totals(&mut memory_events, |t| step_of.step(t), &nodes);
     converted.memory = memory;
@@ -216,11 +324,11 @@ pub fn convert_with(bytes: &[u8], allocator_events: bool) -> Result<Converted, D
 /// The read-only facts a plane's lines are read with.
 struct PlaneContext<'p, 'a> {
     plane: &'p Plane<'a>,
-    index: usize,
-    /// Per event metadata id: the op its events run (and the instruction),
-    /// when the name or metadata says so.
-    named_ops: HashMap<i64, Op<'p>>,
-    modules: &'p HashMap<i64, (String, HloOps)>,
+    /// Per event metadata id: the op its events run, when the name or
+    /// metadata says so.
+    named_ops: FxHashMap<i64, u32>,
+    /// Per XLA program: its instructions' ops.
+    module_ops: &'p FxHashMap<i64, FxHashMap<&'p str, u32>>,
     step_num: Option<i64>,
     hlo_op: Option<i64>,
     program_id: Option<i64>,
@@ -236,29 +344,42 @@ struct PlaneContext<'p, 'a> {
     bytes_reserved: Option<i64>,
 }
 
+/// A line's executions, with self times.
+struct LineRead {
+    /// Index of the plane.
+    plane: usize,
+    /// The line's timestamp, in ps.
+    base_ps: i128,
+    /// Its executions, as its pieces were read.
+    pieces: Vec<Vec<Execution>>,
+}
+
+/// What a piece of a line holds: its executions and step markers.
 struct LineResult<'a> {
     markers: Vec<(i64, &'a str, i128, i128)>,
-    executions: Vec<Execution<'a>>,
+    executions: Vec<Execution>,
+    /// Ops named by the events themselves ([`LINE_OP`] ids).
+    own_ops: OpTable<'a>,
     memory: Vec<MemoryEvent<'a>>,
 }
 
 impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     fn new(
         plane: &'p Plane<'a>,
-        index: usize,
-        modules: &'p HashMap<i64, (String, HloOps)>,
+        ops: &mut OpTable<'p>,
+        module_ops: &'p FxHashMap<i64, FxHashMap<&'p str, u32>>,
         eager: Option<&'p HashMap<i64, (String, String)>>,
     ) -> Self {
-        let mut named_ops: HashMap<i64, Op<'p>> = HashMap::new();
+        let mut named_ops = FxHashMap::default();
         match plane_kind(plane.name) {
             PlaneKind::Host => {
                 for (id, meta) in &plane.event_metadata {
                     if let Some(OpName { name, op_type }) = parse_op(meta.name) {
-                        named_ops.insert(*id, (name, op_type, ""));
+                        named_ops.insert(*id, ops.intern((name, op_type, "")));
                     }
                 }
                 for (id, (name, op_type)) in eager.into_iter().flatten() {
-                    named_ops.insert(*id, (name.as_str(), op_type.as_str(), ""));
+                    named_ops.insert(*id, ops.intern((name.as_str(), op_type.as_str(), "")));
                 }
             }
             PlaneKind::Tpu => {
@@ -268,12 +389,12 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                     let framework = meta.stats.iter().find(|s| Some(s.metadata_id) == tf_op).and_then(|s| s.value.as_str(plane));
                     let instruction = if meta.display_name.is_empty() { meta.name } else { meta.display_name };
                     let op = match framework.and_then(parse_op) {
-                        Some(op) => (op.name, op.op_type, instruction),
+                        Some(op) => ops.intern((op.name, op.op_type, instruction)),
                         None => {
                             let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id());
-                            match program.and_then(|p| modules.get(&p)).and_then(|(_, ops)| ops.get(instruction)) {
-                                Some((name, op_type)) => (name.as_str(), op_type.as_str(), instruction),
-                                None => (instruction, hlo_opcode(instruction), instruction),
+                            match program.and_then(|p| module_ops.get(&p)).and_then(|ids| ids.get(instruction)) {
+                                Some(&op) => op,
+                                None => ops.intern((instruction, hlo_opcode(instruction), instruction)),
                             }
                         }
                     };
@@ -284,9 +405,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         }
         PlaneContext {
             plane,
-            index,
             named_ops,
-            modules,
+            module_ops,
             step_num: plane.stat_id("step_num"),
             hlo_op: plane.stat_id("hlo_op"),
             program_id: plane.stat_id("program_id"),
@@ -303,54 +423,54 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         }
     }
 
-    fn read_line(&self, line: &Line<'a>, kind: PlaneKind) -> Result<LineResult<'p>, DecodeError> {
+    /// A piece of a line: its executions (times not yet made self times)
+    /// and step markers.
+    fn read_piece(&self, line: &Line<'a>) -> Result<LineResult<'a>, DecodeError> {
+        let kind = plane_kind(self.plane.name);
         let base_ps = i128::from(line.timestamp_ns) * 1000;
-        let mut result = LineResult { markers: Vec::new(), executions: Vec::new(), memory: Vec::new() };
+        let mut result = LineResult {
+            markers: Vec::new(),
+            executions: Vec::with_capacity(line.event_count),
+            own_ops: OpTable::default(),
+            memory: Vec::new(),
+        };
         for event in line.events() {
             let event = event?;
-            let start_ps = base_ps + i128::from(event.offset_ps);
-            let duration_ps = i128::from(event.duration_ps.max(0));
-            let runs = if event.num_occurrences > 0 { event.num_occurrences } else { 1 };
+            let duration_ps = event.duration_ps.max(0);
             let op = match kind {
-                PlaneKind::Host => self.host_op(&event, start_ps, duration_ps, &mut result),
-                PlaneKind::Gpu => self.kernel_op(&event),
+                PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
+                PlaneKind::Gpu => self.kernel_op(&event).map(|op| result.own_ops.intern(op) | LINE_OP),
                 PlaneKind::Tpu => self.named_ops.get(&event.metadata_id).copied(),
                 PlaneKind::Other => None,
             };
-            let Some((name, op_type, instruction)) = op else { continue };
+            let Some(op) = op else { continue };
             let time_ps = match kind {
-                PlaneKind::Tpu => event
-                    .stat(self.device_duration)
-                    .and_then(StatValue::as_i64)
-                    .map_or(duration_ps, |d| i128::from(d.max(0))),
+                PlaneKind::Tpu => event.stat(self.device_duration).and_then(StatValue::as_i64).map_or(duration_ps, |d| d.max(0)),
                 _ => duration_ps,
             };
-            result.executions.push(Execution {
-                op: (name, op_type),
-                instruction,
-                plane: self.index,
-                start_ps,
-                end_ps: start_ps + duration_ps,
-                time_ps,
-                runs,
-            });
+            let runs = if event.num_occurrences > 0 { event.num_occurrences } else { 1 };
+            result.executions.push(Execution { op, offset_ps: event.offset_ps, duration_ps, time_ps, runs });
         }
-        if kind == PlaneKind::Host {
-            subtract_nested(&mut result.executions);
+        // Not every event is an op (half of a TF trace's are runtime
+        // TraceMes), and pieces are kept until the sums are made: copied to
+        // their size (`shrink_to_fit` keeps a block that shrinks by less
+        // than half), the room is used by the next piece.
+        if result.executions.len() < result.executions.capacity() {
+            result.executions = result.executions.to_vec();
         }
         Ok(result)
     }
 
     /// A host event's op, noting step markers and allocator events on the way.
-    fn host_op(&self, event: &Event<'a>, start_ps: i128, duration_ps: i128, result: &mut LineResult<'p>) -> Option<Op<'p>> {
-        if let Some(op) = self.named_ops.get(&event.metadata_id) {
-            return Some(*op);
+    fn host_op(&self, event: &Event<'a>, base_ps: i128, result: &mut LineResult<'a>) -> Option<u32> {
+        if let Some(&op) = self.named_ops.get(&event.metadata_id) {
+            return Some(op);
         }
         let name = self.plane.event_name(event.metadata_id);
         if name == "MemoryAllocation" || name == "MemoryDeallocation" {
             let stat = |id: Option<i64>| event.stat(id);
             result.memory.push(MemoryEvent {
-                time_ps: start_ps,
+                time_ps: base_ps + i128::from(event.offset_ps),
                 allocation: name == "MemoryAllocation",
                 allocator: stat(self.allocator_name).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
                 addr: stat(self.addr).and_then(StatValue::as_id).unwrap_or(0),
@@ -370,7 +490,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             let id = Some(stat.metadata_id);
             if id == self.step_num {
                 if let Some(step) = stat.value.as_i64() {
-                    result.markers.push((step, name, start_ps, start_ps + duration_ps));
+                    let start_ps = base_ps + i128::from(event.offset_ps);
+                    result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
                 }
             } else if id == self.hlo_op {
                 hlo_op = stat.value.as_str(self.plane);
@@ -379,13 +500,11 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             }
         }
         // (An instruction the program's HloProto does not list is no op.)
-        let hlo_op = hlo_op?;
-        let (_, ops) = self.modules.get(&program?)?;
-        ops.get(hlo_op).map(|(name, op_type)| (name.as_str(), op_type.as_str(), hlo_op))
+        self.module_ops.get(&program?)?.get(hlo_op?).copied()
     }
 
     /// A GPU kernel's or memcpy's op, from the annotation TF put on it.
-    fn kernel_op(&self, event: &Event<'a>) -> Option<Op<'p>> {
+    fn kernel_op(&self, event: &Event<'a>) -> Option<Op<'a>> {
         let text = [self.tf_op, self.level0, self.annotation]
             .into_iter()
             .find_map(|id| event.stat(id).and_then(|v| v.as_str(self.plane)))?;
@@ -403,24 +522,40 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
 }
 
 /// Makes each host execution's time its self time: minus the executions
-/// nested in it (same line, contained in time).
-fn subtract_nested(executions: &mut [Execution<'_>]) {
-    let mut order: Vec<usize> = (0..executions.len()).collect();
-    order.sort_by_key(|&i| (executions[i].start_ps, std::cmp::Reverse(executions[i].end_ps)));
-    let mut open: Vec<usize> = Vec::new();
-    for i in order {
-        while open.last().is_some_and(|&top| executions[top].end_ps <= executions[i].start_ps) {
+/// nested in it (same line, contained in time). The line comes in pieces.
+fn subtract_nested(line: &mut [Vec<Execution>]) {
+    // By start, the longest first; equal spans in line order. The profiler
+    // writes lines in that order already: then no sort is needed.
+    let key = |(p, i): (usize, usize)| {
+        let e = &line[p][i];
+        (e.offset_ps, std::cmp::Reverse(e.end_ps()), p, i)
+    };
+    let lengths: Vec<usize> = line.iter().map(Vec::len).collect();
+    let in_line_order = || lengths.iter().enumerate().flat_map(|(p, &len)| (0..len).map(move |i| (p, i)));
+    let sorted = in_line_order().zip(in_line_order().skip(1)).all(|(a, b)| key(a) < key(b));
+    let order: Vec<(usize, usize)> = if sorted {
+        Vec::new()
+    } else {
+        let mut order: Vec<(usize, usize)> = in_line_order().collect();
+        order.sort_unstable_by_key(|&at| key(at));
+        order
+    };
+    let positions: Box<dyn Iterator<Item = (usize, usize)>> = if sorted { Box::new(in_line_order()) } else { Box::new(order.into_iter()) };
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    for (p, i) in positions {
+        let (start, end) = (i128::from(line[p][i].offset_ps), line[p][i].end_ps());
+        while open.last().is_some_and(|&(tp, ti)| line[tp][ti].end_ps() <= start) {
             open.pop();
         }
-        if let Some(&parent) = open.last() {
-            if executions[i].end_ps <= executions[parent].end_ps {
-                let child = executions[i].end_ps - executions[i].start_ps;
-                executions[parent].time_ps -= child;
-            }
+        if let Some(&(pp, pi)) = open.last()
+            && end <= line[pp][pi].end_ps()
+        {
+            let child = line[p][i].duration_ps;
+            line[pp][pi].time_ps = line[pp][pi].time_ps.saturating_sub(child);
         }
-        open.push(i);
+        open.push((p, i));
     }
-    for e in executions.iter_mut() {
+    for e in line.iter_mut().flatten() {
         e.time_ps = e.time_ps.max(0);
     }
 }
@@ -625,83 +760,239 @@ fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) 
         .collect()
 }
 
-/// Sums executions per (node, step, plane), rounding each sum once.
-fn totals(planes: &[Plane<'_>], executions: &[Execution<'_>], steps: &BTreeMap<i64, StepSpan>, outside: &mut Option<i64>) -> Vec<ExecTotal> {
-    let lookup = StepLookup::new(steps);
+/// Sums executions per (node, step, plane), rounding each sum once; and
+/// the nodes' names and types.
+fn totals(
+    planes: &[Plane<'_>],
+    ops: &[Op<'_>],
+    lines: Vec<LineRead>,
+    steps: &BTreeMap<i64, StepSpan>,
+    outside: &mut Option<i64>,
+) -> (Vec<Total>, Vec<(String, String)>) {
+    let mut spans: Vec<(i128, i128, i64)> = steps.iter().map(|(&step, s)| (s.start_ps, s.end_ps, step)).collect();
+    spans.sort();
+    let after_last = steps.keys().next_back().map_or(0, |last| last + 1);
+    let step_of = |t: i128| -> Option<i64> {
+        let at = spans.partition_point(|s| s.0 <= t);
+        spans[..at].iter().rev().take(8).find(|s| t < s.1).map(|s| s.2)
+    };
 
-    #[derive(Default)]
-    struct Sum {
-        first_start: Option<i128>,
-        last_end: i128,
-        time_ps: i128,
-        runs: i64,
-    }
-    impl Sum {
-        fn add(&mut self, start: i128, end: i128, time_ps: i128) {
-            self.first_start = Some(self.first_start.map_or(start, |s| s.min(start)));
-            self.last_end = self.last_end.max(end);
-            self.time_ps += time_ps;
-        }
-    }
-    // Per instruction first, then per node: runs are the most any of its
-    // instructions ran.
-    let mut by_instruction: HashMap<(&str, &str, i64, usize, &str), Sum> = HashMap::new();
-    for e in executions {
-        let step = lookup.step(e.start_ps);
-        if !lookup.spans.is_empty() && step == lookup.after_last {
-            *outside = Some(step);
-        }
-        let sum = by_instruction.entry((e.op.0, e.op.1, step, e.plane, e.instruction)).or_default();
-        sum.add(e.start_ps, e.end_ps, e.time_ps);
-        sum.runs += e.runs;
-    }
-    let mut sums: HashMap<(&str, &str, i64, usize), Sum> = HashMap::new();
-    for ((name, op_type, step, plane, _), part) in by_instruction {
-        let sum = sums.entry((name, op_type, step, plane)).or_default();
-        sum.add(part.first_start.unwrap_or_default(), part.last_end, part.time_ps);
-        sum.runs = sum.runs.max(part.runs);
-    }
-    let on_host: HashSet<(&str, i64)> =
-        sums.keys().filter(|k| plane_kind(planes[k.3].name) == PlaneKind::Host).map(|k| (k.0, k.2)).collect();
-    let mut totals: Vec<ExecTotal> = sums
-        .into_iter()
-        .map(|((name, op_type, step, plane), sum)| {
-            let on_accelerator = plane_kind(planes[plane].name) != PlaneKind::Host;
-            let micros = |ps: i128| i64::try_from(ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX);
-            ExecTotal {
-                step,
-                node: if op_type == ANNOTATION_TYPE { format!("{ANNOTATION_TYPE}/{name}") } else { name.to_owned() },
-                op_type: op_type.to_owned(),
-                device: planes[plane].name.to_ascii_lowercase(),
-                on_accelerator,
-                start_micros: micros(sum.first_start.unwrap_or_default()),
-                end_micros: micros(sum.last_end),
-                micros: micros(sum.time_ps + PS_PER_US / 2),
-                // Host executions count the runs; device ones only for ops
-                // that have none on the host (TPU and JAX programs).
-                runs: if on_accelerator && on_host.contains(&(name, step)) { 0 } else { sum.runs },
-            }
+    // Nodes (one per name and type), ranked by name, then type.
+    let mut node_ids: FxHashMap<(&str, &str), u32> = FxHashMap::default();
+    let mut nodes: Vec<(&str, &str)> = Vec::new();
+    let node_of: Vec<u32> = ops
+        .iter()
+        .map(|&(name, op_type, _)| {
+            *node_ids.entry((name, op_type)).or_insert_with(|| {
+                nodes.push((name, op_type));
+                (nodes.len() - 1) as u32
+            })
         })
         .collect();
-    totals.sort_by(|a, b| (a.step, &a.node, &a.device).cmp(&(b.step, &b.node, &b.device)));
-    totals
+    // GPU work annotated without an op is a node under `(annotation)/`.
+    let names: Vec<std::borrow::Cow<'_, str>> = nodes
+        .iter()
+        .map(|&(name, op_type)| if op_type == ANNOTATION_TYPE { format!("{ANNOTATION_TYPE}/{name}").into() } else { name.into() })
+        .collect();
+    let mut by_name: Vec<u32> = (0..nodes.len() as u32).collect();
+    by_name.sort_unstable_by_key(|&n| (&names[n as usize], nodes[n as usize].1));
+    let (mut node_rank, mut name_rank) = (vec![0; nodes.len()], vec![0; nodes.len()]);
+    for (rank, &node) in by_name.iter().enumerate() {
+        node_rank[node as usize] = rank as u32;
+        name_rank[node as usize] = match rank.checked_sub(1).map(|before| by_name[before] as usize) {
+            Some(before) if names[before] == names[node as usize] => name_rank[before],
+            _ => rank as u32,
+        };
+    }
+    let devices: Vec<String> = planes.iter().map(|p| p.name.to_ascii_lowercase()).collect();
+    let mut by_device: Vec<usize> = (0..planes.len()).collect();
+    by_device.sort_by_key(|&p| &devices[p]);
+    let mut device_rank = vec![0; planes.len()];
+    by_device.iter().enumerate().for_each(|(rank, &p)| device_rank[p] = rank as u32);
+    let on_host: Vec<bool> = planes.iter().map(|p| plane_kind(p.name) == PlaneKind::Host).collect();
+
+    // Executions by step (a counting sort of references to them), so that
+    // each step is summed on its own, all steps on all cores: a list of
+    // every execution's sums, sorted at once, took 2.5x the memory of the
+    // executions themselves, fresh pages that cost more than the sorting on
+    // a VM. Steps are numbered by their order: markers, then "outside".
+    let step_numbers: Vec<i64> = steps.keys().copied().chain(std::iter::once(after_last)).collect();
+    let step_index = |start: i128| -> usize {
+        if spans.is_empty() {
+            return 0;
+        }
+        match step_of(start) {
+            Some(step) => step_numbers.partition_point(|&s| s < step),
+            None => step_numbers.len() - 1,
+        }
+    };
+    let pieces: Vec<(&LineRead, &Vec<Execution>)> = lines.iter().flat_map(|line| line.pieces.iter().map(move |piece| (line, piece))).collect();
+    let piece_steps: Vec<Vec<u32>> = pieces
+        .par_iter()
+        .map(|(line, piece)| piece.iter().map(|e| step_index(line.base_ps + i128::from(e.offset_ps)) as u32).collect())
+        .collect();
+    let mut first = vec![0usize; step_numbers.len() + 1];
+    piece_steps.iter().flatten().for_each(|&s| first[s as usize + 1] += 1);
+    (1..first.len()).for_each(|i| first[i] += first[i - 1]);
+    let mut next = first.clone();
+    let mut by_step = vec![(0u32, 0u32); first[first.len() - 1]];
+    for (p, steps_of_piece) in piece_steps.iter().enumerate() {
+        for (i, &s) in steps_of_piece.iter().enumerate() {
+            by_step[next[s as usize]] = (p as u32, i as u32);
+            next[s as usize] += 1;
+        }
+    }
+    drop(piece_steps);
+    // (Without markers everything is step 0, which is not "outside".)
+    if !spans.is_empty() && first[step_numbers.len() - 1] < first[step_numbers.len()] {
+        *outside = Some(after_last);
+    }
+
+    let node = |p: &Part| node_of[p.op as usize] as usize;
+    // One step's executions → its totals, in order: by node name and
+    // device (then type); the parts of one op, then of one node, on a plane
+    // are then adjacent, and are merged.
+    let step_totals = |index: usize| -> Vec<Total> {
+        let step = step_numbers[index];
+        let mut parts: Vec<Part> = by_step[first[index]..first[index + 1]]
+            .iter()
+            .map(|&(p, i)| {
+                let (line, piece) = pieces[p as usize];
+                let e = &piece[i as usize];
+                let start = line.base_ps + i128::from(e.offset_ps);
+                Part {
+                    op: e.op,
+                    plane: line.plane as u32,
+                    sum: Sum {
+                        start_micros: micros(start),
+                        end_micros: micros((start + i128::from(e.duration_ps)).max(0)),
+                        time_ps: e.time_ps,
+                        runs: e.runs,
+                    },
+                }
+            })
+            .collect();
+        parts.par_sort_unstable_by_key(|p| (name_rank[node(p)], device_rank[p.plane as usize], node_rank[node(p)], p.op));
+        // Per op (an XLA instruction, for XLA ops) the runs add up; per
+        // node, they are the most any of its instructions ran.
+        parts.dedup_by(|p, kept| {
+            let same = (p.op, p.plane) == (kept.op, kept.plane);
+            if same {
+                kept.sum.add(&p.sum);
+                kept.sum.runs = kept.sum.runs.saturating_add(p.sum.runs);
+            }
+            same
+        });
+        parts.dedup_by(|p, kept| {
+            let same = (node(p), p.plane) == (node(kept), kept.plane);
+            if same {
+                kept.sum.add(&p.sum);
+                kept.sum.runs = kept.sum.runs.max(p.sum.runs);
+            }
+            same
+        });
+        // Runs: host executions count; device ones only for ops that have
+        // none on the host (TPU and JAX programs), by node name.
+        for group in parts.chunk_by_mut(|a, b| name_rank[node(a)] == name_rank[node(b)]) {
+            if group.iter().any(|p| on_host[p.plane as usize]) {
+                group.iter_mut().filter(|p| !on_host[p.plane as usize]).for_each(|p| p.sum.runs = 0);
+            }
+        }
+        parts
+            .into_iter()
+            .map(|p| Total {
+                node: node_of[p.op as usize],
+                plane: p.plane,
+                step,
+                start_micros: p.sum.start_micros,
+                end_micros: p.sum.end_micros,
+                micros: micros(i128::from(p.sum.time_ps) + PS_PER_US / 2),
+                runs: p.sum.runs,
+            })
+            .collect()
+    };
+    // A few steps at a time on all cores, appended in order (room for one
+    // total per execution is reserved, not touched).
+    let mut totals = Vec::with_capacity(by_step.len());
+    let indices: Vec<usize> = (0..step_numbers.len()).filter(|&i| first[i] < first[i + 1]).collect();
+    for chunk in indices.chunks(4 * rayon::current_num_threads()) {
+        let done: Vec<Vec<Total>> = chunk.par_iter().map(|&i| step_totals(i)).collect();
+        done.into_iter().for_each(|mut t| totals.append(&mut t));
+    }
+    (totals, names.into_iter().zip(nodes).map(|(name, (_, op_type))| (name.into_owned(), op_type.to_owned())).collect())
+}
+
+/// Executions of one op in one step on one plane, summed as they merge.
+#[derive(Clone, Copy, Default)]
+struct Part {
+    op: u32,
+    plane: u32,
+    sum: Sum,
+}
+
+/// Times and runs of executions.
+#[derive(Clone, Copy, Default)]
+struct Sum {
+    start_micros: i64,
+    end_micros: i64,
+    /// Saturates at 106 days, which no op runs in a step.
+    time_ps: i64,
+    runs: i64,
+}
+
+impl Sum {
+    fn add(&mut self, other: &Sum) {
+        self.start_micros = self.start_micros.min(other.start_micros);
+        self.end_micros = self.end_micros.max(other.end_micros);
+        self.time_ps = self.time_ps.saturating_add(other.time_ps);
+    }
+}
+
+/// Whole microseconds (floored) of a time in ps.
+fn micros(ps: i128) -> i64 {
+    i64::try_from(ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn exec(start: i128, end: i128) -> Execution<'static> {
-        Execution { op: ("a", "A"), instruction: "", plane: 0, start_ps: start, end_ps: end, time_ps: end - start, runs: 1 }
+    fn exec(start: i64, end: i64) -> Execution {
+        Execution { op: 0, offset_ps: start, duration_ps: end - start, time_ps: end - start, runs: 1 }
     }
 
     #[test]
     fn nested_executions_leave_their_parents_self_time() {
         // A call [0, 100) holding two ops and, inside the second, a third.
         let mut e = vec![exec(0, 100), exec(10, 30), exec(40, 90), exec(50, 60), exec(100, 120)];
-        subtract_nested(&mut e);
-        let times: Vec<i128> = e.iter().map(|e| e.time_ps).collect();
+        subtract_nested(std::slice::from_mut(&mut e));
+        let times: Vec<i64> = e.iter().map(|e| e.time_ps).collect();
         assert_eq!(times, vec![100 - 20 - 50, 20, 50 - 10, 10, 20]);
+    }
+
+    #[test]
+    fn self_times_do_not_depend_on_pieces_or_event_order() {
+        let spans = [(0, 100), (10, 30), (40, 90), (50, 60), (100, 120), (100, 120), (110, 115)];
+        let expected: Vec<i64> = {
+            let mut line = vec![spans.iter().map(|&(a, b)| exec(a, b)).collect::<Vec<_>>()];
+            subtract_nested(&mut line);
+            line[0].iter().map(|e| e.time_ps).collect()
+        };
+        // Of two equal spans the first in the line holds the second.
+        assert_eq!(expected, vec![30, 20, 40, 10, 0, 15, 5]);
+        // In pieces of every size.
+        for size in 1..spans.len() {
+            let mut line: Vec<Vec<Execution>> = spans.chunks(size).map(|c| c.iter().map(|&(a, b)| exec(a, b)).collect()).collect();
+            subtract_nested(&mut line);
+            assert_eq!(line.concat().iter().map(|e| e.time_ps).collect::<Vec<_>>(), expected, "pieces of {size}");
+        }
+        // Out of time order (equal spans kept in line order): the same.
+        let order = [4, 0, 6, 2, 1, 5, 3];
+        let mut line = vec![order.iter().map(|&i| exec(spans[i].0, spans[i].1)).collect::<Vec<_>>()];
+        subtract_nested(&mut line);
+        let mut times = vec![0; spans.len()];
+        order.iter().zip(&line[0]).for_each(|(&i, e)| times[i] = e.time_ps);
+        assert_eq!(times, expected);
     }
 
     /// Allocator events: their steps come from the markers, a free names

@@ -10,10 +10,9 @@
 //! element per occurrence, scalars keep the last, a oneof keeps the last
 //! member set, map entries keep the last value of a key.
 
-use std::collections::HashMap;
-
 use prost::DecodeError;
 use prost::encoding::{DecodeContext, double, int64, uint64};
+use rustc_hash::FxHashMap;
 
 use crate::inputs::wire::{for_each_field, payload, skip};
 
@@ -45,9 +44,9 @@ pub struct Plane<'a> {
     pub id: i64,
     pub name: &'a str,
     pub lines: Vec<Line<'a>>,
-    pub event_metadata: HashMap<i64, EventMetadata<'a>>,
+    pub event_metadata: FxHashMap<i64, EventMetadata<'a>>,
     /// Stat metadata id → the stat's name.
-    pub stat_names: HashMap<i64, &'a str>,
+    pub stat_names: FxHashMap<i64, &'a str>,
     pub stats: Vec<Stat<'a>>,
 }
 
@@ -178,6 +177,34 @@ impl<'a> Line<'a> {
         Ok(line)
     }
 
+    /// The line cut into pieces of `events` events (the last may have
+    /// fewer), to be read on several cores; each is a `Line` with the same
+    /// header whose [`Line::events`] are its share.
+    pub fn pieces(&self, events: usize) -> Vec<Line<'a>> {
+        if self.event_count <= events {
+            return vec![self.clone()];
+        }
+        let mut pieces = Vec::new();
+        let (mut rest, mut start, mut count) = (self.wire, self.wire, 0);
+        while !rest.is_empty() {
+            // (The framing was checked when the line was decoded.)
+            let Ok((tag, wire_type)) = prost::encoding::decode_key(&mut rest) else { return vec![self.clone()] };
+            if skip(tag, wire_type, &mut rest).is_err() {
+                return vec![self.clone()];
+            }
+            count += usize::from(tag == 4);
+            if count == events {
+                let (piece, after) = start.split_at(start.len() - rest.len());
+                pieces.push(Line { wire: piece, event_count: count, ..self.clone() });
+                (start, count) = (after, 0);
+            }
+        }
+        if !start.is_empty() {
+            pieces.push(Line { wire: start, event_count: count, ..self.clone() });
+        }
+        pieces
+    }
+
     /// The line's events, in file order. The framing was checked when the
     /// line was decoded; an event's own fields are checked here.
     pub fn events(&self) -> impl Iterator<Item = Result<Event<'a>, DecodeError>> + 'a {
@@ -242,17 +269,27 @@ impl<'a> Event<'a> {
     }
 
     /// The event's stats, in order (checked when the event was decoded).
+    /// Read as they are asked for: most events are looked at for one stat.
     pub fn stats(&self) -> impl Iterator<Item = Stat<'a>> + 'a {
-        let mut stats = Vec::new();
-        let _ = for_each_field(self.wire, |tag, wire_type, buf| {
-            if tag == 4 {
-                stats.push(Stat::decode(payload(tag, wire_type, buf)?)?);
-                Ok(())
-            } else {
-                skip(tag, wire_type, buf)
+        let mut rest = self.wire;
+        std::iter::from_fn(move || {
+            while !rest.is_empty() {
+                let stat = (|| {
+                    let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
+                    if tag == 4 {
+                        Stat::decode(payload(tag, wire_type, &mut rest)?).map(Some)
+                    } else {
+                        skip(tag, wire_type, &mut rest).map(|()| None)
+                    }
+                })();
+                match stat {
+                    Ok(None) => continue,
+                    Ok(Some(stat)) => return Some(stat),
+                    Err(_) => rest = &[],
+                }
             }
-        });
-        stats.into_iter()
+            None
+        })
     }
 
     /// The value of the first stat with this metadata id.
@@ -469,6 +506,24 @@ mod tests {
         let wire = space.encode_to_vec();
         assert_eq!(lazy_view(&wire).unwrap(), generated_view(&space));
         assert_eq!(Space::decode(&wire).unwrap().hostnames, vec!["host0"]);
+    }
+
+    #[test]
+    fn a_line_in_pieces_has_its_events() {
+        let wire = sample_space().encode_to_vec();
+        let space = Space::decode(&wire).unwrap();
+        let plane = Plane::decode(space.planes[0]).unwrap();
+        let line = &plane.lines[0];
+        let all: Vec<_> = line.events().map(Result::unwrap).map(|e| (e.metadata_id, e.offset_ps, e.duration_ps)).collect();
+        assert_eq!(all.len(), 3);
+        for size in 1..=4 {
+            let pieces = line.pieces(size);
+            assert_eq!(pieces.len(), all.len().div_ceil(size));
+            assert!(pieces.iter().all(|p| p.timestamp_ns == line.timestamp_ns && p.event_count <= size));
+            let events: Vec<_> =
+                pieces.iter().flat_map(|p| p.events()).map(Result::unwrap).map(|e| (e.metadata_id, e.offset_ps, e.duration_ps)).collect();
+            assert_eq!(events, all, "pieces of {size}");
+        }
     }
 
     /// Randomly corrupted traces: wherever the generated decoder succeeds the
