@@ -3,7 +3,8 @@
 
     /work/venvs/tf/bin/python tools/xplane/gen_traces.py            # all fixtures
     /work/venvs/tf/bin/python tools/xplane/gen_traces.py tf_loop keras_fit
-    /work/venvs/tf/bin/python tools/xplane/gen_traces.py --bench OUT_DIR
+    /work/venvs/tf/bin/python tools/xplane/gen_traces.py --bench OUT_DIR \
+        [--bench-steps N] [--bench-blocks N]
                                 # the large bench trace (not committed)
 
 TF fixtures need a Python with TensorFlow (CPU); `jax_jit` needs one with
@@ -69,7 +70,8 @@ gradient and assign_sub updates, about 5,500 op executions a step) trained
 for 40 steps, each
 in `Trace("train", step_num=i, _r=1)`, written to
 OUT_DIR/plugins/profile/run0/host0.xplane.pb (>= 10 MB; for bench/, not
-committed).
+committed). --bench-steps and --bench-blocks change the 40s: the trace
+grows with steps x blocks (400 steps: ~106 MB, for bench/'s linearity check).
 """
 import argparse
 import glob
@@ -307,7 +309,8 @@ def run_one(name, out):
                 move_trace(sub, out, host)
             return
         fn = {"tf_loop": lambda d: tf_loop(d, ARGS.hidden, ARGS.steps), "keras_fit": keras_fit,
-              "while_loop": while_loop, "jax_jit": jax_jit, "bench": bench,
+              "while_loop": while_loop, "jax_jit": jax_jit,
+              "bench": lambda d: bench(d, ARGS.bench_blocks, ARGS.bench_steps),
               "tf_data_loop": tf_data_loop, "many_steps": lambda d: tf_loop(d, 16, 7)}[name]
         fn(tmp)
         move_trace(tmp, out, "host0")
@@ -330,6 +333,8 @@ def main():
     ap.add_argument("fixtures", nargs="*", help="fixtures to redo (default: all)")
     ap.add_argument("--jax-python", default="/work/venvs/xprof/bin/python")
     ap.add_argument("--bench", metavar="OUT_DIR", help="write the large bench trace there")
+    ap.add_argument("--bench-steps", type=int, default=40, metavar="N", help="marked steps of the bench trace (default 40)")
+    ap.add_argument("--bench-blocks", type=int, default=40, metavar="N", help="residual blocks of the bench model (default 40)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("--hidden", type=int, default=16, help=argparse.SUPPRESS)
@@ -340,7 +345,9 @@ def main():
         return
     if ARGS.bench:
         shutil.rmtree(os.path.join(ARGS.bench, "plugins", "profile", RUN), ignore_errors=True)
-        subprocess.run([sys.executable, __file__, "--one", "bench", "--out", ARGS.bench], check=True)
+        subprocess.run([sys.executable, __file__, "--one", "bench", "--out", ARGS.bench,
+                        "--bench-steps", str(ARGS.bench_steps), "--bench-blocks", str(ARGS.bench_blocks)],
+                       check=True)
         print(os.path.join(ARGS.bench, "plugins", "profile", RUN, "host0.xplane.pb"))
         return
     names = ARGS.fixtures or TF_FIXTURES + JAX_FIXTURES
