@@ -595,3 +595,123 @@ fn a_parent_of_run_directories_names_them() {
     let output = Command::new(BIN).args(["scope", &format!("--xplane_path={}", run.display())]).output().unwrap();
     assert!(output.status.success());
 }
+
+/// The events of an XPlane trace, decoded by the generated decoder: per
+/// step marker (events with a `step_num` stat), the marker's span, and
+/// every event's (name, start ps), allocator events aside.
+fn events_and_markers(trace: &Path) -> (Vec<(String, i128)>, BTreeMap<i64, (i128, i128)>) {
+    use prost::Message;
+    use rtfprof::proto::tensorflow::profiler::{XSpace, x_event};
+    let space = XSpace::decode(std::fs::read(trace).unwrap().as_slice()).unwrap();
+    let (mut events, mut markers) = (Vec::new(), BTreeMap::new());
+    for plane in &space.planes {
+        let step_num: Vec<i64> = plane.stat_metadata.iter().filter(|(_, m)| m.name == "step_num").map(|(id, _)| *id).collect();
+        for line in &plane.lines {
+            for event in &line.events {
+                let name = plane.event_metadata.get(&event.metadata_id).map_or("", |m| m.name.as_str());
+                let offset = match event.data {
+                    Some(x_event::Data::OffsetPs(o)) => o,
+                    _ => 0,
+                };
+                let start = i128::from(line.timestamp_ns) * 1000 + i128::from(offset);
+                if plane.name.starts_with("/host:CPU") {
+                    for stat in event.stats.iter().filter(|s| step_num.contains(&s.metadata_id)) {
+                        use rtfprof::proto::tensorflow::profiler::x_stat::Value;
+                        let step = match stat.value {
+                            Some(Value::Int64Value(v)) => v,
+                            Some(Value::Uint64Value(v)) => v as i64,
+                            _ => continue,
+                        };
+                        let end = start + i128::from(event.duration_ps);
+                        let span = markers.entry(step).or_insert((start, end));
+                        *span = (span.0.min(start), span.1.max(end));
+                    }
+                }
+                if name != "MemoryAllocation" && name != "MemoryDeallocation" {
+                    events.push((name.to_owned(), start));
+                }
+            }
+        }
+    }
+    (events, markers)
+}
+
+/// The names of the slices of a timeline file, sorted.
+fn timeline_slices(path: &Path) -> Vec<String> {
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut names: Vec<String> =
+        json["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap().to_owned()).collect();
+    names.sort();
+    names
+}
+
+/// `--output timeline:outfile=` with `--step N` writes that step alone: the
+/// events that start inside its marker (for the step after the last, those
+/// outside every marker), as an independent decode of the trace finds them;
+/// the steps together are the whole trace.
+#[test]
+fn a_steps_timeline_holds_its_events_alone() {
+    for fixture in ["tf_loop", "keras_fit"] {
+        let dir = xplane_dir().join(fixture).join("plugins/profile/run0");
+        let trace = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".xplane.pb")).unwrap();
+        let (events, markers) = events_and_markers(&trace);
+        assert!(markers.len() > 1, "{fixture}: markers");
+        let outside = markers.keys().last().unwrap() + 1;
+        let out = tempfile::tempdir().unwrap();
+        let timeline = |step: i64| {
+            let path = out.path().join("tl");
+            let status = Command::new(BIN)
+                .args(["scope", &format!("--xplane_path={}", trace.display()), &format!("--step={step}")])
+                .arg(format!("--output=timeline:outfile={}", path.display()))
+                .output()
+                .unwrap();
+            assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+            timeline_slices(&out.path().join(format!("tl_{step}")))
+        };
+        let mut all_steps = Vec::new();
+        for (&step, &(start, end)) in &markers {
+            let mut expected: Vec<String> = events.iter().filter(|(_, t)| start <= *t && *t < end).map(|(n, _)| n.clone()).collect();
+            expected.sort();
+            let got = timeline(step);
+            assert_eq!(got, expected, "{fixture}: step {step}");
+            all_steps.extend(got);
+        }
+        let mut expected: Vec<String> =
+            events.iter().filter(|(_, t)| !markers.values().any(|(s, e)| s <= t && t < e)).map(|(n, _)| n.clone()).collect();
+        expected.sort();
+        if !expected.is_empty() {
+            let got = timeline(outside);
+            assert_eq!(got, expected, "{fixture}: outside every marker (step {outside})");
+            all_steps.extend(got);
+        }
+        all_steps.sort();
+        assert_eq!(all_steps, timeline(-1), "{fixture}: the steps together are the trace");
+    }
+}
+
+/// A trace cut short is an error naming the file and the byte where it
+/// ends, found from the planes' framing (the file is not read twice); no
+/// output. A file cut at a plane's end would be a whole, shorter trace.
+#[test]
+fn a_truncated_trace_names_the_byte_it_ends_at() {
+    let source = xplane_dir().join("keras_fit/plugins/profile/run0");
+    let source = std::fs::read_dir(&source).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".xplane.pb")).unwrap();
+    let bytes = std::fs::read(&source).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for cut in [1, 2, 100, bytes.len() / 2, bytes.len() - 1] {
+        let path = dir.path().join(format!("cut{cut}.xplane.pb"));
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let out = dir.path().join("out.json");
+        let run = Command::new(BIN)
+            .args(["op", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "cut at {cut}: {stderr}");
+        assert!(run.stdout.is_empty(), "cut at {cut}: stdout");
+        assert!(!out.exists(), "cut at {cut}: no output file");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("--xplane_path") && stderr.contains(&path.display().to_string()), "{stderr}");
+        assert!(stderr.contains(&format!("truncated at byte {cut}")), "cut at {cut}: {stderr}");
+    }
+}

@@ -27,7 +27,7 @@ use prost::DecodeError;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::decode::{Event, Line, Plane, Space, StatValue};
+use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
 use super::names::{OpName, derive_op_type, parse_op};
 use crate::stats::{ExecTotal, MemoryTotal};
 
@@ -198,7 +198,7 @@ impl<'a> OpTable<'a> {
 }
 
 /// How many events a thread reads at a time.
-const EVENTS_PER_PIECE: usize = 16_384;
+const EVENTS_PER_PIECE: usize = PIECE_EVENTS;
 
 /// Marks an op id as one of its line's own [`OpTable`] (GPU kernels, named
 /// by their stats), renumbered once all lines are read. (Ops are far fewer
@@ -234,8 +234,15 @@ pub fn convert(bytes: &[u8]) -> Result<Converted, DecodeError> {
 
 /// Converts a whole trace; with `allocator_events`, keeps them.
 pub fn convert_with(bytes: &[u8], allocator_events: bool) -> Result<Converted, DecodeError> {
+    convert_releasing(bytes, allocator_events, &|_| {})
+}
+
+/// [`convert_with`], calling `release` with each stretch of the lines'
+/// events once it has been read (a mapped trace gives its pages back, see
+/// [`super::XplaneFile`]); slices of them stay valid.
+pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>) -> Result<Converted, DecodeError> {
     let space = Space::decode(bytes)?;
-    let planes: Vec<Plane<'_>> = space.planes.par_iter().map(|p| Plane::decode(p)).collect::<Result<_, _>>()?;
+    let planes: Vec<Plane<'_>> = space.planes.par_iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let modules = hlo_modules(&planes)?;
     let eager_names = eager_names(&planes);
 
@@ -269,7 +276,7 @@ pub fn convert_with(bytes: &[u8], allocator_events: bool) -> Result<Converted, D
         }
     }
     let read: Vec<LineResult<'_>> =
-        pieces.par_iter().map(|(index, _, piece)| contexts[*index].read_piece(piece)).collect::<Result<_, _>>()?;
+        pieces.par_iter().map(|(index, _, piece)| contexts[*index].read_piece(piece).inspect(|_| release(piece.wire()))).collect::<Result<_, _>>()?;
 
     // Pieces back into lines, in order.
     let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();

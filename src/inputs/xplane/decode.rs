@@ -50,15 +50,30 @@ pub struct Plane<'a> {
     pub stats: Vec<Stat<'a>>,
 }
 
+/// How many events a [`Line`]'s pieces hold (see [`Line::pieces`]).
+pub const PIECE_EVENTS: usize = 16_384;
+
+/// Called with stretches of the trace that have been walked, so that a
+/// memory-mapped trace can give their pages back (see
+/// [`Plane::decode_releasing`]).
+pub type Release<'r> = &'r (dyn Fn(&[u8]) + Sync);
+
 impl<'a> Plane<'a> {
     /// Decodes a plane's own fields and its lines' headers (not their events).
     pub fn decode(wire: &'a [u8]) -> Result<Plane<'a>, DecodeError> {
+        Plane::decode_releasing(wire, &|_| {})
+    }
+
+    /// [`Plane::decode`], calling `release` with each stretch of a line's
+    /// events once walked (every few MB): a line of a 1 GB trace is walked
+    /// for its framing long before its events are read.
+    pub fn decode_releasing(wire: &'a [u8], release: Release<'_>) -> Result<Plane<'a>, DecodeError> {
         let mut plane = Plane::default();
         for_each_field(wire, |tag, wire_type, buf| {
             match tag {
                 1 => int64::merge(wire_type, &mut plane.id, buf, DecodeContext::default())?,
                 2 => plane.name = utf8(payload(tag, wire_type, buf)?)?,
-                3 => plane.lines.push(Line::decode(payload(tag, wire_type, buf)?)?),
+                3 => plane.lines.push(Line::decode(payload(tag, wire_type, buf)?, release)?),
                 4 => {
                     let (key, value) = map_entry(payload(tag, wire_type, buf)?)?;
                     plane.event_metadata.insert(key, EventMetadata::decode(value.unwrap_or_default())?);
@@ -153,11 +168,16 @@ pub struct Line<'a> {
     /// The whole line message: [`Line::events`] walks its event fields.
     wire: &'a [u8],
     pub event_count: usize,
+    /// Where every [`PIECE_EVENTS`]th event ends, in `wire` (the line's
+    /// pieces, found while its framing is checked).
+    piece_ends: Vec<usize>,
 }
 
 impl<'a> Line<'a> {
-    fn decode(wire: &'a [u8]) -> Result<Line<'a>, DecodeError> {
+    fn decode(wire: &'a [u8], release: Release<'_>) -> Result<Line<'a>, DecodeError> {
+        const RELEASE_EVERY: usize = 16 << 20;
         let mut line = Line { wire, ..Default::default() };
+        let mut released = 0;
         for_each_field(wire, |tag, wire_type, buf| {
             match tag {
                 1 => int64::merge(wire_type, &mut line.id, buf, DecodeContext::default())?,
@@ -166,6 +186,14 @@ impl<'a> Line<'a> {
                 4 => {
                     payload(tag, wire_type, buf)?;
                     line.event_count += 1;
+                    let at = wire.len() - buf.len();
+                    if line.event_count % PIECE_EVENTS == 0 {
+                        line.piece_ends.push(at);
+                    }
+                    if at - released >= RELEASE_EVERY {
+                        release(&wire[released..at]);
+                        released = at;
+                    }
                 }
                 9 => int64::merge(wire_type, &mut line.duration_ps, buf, DecodeContext::default())?,
                 10 => int64::merge(wire_type, &mut line.display_id, buf, DecodeContext::default())?,
@@ -174,7 +202,13 @@ impl<'a> Line<'a> {
             }
             Ok(())
         })?;
+        release(&wire[released..]);
         Ok(line)
+    }
+
+    /// The line's bytes (for [`Release`]).
+    pub fn wire(&self) -> &'a [u8] {
+        self.wire
     }
 
     /// The line cut into pieces of `events` events (the last may have
@@ -183,6 +217,21 @@ impl<'a> Line<'a> {
     pub fn pieces(&self, events: usize) -> Vec<Line<'a>> {
         if self.event_count <= events {
             return vec![self.clone()];
+        }
+        if events == PIECE_EVENTS && !self.piece_ends.is_empty() {
+            // Cut where the framing check noted every PIECE_EVENTS-th event.
+            let mut pieces = Vec::with_capacity(self.piece_ends.len() + 1);
+            let header = Line { piece_ends: Vec::new(), ..self.clone() };
+            let mut start = 0;
+            for &end in &self.piece_ends {
+                pieces.push(Line { wire: &self.wire[start..end], event_count: events, ..header.clone() });
+                start = end;
+            }
+            let rest = self.event_count % events;
+            if start < self.wire.len() {
+                pieces.push(Line { wire: &self.wire[start..], event_count: rest, ..header.clone() });
+            }
+            return pieces;
         }
         let mut pieces = Vec::new();
         let (mut rest, mut start, mut count) = (self.wire, self.wire, 0);
@@ -524,6 +573,37 @@ mod tests {
                 pieces.iter().flat_map(|p| p.events()).map(Result::unwrap).map(|e| (e.metadata_id, e.offset_ps, e.duration_ps)).collect();
             assert_eq!(events, all, "pieces of {size}");
         }
+    }
+
+    /// A line longer than a piece is cut where its framing check noted the
+    /// boundaries, into the same pieces a walk finds; stretches walked are
+    /// released in order and cover the line.
+    #[test]
+    fn long_lines_are_cut_at_the_noted_boundaries() {
+        let mut space = sample_space();
+        let line = &mut space.planes[0].lines[0];
+        let event = line.events[1].clone();
+        line.events = (0..2 * PIECE_EVENTS as i64 + 5)
+            .map(|i| xp::XEvent { data: Some(xp::x_event::Data::OffsetPs(i)), ..event.clone() })
+            .collect();
+        line.duration_ps = 77;
+        let wire = space.encode_to_vec();
+        let released = std::sync::Mutex::new(Vec::new());
+        let record = |part: &[u8]| released.lock().unwrap().push((part.as_ptr() as usize, part.len()));
+        let plane = Plane::decode_releasing(Space::decode(&wire).unwrap().planes[0], &record).unwrap();
+        let line = &plane.lines[0];
+        let pieces = line.pieces(PIECE_EVENTS);
+        assert_eq!(pieces.iter().map(|p| p.event_count).collect::<Vec<_>>(), vec![PIECE_EVENTS, PIECE_EVENTS, 5]);
+        let walked = Line { piece_ends: Vec::new(), ..line.clone() }.pieces(PIECE_EVENTS);
+        assert_eq!(pieces.iter().map(|p| p.wire).collect::<Vec<_>>(), walked.iter().map(|p| p.wire).collect::<Vec<_>>());
+        let offsets: Vec<i64> = pieces.iter().flat_map(|p| p.events()).map(|e| e.unwrap().offset_ps).collect();
+        assert_eq!(offsets, (0..2 * PIECE_EVENTS as i64 + 5).collect::<Vec<_>>());
+        assert_eq!(pieces[2].duration_ps, 77);
+        let released = released.into_inner().unwrap();
+        let start = line.wire.as_ptr() as usize;
+        assert_eq!(released.first().map(|r| r.0), Some(start));
+        assert!(released.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
+        assert_eq!(released.last().map(|r| r.0 + r.1), Some(start + line.wire.len()));
     }
 
     /// Randomly corrupted traces: wherever the generated decoder succeeds the

@@ -21,11 +21,45 @@ const SUFFIX: &str = ".xplane.pb";
 pub struct XplaneFile {
     pub path: PathBuf,
     pub bytes: bytes::Bytes,
+    /// The mapping behind `bytes`, for large files: pages read are given
+    /// back while converting (see [`XplaneFile::convert_with`]).
+    map: Option<std::sync::Arc<memmap2::Mmap>>,
 }
+
+/// Traces at least this large are mapped without reading them in first.
+const MAP_LAZILY_AT_LEAST: u64 = 64 << 20;
 
 impl XplaneFile {
     pub fn open(path: &Path) -> Result<XplaneFile> {
-        Ok(XplaneFile { path: path.to_owned(), bytes: super::map_file(FLAG, path)? })
+        let io_error = |source| Error::Io { kind: FLAG, path: path.to_owned(), source };
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        let metadata = file.metadata().map_err(io_error)?;
+        if metadata.is_file() && metadata.len() >= MAP_LAZILY_AT_LEAST {
+            // SAFETY: as in `map_file`: read-only, and rtfprof assumes its
+            // inputs are not truncated while it runs. Not populated: a
+            // trace of 1 GB would be resident before a byte is decoded.
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+                let map = std::sync::Arc::new(map);
+                let bytes = bytes::Bytes::from_owner(SharedMap(map.clone()));
+                return Ok(XplaneFile { path: path.to_owned(), bytes, map: Some(map) });
+            }
+        }
+        Ok(XplaneFile { path: path.to_owned(), bytes: super::map_file(FLAG, path)?, map: None })
+    }
+
+    /// Gives back the pages of `part` (a slice of `bytes`) that the
+    /// conversion has read: they leave the process's resident memory and
+    /// are read again from the page cache if touched. The peak resident
+    /// size of a 1 GB trace's conversion is then not the file's size plus
+    /// the results.
+    fn release(&self, part: &[u8]) {
+        let Some(map) = &self.map else { return };
+        let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
+        if offset.checked_add(part.len()).is_some_and(|end| end <= map.len()) && !part.is_empty() {
+            // SAFETY: the map is a read-only shared file mapping: dropping
+            // its pages loses nothing, and slices into it stay valid.
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, part.len()) };
+        }
     }
 
     /// Converts the trace; a file that is not an `XSpace` is an error naming it.
@@ -35,13 +69,58 @@ impl XplaneFile {
 
     /// [`XplaneFile::convert`], keeping the allocator events if asked.
     pub fn convert_with(&self, allocator_events: bool) -> Result<convert::Converted> {
-        let converted = convert::convert_with(&self.bytes, allocator_events)
+        if let Some(message) = truncation(&self.bytes) {
+            return Err(Error::input(FLAG, &self.path, format!("not an XSpace trace ({message})")));
+        }
+        let converted = convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part))
             .map_err(|e| Error::input(FLAG, &self.path, format!("not an XSpace trace ({})", super::read::describe_decode_error(&e))))?;
         if converted.planes.is_empty() || converted.planes.iter().all(|p| p.is_empty()) {
             return Err(Error::input(FLAG, &self.path, "not an XSpace trace (no planes)"));
         }
         Ok(converted)
     }
+}
+
+/// Keeps a mapping alive as the owner of [`bytes::Bytes`].
+struct SharedMap(std::sync::Arc<memmap2::Mmap>);
+
+impl AsRef<[u8]> for SharedMap {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Whether the file was cut short, found from the top-level framing alone
+/// (a few bytes per plane, not the whole file): a cut trace's last field
+/// claims more bytes than the file has left. Names the byte offsets.
+pub fn truncation(wire: &[u8]) -> Option<String> {
+    use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
+    let ends = || format!("truncated at byte {}", wire.len());
+    let mut rest = wire;
+    while !rest.is_empty() {
+        let at = wire.len() - rest.len();
+        // (A varint is at most 10 bytes: a failure nearer the end is a cut.)
+        let near_end = rest.len() < 10;
+        let Ok((tag, wire_type)) = decode_key(&mut rest) else {
+            return near_end.then(|| format!("{}: inside the key of the field at byte {at}", ends()));
+        };
+        let what = if tag == 1 { "plane" } else { "field" };
+        if wire_type != WireType::LengthDelimited {
+            // Not a trace's framing: the decoder says what is wrong.
+            skip_field(wire_type, tag, &mut rest, DecodeContext::default()).ok()?;
+            continue;
+        }
+        let near_end = rest.len() < 10;
+        let Ok(len) = decode_varint(&mut rest) else {
+            return near_end.then(|| format!("{}: inside the length of the {what} at byte {at}", ends()));
+        };
+        let start = wire.len() - rest.len();
+        if len > rest.len() as u64 {
+            return Some(format!("{}: the {what} at byte {at} runs to byte {}", ends(), start as u64 + len));
+        }
+        rest = &rest[len as usize..];
+    }
+    None
 }
 
 /// A trace kept for outputs that show its events (timelines), with the

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""XPlane benchmark: rtfprof `scope`/`op --xplane_path` against XProf's
+`framework_op_stats` conversion, in one run (issues 16 and 20).
+
+    python3 bench/xplane.py [--rtfprof PATH] [--scales x1,x10,x25,x100]
+                            [--runs N] [--xprof-scales x1,x25] [--out FILE]
+
+Traces (bench/data/xplane/<scale>/plugins/profile/run0/host0.xplane.pb,
+not committed; made when missing with the TF venv, see bench/README.md):
+- x1: bench/gen_xplane.py's real TF2 trace, 40 residual blocks x 40
+  marked steps (~10.6 MB);
+- x10: the same model traced for 400 steps (`--steps 400`, ~108 MB), a
+  genuine trace 10x the size;
+- x25, x100: x1 with each plane's events repeated 25 and 100 times,
+  shifted in time, markers renumbered (tools/xplane/repeat_trace.py):
+  ~265 MB and ~1.06 GB.
+
+rtfprof: the whole process (`rtfprof scope|op --xplane_path DIR
+--output file:outfile=/dev/null`), wall time of the fastest of --runs runs
+after one warm-up run, user+sys CPU and peak RSS (ru_maxrss from wait4,
+which counts the mapped file's pages it touched).
+XProf: bench/xprof_convert.py in the XProf venv, on a copy of the trace
+alone in its own temporary directory, cache files deleted before every
+run; the import is not timed.  `serve` times --runs conversions after one
+warm-up (fastest taken) for the small scales; the big ones are converted
+once, in a fresh process (`rss`), which also gives the peak RSS (process
+peak, and peak minus the baseline after importing xprof).
+Writes the results to --out (default bench/results_xplane.md) and splices
+them into bench/results.md between `<!-- xplane -->` markers.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+DATA = os.path.join(BENCH, "data", "xplane")
+XPROF_PY = os.environ.get("XPROF_PYTHON", "/work/venvs/xprof/bin/python")
+TF_PY = os.environ.get("TF_PYTHON", "/work/venvs/tf/bin/python")
+HOW = {
+    "x1": "real TF2 trace: 40 residual blocks x 40 marked steps (bench/gen_xplane.py)",
+    "x10": "real TF2 trace: 40 blocks x 400 marked steps (bench/gen_xplane.py --steps 400)",
+    "x25": "x1's events x25, shifted, steps renumbered (tools/xplane/repeat_trace.py)",
+    "x100": "x1's events x100, shifted, steps renumbered (tools/xplane/repeat_trace.py)",
+}
+
+
+def trace(scale):
+    return os.path.join(DATA, scale, "plugins", "profile", "run0", "host0.xplane.pb")
+
+
+def make(scale):
+    if os.path.exists(trace(scale)):
+        return
+    print(f"== making {scale}", file=sys.stderr)
+    if scale in ("x1", "x10"):
+        steps = ["--steps", "400"] if scale == "x10" else []
+        subprocess.run([TF_PY, os.path.join(BENCH, "gen_xplane.py"), os.path.join(DATA, scale)] + steps, check=True)
+    else:
+        make("x1")
+        subprocess.run([TF_PY, os.path.join(ROOT, "tools", "xplane", "repeat_trace.py"), trace("x1"),
+                        os.path.join(DATA, scale), scale[1:]], check=True)
+
+
+def run_once(cmd):
+    """Wall s, CPU s (user+sys) and peak RSS (KB) of one process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        raise RuntimeError(f"{cmd} failed: {err.decode(errors='replace')}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def rtfprof_runs(binary, view, scale, runs):
+    cmd = [binary, view, "--xplane_path", os.path.dirname(trace(scale)), "--output", "file:outfile=/dev/null"]
+    run_once(cmd)  # warm-up (page cache, allocator)
+    results = [run_once(cmd) for _ in range(runs)]
+    best = min(results)
+    return {"wall": best[0], "cpu": best[1], "walls": [r[0] for r in results],
+            "rss_kb": max(r[2] for r in results)}
+
+
+def copy_alone(scale, tmp):
+    d = tempfile.mkdtemp(dir=tmp)
+    path = os.path.join(d, "host0.xplane.pb")
+    shutil.copyfile(trace(scale), path)
+    return path
+
+
+def xprof_serve(paths_runs):
+    """Times conversions in one persistent XProf process: [(path, runs)]."""
+    proc = subprocess.Popen([XPROF_PY, os.path.join(BENCH, "xprof_convert.py"), "serve"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert json.loads(proc.stdout.readline())["ready"]
+    out = []
+    for path, runs in paths_runs:
+        results = []
+        for _ in range(runs + 1):  # the first is a warm-up
+            proc.stdin.write(path + "\n")
+            proc.stdin.flush()
+            results.append(json.loads(proc.stdout.readline()))
+        timed = results[1:]
+        out.append({"wall": min(r["total"] for r in timed), "cpu": min(r["cpu"] for r in timed),
+                    "walls": [r["total"] for r in timed]})
+    proc.stdin.write("\n")
+    proc.stdin.close()
+    proc.wait()
+    return out
+
+
+def xprof_rss(path, tmp):
+    out = os.path.join(tmp, "rss.json")
+    start = time.perf_counter()
+    subprocess.run([XPROF_PY, os.path.join(BENCH, "xprof_convert.py"), "rss", path, out], check=True)
+    r = json.load(open(out))
+    r["process_wall"] = time.perf_counter() - start
+    return r
+
+
+def mb(n):
+    return n / 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rtfprof", default=os.path.join(ROOT, "target", "release", "rtfprof"))
+    ap.add_argument("--scales", default="x1,x10,x25,x100")
+    ap.add_argument("--xprof-scales", default="x1,x10,x25", help="scales XProf converts (x25: once, ~75 s and ~7.5 GB)")
+    ap.add_argument("--runs", type=int, default=5, help="rtfprof runs per workload on x1/x10 (fewer on bigger)")
+    ap.add_argument("--out", default=os.path.join(BENCH, "results_xplane.md"))
+    args = ap.parse_args()
+    scales = args.scales.split(",")
+    xprof_scales = [s for s in args.xprof_scales.split(",") if s] if os.path.exists(XPROF_PY) else []
+    for s in scales:
+        make(s)
+    binary = os.path.join(tempfile.mkdtemp(), "rtfprof.bench")
+    shutil.copy(args.rtfprof, binary)  # a rebuild during the run changes nothing
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    load_before = open("/proc/loadavg").read().split()[:3]
+    started = time.time()
+
+    sizes = {s: os.path.getsize(trace(s)) for s in scales}
+    rt = {}
+    xp = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        # Scale by scale, XProf first then rtfprof, so that a change of load
+        # on the machine weighs on both tools of a scale alike.
+        for s in scales:
+            if s in xprof_scales:
+                path = copy_alone(s, tmp)
+                print(f"== XProf framework_op_stats on {s}", file=sys.stderr)
+                if sizes[s] < 50e6:
+                    xp[s] = xprof_serve([(path, 3)])[0]
+                    xp[s]["rss"] = xprof_rss(path, tmp)
+                else:
+                    r = xprof_rss(path, tmp)
+                    xp[s] = {"wall": r["total"], "cpu": None, "walls": [r["total"]], "rss": r}
+                os.remove(path)
+            runs = args.runs if sizes[s] < 50e6 else (3 if sizes[s] < 500e6 else 2)
+            for view in ("scope", "op"):
+                print(f"== rtfprof {view} on {s} ({runs} runs)", file=sys.stderr)
+                rt[(s, view)] = rtfprof_runs(binary, view, s, runs)
+
+    L = []
+    L.append("# rtfprof XPlane benchmark results\n")
+    L.append(f"Written by `python3 bench/xplane.py --scales {args.scales} --xprof-scales {','.join(xprof_scales)}` "
+             f"on {datetime.datetime.now():%Y-%m-%d %H:%M}, {time.time() - started:.0f} s.\n")
+    L.append(f"- machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
+             f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB RAM; load average before/after: "
+             f"{' '.join(load_before)} / {' '.join(open('/proc/loadavg').read().split()[:3])} (other jobs share the machine)")
+    L.append(f"- rtfprof: commit `{commit}`{' with uncommitted changes' if dirty else ''}; whole process, "
+             f"`rtfprof scope|op --xplane_path DIR --output file:outfile=/dev/null`, fastest run after one warm-up")
+    L.append("- XProf: `xspace_to_tool_data([copy], \"framework_op_stats\", {\"use_saved_result\": False})` in-process "
+             "(bench/xprof_convert.py), on a copy alone in a temporary directory, cache deleted before each run; "
+             "small traces: fastest of 3 after a warm-up in one process; big ones: one run in a fresh process\n")
+    L.append("## Traces\n")
+    L.append("| scale | size | how made |\n|---|---:|---|")
+    for s in scales:
+        L.append(f"| {s} | {mb(sizes[s]):.1f} MB | {HOW.get(s, '')} |")
+    L.append("\n## rtfprof vs XProf\n")
+    L.append("| scale | view | rtfprof wall s (fastest; all) | rtfprof CPU s | rtfprof peak RSS MB | XProf wall s | XProf peak RSS MB (process; minus import) | XProf / rtfprof wall |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    for s in scales:
+        for view in ("scope", "op"):
+            r = rt[(s, view)]
+            x = xp.get(s)
+            walls = ", ".join(f"{w:.2f}" for w in r["walls"])
+            if x:
+                rss = x["rss"]
+                xcol = f"{x['wall']:.2f}"
+                xrss = f"{rss['peak_kb'] / 1024:.0f} ({rss['delta_kb'] / 1024:.0f})"
+                ratio = f"**{x['wall'] / r['wall']:.1f}x**"
+            else:
+                xcol = xrss = ratio = "-"
+            L.append(f"| {s} | {view} | {r['wall']:.3f} ({walls}) | {r['cpu']:.2f} | {r['rss_kb'] / 1024:.0f} | {xcol} | {xrss} | {ratio} |")
+    L.append("\n## Linearity (rtfprof, fastest runs)\n")
+    L.append("| from | to | size ratio | view | time ratio | time ratio / size ratio | RSS ratio |")
+    L.append("|---|---|---:|---|---:|---:|---:|")
+    for a, b in [("x1", "x10"), ("x1", "x25"), ("x25", "x100"), ("x1", "x100")]:
+        if a in scales and b in scales:
+            k = sizes[b] / sizes[a]
+            for view in ("scope", "op"):
+                t = rt[(b, view)]["wall"] / rt[(a, view)]["wall"]
+                m = rt[(b, view)]["rss_kb"] / rt[(a, view)]["rss_kb"]
+                L.append(f"| {a} | {b} | {k:.2f} | {view} | {t:.2f} | **{t / k:.2f}** | {m:.2f} |")
+    text = "\n".join(L) + "\n"
+    raw = {"sizes": sizes, "rtfprof": {f"{s}/{v}": r for (s, v), r in rt.items()}, "xprof": xp}
+    text += "\n<details><summary>raw</summary>\n\n```json\n" + json.dumps(raw, indent=1) + "\n```\n</details>\n"
+    open(args.out, "w").write(text)
+    results = os.path.join(BENCH, "results.md")
+    if os.path.exists(results):
+        old = open(results).read()
+        block = "<!-- xplane -->\n" + text.replace("# rtfprof XPlane", "## XPlane") + "<!-- /xplane -->\n"
+        if "<!-- xplane -->" in old:
+            head, rest = old.split("<!-- xplane -->", 1)
+            old = head + block + rest.split("<!-- /xplane -->\n", 1)[-1]
+        else:
+            old = old.rstrip("\n") + "\n\n" + block
+        open(results, "w").write(old)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
