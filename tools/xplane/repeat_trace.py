@@ -7,7 +7,7 @@
 For bench/'s large-trace measurements (issue 20: 264 MB and 1 GB traces;
 machines here cannot trace a TF2 run that long in reasonable time).  SRC
 is a real TF2 trace with step markers (bench/gen_xplane.py's, ~10.6 MB:
-N=25 gives ~265 MB, N=100 ~1.06 GB).  Copy k of every line's events is
+N=25 gives ~270 MB, N=100 ~1.08 GB).  Copy k of every line's events is
 shifted by k times its plane's span (first event start to last event end),
 so each copy follows the previous one on the same thread; step markers
 (events with a `step_num` stat) are renumbered by k times the number of
