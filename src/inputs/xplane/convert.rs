@@ -856,6 +856,9 @@ fn totals(
     }
 
     let node = |p: &Part| node_of[p.op as usize] as usize;
+    // Each op's ranks, looked up once per part, not per comparison.
+    let op_name_rank: Vec<u32> = node_of.iter().map(|&n| name_rank[n as usize]).collect();
+    let op_node_rank: Vec<u32> = node_of.iter().map(|&n| node_rank[n as usize]).collect();
     // One step's executions → its totals, in order: by node name and
     // device (then type); the parts of one op, then of one node, on a plane
     // are then adjacent, and are merged.
@@ -879,7 +882,7 @@ fn totals(
                 }
             })
             .collect();
-        parts.par_sort_unstable_by_key(|p| (name_rank[node(p)], device_rank[p.plane as usize], node_rank[node(p)], p.op));
+        parts.par_sort_unstable_by_key(|p| (op_name_rank[p.op as usize], device_rank[p.plane as usize], op_node_rank[p.op as usize], p.op));
         // Per op (an XLA instruction, for XLA ops) the runs add up; per
         // node, they are the most any of its instructions ran.
         parts.dedup_by(|p, kept| {
