@@ -7,6 +7,9 @@ use crate::error::Result;
 use crate::stats::Stats;
 use crate::steps;
 
+/// Before XProf's next step, which speaks of its own page's sections.
+pub const NEXT_STEP_PREFIX: &str = "XProf's next step (its input-pipeline page): ";
+
 /// `None` when the profile has no XPlane trace.
 pub fn check(stats: &Stats) -> Result<Option<Vec<String>>> {
     if stats.traces.is_empty() {
@@ -19,7 +22,9 @@ pub fn check(stats: &Stats) -> Result<Option<Vec<String>>> {
         }
     }
     let summary = steps::summary(&analyzed);
-    let mut reports = vec![summary.input_statement, strip_html(&summary.next_step)];
+    // The next step refers to the sections of XProf's page; say whose it is.
+    let next_step = format!("{NEXT_STEP_PREFIX}{}", strip_html(&summary.next_step));
+    let mut reports = vec![summary.input_statement, next_step];
     reports.extend(
         [summary.device_collectives_statement, summary.kernel_launch_statement, summary.all_other_statement].into_iter().filter(|s| !s.is_empty()),
     );
