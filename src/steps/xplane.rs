@@ -33,6 +33,7 @@
 //!    `CombineAllOpStats`): the steps all hosts have, aligned in time with
 //!    the host whose steps span least; the rows are the first host's.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use prost::DecodeError;
@@ -111,31 +112,191 @@ pub struct HostSteps {
     pub enqueue_self_ps: i128,
 }
 
-/// One event of the forest, with the stats grouping reads.
-#[derive(Debug, Default)]
-struct Node<'a> {
+/// One event, compactly: its time relative to its line's start, its name as
+/// an index into [`Events::names`], and which of the rarer stats it has
+/// (those live in [`Sparse`] columns). A trace may hold tens of millions.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    offset: i64,
+    /// The duration (clamped at 0); for a threadpool region, the offset of
+    /// its end (regions may end before they begin, as in XProf).
+    dur: i64,
+    /// Valid with [`flag::GROUP`].
+    group: i64,
+    line: u32,
+    name: u32,
+    flags: u16,
+}
+
+/// What a [`Node`] has.
+mod flag {
+    pub const GROUP: u16 = 1;
+    pub const ASYNC: u16 = 1 << 1;
+    pub const IPL_STAGE: u16 = 1 << 2;
+    pub const REGION: u16 = 1 << 3;
+    pub const PRODUCER: u16 = 1 << 4;
+    pub const CONSUMER: u16 = 1 << 5;
+    pub const PID: u16 = 1 << 6;
+    pub const STEP_ID: u16 = 1 << 7;
+    pub const ITER_NUM: u16 = 1 << 8;
+    pub const STEP_NUM: u16 = 1 << 9;
+    pub const GRAPH_TYPE: u16 = 1 << 10;
+    pub const CORRELATION_ID: u16 = 1 << 11;
+    pub const SHAPES: u16 = 1 << 12;
+    pub const DEVICE_SPAN: u16 = 1 << 13;
+}
+
+/// A stat few events have, by event index (pushed in index order).
+#[derive(Debug)]
+struct Sparse<T> {
+    index: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T: Copy> Sparse<T> {
+    fn new() -> Sparse<T> {
+        Sparse { index: Vec::new(), values: Vec::new() }
+    }
+
+    fn push(&mut self, event: usize, value: T) {
+        self.index.push(event as u32);
+        self.values.push(value);
+    }
+
+    fn get(&self, event: usize) -> Option<T> {
+        self.index.binary_search(&(event as u32)).ok().map(|k| self.values[k])
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (usize, T)> + '_ {
+        self.index.iter().zip(&self.values).map(|(&i, &v)| (i as usize, v))
+    }
+}
+
+/// One line of the trace.
+#[derive(Debug)]
+struct LineInfo {
     plane: usize,
-    line: usize,
-    line_id: i64,
-    name: &'a str,
-    begin: i128,
-    end: i128,
-    producer: Option<(i64, i64)>,
-    consumer: Option<(i64, i64)>,
-    pid: Option<i64>,
-    root_level: i64,
-    is_async: bool,
-    step_id: Option<i64>,
-    iter_num: Option<i64>,
-    step_num: Option<i64>,
-    graph_type: Option<&'a str>,
-    correlation_id: Option<i64>,
-    group: Option<i64>,
-    step_name: Option<String>,
-    ipl_stage: bool,
-    shapes: &'a str,
+    id: i64,
+    /// The line's start in picoseconds.
+    base: i128,
+    /// Its first event in [`Events::nodes`] (a line's events are contiguous).
+    first: usize,
+}
+
+/// Every event of every plane, in plane/line/event order, with the stats
+/// grouping and the step rules read.
+struct Events<'a> {
+    nodes: Vec<Node>,
+    lines: Vec<LineInfo>,
+    names: Vec<&'a str>,
+    /// Per plane: is it `/host:CPU`, its `process_id`.
+    host: Vec<bool>,
+    plane_pid: Vec<Option<i64>>,
+    producer: Sparse<(i64, i64)>,
+    consumer: Sparse<(i64, i64)>,
+    /// `_pid` where an event has one (else the plane's).
+    pid: Sparse<i64>,
+    step_id: Sparse<i64>,
+    iter_num: Sparse<i64>,
+    step_num: Sparse<i64>,
+    graph_type: Sparse<&'a str>,
+    correlation_id: Sparse<i64>,
+    shapes: Sparse<&'a str>,
     /// `device_offset_ps`, `device_duration_ps`.
-    device_span: Option<(i64, i64)>,
+    device_span: Sparse<(i64, i64)>,
+    /// Non-zero root levels (`_r`, and XProf's root mutators).
+    root_level: HashMap<u32, i64>,
+    step_name: HashMap<u32, Cow<'a, str>>,
+}
+
+impl<'a> Events<'a> {
+    fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn name(&self, i: usize) -> &'a str {
+        self.names[self.nodes[i].name as usize]
+    }
+
+    fn line(&self, i: usize) -> &LineInfo {
+        &self.lines[self.nodes[i].line as usize]
+    }
+
+    fn begin(&self, i: usize) -> i128 {
+        self.line(i).base + i128::from(self.nodes[i].offset)
+    }
+
+    fn end(&self, i: usize) -> i128 {
+        let n = &self.nodes[i];
+        if n.flags & flag::REGION != 0 {
+            self.line(i).base + i128::from(n.dur)
+        } else {
+            self.begin(i) + i128::from(n.dur)
+        }
+    }
+
+    fn has(&self, i: usize, f: u16) -> bool {
+        self.nodes[i].flags & f != 0
+    }
+
+    fn get<T: Copy>(&self, i: usize, f: u16, column: &Sparse<T>) -> Option<T> {
+        if self.has(i, f) { column.get(i) } else { None }
+    }
+
+    fn group(&self, i: usize) -> Option<i64> {
+        self.has(i, flag::GROUP).then(|| self.nodes[i].group)
+    }
+
+    fn set_group(&mut self, i: usize, group: i64) {
+        self.nodes[i].group = group;
+        self.nodes[i].flags |= flag::GROUP;
+    }
+
+    fn pid(&self, i: usize) -> Option<i64> {
+        self.get(i, flag::PID, &self.pid).or(self.plane_pid[self.line(i).plane])
+    }
+
+    fn consumer(&self, i: usize) -> Option<(i64, i64)> {
+        self.get(i, flag::CONSUMER, &self.consumer)
+    }
+
+    fn step_id(&self, i: usize) -> Option<i64> {
+        self.get(i, flag::STEP_ID, &self.step_id)
+    }
+
+    fn iter_num(&self, i: usize) -> Option<i64> {
+        self.get(i, flag::ITER_NUM, &self.iter_num)
+    }
+
+    fn step_num(&self, i: usize) -> Option<i64> {
+        self.get(i, flag::STEP_NUM, &self.step_num)
+    }
+
+    fn graph_type(&self, i: usize) -> Option<&'a str> {
+        self.get(i, flag::GRAPH_TYPE, &self.graph_type)
+    }
+
+    fn correlation_id(&self, i: usize) -> Option<i64> {
+        self.get(i, flag::CORRELATION_ID, &self.correlation_id)
+    }
+
+    fn root_level(&self, i: usize) -> i64 {
+        self.root_level.get(&(i as u32)).copied().unwrap_or(0)
+    }
+
+    fn is_host(&self, i: usize) -> bool {
+        self.host[self.line(i).plane]
+    }
+
+    /// The global indices of plane `p`'s lines, and each line's events.
+    fn plane_lines(&self, p: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        (0..self.lines.len()).filter(move |&l| self.lines[l].plane == p).map(move |l| self.line_range(l))
+    }
+
+    fn line_range(&self, l: usize) -> std::ops::Range<usize> {
+        let end = self.lines.get(l + 1).map_or(self.nodes.len(), |next| next.first);
+        self.lines[l].first..end
+    }
 }
 
 /// The forest's links, by event index (kept apart from the events: most
@@ -148,21 +309,25 @@ struct Graph {
 }
 
 impl Graph {
-    fn new(count: usize, edges: &[(u32, u32)]) -> Graph {
-        let index = |key: fn(&(u32, u32)) -> (u32, u32)| {
-            let mut sorted: Vec<(u32, u32)> = edges.iter().map(key).collect();
-            sorted.sort_unstable();
+    /// The edges (parent, child) in both directions, sorted; `edges` is
+    /// reused for both so the links are held once.
+    fn new(count: usize, mut edges: Vec<(u32, u32)>) -> Graph {
+        let index = |edges: &mut Vec<(u32, u32)>| {
+            edges.sort_unstable();
             let mut start = vec![0u32; count + 1];
-            for &(from, _) in &sorted {
+            for &(from, _) in edges.iter() {
                 start[from as usize + 1] += 1;
             }
             for i in 1..start.len() {
                 start[i] += start[i - 1];
             }
-            (start, sorted.into_iter().map(|(_, to)| to).collect::<Vec<u32>>())
+            (start, edges.iter().map(|&(_, to)| to).collect::<Vec<u32>>())
         };
-        let (child_start, children) = index(|&(p, c)| (p, c));
-        let (parent_start, parents) = index(|&(p, c)| (c, p));
+        let (child_start, children) = index(&mut edges);
+        for edge in edges.iter_mut() {
+            *edge = (edge.1, edge.0);
+        }
+        let (parent_start, parents) = index(&mut edges);
         Graph { child_start, children, parent_start, parents }
     }
 
@@ -193,6 +358,7 @@ impl StatIds {
 }
 
 /// Analyzes one host's trace. Errors only on a malformed file.
+/// Analyzes one host's trace. Errors only on a malformed file.
 pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode(p)).collect::<Result<_, _>>()?;
@@ -208,12 +374,12 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
     let grouped = planes.iter().any(|p| p.stat_names.values().any(|n| *n == "group_id"));
     let loop_ops = planes.iter().any(|p| p.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name)));
 
-    let mut nodes = collect(&planes)?;
+    let mut events = collect(&planes)?;
     if !grouped && !loop_ops && !tpu {
-        group(&planes, &mut nodes);
+        group(&mut events);
     }
     let host = planes.iter().position(|p| p.name == "/host:CPU");
-    let (dataset_self_ps, enqueue_self_ps) = host.map_or((0, 0), |h| input_op_self_times(&planes[h], &nodes, h));
+    let (dataset_self_ps, enqueue_self_ps) = host.map_or((0, 0), |h| input_op_self_times(&events, h));
 
     let has_device = !gpu.is_empty() || tpu;
     let mut steps: BTreeMap<i64, Details> = BTreeMap::new();
@@ -222,15 +388,16 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
         // of their own; rtfprof does not implement them.
     } else if has_device {
         for &plane in &gpu {
-            for (group, details) in device_step_events(&nodes, plane) {
+            for (group, details) in device_step_events(&events, plane) {
                 steps.entry(group).or_default().combine(details);
             }
         }
     } else if let Some(h) = host {
-        for (group, details) in host_step_events(&planes[h], &nodes, h) {
+        for (group, details) in host_step_events(&events, h) {
             steps.entry(group).or_default().combine(details);
         }
     }
+    drop(events);
     let mut steps: Vec<HostStep> = steps.into_iter().filter_map(|(group, details)| details.step_info(group, has_device)).collect();
     // XProf (2.24's input_pipeline_analyzer) drops the first and the last
     // step of a host that has more than 5: sampling may have cut them.
@@ -241,107 +408,183 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
     Ok(HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps })
 }
 
+/// The stats of one event, as [`collect`] reads them (a stat given twice
+/// keeps its last value, as XProf's lookups do).
+#[derive(Default)]
+struct EventStats<'a> {
+    pt: Option<i64>,
+    pi: Option<i64>,
+    ct: Option<i64>,
+    ci: Option<i64>,
+    pid: Option<i64>,
+    root_level: i64,
+    is_async: bool,
+    step_id: Option<i64>,
+    iter_num: Option<i64>,
+    step_num: Option<i64>,
+    graph_type: Option<&'a str>,
+    correlation_id: Option<i64>,
+    group: Option<i64>,
+    step_name: Option<&'a str>,
+    ipl_stage: bool,
+    shapes: Option<&'a str>,
+    offset: Option<i64>,
+    duration: Option<i64>,
+}
+
 /// Every event of every plane, with its stats, in plane/line/event order.
-fn collect<'a>(planes: &[Plane<'a>]) -> Result<Vec<Node<'a>>, DecodeError> {
-    let mut nodes = Vec::with_capacity(planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum());
+fn collect<'a>(planes: &[Plane<'a>]) -> Result<Events<'a>, DecodeError> {
+    let mut ev = Events {
+        nodes: Vec::with_capacity(planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum()),
+        lines: Vec::new(),
+        names: vec!["", "ThreadpoolListener::Region"],
+        host: Vec::new(),
+        plane_pid: Vec::new(),
+        producer: Sparse::new(),
+        consumer: Sparse::new(),
+        pid: Sparse::new(),
+        step_id: Sparse::new(),
+        iter_num: Sparse::new(),
+        step_num: Sparse::new(),
+        graph_type: Sparse::new(),
+        correlation_id: Sparse::new(),
+        shapes: Sparse::new(),
+        device_span: Sparse::new(),
+        root_level: HashMap::new(),
+        step_name: HashMap::new(),
+    };
     for (p, plane) in planes.iter().enumerate() {
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
-        for (l, line) in plane.lines.iter().enumerate() {
-            let base = i128::from(line.timestamp_ns) * 1000;
+        ev.host.push(plane.name == "/host:CPU");
+        ev.plane_pid.push(plane_pid);
+        let mut name_index: HashMap<i64, u32> = HashMap::with_capacity(plane.event_metadata.len());
+        for (id, meta) in &plane.event_metadata {
+            name_index.insert(*id, ev.names.len() as u32);
+            ev.names.push(meta.name);
+        }
+        for line in &plane.lines {
+            let l = ev.lines.len();
+            ev.lines.push(LineInfo { plane: p, id: line.id, base: i128::from(line.timestamp_ns) * 1000, first: ev.nodes.len() });
             for event in line.events() {
                 let event = event?;
-                let begin = base + i128::from(event.offset_ps);
-                let mut node = Node {
-                    plane: p,
-                    line: l,
-                    line_id: line.id,
-                    name: plane.event_name(event.metadata_id),
-                    begin,
-                    end: begin + i128::from(event.duration_ps.max(0)),
-                    pid: plane_pid,
-                    ..Default::default()
-                };
-                let (mut pt, mut pi, mut ct, mut ci, mut offset, mut duration) = (None, None, None, None, None, None);
-                for stat in event.stats() {
-                    let Some(&name) = ids.names.get(&stat.metadata_id) else { continue };
+                let name = name_index.get(&event.metadata_id).copied().unwrap_or(0);
+                let mut s = EventStats::default();
+                event.for_each_stat(|stat| {
+                    let Some(&stat_name) = ids.names.get(&stat.metadata_id) else { return };
                     let int = stat.value.as_i64();
-                    match name {
-                        "_pt" => pt = int,
-                        "_p" => pi = stat.value.as_id(),
-                        "_ct" => ct = int,
-                        "_c" => ci = stat.value.as_id(),
-                        "_pid" => node.pid = int.or(node.pid),
-                        "_r" => node.root_level = int.unwrap_or(0),
-                        "_a" => node.is_async = int.unwrap_or(0) != 0,
-                        "id" => node.step_id = int,
-                        "iter_num" => node.iter_num = int,
-                        "step_num" => node.step_num = int,
-                        "graph_type" => node.graph_type = stat.value.as_str(plane),
-                        "correlation_id" => node.correlation_id = stat.value.as_id(),
-                        "group_id" => node.group = int,
-                        "step_name" => node.step_name = stat.value.as_str(plane).map(str::to_owned),
-                        "_ipl_stage_name" => node.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
-                        "shape" => node.shapes = stat.value.as_str(plane).unwrap_or(""),
-                        "device_offset_ps" => offset = stat.value.as_id(),
-                        "device_duration_ps" => duration = stat.value.as_id(),
+                    match stat_name {
+                        "_pt" => s.pt = int,
+                        "_p" => s.pi = stat.value.as_id(),
+                        "_ct" => s.ct = int,
+                        "_c" => s.ci = stat.value.as_id(),
+                        "_pid" => s.pid = int.or(s.pid),
+                        "_r" => s.root_level = int.unwrap_or(0),
+                        "_a" => s.is_async = int.unwrap_or(0) != 0,
+                        "id" => s.step_id = int,
+                        "iter_num" => s.iter_num = int,
+                        "step_num" => s.step_num = int,
+                        "graph_type" => s.graph_type = stat.value.as_str(plane),
+                        "correlation_id" => s.correlation_id = stat.value.as_id(),
+                        "group_id" => s.group = int,
+                        "step_name" => s.step_name = stat.value.as_str(plane),
+                        "_ipl_stage_name" => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
+                        "shape" => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
+                        "device_offset_ps" => s.offset = stat.value.as_id(),
+                        "device_duration_ps" => s.duration = stat.value.as_id(),
                         _ => {}
                     }
-                }
+                });
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
-                match node.name {
-                    "ProcessBatch" => node.root_level = 2,
-                    "BatchingSessionRun" => node.root_level = 1,
+                match ev.names[name as usize] {
+                    "ProcessBatch" => s.root_level = 2,
+                    "BatchingSessionRun" => s.root_level = 1,
                     _ => {}
                 }
-                node.producer = pt.zip(pi);
-                node.consumer = ct.zip(ci);
-                if let (Some(offset), Some(duration)) = (offset, duration) {
-                    node.device_span = Some((offset, duration));
+                let i = ev.nodes.len();
+                let mut node = Node { offset: event.offset_ps, dur: event.duration_ps.max(0), group: 0, line: l as u32, name, flags: 0 };
+                let mut put = |f: u16, has: bool| {
+                    if has {
+                        node.flags |= f;
+                    }
+                };
+                put(flag::ASYNC, s.is_async);
+                put(flag::IPL_STAGE, s.ipl_stage);
+                if let Some(g) = s.group {
+                    node.group = g;
+                    put(flag::GROUP, true);
                 }
-                nodes.push(node);
+                macro_rules! column {
+                    ($f:expr, $column:ident, $value:expr) => {
+                        if let Some(v) = $value {
+                            ev.$column.push(i, v);
+                            node.flags |= $f;
+                        }
+                    };
+                }
+                column!(flag::PRODUCER, producer, s.pt.zip(s.pi));
+                column!(flag::CONSUMER, consumer, s.ct.zip(s.ci));
+                column!(flag::PID, pid, s.pid);
+                column!(flag::STEP_ID, step_id, s.step_id);
+                column!(flag::ITER_NUM, iter_num, s.iter_num);
+                column!(flag::STEP_NUM, step_num, s.step_num);
+                column!(flag::GRAPH_TYPE, graph_type, s.graph_type);
+                column!(flag::CORRELATION_ID, correlation_id, s.correlation_id);
+                column!(flag::SHAPES, shapes, s.shapes.filter(|s| !s.is_empty()));
+                column!(flag::DEVICE_SPAN, device_span, s.offset.zip(s.duration));
+                if s.root_level != 0 {
+                    ev.root_level.insert(i as u32, s.root_level);
+                }
+                if let Some(step_name) = s.step_name {
+                    ev.step_name.insert(i as u32, Cow::Borrowed(step_name));
+                }
+                ev.nodes.push(node);
             }
-            add_threadpool_regions(&mut nodes, p, l, line.id);
+            add_threadpool_regions(&mut ev, l);
         }
     }
-    Ok(nodes)
+    Ok(ev)
 }
 
 /// `ContextType::kThreadpoolEvent` (xla/tsl/profiler/lib/context_types.h).
 const THREADPOOL_EVENT: i64 = 15;
+/// The name index of `ThreadpoolListener::Region` in [`Events::names`].
+const REGION_NAME: u32 = 1;
 
 /// XProf's `ThreadpoolLineMutator` (preprocess_xplane.h): on a line with
 /// `ThreadpoolListener::StartRegion`/`StopRegion` markers, a
 /// `ThreadpoolListener::Region` event from the last start (that has a
 /// consumer id) to each stop, consuming the start's context. The regions go
 /// after the line's events, as XProf appends them.
-fn add_threadpool_regions(nodes: &mut Vec<Node<'_>>, p: usize, l: usize, line_id: i64) {
-    let first = nodes.iter().rposition(|n| n.plane != p || n.line != l).map_or(0, |i| i + 1);
-    let mut start: Option<(i128, i64)> = None;
+fn add_threadpool_regions(ev: &mut Events<'_>, l: usize) {
+    let first = ev.lines[l].first;
+    // (start offset, consumer id, stop offset, stop's own `_pid`)
+    let mut start: Option<(i64, i64)> = None;
     let mut regions = Vec::new();
-    for n in &nodes[first..] {
-        if n.name == "ThreadpoolListener::StartRegion" {
-            if let Some((_, c)) = n.consumer {
-                start = Some((n.begin, c));
+    for i in first..ev.len() {
+        match ev.name(i) {
+            "ThreadpoolListener::StartRegion" => {
+                if let Some((_, c)) = ev.consumer(i) {
+                    start = Some((ev.nodes[i].offset, c));
+                }
             }
-        } else if n.name == "ThreadpoolListener::StopRegion" {
-            if let Some((b, c)) = start {
-                regions.push((b, c, n.begin, n.pid));
+            "ThreadpoolListener::StopRegion" => {
+                if let Some((b, c)) = start {
+                    regions.push((b, c, ev.nodes[i].offset, ev.get(i, flag::PID, &ev.pid)));
+                }
             }
+            _ => {}
         }
     }
     for (b, c, e, pid) in regions {
-        nodes.push(Node {
-            plane: p,
-            line: l,
-            line_id,
-            name: "ThreadpoolListener::Region",
-            begin: b,
-            end: e,
-            consumer: Some((THREADPOOL_EVENT, c)),
-            pid,
-            ..Default::default()
-        });
+        let i = ev.len();
+        let mut flags = flag::REGION | flag::CONSUMER;
+        ev.consumer.push(i, (THREADPOOL_EVENT, c));
+        if let Some(pid) = pid {
+            ev.pid.push(i, pid);
+            flags |= flag::PID;
+        }
+        ev.nodes.push(Node { offset: b, dur: e, group: 0, line: l as u32, name: REGION_NAME, flags });
     }
 }
 
@@ -351,86 +594,82 @@ fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
 
 /// XProf's `GroupTfEvents` on a trace with no groups yet: sets `group` (and
 /// the roots' `step_name`).
-fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
-    // Nesting on each line (async events are left out), and context groups.
-    let mut contexts: HashMap<(i64, i64, Option<i64>), (Vec<usize>, Vec<usize>)> = HashMap::new();
+fn group(ev: &mut Events<'_>) {
+    // Nesting on each line (async events are left out).
     let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut stack: Vec<usize> = Vec::new();
-    let mut current = (usize::MAX, usize::MAX);
-    for i in 0..nodes.len() {
-        if (nodes[i].plane, nodes[i].line) != current {
-            current = (nodes[i].plane, nodes[i].line);
-            stack.clear();
+    for l in 0..ev.lines.len() {
+        stack.clear();
+        for i in ev.line_range(l) {
+            if ev.has(i, flag::ASYNC) {
+                continue;
+            }
+            let (begin, end) = (ev.begin(i), ev.end(i));
+            while let Some(&top) = stack.last() {
+                if ev.begin(top) <= begin && end <= ev.end(top) {
+                    add_child(&mut edges, top, i);
+                    break;
+                }
+                stack.pop();
+            }
+            stack.push(i);
         }
-        if let Some((t, id)) = nodes[i].producer {
-            contexts.entry((t, id, nodes[i].pid)).or_default().0.push(i);
-        }
-        if let Some((t, id)) = nodes[i].consumer {
-            contexts.entry((t, id, nodes[i].pid)).or_default().1.push(i);
-        }
-        if nodes[i].is_async {
+    }
+    // Context groups: producers and consumers of each (type, id, pid).
+    // (type, id, pid, is a consumer, event)
+    let mut contexts: Vec<(i64, i64, Option<i64>, bool, u32)> = ev.producer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), false, i as u32)).collect();
+    contexts.extend(ev.consumer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), true, i as u32)));
+    contexts.sort_unstable();
+    for run in contexts.chunk_by(|a, b| (a.0, a.1, a.2) == (b.0, b.1, b.2)) {
+        let split = run.partition_point(|c| !c.3);
+        let (producers, consumers) = run.split_at(split);
+        if producers.len() >= 64 && consumers.len() >= 64 {
             continue;
         }
-        while let Some(&top) = stack.last() {
-            if nodes[top].begin <= nodes[i].begin && nodes[i].end <= nodes[top].end {
-                add_child(&mut edges, top, i);
-                break;
+        for p in producers {
+            for c in consumers {
+                edges.push((p.4, c.4));
             }
-            stack.pop();
         }
-        stack.push(i);
     }
+    drop(contexts);
     // Executor → IteratorGetNext by (id, iter_num); kernel launch → kernel.
     let mut executors: HashMap<(i64, i64), usize> = HashMap::new();
     let mut launches: HashMap<i64, usize> = HashMap::new();
-    let host = |n: &Node<'_>| planes[n.plane].name == "/host:CPU";
-    for (i, n) in nodes.iter().enumerate() {
-        if n.name == "ExecutorState::Process" {
-            if let (Some(s), Some(it)) = (n.step_id, n.iter_num) {
+    for i in 0..ev.len() {
+        let name = ev.name(i);
+        if name == "ExecutorState::Process" {
+            if let (Some(s), Some(it)) = (ev.step_id(i), ev.iter_num(i)) {
                 executors.insert((s, it), i);
             }
-        } else if host(n) && known_type(n.name).is_none() {
-            if let Some(c) = n.correlation_id {
+        } else if ev.is_host(i) && known_type(name).is_none() {
+            if let Some(c) = ev.correlation_id(i) {
                 launches.insert(c, i);
             }
         }
     }
-    let mut links = Vec::new();
-    for (i, n) in nodes.iter().enumerate() {
-        if n.name == "IteratorGetNextOp::DoCompute" || n.name == "IteratorGetNextAsOptionalOp::DoCompute" {
-            if let Some(&p) = n.step_id.zip(n.iter_num).and_then(|k| executors.get(&k)) {
-                links.push((p, i));
+    for i in 0..ev.len() {
+        let name = ev.name(i);
+        if name == "IteratorGetNextOp::DoCompute" || name == "IteratorGetNextAsOptionalOp::DoCompute" {
+            if let Some(&p) = ev.step_id(i).zip(ev.iter_num(i)).and_then(|k| executors.get(&k)) {
+                add_child(&mut edges, p, i);
             }
-        } else if !host(n) && known_type(n.name).is_none() {
-            if let Some(&p) = n.correlation_id.and_then(|c| launches.get(&c)) {
-                links.push((p, i));
-            }
-        }
-    }
-    let mut groups: Vec<_> = contexts.into_values().collect();
-    groups.sort();
-    for (producers, consumers) in groups {
-        if producers.len() >= 64 && consumers.len() >= 64 {
-            continue;
-        }
-        for &p in &producers {
-            for &c in &consumers {
-                links.push((p, c));
+        } else if !ev.is_host(i) && known_type(name).is_none() {
+            if let Some(&p) = ev.correlation_id(i).and_then(|c| launches.get(&c)) {
+                add_child(&mut edges, p, i);
             }
         }
     }
-    for (p, c) in links {
-        add_child(&mut edges, p, c);
-    }
+    drop((executors, launches));
 
     // tf.data's own steps, and TF loops.
-    let tf_data: HashSet<i64> = nodes.iter().filter(|n| TF_DATA_FUNCTIONS.contains(&n.name)).filter_map(|n| n.step_id).collect();
+    let tf_data: HashSet<i64> = ev.step_id.iter().filter(|&(i, _)| TF_DATA_FUNCTIONS.contains(&ev.name(i))).map(|(_, s)| s).collect();
     let mut loops: HashMap<i64, BTreeMap<i64, Vec<usize>>> = HashMap::new();
-    for (i, n) in nodes.iter().enumerate() {
-        if n.name != "ExecutorState::Process" {
+    for (i, step) in ev.step_id.iter() {
+        if ev.name(i) != "ExecutorState::Process" {
             continue;
         }
-        let (Some(step), Some(iter)) = (n.step_id, n.iter_num) else { continue };
+        let Some(iter) = ev.iter_num(i) else { continue };
         if tf_data.contains(&step) {
             continue;
         }
@@ -442,13 +681,13 @@ fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
             continue;
         }
         for events in tf_loop.into_values() {
-            let first = events.iter().copied().fold(events[0], |a, b| if nodes[b].begin < nodes[a].begin { b } else { a });
+            let first = events.iter().copied().fold(events[0], |a, b| if ev.begin(b) < ev.begin(a) { b } else { a });
             iterations.push((first, events));
         }
     }
     let mut next_group = 0;
     if !iterations.is_empty() {
-        iterations.sort_by_key(|(first, _)| (nodes[*first].begin, *first));
+        iterations.sort_by_key(|(first, _)| (ev.begin(*first), *first));
         for (first, events) in &iterations {
             for &e in events {
                 if e != *first {
@@ -456,27 +695,27 @@ fn group(planes: &[Plane<'_>], nodes: &mut [Node<'_>]) {
                 }
             }
         }
-        let graph = Graph::new(nodes.len(), &edges);
+        let graph = Graph::new(ev.len(), edges);
         for (first, _) in iterations {
-            process_root(nodes, &graph, next_group, first);
+            process_root(ev, &graph, next_group, first);
             next_group += 1;
         }
         return;
     }
-    let mut roots: Vec<usize> = (0..nodes.len())
-        .filter(|&i| nodes[i].root_level > 0 || (nodes[i].name == "TraceContext"))
-        .filter(|&i| nodes[i].step_id.is_none_or(|s| !tf_data.contains(&s)))
+    let mut roots: Vec<usize> = (0..ev.len())
+        .filter(|&i| ev.root_level(i) > 0 || ev.name(i) == "TraceContext")
+        .filter(|&i| ev.step_id(i).is_none_or(|s| !tf_data.contains(&s)))
         .collect();
     for &r in &roots {
-        if nodes[r].root_level <= 0 {
-            nodes[r].root_level = 1;
+        if ev.root_level(r) <= 0 {
+            ev.root_level.insert(r as u32, 1);
         }
     }
-    roots.sort_by_key(|&r| (std::cmp::Reverse(nodes[r].root_level), nodes[r].begin, r));
-    let graph = Graph::new(nodes.len(), &edges);
+    roots.sort_by_key(|&r| (std::cmp::Reverse(ev.root_level(r)), ev.begin(r), r));
+    let graph = Graph::new(ev.len(), edges);
     for root in roots {
-        if root_needs_grouping(nodes, &graph, root) {
-            process_root(nodes, &graph, next_group, root);
+        if root_needs_grouping(ev, &graph, root) {
+            process_root(ev, &graph, next_group, root);
             next_group += 1;
         }
     }
@@ -501,11 +740,11 @@ fn known_type(name: &str) -> Option<()> {
 }
 
 /// Not grouped yet, and no ancestor is a root of the same level.
-fn root_needs_grouping(nodes: &[Node<'_>], graph: &Graph, root: usize) -> bool {
-    if nodes[root].group.is_some() {
+fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
+    if ev.group(root).is_some() {
         return false;
     }
-    let level = nodes[root].root_level;
+    let level = ev.root_level(root);
     let mut seen: HashSet<usize> = HashSet::from([root]);
     let mut queue: VecDeque<usize> = VecDeque::new();
     for p in graph.parents(root) {
@@ -514,7 +753,8 @@ fn root_needs_grouping(nodes: &[Node<'_>], graph: &Graph, root: usize) -> bool {
         }
     }
     while let Some(n) = queue.pop_front() {
-        if nodes[n].root_level > 0 && nodes[n].root_level == level {
+        let l = ev.root_level(n);
+        if l > 0 && l == level {
             return false;
         }
         for p in graph.parents(n) {
@@ -527,11 +767,11 @@ fn root_needs_grouping(nodes: &[Node<'_>], graph: &Graph, root: usize) -> bool {
 }
 
 /// The first value a stat has on the event or, breadth first, its ancestors.
-fn context_stat(nodes: &[Node<'_>], graph: &Graph, start: usize, get: impl Fn(&Node<'_>) -> Option<i64>) -> Option<i64> {
+fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl Fn(&Events<'a>, usize) -> Option<T>) -> Option<T> {
     let mut seen: HashSet<usize> = HashSet::from([start]);
     let mut queue = VecDeque::from([start]);
     while let Some(n) = queue.pop_front() {
-        if let Some(v) = get(&nodes[n]) {
+        if let Some(v) = get(ev, n) {
             return Some(v);
         }
         for p in graph.parents(n) {
@@ -543,14 +783,14 @@ fn context_stat(nodes: &[Node<'_>], graph: &Graph, start: usize, get: impl Fn(&N
     None
 }
 
-fn process_root(nodes: &mut [Node<'_>], graph: &Graph, group: i64, root: usize) {
+fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize) {
     let mut seen: HashSet<usize> = HashSet::from([root]);
     let mut queue = VecDeque::from([root]);
     while let Some(n) = queue.pop_front() {
-        if nodes[n].group.is_some() {
+        if ev.group(n).is_some() {
             continue;
         }
-        nodes[n].group = Some(group);
+        ev.set_group(n, group);
         for c in graph.children(n) {
             if seen.insert(c) {
                 queue.push_back(c);
@@ -558,35 +798,20 @@ fn process_root(nodes: &mut [Node<'_>], graph: &Graph, group: i64, root: usize) 
         }
     }
     // The group's name: `graph_type` or the root's name, then the step number.
-    let implicit = IMPLICIT_ROOTS.contains(&nodes[root].name);
+    let root_name = ev.name(root);
+    let implicit = IMPLICIT_ROOTS.contains(&root_name);
     let mut name = String::new();
-    let mut graph_type = None;
-    {
-        let mut seen: HashSet<usize> = HashSet::from([root]);
-        let mut queue = VecDeque::from([root]);
-        while let Some(n) = queue.pop_front() {
-            if let Some(g) = nodes[n].graph_type {
-                graph_type = Some(g.to_owned());
-                break;
-            }
-            for p in graph.parents(n) {
-                if seen.insert(p) {
-                    queue.push_back(p);
-                }
-            }
-        }
-    }
-    if let Some(g) = graph_type {
-        name.push_str(&g);
+    if let Some(g) = context_stat(ev, graph, root, |ev, n| ev.graph_type(n)) {
+        name.push_str(g);
         name.push(' ');
     } else if !implicit {
-        name.push_str(nodes[root].name);
+        name.push_str(root_name);
         name.push(' ');
     }
-    let number = context_stat(nodes, graph, root, |n| n.iter_num).or_else(|| context_stat(nodes, graph, root, |n| n.step_num)).unwrap_or(group);
+    let number = context_stat(ev, graph, root, |ev, n| ev.iter_num(n)).or_else(|| context_stat(ev, graph, root, |ev, n| ev.step_num(n))).unwrap_or(group);
     name.push_str(&number.to_string());
     if !implicit {
-        nodes[root].step_name = Some(name);
+        ev.step_name.insert(root as u32, Cow::Owned(name));
     }
 }
 
@@ -675,41 +900,67 @@ fn is_memcpy(name: &str, direction: &str) -> bool {
 
 /// XProf's `ConvertHostThreadsXLineToStepEvents` for every line of the host
 /// plane (no devices).
-fn host_step_events(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> BTreeMap<i64, Details> {
-    let producers: HashSet<(i64, i64)> = nodes.iter().filter(|n| n.plane == p).filter_map(|n| n.producer).collect();
+/// How XProf's host step rules see an event name (worked out once a name).
+#[derive(Clone, Copy)]
+enum HostKind {
+    Marker,
+    Event(u8),
+    Ignored,
+}
+
+fn host_kind(name: &str) -> HostKind {
+    if is_explicit_marker(name) {
+        HostKind::Marker
+    } else if is_real_cpu_compute(name) {
+        HostKind::Event(if name.starts_with("InfeedEnqueue") || is_memcpy(name, "MemcpyHToD") || infeed(name) {
+            et::HOST_TO_DEVICE
+        } else if is_memcpy(name, "MemcpyHToH") {
+            et::HOST_TO_HOST
+        } else if name.get(..15).is_some_and(|h| h.eq_ignore_ascii_case("iteratorgetnext")) {
+            et::HOST_WAIT_INPUT
+        } else {
+            et::HOST_COMPUTE
+        })
+    } else {
+        HostKind::Ignored
+    }
+}
+
+/// XProf's `ConvertHostThreadsXLineToStepEvents` for every line of the host
+/// plane (no devices).
+fn host_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
+    let on_plane = |i: usize| ev.line(i).plane == p;
+    let producers: HashSet<(i64, i64)> = ev.producer.iter().filter(|&(i, _)| on_plane(i)).map(|(_, v)| v).collect();
+    let kinds: Vec<HostKind> = ev.names.iter().map(|n| host_kind(n)).collect();
     let mut all: BTreeMap<i64, Details> = BTreeMap::new();
-    for l in 0..plane.lines.len() {
-        let line_nodes = line_nodes(nodes, p, l);
+    for range in ev.plane_lines(p) {
         let mut line_steps: BTreeMap<i64, Details> = BTreeMap::new();
         // (begin, end, is a stage, below a stage)
         let mut stack: Vec<(i128, i128, bool, bool)> = Vec::new();
-        for n in line_nodes {
-            let mut below = n.consumer.is_some_and(|c| producers.contains(&c));
+        for i in range {
+            let (begin, end) = (ev.begin(i), ev.end(i));
+            let ipl_stage = ev.has(i, flag::IPL_STAGE);
+            let mut below = ev.consumer(i).is_some_and(|c| producers.contains(&c));
             while let Some(top) = stack.last() {
-                if top.0 <= n.begin && n.end <= top.1 {
+                if top.0 <= begin && end <= top.1 {
                     below = below || top.3 || top.2;
                     break;
                 }
                 stack.pop();
             }
-            stack.push((n.begin, n.end, n.ipl_stage, below));
-            let root_stage = n.ipl_stage && !below;
-            let Some(group) = n.group.filter(|g| *g >= 0) else { continue };
+            stack.push((begin, end, ipl_stage, below));
+            let root_stage = ipl_stage && !below;
+            let Some(group) = ev.group(i).filter(|g| *g >= 0) else { continue };
             let details = line_steps.entry(group).or_default();
-            let step_name = n.step_name.as_deref().unwrap_or("");
-            if is_explicit_marker(n.name) || !step_name.is_empty() {
-                details.markers.push((false, n.begin, n.end));
-            } else if is_real_cpu_compute(n.name) {
-                let t = if n.name.starts_with("InfeedEnqueue") || is_memcpy(n.name, "MemcpyHToD") || infeed(n.name) {
-                    et::HOST_TO_DEVICE
-                } else if is_memcpy(n.name, "MemcpyHToH") {
-                    et::HOST_TO_HOST
-                } else if n.name.to_ascii_lowercase().starts_with("iteratorgetnext") || root_stage {
-                    et::HOST_WAIT_INPUT
-                } else {
-                    et::HOST_COMPUTE
-                };
-                details.events.push((t, n.begin, n.end));
+            let step_name = ev.step_name.get(&(i as u32)).map_or("", |s| s.as_ref());
+            match kinds[ev.nodes[i].name as usize] {
+                HostKind::Marker => details.markers.push((false, begin, end)),
+                _ if !step_name.is_empty() => details.markers.push((false, begin, end)),
+                HostKind::Event(t) => {
+                    let t = if t == et::HOST_COMPUTE && root_stage { et::HOST_WAIT_INPUT } else { t };
+                    details.events.push((t, begin, end));
+                }
+                HostKind::Ignored => {}
             }
             if !step_name.is_empty() {
                 details.name = step_name.to_owned();
@@ -720,14 +971,6 @@ fn host_step_events(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> BTreeMap
         }
     }
     all
-}
-
-/// The events of one line: [`collect`] keeps them together, in plane and
-/// line order.
-fn line_nodes<'n, 'a>(nodes: &'n [Node<'a>], p: usize, l: usize) -> &'n [Node<'a>] {
-    let start = nodes.partition_point(|n| (n.plane, n.line) < (p, l));
-    let end = nodes.partition_point(|n| (n.plane, n.line) <= (p, l));
-    &nodes[start..end]
 }
 
 /// An infeed-enqueue TF op (`…:InfeedEnqueue…`).
@@ -750,19 +993,25 @@ fn is_real_cpu_compute(name: &str) -> bool {
 /// XProf's `ConvertDeviceTraceXPlaneToStepEvents` for one GPU plane: its
 /// `Steps` line gives the markers, its other (not derived) lines the events,
 /// and only the groups with both are kept.
-fn device_step_events(nodes: &[Node<'_>], p: usize) -> BTreeMap<i64, Details> {
+fn device_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
     let mut events: BTreeMap<i64, Details> = BTreeMap::new();
-    for n in nodes.iter().filter(|n| n.plane == p) {
-        if n.line_id == STEP_INFO_LINE {
-            if let Some(group) = n.group {
-                let (b, e) = n.device_span.map_or((n.begin, n.end), |(o, d)| (i128::from(o), i128::from(o) + i128::from(d)));
-                markers.entry(group).or_default().markers.push((true, b, e));
+    for range in ev.plane_lines(p) {
+        for i in range {
+            let line_id = ev.line(i).id;
+            if line_id == STEP_INFO_LINE {
+                if let Some(group) = ev.group(i) {
+                    let (b, e) = ev
+                        .get(i, flag::DEVICE_SPAN, &ev.device_span)
+                        .map_or((ev.begin(i), ev.end(i)), |(o, d)| (i128::from(o), i128::from(o) + i128::from(d)));
+                    markers.entry(group).or_default().markers.push((true, b, e));
+                }
+            } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
+                continue;
+            } else if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
+                let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
+                events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), ev.begin(i), ev.end(i)));
             }
-        } else if (DERIVED_MIN..=DERIVED_MAX).contains(&n.line_id) {
-            continue;
-        } else if let (Some(_), Some(group)) = (n.correlation_id, n.group.filter(|g| *g >= 0)) {
-            events.entry(group).or_default().events.push((gpu_event_type(n.name, n.shapes), n.begin, n.end));
         }
     }
     if events.is_empty() {
@@ -795,10 +1044,21 @@ fn gpu_event_type(name: &str, shapes: &str) -> u8 {
 
 /// Self times of tf.data and enqueue ops on the host (op events nested in
 /// op events on the same line are subtracted, as in XProf's host op table).
-fn input_op_self_times(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> (i128, i128) {
+fn input_op_self_times(ev: &Events<'_>, p: usize) -> (i128, i128) {
+    // Per name: not an op (0), dataset (1), enqueue (2), other op (3).
+    let kinds: Vec<u8> = ev
+        .names
+        .iter()
+        .map(|n| match parse_op(n) {
+            None => 0,
+            Some(op) if op.op_type == DATASET_TYPE => 1,
+            Some(op) if op.op_type == "MemcpyHToD" || op.op_type.starts_with("InfeedEnqueue") => 2,
+            Some(_) => 3,
+        })
+        .collect();
     let (mut dataset, mut enqueue) = (0, 0);
-    for l in 0..plane.lines.len() {
-        // (end, type is dataset/enqueue/other, duration, children's time)
+    for range in ev.plane_lines(p) {
+        // (begin, end, type is dataset/enqueue/other, children's time)
         let mut stack: Vec<(i128, i128, u8, i128)> = Vec::new();
         let finish = |entry: (i128, i128, u8, i128), dataset: &mut i128, enqueue: &mut i128| {
             let own = entry.1 - entry.0 - entry.3;
@@ -808,17 +1068,14 @@ fn input_op_self_times(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> (i128
                 _ => {}
             }
         };
-        for n in line_nodes(nodes, p, l) {
-            let Some(op) = parse_op(n.name) else { continue };
-            let kind = if op.op_type == DATASET_TYPE {
-                1
-            } else if op.op_type == "MemcpyHToD" || op.op_type.starts_with("InfeedEnqueue") {
-                2
-            } else {
-                3
-            };
+        for i in range {
+            let kind = kinds[ev.nodes[i].name as usize];
+            if kind == 0 {
+                continue;
+            }
+            let (begin, end) = (ev.begin(i), ev.end(i));
             while let Some(&top) = stack.last() {
-                if n.begin < top.1 {
+                if begin < top.1 {
                     break;
                 }
                 stack.pop();
@@ -827,7 +1084,7 @@ fn input_op_self_times(plane: &Plane<'_>, nodes: &[Node<'_>], p: usize) -> (i128
                     parent.3 += top.1 - top.0;
                 }
             }
-            stack.push((n.begin, n.end, kind, 0));
+            stack.push((begin, end, kind, 0));
         }
         while let Some(top) = stack.pop() {
             finish(top, &mut dataset, &mut enqueue);
