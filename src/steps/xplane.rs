@@ -397,8 +397,8 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
             steps.entry(group).or_default().combine(details);
         }
     }
+    let mut steps: Vec<HostStep> = steps.into_iter().filter_map(|(group, details)| details.step_info(&events, group, has_device)).collect();
     drop(events);
-    let mut steps: Vec<HostStep> = steps.into_iter().filter_map(|(group, details)| details.step_info(group, has_device)).collect();
     // XProf (2.24's input_pipeline_analyzer) drops the first and the last
     // step of a host that has more than 5: sampling may have cut them.
     if steps.len() > DROP_INCOMPLETE_STEPS_ABOVE {
@@ -434,8 +434,21 @@ struct EventStats<'a> {
 
 /// Every event of every plane, with its stats, in plane/line/event order.
 fn collect<'a>(planes: &[Plane<'a>]) -> Result<Events<'a>, DecodeError> {
+    // Room for every event and every threadpool region (one at most per
+    // `StopRegion`) up front: growing a vector of tens of millions of
+    // events would copy it and hold both copies at once.
+    let regions: usize = planes
+        .iter()
+        .map(|plane| {
+            let stops: Vec<i64> = plane.event_metadata.iter().filter(|(_, m)| m.name == "ThreadpoolListener::StopRegion").map(|(id, _)| *id).collect();
+            if stops.is_empty() {
+                return 0;
+            }
+            plane.lines.iter().map(|line| line.event_metadata_ids().filter(|id| stops.contains(id)).count()).sum()
+        })
+        .sum();
     let mut ev = Events {
-        nodes: Vec::with_capacity(planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum()),
+        nodes: Vec::with_capacity(planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum::<usize>() + regions),
         lines: Vec::new(),
         names: vec!["", "ThreadpoolListener::Region"],
         host: Vec::new(),
@@ -595,8 +608,59 @@ fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
 /// XProf's `GroupTfEvents` on a trace with no groups yet: sets `group` (and
 /// the roots' `step_name`).
 fn group(ev: &mut Events<'_>) {
+    // Context groups: producers and consumers of each (type, id, pid);
+    // large groups on both sides are not linked.
+    // (type, id, pid, is a consumer, event)
+    let mut contexts: Vec<(i64, i64, Option<i64>, bool, u32)> = ev.producer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), false, i as u32)).collect();
+    contexts.extend(ev.consumer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), true, i as u32)));
+    contexts.sort_unstable();
+    let context_groups = || {
+        contexts.chunk_by(|a, b| (a.0, a.1, a.2) == (b.0, b.1, b.2)).map(|run| run.split_at(run.partition_point(|c| !c.3))).filter(|(p, c)| p.len() < 64 || c.len() < 64)
+    };
+    let pairs: usize = context_groups().map(|(p, c)| p.len() * c.len()).sum();
+    // Executor → IteratorGetNext by (id, iter_num); kernel launch → kernel.
+    let mut executors: HashMap<(i64, i64), usize> = HashMap::new();
+    let mut launches: HashMap<i64, usize> = HashMap::new();
+    for i in 0..ev.len() {
+        let name = ev.name(i);
+        if name == "ExecutorState::Process" {
+            if let (Some(s), Some(it)) = (ev.step_id(i), ev.iter_num(i)) {
+                executors.insert((s, it), i);
+            }
+        } else if ev.is_host(i) && known_type(name).is_none() {
+            if let Some(c) = ev.correlation_id(i) {
+                launches.insert(c, i);
+            }
+        }
+    }
+    let mut links: Vec<(u32, u32)> = Vec::new();
+    for i in 0..ev.len() {
+        let name = ev.name(i);
+        if name == "IteratorGetNextOp::DoCompute" || name == "IteratorGetNextAsOptionalOp::DoCompute" {
+            if let Some(&p) = ev.step_id(i).zip(ev.iter_num(i)).and_then(|k| executors.get(&k)) {
+                add_child(&mut links, p, i);
+            }
+        } else if !ev.is_host(i) && known_type(name).is_none() {
+            if let Some(&p) = ev.correlation_id(i).and_then(|c| launches.get(&c)) {
+                add_child(&mut links, p, i);
+            }
+        }
+    }
+    drop((executors, launches));
+    // One allocation for every link: nesting gives each event one parent
+    // at most.
+    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(ev.len() + pairs + links.len());
+    for (producers, consumers) in context_groups() {
+        for p in producers {
+            for c in consumers {
+                edges.push((p.4, c.4));
+            }
+        }
+    }
+    drop(contexts);
+    edges.append(&mut links);
+    drop(links);
     // Nesting on each line (async events are left out).
-    let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut stack: Vec<usize> = Vec::new();
     for l in 0..ev.lines.len() {
         stack.clear();
@@ -615,52 +679,6 @@ fn group(ev: &mut Events<'_>) {
             stack.push(i);
         }
     }
-    // Context groups: producers and consumers of each (type, id, pid).
-    // (type, id, pid, is a consumer, event)
-    let mut contexts: Vec<(i64, i64, Option<i64>, bool, u32)> = ev.producer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), false, i as u32)).collect();
-    contexts.extend(ev.consumer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), true, i as u32)));
-    contexts.sort_unstable();
-    for run in contexts.chunk_by(|a, b| (a.0, a.1, a.2) == (b.0, b.1, b.2)) {
-        let split = run.partition_point(|c| !c.3);
-        let (producers, consumers) = run.split_at(split);
-        if producers.len() >= 64 && consumers.len() >= 64 {
-            continue;
-        }
-        for p in producers {
-            for c in consumers {
-                edges.push((p.4, c.4));
-            }
-        }
-    }
-    drop(contexts);
-    // Executor → IteratorGetNext by (id, iter_num); kernel launch → kernel.
-    let mut executors: HashMap<(i64, i64), usize> = HashMap::new();
-    let mut launches: HashMap<i64, usize> = HashMap::new();
-    for i in 0..ev.len() {
-        let name = ev.name(i);
-        if name == "ExecutorState::Process" {
-            if let (Some(s), Some(it)) = (ev.step_id(i), ev.iter_num(i)) {
-                executors.insert((s, it), i);
-            }
-        } else if ev.is_host(i) && known_type(name).is_none() {
-            if let Some(c) = ev.correlation_id(i) {
-                launches.insert(c, i);
-            }
-        }
-    }
-    for i in 0..ev.len() {
-        let name = ev.name(i);
-        if name == "IteratorGetNextOp::DoCompute" || name == "IteratorGetNextAsOptionalOp::DoCompute" {
-            if let Some(&p) = ev.step_id(i).zip(ev.iter_num(i)).and_then(|k| executors.get(&k)) {
-                add_child(&mut edges, p, i);
-            }
-        } else if !ev.is_host(i) && known_type(name).is_none() {
-            if let Some(&p) = ev.correlation_id(i).and_then(|c| launches.get(&c)) {
-                add_child(&mut edges, p, i);
-            }
-        }
-    }
-    drop((executors, launches));
 
     // tf.data's own steps, and TF loops.
     let tf_data: HashSet<i64> = ev.step_id.iter().filter(|&(i, _)| TF_DATA_FUNCTIONS.contains(&ev.name(i))).map(|(_, s)| s).collect();
@@ -687,6 +705,7 @@ fn group(ev: &mut Events<'_>) {
     }
     let mut next_group = 0;
     if !iterations.is_empty() {
+        edges.reserve_exact(iterations.iter().map(|(_, events)| events.len()).sum());
         iterations.sort_by_key(|(first, _)| (ev.begin(*first), *first));
         for (first, events) in &iterations {
             for &e in events {
@@ -820,7 +839,9 @@ fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize)
 struct Details {
     /// (is a device marker, begin, end)
     markers: Vec<(bool, i128, i128)>,
-    events: Vec<(u8, i128, i128)>,
+    /// (type, event index): times are read from the events when the step
+    /// is resolved, so a step's events cost 8 bytes each until then.
+    events: Vec<(u8, u32)>,
     name: String,
 }
 
@@ -847,11 +868,12 @@ impl Details {
         if host.0 <= device.0 && device.1 <= host.1 { host } else { device }
     }
 
-    fn step_info(&self, group: i64, has_device: bool) -> Option<HostStep> {
+    fn step_info(&self, ev: &Events<'_>, group: i64, has_device: bool) -> Option<HostStep> {
         let (begin, end) = self.step_time();
+        let events: Vec<(u8, i128, i128)> = self.events.iter().map(|&(t, i)| (t, ev.begin(i as usize), ev.end(i as usize))).collect();
         let mut type_ps: BTreeMap<u8, i128> = BTreeMap::new();
         let mut covered = 0;
-        for (t, b, e) in non_overlapped(&self.events) {
+        for (t, b, e) in non_overlapped(&events) {
             let overlap = (end.min(e) - begin.max(b)).max(0);
             *type_ps.entry(t).or_default() += overlap;
             covered += overlap;
@@ -958,7 +980,7 @@ fn host_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
                 _ if !step_name.is_empty() => details.markers.push((false, begin, end)),
                 HostKind::Event(t) => {
                     let t = if t == et::HOST_COMPUTE && root_stage { et::HOST_WAIT_INPUT } else { t };
-                    details.events.push((t, begin, end));
+                    details.events.push((t, i as u32));
                 }
                 HostKind::Ignored => {}
             }
@@ -1010,7 +1032,7 @@ fn device_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
                 continue;
             } else if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
                 let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
-                events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), ev.begin(i), ev.end(i)));
+                events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), i as u32));
             }
         }
     }

@@ -280,6 +280,33 @@ impl<'a> Line<'a> {
             None
         })
     }
+
+    /// The metadata id of each event, without decoding the rest of it (to
+    /// count events of a kind before a walk); stops at a malformed event.
+    pub fn event_metadata_ids(&self) -> impl Iterator<Item = i64> + 'a {
+        let mut rest = self.wire;
+        std::iter::from_fn(move || {
+            while !rest.is_empty() {
+                let step = (|| {
+                    let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
+                    if tag != 4 {
+                        return skip(tag, wire_type, &mut rest).map(|()| None);
+                    }
+                    let mut id = 0;
+                    for_each_field(payload(tag, wire_type, &mut rest)?, |tag, wire_type, buf| {
+                        if tag == 1 { int64::merge(wire_type, &mut id, buf, DecodeContext::default()) } else { skip(tag, wire_type, buf) }
+                    })?;
+                    Ok::<_, DecodeError>(Some(id))
+                })();
+                match step {
+                    Ok(None) => continue,
+                    Ok(Some(id)) => return Some(id),
+                    Err(_) => rest = &[],
+                }
+            }
+            None
+        })
+    }
 }
 
 /// An `XEvent`; its stats are decoded when asked for.
