@@ -32,7 +32,7 @@ pub fn run_xplane(hosts: &[(String, PathBuf)], opts: &Options, stdout: &mut Stri
     for file in &files {
         check_xspace(file)?;
     }
-    let analyzed = steps::analyze_traces(files.iter().map(|f| (f.path.as_path(), &f.bytes[..])))?;
+    let analyzed = steps::analyze_files(&files)?;
     let paths: Vec<PathBuf> = files.into_iter().map(|f| f.path).collect();
     write(analyzed, &paths, opts, stdout)
 }

@@ -14,6 +14,7 @@ pub mod xplane;
 use std::io::Write;
 
 use crate::error::{Error, Result};
+use crate::inputs::xplane::XplaneFile;
 use crate::show::format;
 use crate::stats::Stats;
 use xplane::{Hardware, HostSteps, event_type as et};
@@ -70,6 +71,19 @@ pub fn analyze_traces<'a>(traces: impl Iterator<Item = (&'a std::path::Path, &'a
     for (path, bytes) in traces {
         let host = xplane::analyze(bytes)
             .map_err(|e| Error::input("--xplane_path", path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string()))))?;
+        hosts.push(host);
+    }
+    Ok(from_hosts(&hosts))
+}
+
+/// [`analyze_traces`] for mapped trace files, giving their pages back once
+/// walked (see [`XplaneFile::release`]).
+pub fn analyze_files(files: &[XplaneFile]) -> Result<Steps> {
+    let mut hosts = Vec::new();
+    for file in files {
+        let host = xplane::analyze_releasing(&file.bytes, &|part| file.release(part)).map_err(|e| {
+            Error::input("--xplane_path", &file.path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string())))
+        })?;
         hosts.push(host);
     }
     Ok(from_hosts(&hosts))

@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use prost::DecodeError;
 
-use crate::inputs::xplane::decode::{Plane, Space};
+use crate::inputs::xplane::decode::{Line, Plane, Release, Space};
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
@@ -360,8 +360,14 @@ impl StatIds {
 /// Analyzes one host's trace. Errors only on a malformed file.
 /// Analyzes one host's trace. Errors only on a malformed file.
 pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
+    analyze_releasing(bytes, &|_| {})
+}
+
+/// [`analyze`], calling `release` with each stretch of the file once walked
+/// (the file's pages then need not stay resident while events are kept).
+pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
     let space = Space::decode(bytes)?;
-    let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode(p)).collect::<Result<_, _>>()?;
+    let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let tpu = planes.iter().any(|p| p.name.starts_with("/device:TPU:"));
     let gpu: Vec<usize> = (0..planes.len()).filter(|&i| planes[i].name.starts_with("/device:GPU:")).collect();
     let hardware = if !gpu.is_empty() {
@@ -374,7 +380,7 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
     let grouped = planes.iter().any(|p| p.stat_names.values().any(|n| *n == "group_id"));
     let loop_ops = planes.iter().any(|p| p.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name)));
 
-    let mut events = collect(&planes)?;
+    let mut events = collect(&planes, release)?;
     if !grouped && !loop_ops && !tpu {
         group(&mut events);
     }
@@ -433,7 +439,7 @@ struct EventStats<'a> {
 }
 
 /// Every event of every plane, with its stats, in plane/line/event order.
-fn collect<'a>(planes: &[Plane<'a>]) -> Result<Events<'a>, DecodeError> {
+fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>, DecodeError> {
     // Room for every event and every threadpool region (one at most per
     // `StopRegion`) up front: growing a vector of tens of millions of
     // events would copy it and hold both copies at once.
@@ -444,7 +450,12 @@ fn collect<'a>(planes: &[Plane<'a>]) -> Result<Events<'a>, DecodeError> {
             if stops.is_empty() {
                 return 0;
             }
-            plane.lines.iter().map(|line| line.event_metadata_ids().filter(|id| stops.contains(id)).count()).sum()
+            let count = |line: &Line<'_>| {
+                let stops = line.event_metadata_ids().filter(|id| stops.contains(id)).count();
+                release(line.wire());
+                stops
+            };
+            plane.lines.iter().map(count).sum()
         })
         .sum();
     let mut ev = Events {
@@ -483,8 +494,8 @@ fn collect<'a>(planes: &[Plane<'a>]) -> Result<Events<'a>, DecodeError> {
                 let event = event?;
                 let name = name_index.get(&event.metadata_id).copied().unwrap_or(0);
                 let mut s = EventStats::default();
-                event.for_each_stat(|stat| {
-                    let Some(&stat_name) = ids.names.get(&stat.metadata_id) else { return };
+                for stat in event.stats() {
+                    let Some(&stat_name) = ids.names.get(&stat.metadata_id) else { continue };
                     let int = stat.value.as_i64();
                     match stat_name {
                         "_pt" => s.pt = int,
@@ -507,7 +518,7 @@ fn collect<'a>(planes: &[Plane<'a>]) -> Result<Events<'a>, DecodeError> {
                         "device_duration_ps" => s.duration = stat.value.as_id(),
                         _ => {}
                     }
-                });
+                }
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
                 match ev.names[name as usize] {
                     "ProcessBatch" => s.root_level = 2,
@@ -553,6 +564,7 @@ fn collect<'a>(planes: &[Plane<'a>]) -> Result<Events<'a>, DecodeError> {
                 }
                 ev.nodes.push(node);
             }
+            release(line.wire());
             add_threadpool_regions(&mut ev, l);
         }
     }

@@ -368,19 +368,6 @@ impl<'a> Event<'a> {
         })
     }
 
-    /// Calls `f` with each of the event's stats, in order, without
-    /// collecting them (for walks over every event of a large trace).
-    pub fn for_each_stat(&self, mut f: impl FnMut(Stat<'a>)) {
-        let _ = for_each_field(self.wire, |tag, wire_type, buf| {
-            if tag == 4 {
-                f(Stat::decode(payload(tag, wire_type, buf)?)?);
-                Ok(())
-            } else {
-                skip(tag, wire_type, buf)
-            }
-        });
-    }
-
     /// The value of the first stat with this metadata id.
     pub fn stat(&self, metadata_id: Option<i64>) -> Option<StatValue<'a>> {
         let id = metadata_id?;

@@ -52,7 +52,7 @@ impl XplaneFile {
     /// are read again from the page cache if touched. The peak resident
     /// size of a 1 GB trace's conversion is then not the file's size plus
     /// the results.
-    fn release(&self, part: &[u8]) {
+    pub fn release(&self, part: &[u8]) {
         let Some(map) = &self.map else { return };
         let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
         if offset.checked_add(part.len()).is_some_and(|end| end <= map.len()) && !part.is_empty() {
