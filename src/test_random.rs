@@ -21,4 +21,23 @@ impl XorShift {
     pub fn below(&mut self, below: u64) -> u64 {
         self.next() % below
     }
+
+    /// Corrupts `bytes` with 1 to `most_edits` random edits, each a byte
+    /// overwritten, the tail cut or a byte removed: what a decoder meets in a
+    /// damaged or cut file.
+    pub fn corrupt(&mut self, bytes: &mut Vec<u8>, most_edits: u64) {
+        for _ in 0..1 + self.below(most_edits) {
+            if bytes.is_empty() {
+                return;
+            }
+            let at = self.below(bytes.len() as u64) as usize;
+            match self.below(3) {
+                0 => bytes[at] = self.below(256) as u8,
+                1 => bytes.truncate(at),
+                _ => {
+                    bytes.remove(at);
+                }
+            }
+        }
+    }
 }

@@ -1153,19 +1153,7 @@ mod tests {
         let mut rng = XorShift::new(0x57e9_5eed);
         for _ in 0..400 {
             let mut bytes = TF_LOOP.to_vec();
-            for _ in 0..1 + rng.below(4) {
-                let at = rng.below(bytes.len() as u64) as usize;
-                match rng.below(3) {
-                    0 => bytes[at] = rng.below(256) as u8,
-                    1 => bytes.truncate(at),
-                    _ => {
-                        bytes.remove(at);
-                    }
-                }
-                if bytes.is_empty() {
-                    break;
-                }
-            }
+            rng.corrupt(&mut bytes, 4);
             if let Ok(host) = analyze(&bytes) {
                 let steps = super::super::from_hosts(&[host.clone(), host]);
                 let _ = super::super::render_text(&steps);

@@ -641,19 +641,7 @@ mod tests {
         let mut rng = XorShift::new(0x5eed_0f_7a1e);
         for _ in 0..3000 {
             let mut bytes = wire.clone();
-            for _ in 0..1 + rng.below(3) {
-                let at = rng.below(bytes.len() as u64) as usize;
-                match rng.below(3) {
-                    0 => bytes[at] = rng.below(256) as u8,
-                    1 => bytes.truncate(at),
-                    _ => {
-                        bytes.remove(at);
-                    }
-                }
-                if bytes.is_empty() {
-                    break;
-                }
-            }
+            rng.corrupt(&mut bytes, 3);
             let lazy = lazy_view(&bytes);
             if let Ok(full) = xp::XSpace::decode(bytes.as_slice()) {
                 assert_eq!(lazy.expect("the generated decoder took it"), generated_view(&full));
