@@ -16,18 +16,22 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = REPO / "testdata"
 
-# The fixtures as profile() keywords (testdata/python/results.json.gz uses
-# the same spelling, relative to testdata/).
-FIXTURES = {
-    "mlp": {"profile_path": "mlp/profile"},
-    "cnn": {"graph_path": "cnn/graph.pbtxt",
-            "run_meta_path": ["cnn/run_meta_0", "cnn/run_meta_1", "cnn/run_meta_2"],
-            "op_log_path": "cnn/tfprof_log"},
-    "gpu_synth": {"graph_path": "gpu_synth/graph.pbtxt",
-                  "run_meta_path": ["gpu_synth/run_meta_0", "gpu_synth/run_meta_1", "gpu_synth/run_meta_2"],
-                  "op_log_path": "gpu_synth/tfprof_log"},
-    "while": {"profile_path": "while/profile"},
-}
+RESULTS = TESTDATA / "python" / "results.json.gz"
+
+
+def _fixtures():
+    """The fixtures as profile() keywords (paths relative to testdata/), as
+    tools/gen_python_fixtures.py gave them to TensorFlow: one spelling, the
+    generator's."""
+    with gzip.open(RESULTS, "rt") as f:
+        cases = json.load(f)["cases"]
+    fixtures = {}
+    for case in cases:
+        fixtures.setdefault(case["name"].split(".")[0], case["inputs"])
+    return fixtures
+
+
+FIXTURES = _fixtures()
 
 OWN_FIELDS = ["run_count", "exec_micros", "accelerator_exec_micros", "cpu_exec_micros", "requested_bytes",
               "peak_bytes", "residual_bytes", "output_bytes", "parameters", "float_ops"]
@@ -110,7 +114,7 @@ def plain(node):
 
 @pytest.fixture(scope="session")
 def tf_results():
-    with gzip.open(TESTDATA / "python" / "results.json.gz", "rt") as f:
+    with gzip.open(RESULTS, "rt") as f:
         return json.load(f)
 
 
