@@ -4,9 +4,9 @@
 //! every way in (jobs, diff, CSV/JSON, the prompt). The views themselves are
 //! compared with tfprof's in tests/golden.rs (`testdata/events/cases.txt`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
+mod common;
 
 use prost::Message;
 use rtfprof::proto::tensorflow::{Event, event};
@@ -20,15 +20,7 @@ const SECOND: &str = "events.out.tfevents.1700000060.tutorial";
 
 /// Runs rtfprof with `stdin`; (stdout, stderr, exit code).
 fn rtfprof(args: &[String], stdin: &str) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rtfprof"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn rtfprof");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_rtfprof(args, stdin, None);
     (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.code().expect("exit code"))
 }
 

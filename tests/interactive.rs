@@ -3,9 +3,9 @@
 //! changes later defaults, an empty line lists the options, errors go to
 //! stderr without ending the session, and history is kept.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+mod common;
 
 fn fixture_args() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cnn");
@@ -17,16 +17,7 @@ fn fixture_args() -> Vec<String> {
 }
 
 fn run(args: &[String], stdin: &str, cwd: &Path) -> (String, String, bool) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rtfprof"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn rtfprof");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_rtfprof(args, stdin, Some(cwd));
     (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.success())
 }
 

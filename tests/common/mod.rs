@@ -60,3 +60,18 @@ pub fn chromium(checks: &str) -> Option<PathBuf> {
     }
     found
 }
+
+/// Runs the rtfprof binary of this build with `stdin` piped in (the
+/// `tfprof>` prompt's commands, or nothing), in `cwd` when given.
+pub fn run_rtfprof(args: &[String], stdin: &str, cwd: Option<&Path>) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rtfprof"));
+    command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command.spawn().expect("spawn rtfprof");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
