@@ -98,12 +98,10 @@ def tf_setup():
     return tf
 
 
-def tf_loop(logdir, hidden=16, steps=4):
-    tf = tf_setup()
+def mlp_train_step(tf, hidden):
+    """A two-layer MLP's training step as a tf.function (variables w1, w2)."""
     w1 = tf.Variable(tf.random.normal([8, hidden]), name="w1")
     w2 = tf.Variable(tf.random.normal([hidden, 1]), name="w2")
-    x = tf.random.normal([4, 8])
-    y = tf.random.normal([4, 1])
 
     @tf.function
     def step(x, y):
@@ -115,6 +113,15 @@ def tf_loop(logdir, hidden=16, steps=4):
         for v, g in zip([w1, w2], grads):
             v.assign_sub(0.01 * g)
         return loss
+
+    return step
+
+
+def tf_loop(logdir, hidden=16, steps=4):
+    tf = tf_setup()
+    step = mlp_train_step(tf, hidden)
+    x = tf.random.normal([4, 8])
+    y = tf.random.normal([4, 1])
 
     step(x, y)  # trace and warm up before profiling
     tf.profiler.experimental.start(logdir)
@@ -131,25 +138,13 @@ def tf_loop(logdir, hidden=16, steps=4):
 
 def tf_data_loop(logdir, steps=4):
     tf = tf_setup()
-    w1 = tf.Variable(tf.random.normal([8, 16]), name="w1")
-    w2 = tf.Variable(tf.random.normal([16, 1]), name="w2")
+    step = mlp_train_step(tf, 16)
     xs = tf.random.normal([64, 8])
     ys = tf.random.normal([64, 1])
     ds = (tf.data.Dataset.from_tensor_slices((xs, ys))
           .map(lambda x, y: (tf.tanh(x) * 2.0, y))
           .batch(4).repeat().prefetch(2))
     it = iter(ds)
-
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            h = tf.nn.relu(tf.matmul(x, w1))
-            p = tf.matmul(h, w2)
-            loss = tf.reduce_mean(tf.square(p - y))
-        grads = tape.gradient(loss, [w1, w2])
-        for v, g in zip([w1, w2], grads):
-            v.assign_sub(0.01 * g)
-        return loss
 
     step(*next(it))  # trace and warm up before profiling
     tf.profiler.experimental.start(logdir)
