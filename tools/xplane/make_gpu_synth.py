@@ -33,24 +33,23 @@ SRC = ROOT / "testdata/xplane/tf_loop/plugins/profile/run0/host0.xplane.pb"
 DST = ROOT / "testdata/xplane/gpu_synth/plugins/profile/run0/host0.xplane.pb"
 
 
-def stat_id(plane, name):
-    for k, m in plane.stat_metadata.items():
+def metadata_id(table, name):
+    """The id of `name` in a plane's stat or event metadata, added if new."""
+    for k, m in table.items():
         if m.name == name:
             return k
-    k = max(list(plane.stat_metadata.keys()) + [0]) + 1
-    plane.stat_metadata[k].id = k
-    plane.stat_metadata[k].name = name
+    k = max(list(table.keys()) + [0]) + 1
+    table[k].id = k
+    table[k].name = name
     return k
+
+
+def stat_id(plane, name):
+    return metadata_id(plane.stat_metadata, name)
 
 
 def event_id(plane, name):
-    for k, m in plane.event_metadata.items():
-        if m.name == name:
-            return k
-    k = max(list(plane.event_metadata.keys()) + [0]) + 1
-    plane.event_metadata[k].id = k
-    plane.event_metadata[k].name = name
-    return k
+    return metadata_id(plane.event_metadata, name)
 
 
 def is_op(name):
