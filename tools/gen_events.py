@@ -379,13 +379,7 @@ def run_case(view, flags, tmpdir):
             assert P.NewProfiler(graph, op_log)
             for i, (_, _, rm) in enumerate(run_metas):
                 header += b"run graph coverage: %.2f\n" % P.AddStep(i, b"", rm, b"")
-            if view == "advise":
-                advisor = G.tfprof_options_pb2.AdvisorOptionsProto()
-                for checker in G.ADVISOR_CHECKERS:
-                    advisor.checkers[checker].SetInParent()
-                P.Profile(b"advise", advisor.SerializeToString())
-            else:
-                P.Profile(view.encode(), opts.SerializeToString())
+            G.profile_view(P, view, opts)
         finally:
             P.DeleteProfiler()
     text = Path(outfile).read_bytes() if os.path.exists(outfile) else b""

@@ -1033,6 +1033,18 @@ def read_graph(path):
     return gdef.SerializeToString()
 
 
+def profile_view(P, view, opts):
+    """Has the engine write `view` (or advise, with every checker) to the
+    outfile `opts` names."""
+    if view == "advise":
+        advisor = tfprof_options_pb2.AdvisorOptionsProto()
+        for checker in ADVISOR_CHECKERS:
+            advisor.checkers[checker].SetInParent()
+        P.Profile(b"advise", advisor.SerializeToString())
+    else:
+        P.Profile(view.encode(), opts.SerializeToString())
+
+
 def run_case(view, flags, tmpdir):
     """Returns (stdout bytes, file bytes or None, filtered stderr bytes)."""
     f = dict(flags)
@@ -1057,13 +1069,7 @@ def run_case(view, flags, tmpdir):
                 for i, rm in enumerate(split_list(f.get("run_meta_path", ""))):
                     cov = P.AddStep(i, b"", (TESTDATA / rm).read_bytes(), b"")
                     header += b"run graph coverage: %.2f\n" % cov
-            if view == "advise":
-                advisor = tfprof_options_pb2.AdvisorOptionsProto()
-                for checker in ADVISOR_CHECKERS:
-                    advisor.checkers[checker].SetInParent()
-                P.Profile(b"advise", advisor.SerializeToString())
-            else:
-                P.Profile(view.encode(), opts.SerializeToString())
+            profile_view(P, view, opts)
         finally:
             P.DeleteProfiler()
     text = b""
