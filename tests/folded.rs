@@ -317,7 +317,7 @@ fn speedscope_rows(app: &Path, chromium: &Path, dir: &Path, name: &str, folded: 
     let dom = String::from_utf8(output.stdout).unwrap();
     assert!(dom.contains(&format!("<title>{name} - speedscope</title>")), "speedscope did not open {name}");
     let cell = |html: &str| -> String {
-        // Text without tags, HTML entities decoded.
+        // Text without tags, entities decoded.
         let mut text = String::new();
         let mut in_tag = false;
         for c in html.chars() {
@@ -328,7 +328,7 @@ fn speedscope_rows(app: &Path, chromium: &Path, dir: &Path, name: &str, folded: 
                 _ => {}
             }
         }
-        text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
+        common::unescape_html(&text)
     };
     let count = |text: &str| -> i64 { text.split(" (").next().unwrap().replace(',', "").parse().unwrap_or_else(|_| panic!("not a count: {text:?}")) };
     let mut rows = Vec::new();

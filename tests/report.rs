@@ -23,7 +23,7 @@ use rtfprof::views::View;
 
 mod common;
 
-use common::{fixture_flags, fixture_stats, testdata};
+use common::{fixture_flags, fixture_stats, testdata, unescape_html};
 
 fn rtfprof(args: &[String]) -> (String, String, bool) {
     let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().unwrap();
@@ -249,19 +249,15 @@ struct Rect {
 
 struct Dom(String);
 
-fn unescape(text: &str) -> String {
-    text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&nbsp;", "\u{a0}").replace("&amp;", "&")
-}
-
 fn attributes(tag: &str) -> std::collections::HashMap<String, String> {
     let attr = Regex::new(r#"([\w.-]+)="([^"]*)""#).unwrap();
-    attr.captures_iter(tag).map(|c| (c[1].to_owned(), unescape(&c[2]))).collect()
+    attr.captures_iter(tag).map(|c| (c[1].to_owned(), unescape_html(&c[2]))).collect()
 }
 
 impl Dom {
     /// Every first capture group of `pattern`.
     fn all(&self, pattern: &str) -> Vec<String> {
-        Regex::new(pattern).unwrap().captures_iter(&self.0).map(|c| unescape(&c[1])).collect()
+        Regex::new(pattern).unwrap().captures_iter(&self.0).map(|c| unescape_html(&c[1])).collect()
     }
 
     fn rects(&self) -> Vec<Rect> {
@@ -282,7 +278,7 @@ impl Dom {
                     left: percent(style, "left"),
                     width: percent(style, "width"),
                     background,
-                    text: unescape(&c[2]),
+                    text: unescape_html(&c[2]),
                 }
             })
             .collect()
@@ -316,7 +312,7 @@ impl Dom {
                 cell.captures_iter(&r[1])
                     .map(|c| {
                         let a = attributes(&c[1]);
-                        (unescape(&c[2]), a.get("data-v").map(|v| v.parse().unwrap()))
+                        (unescape_html(&c[2]), a.get("data-v").map(|v| v.parse().unwrap()))
                     })
                     .collect()
             })
@@ -587,7 +583,7 @@ fn drawn_allocators(dom: &Dom) -> Vec<DrawnAllocator> {
             let number = |pattern: &str| -> (String, i64) {
                 let re = Regex::new(pattern).unwrap();
                 let c = re.captures(section).unwrap_or_else(|| panic!("{name}: no {pattern}"));
-                (unescape(&c[2]), c[1].parse().unwrap())
+                (unescape_html(&c[2]), c[1].parse().unwrap())
             };
             let peak = number(r#"<strong class="mpeak-bytes" data-v="(-?\d+)">([^<]*)</strong>"#);
             let at = number(r#"<span class="mpeak-micros" data-v="(-?\d+)">([^<]*)</span>"#);

@@ -75,3 +75,9 @@ pub fn run_rtfprof(args: &[String], stdin: &str, cwd: Option<&Path>) -> std::pro
     child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// Text of a serialized DOM (Chromium's `--dump-dom`) with its entities
+/// decoded; `&amp;` last, so that an escaped entity stays text.
+pub fn unescape_html(text: &str) -> String {
+    text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&nbsp;", "\u{a0}").replace("&amp;", "&")
+}
