@@ -585,7 +585,7 @@ fn _table(py: Python<'_>, node: &Bound<'_, PyAny>, step_values: bool) -> PyResul
 fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
     let args: Vec<std::ffi::OsString> = std::iter::once("rtfprof".into()).chain(argv).collect();
     py.detach(|| {
-        rtfprof::keep_freed_memory();
+        rtfprof::tune_process_memory();
         rtfprof::cli::main(args)
     })
 }
