@@ -273,9 +273,13 @@ fn xplane_peaks_are_xprofs() {
     let mut paths = rtfprof::inputs::InputPaths { xplane_path: Some(trace.clone()), allocations: true, ..Default::default() };
     paths.skip_code_traces = true;
     let inputs = rtfprof::inputs::Inputs::load(&paths).unwrap();
-    let converted = inputs.xplane.as_ref().unwrap().convert_with(true).unwrap();
     let mut stats = rtfprof::stats::Stats::new();
-    stats.add_exec_totals(converted.totals.len(), |i| converted.exec_total(i));
+    let converted = inputs
+        .xplane
+        .as_ref()
+        .unwrap()
+        .convert(true, &mut |names, totals| stats.add_exec_totals(totals.len(), |i| names.exec_total(&totals[i])))
+        .unwrap();
     stats.add_allocator_events(&converted.allocator_events);
     let profile = rtfprof::memory::analyze(&stats, -1).unwrap();
     let start = profile.steps[0].start_micros;

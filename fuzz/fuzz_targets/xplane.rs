@@ -5,6 +5,7 @@
 #[path = "common.rs"]
 mod common;
 
+use rtfprof::inputs::xplane::convert;
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
 
@@ -14,8 +15,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let _ = rtfprof::steps::render_text(&steps);
         let _ = rtfprof::steps::summary(&steps);
     }
-    let Ok(trace) = rtfprof::inputs::xplane::convert::convert(data) else { return };
     let mut stats = Stats::new();
-    stats.add_exec_totals(trace.totals.len(), |i| trace.exec_total(i));
+    let mut sink = |names: &convert::TotalNames<'_>, totals: &[convert::Total]| {
+        stats.add_exec_totals(totals.len(), |i| names.exec_total(&totals[i]));
+    };
+    if convert::convert_releasing(data, true, &|_| {}, &mut sink).is_err() {
+        return;
+    }
     common::render(&stats, &[View::Scope, View::Op]);
 });

@@ -95,15 +95,8 @@ fn prefix_device(job: &str, device: &str) -> String {
 
 /// Renames the devices of execution records; `renamed` keeps each device's
 /// new name, so that it is built once.
-fn prefix_execs(
-    job: &str,
-    execs: &mut crate::stats::small_map::SmallMap<DeviceName, Vec<(i64, i64)>>,
-    renamed: &mut BTreeMap<DeviceName, DeviceName>,
-) {
-    *execs = std::mem::take(execs)
-        .into_iter()
-        .map(|(d, v)| (*renamed.entry(d).or_insert_with_key(|d| symbol(&prefix_device(job, d))), v))
-        .collect();
+fn prefix_execs(job: &str, exec: &mut ExecStep, renamed: &mut BTreeMap<DeviceName, DeviceName>) {
+    exec.rename_devices(|d| *renamed.entry(d).or_insert_with_key(|d| symbol(&prefix_device(job, d))));
 }
 
 /// Merges per-job profiles into one; step i of every job becomes step i.
@@ -138,8 +131,7 @@ pub fn merge(jobs: Vec<(String, Stats)>) -> Stats {
                 node.op_types.insert(node.canonical_device);
             }
             for exec in node.execs.values_mut() {
-                prefix_execs(&job, &mut exec.accelerator_execs, &mut renamed);
-                prefix_execs(&job, &mut exec.cpu_execs, &mut renamed);
+                prefix_execs(&job, exec, &mut renamed);
             }
             if let Some(trace) = &mut node.trace {
                 for t in &mut trace.traces {
@@ -184,7 +176,7 @@ pub fn summarize(name: &str, stats: &Stats) -> JobSummary {
             // Wrapping, as the stats add: a profile's values are anything.
             let mut busy: BTreeMap<&str, i64> = BTreeMap::new();
             for exec in &execs {
-                for (device, times) in exec.accelerator_execs.iter().chain(&exec.cpu_execs) {
+                for (device, times) in exec.accelerator_execs().chain(exec.cpu_execs()) {
                     let sum = times.iter().fold(0i64, |sum, t| sum.wrapping_add(t.1));
                     let total = busy.entry(device).or_default();
                     *total = total.wrapping_add(sum);

@@ -82,9 +82,9 @@ pub fn write_graph<W: Write>(stats: &Stats, root: &Displayed, step: i64, out: W)
     let mut by_device: BTreeMap<&str, Vec<Slice>> = BTreeMap::new();
     for &id in &nodes {
         let Some(exec) = stats.nodes[id].execs.get(&step) else { continue };
-        for (dev, times) in exec.accelerator_execs.iter().chain(&exec.cpu_execs) {
-            let slices = by_device.entry(&**dev).or_default();
-            for &(start, duration) in times {
+        for (dev, times) in exec.accelerator_execs().chain(exec.cpu_execs()) {
+            let slices = by_device.entry(dev).or_default();
+            for &(start, duration) in times.iter() {
                 slices.push(Slice { node: id, start, duration: duration.max(0), lane: 0 });
             }
         }
@@ -141,7 +141,7 @@ pub fn write_graph<W: Write>(stats: &Stats, root: &Displayed, step: i64, out: W)
     for &id in &nodes {
         let node = &stats.nodes[id];
         let Some(exec) = node.execs.get(&step) else { continue };
-        for mem in exec.memory.iter().filter(|m| m.allocator_bytes_in_use > 0 && m.memory_micros > 0) {
+        for mem in exec.memory().iter().filter(|m| m.allocator_bytes_in_use > 0 && m.memory_micros > 0) {
             usage.entry(node.canonical_device).or_default().insert(mem.memory_micros, mem.allocator_bytes_in_use);
         }
     }
@@ -173,7 +173,7 @@ pub fn peak_memory_note(stats: &Stats, root: &Displayed, step: i64) -> String {
         let node = &stats.nodes[id];
         let Some(exec) = node.execs.get(&step).filter(|e| e.all_start_micros > 0) else { continue };
         let points = in_use.entry(node.canonical_device).or_default();
-        for mem in exec.memory.iter().filter(|m| m.memory_micros > 0) {
+        for mem in exec.memory().iter().filter(|m| m.memory_micros > 0) {
             points.insert(mem.memory_micros, mem.allocator_bytes_in_use);
         }
     }

@@ -364,12 +364,12 @@ impl Stats {
 
     /// Adds executions an input has already summed per node, step and device
     /// (XPlane traces, whose picosecond times must be summed before they are
-    /// rounded): `total(i)` for `i` in `0..count`, in the input's order. A
-    /// node's device is the first accelerator it ran on, else its host; its
-    /// host time counts as cpu time there, as tfprof counts an op's
-    /// scheduling on its device, and each accelerator's time as accelerator
-    /// time. Nodes a graph did not define get the total's type, in the
-    /// order the totals name them first.
+    /// rounded): `total(i)` for `i` in `0..count`, in the input's order; an
+    /// input may add its totals in parts, step after step. A node's device
+    /// is where the totals place it; its host time counts as cpu time there,
+    /// as tfprof counts an op's scheduling on its device, and each
+    /// accelerator's time as accelerator time. Nodes a graph did not define
+    /// get the total's type, in the order the totals name them first.
     pub fn add_exec_totals<'a>(&mut self, count: usize, total: impl Fn(usize) -> ExecTotal<'a> + Sync) {
         let mut ids: Vec<NodeId> = Vec::with_capacity(count);
         let mut last: Option<(&str, NodeId)> = None;
@@ -414,20 +414,16 @@ impl Stats {
         }
         drop(ids);
         self.nodes.par_iter_mut().enumerate().filter(|(id, _)| first[*id] < first[id + 1]).for_each(|(id, node)| {
-            // (Each total made once: making them is a third of this pass.)
-            let mine: Vec<ExecTotal<'a>> = order[first[id]..first[id + 1]].iter().map(|&i| total(i)).collect();
-            let new_steps = mine.windows(2).filter(|w| w[0].step != w[1].step).count() + 1;
-            node.execs.reserve_exact(new_steps);
-            // Accelerators first: they decide where an op is placed.
-            for pass_accelerator in [true, false] {
-                for total in mine.iter().filter(|t| t.on_accelerator == pass_accelerator) {
-                    if node.canonical_device.is_empty() {
-                        node.canonical_device = symbol::symbol(total.device);
-                        node.op_types.insert(node.canonical_device);
-                    }
-                    let exec = node.execs.get_or_insert_with(total.step, ExecStep::default);
-                    exec.add_total(total, node.canonical_device);
+            for total in order[first[id]..first[id + 1]].iter().map(|&i| total(i)) {
+                if node.execs.is_empty() {
+                    node.execs.reserve_exact(total.node_steps);
                 }
+                if node.canonical_device.is_empty() {
+                    node.canonical_device = symbol::symbol(total.placed_on);
+                    node.op_types.insert(node.canonical_device);
+                }
+                let exec = node.execs.get_or_insert_with(total.step, ExecStep::default);
+                exec.add_total(&total, node.canonical_device);
             }
         });
     }
@@ -438,7 +434,7 @@ impl Stats {
         for total in totals {
             let Some(id) = self.node_id(&total.node) else { continue };
             let exec = self.nodes[id].execs.get_or_insert_with(total.step, ExecStep::default);
-            exec.memory.push(node::MemoryRecord {
+            exec.push_memory(node::MemoryRecord {
                 memory_micros: total.last_micros,
                 requested_bytes: total.requested_bytes,
                 peak_bytes: total.peak_bytes,

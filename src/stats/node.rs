@@ -11,7 +11,7 @@ use crate::inputs::run_meta::NodeStatsRecord;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
 use super::device::{Device, DeviceName};
-use super::small_map::{SmallMap, SmallSet, push_snug};
+use super::small_map::{SmallMap, SmallSet, push_snug, snug};
 use super::symbol::{Symbol, symbol};
 
 /// Appends to `map[device]`.
@@ -77,12 +77,50 @@ pub struct ExecStep {
     pub run_count: i64,
     pub all_start_micros: i64,
     pub latest_end_micros: i64,
+    /// The (start, duration) of its executions, by device.
+    times: Times,
+    /// One record per scheduling (several in while loops); boxed, as most
+    /// nodes of a trace have none.
+    memory: Option<Box<Vec<MemoryRecord>>>,
+}
+
+/// Where a step's time went. Most nodes run once per step on one device:
+/// that execution is kept inline (its start is the step's
+/// `all_start_micros`), without the two maps a node needs when it ran
+/// several times or on several devices. A 270 MB TF2 trace has 5.5M such
+/// records: 168 bytes and two allocations each became 72 bytes and none.
+#[derive(Clone, Debug, Default)]
+enum Times {
+    #[default]
+    None,
+    One { device: DeviceName, micros: i64, accelerator: bool },
+    Many(Box<ManyTimes>),
+}
+
+#[derive(Clone, Debug, Default)]
+struct ManyTimes {
     /// device → (start, duration) of kernels on `stream:all`.
-    pub accelerator_execs: SmallMap<DeviceName, Vec<(i64, i64)>>,
+    accelerator: SmallMap<DeviceName, Vec<(i64, i64)>>,
     /// device → (start, duration) on canonical devices.
-    pub cpu_execs: SmallMap<DeviceName, Vec<(i64, i64)>>,
-    /// One record per scheduling (several in while loops).
-    pub memory: Vec<MemoryRecord>,
+    cpu: SmallMap<DeviceName, Vec<(i64, i64)>>,
+}
+
+/// One device's (start, duration) pairs, borrowed or the one kept inline.
+#[derive(Clone, Copy, Debug)]
+pub enum DeviceTimes<'a> {
+    One([(i64, i64); 1]),
+    Many(&'a [(i64, i64)]),
+}
+
+impl std::ops::Deref for DeviceTimes<'_> {
+    type Target = [(i64, i64)];
+
+    fn deref(&self) -> &[(i64, i64)] {
+        match self {
+            DeviceTimes::One(one) => one,
+            DeviceTimes::Many(many) => many,
+        }
+    }
 }
 
 /// One node's executions on one device in one step, summed by the input.
@@ -94,6 +132,11 @@ pub struct ExecTotal<'a> {
     /// Lowercased, like RunMetadata devices.
     pub device: &'a str,
     pub on_accelerator: bool,
+    /// Where the node is placed (lowercased): the device of its first
+    /// accelerator total in the input's order, else of its first.
+    pub placed_on: &'a str,
+    /// How many steps the node has totals in, over the whole input.
+    pub node_steps: usize,
     pub start_micros: i64,
     pub end_micros: i64,
     /// The executions' summed time, rounded once.
@@ -141,38 +184,95 @@ pub fn shape_to_vec(shape: &TensorShapeProto) -> Vec<i64> {
 }
 
 impl ExecStep {
+    /// A step record with these times and memory records, as a profile file
+    /// holds them.
+    pub fn from_parts(
+        run_count: i64,
+        all_start_micros: i64,
+        latest_end_micros: i64,
+        accelerator: SmallMap<DeviceName, Vec<(i64, i64)>>,
+        cpu: SmallMap<DeviceName, Vec<(i64, i64)>>,
+        memory: Vec<MemoryRecord>,
+    ) -> ExecStep {
+        let mut exec = ExecStep { run_count, all_start_micros, latest_end_micros, ..Default::default() };
+        let one = {
+            let mut all = accelerator.iter().map(|(d, t)| (*d, &t[..], true)).chain(cpu.iter().map(|(d, t)| (*d, &t[..], false)));
+            match (all.next(), all.next()) {
+                (Some((device, &[(start, micros)], accelerator)), None) if start == all_start_micros => Some((device, micros, accelerator)),
+                _ => None,
+            }
+        };
+        exec.times = match one {
+            Some((device, micros, accelerator)) => Times::One { device, micros, accelerator },
+            None if accelerator.is_empty() && cpu.is_empty() => Times::None,
+            None => Times::Many(Box::new(ManyTimes { accelerator, cpu })),
+        };
+        if !memory.is_empty() {
+            exec.memory = Some(Box::new(snug(memory)));
+        }
+        exec
+    }
+
+    /// Widens the step's span to include `start..end`; the inline
+    /// execution, whose start is `all_start_micros`, keeps its own.
+    fn widen_span(&mut self, start: i64, end: i64) {
+        let new_start = if self.all_start_micros > 0 { self.all_start_micros.min(start) } else { start };
+        if new_start != self.all_start_micros {
+            self.spill_inline();
+        }
+        self.all_start_micros = new_start;
+        self.latest_end_micros = self.latest_end_micros.max(end);
+    }
+
+    /// Moves the inline execution into the maps.
+    fn spill_inline(&mut self) {
+        if let Times::One { device, micros, accelerator } = self.times {
+            let mut many = ManyTimes::default();
+            let map = if accelerator { &mut many.accelerator } else { &mut many.cpu };
+            map.insert(device, vec![(self.all_start_micros, micros)]);
+            self.times = Times::Many(Box::new(many));
+        }
+    }
+
+    /// Records an execution on `device`, after the span has been widened to it.
+    fn push_time(&mut self, device: DeviceName, accelerator: bool, pair: (i64, i64)) {
+        if matches!(self.times, Times::None) && pair.0 == self.all_start_micros {
+            self.times = Times::One { device, micros: pair.1, accelerator };
+            return;
+        }
+        self.spill_inline();
+        if matches!(self.times, Times::None) {
+            self.times = Times::Many(Box::default());
+        }
+        let Times::Many(many) = &mut self.times else { unreachable!("spilled above") };
+        push_exec(if accelerator { &mut many.accelerator } else { &mut many.cpu }, device, pair);
+    }
+
     fn add_time(&mut self, dev: &Device, stat: &NodeStatsRecord) {
         if stat.all_start_micros <= 0 {
             return;
         }
-        self.all_start_micros = if self.all_start_micros > 0 {
-            self.all_start_micros.min(stat.all_start_micros)
-        } else {
-            stat.all_start_micros
-        };
         // Quick ops are rounded up to 1us to be "semantically robust".
         let duration = if stat.op_end_rel_micros == 0 { 1 } else { stat.op_end_rel_micros };
-        self.latest_end_micros = self.latest_end_micros.max(stat.all_start_micros.wrapping_add(duration));
+        self.widen_span(stat.all_start_micros, stat.all_start_micros.wrapping_add(duration));
         let pair = (stat.all_start_micros, duration);
         if dev.accelerator_time {
-            push_exec(&mut self.accelerator_execs, dev.name, pair);
+            self.push_time(dev.name, true, pair);
         } else if dev.canonical {
-            push_exec(&mut self.cpu_execs, dev.name, pair);
+            self.push_time(dev.name, false, pair);
             self.run_count += 1;
         }
     }
 
     /// Adds an input's summed executions; host time is kept on `canonical`.
     pub(crate) fn add_total(&mut self, total: &ExecTotal<'_>, canonical: DeviceName) {
-        self.all_start_micros =
-            if self.all_start_micros > 0 { self.all_start_micros.min(total.start_micros) } else { total.start_micros };
-        self.latest_end_micros = self.latest_end_micros.max(total.end_micros);
+        self.widen_span(total.start_micros, total.end_micros);
         self.run_count += total.runs;
         let pair = (total.start_micros, total.micros);
         if total.on_accelerator {
-            push_exec(&mut self.accelerator_execs, symbol(total.device), pair);
+            self.push_time(symbol(total.device), true, pair);
         } else {
-            push_exec(&mut self.cpu_execs, canonical, pair);
+            self.push_time(canonical, false, pair);
         }
     }
 
@@ -185,7 +285,7 @@ impl ExecStep {
         let gpu_allocators = allocators.gpu_allocators;
         // tfprof splits these by host and accelerator; only their sums are read.
         let (temp, persistent) = (stat.temp_memory_size, stat.persistent_memory_size);
-        let mem = MemoryRecord {
+        self.push_memory(MemoryRecord {
             memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
             requested_bytes: allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp),
             peak_bytes: allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp),
@@ -193,17 +293,84 @@ impl ExecStep {
             // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
             output_bytes: stat.output_bytes,
             allocator_bytes_in_use: allocators.gpu_bytes_in_use,
-        };
-        push_snug(&mut self.memory, mem);
+        });
         (gpu_allocators > 1).then(|| format!("found {gpu_allocators} gpu allocator for 1 node"))
     }
 
+    pub fn push_memory(&mut self, record: MemoryRecord) {
+        push_snug(self.memory.get_or_insert_with(Box::default), record);
+    }
+
+    /// Memory records, one per scheduling.
+    pub fn memory(&self) -> &[MemoryRecord] {
+        self.memory.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// Kernel times on `stream:all` devices, by device.
+    pub fn accelerator_execs(&self) -> impl Iterator<Item = (DeviceName, DeviceTimes<'_>)> {
+        self.device_times(true)
+    }
+
+    /// Op times on canonical devices, by device.
+    pub fn cpu_execs(&self) -> impl Iterator<Item = (DeviceName, DeviceTimes<'_>)> {
+        self.device_times(false)
+    }
+
+    fn device_times(&self, accelerator: bool) -> impl Iterator<Item = (DeviceName, DeviceTimes<'_>)> {
+        let (one, many) = match &self.times {
+            Times::None => (None, None),
+            Times::One { device, micros, accelerator: on } => {
+                ((*on == accelerator).then(|| (*device, DeviceTimes::One([(self.all_start_micros, *micros)]))), None)
+            }
+            Times::Many(m) => (None, Some(if accelerator { &m.accelerator } else { &m.cpu })),
+        };
+        one.into_iter().chain(many.into_iter().flat_map(|m| m.iter().map(|(d, t)| (*d, DeviceTimes::Many(t)))))
+    }
+
+    /// Room its vectors hold beyond their entries (for tests of memory use).
+    #[cfg(test)]
+    pub(crate) fn spare_room(&self) -> usize {
+        let memory = self.memory.as_ref().map_or(0, |m| m.capacity() - m.len());
+        let times = match &self.times {
+            Times::Many(many) => [&many.accelerator, &many.cpu]
+                .into_iter()
+                .map(|map| map.capacity() - map.len() + map.values().map(|t| t.capacity() - t.len()).sum::<usize>())
+                .sum(),
+            _ => 0,
+        };
+        memory + times
+    }
+
+    /// Renames every device (a job's prefix).
+    pub fn rename_devices(&mut self, mut rename: impl FnMut(DeviceName) -> DeviceName) {
+        match &mut self.times {
+            Times::None => {}
+            Times::One { device, .. } => *device = rename(device),
+            Times::Many(many) => {
+                for map in [&mut many.accelerator, &mut many.cpu] {
+                    *map = std::mem::take(map).into_iter().map(|(d, t)| (rename(d), t)).collect();
+                }
+            }
+        }
+    }
+
+    fn micros_on(&self, accelerator: bool) -> i64 {
+        match &self.times {
+            Times::None => 0,
+            Times::One { micros, accelerator: on, .. } => if *on == accelerator { *micros } else { 0 },
+            Times::Many(many) => {
+                let map = if accelerator { &many.accelerator } else { &many.cpu };
+                wrapping_sum(map.values().flatten().map(|e| e.1))
+            }
+        }
+    }
+
     pub fn accelerator_micros(&self) -> i64 {
-        wrapping_sum(self.accelerator_execs.values().flatten().map(|e| e.1))
+        self.micros_on(true)
     }
 
     pub fn cpu_micros(&self) -> i64 {
-        wrapping_sum(self.cpu_execs.values().flatten().map(|e| e.1))
+        self.micros_on(false)
     }
 
     pub fn exec_micros(&self) -> i64 {
@@ -211,19 +378,19 @@ impl ExecStep {
     }
 
     pub fn requested_bytes(&self) -> i64 {
-        wrapping_sum(self.memory.iter().map(|m| m.requested_bytes))
+        wrapping_sum(self.memory().iter().map(|m| m.requested_bytes))
     }
 
     pub fn peak_bytes(&self) -> i64 {
-        wrapping_sum(self.memory.iter().map(|m| m.peak_bytes))
+        wrapping_sum(self.memory().iter().map(|m| m.peak_bytes))
     }
 
     pub fn residual_bytes(&self) -> i64 {
-        wrapping_sum(self.memory.iter().map(|m| m.residual_bytes))
+        wrapping_sum(self.memory().iter().map(|m| m.residual_bytes))
     }
 
     pub fn output_bytes(&self) -> i64 {
-        wrapping_sum(self.memory.iter().map(|m| m.output_bytes))
+        wrapping_sum(self.memory().iter().map(|m| m.output_bytes))
     }
 }
 
@@ -353,5 +520,79 @@ impl Input {
         };
         let name = name.strip_prefix('^').unwrap_or(name);
         Input { name: known(name).unwrap_or_else(|| name.into()), src_output: slot, shape_slot: 0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(exec: &ExecStep, accelerator: bool) -> Vec<(DeviceName, Vec<(i64, i64)>)> {
+        let all: Vec<_> = if accelerator { exec.accelerator_execs().collect() } else { exec.cpu_execs().collect() };
+        all.into_iter().map(|(d, t)| (d, t.to_vec())).collect()
+    }
+
+    fn stat(start: i64, duration: i64) -> NodeStatsRecord {
+        NodeStatsRecord { node_name: "a".into(), all_start_micros: start, op_end_rel_micros: duration, ..Default::default() }
+    }
+
+    /// The per-step record that almost every (node, step) of a trace has.
+    #[test]
+    fn a_step_record_stays_small() {
+        assert!(size_of::<(i64, ExecStep)>() <= 72, "{}", size_of::<(i64, ExecStep)>());
+    }
+
+    /// An execution kept inline reads like one in the maps, whatever comes
+    /// after it: an earlier start elsewhere, a second execution, a device.
+    #[test]
+    fn inline_executions_read_like_mapped_ones() {
+        let cpu = Device::classify("/job:w/device:CPU:0");
+        let stream = Device::classify("/job:w/device:GPU:0/stream:7");
+        let all = Device::classify("/job:w/device:GPU:0/stream:all");
+
+        let mut one = ExecStep::default();
+        one.add_time(&cpu, &stat(100, 5));
+        assert!(matches!(one.times, Times::One { .. }));
+        assert_eq!(times(&one, false), vec![(cpu.name, vec![(100, 5)])]);
+        assert_eq!((one.cpu_micros(), one.accelerator_micros(), one.run_count), (5, 0, 1));
+
+        // A stream's stat moves the step's start before the inline one's.
+        let mut earlier = one.clone();
+        earlier.add_time(&stream, &stat(90, 3));
+        assert_eq!(earlier.all_start_micros, 90);
+        assert_eq!(times(&earlier, false), vec![(cpu.name, vec![(100, 5)])]);
+
+        // The step starts before its first execution: no inline record.
+        let mut late = ExecStep::default();
+        late.add_time(&stream, &stat(90, 3));
+        late.add_time(&cpu, &stat(100, 5));
+        assert!(matches!(late.times, Times::Many(_)));
+        assert_eq!(times(&late, false), vec![(cpu.name, vec![(100, 5)])]);
+
+        let mut both = one.clone();
+        both.add_time(&all, &stat(101, 0));
+        both.add_time(&cpu, &stat(120, 2));
+        assert_eq!(times(&both, false), vec![(cpu.name, vec![(100, 5), (120, 2)])]);
+        assert_eq!(times(&both, true), vec![(all.name, vec![(101, 1)])]);
+        assert_eq!((both.cpu_micros(), both.accelerator_micros(), both.exec_micros(), both.run_count), (7, 1, 8, 2));
+        assert_eq!((both.all_start_micros, both.latest_end_micros), (100, 122));
+
+        // A profile file's record with one execution at the step's start is
+        // kept inline too, and reads the same.
+        let parts = |exec: &ExecStep| -> (SmallMap<DeviceName, Vec<(i64, i64)>>, SmallMap<DeviceName, Vec<(i64, i64)>>) {
+            (times(exec, true).into_iter().collect(), times(exec, false).into_iter().collect())
+        };
+        for exec in [&one, &earlier, &late, &both] {
+            let (accelerator, cpu) = parts(exec);
+            let again = ExecStep::from_parts(exec.run_count, exec.all_start_micros, exec.latest_end_micros, accelerator, cpu, Vec::new());
+            assert_eq!(parts(&again), parts(exec));
+            assert_eq!(again.exec_micros(), exec.exec_micros());
+        }
+        let (accelerator, cpu) = parts(&one);
+        assert!(matches!(ExecStep::from_parts(1, 100, 105, accelerator, cpu, Vec::new()).times, Times::One { .. }));
+
+        let mut renamed = both.clone();
+        renamed.rename_devices(|d| symbol(&format!("/job:x{}", &d["/job:w".len()..])));
+        assert_eq!(times(&renamed, true), vec![(symbol("/job:x/device:gpu:0/stream:all"), vec![(101, 1)])]);
     }
 }

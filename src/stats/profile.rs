@@ -87,15 +87,14 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
                 continue;
             }
         };
-        let step_record = ExecStep {
-            run_count: exec.run_count,
-            all_start_micros: exec.all_start_micros,
-            latest_end_micros: exec.latest_end_micros,
+        let step_record = ExecStep::from_parts(
+            exec.run_count,
+            exec.all_start_micros,
+            exec.latest_end_micros,
             accelerator_execs,
             cpu_execs,
-            // A node keeps these per step, mostly one of each.
-            memory: snug(exec.memory_execs),
-        };
+            exec.memory_execs,
+        );
         execs.insert(step, step_record);
     }
     let links = Links {
@@ -172,13 +171,7 @@ mod tests {
             assert_eq!(node.execs.capacity(), node.execs.len(), "{}", node.name);
             for exec in node.execs.values() {
                 records += 1;
-                assert_eq!(exec.memory.capacity(), exec.memory.len(), "{}", node.name);
-                for devices in [&exec.cpu_execs, &exec.accelerator_execs] {
-                    assert_eq!(devices.capacity(), devices.len(), "{}", node.name);
-                    for times in devices.values() {
-                        assert_eq!(times.capacity(), times.len(), "{}", node.name);
-                    }
-                }
+                assert_eq!(exec.spare_room(), 0, "{}", node.name);
             }
         }
         assert!(records > 100, "{records}");

@@ -21,16 +21,16 @@ pub fn analyze(stats: &Stats) -> Steps {
     for node in &stats.nodes {
         for (step, exec) in node.execs.iter() {
             let entry = steps.entry(*step).or_insert((i64::MAX, i64::MIN, Vec::new(), Vec::new()));
-            for (_, runs) in exec.accelerator_execs.iter() {
-                for &(start, duration) in runs {
+            for (_, runs) in exec.accelerator_execs() {
+                for &(start, duration) in runs.iter() {
                     entry.2.push((start, start.saturating_add(duration.max(0))));
                 }
             }
-            for (device, runs) in exec.cpu_execs.iter() {
+            for (device, runs) in exec.cpu_execs() {
                 if !is_placed_on_cpu(device) {
                     continue;
                 }
-                for &(start, duration) in runs {
+                for &(start, duration) in runs.iter() {
                     entry.3.push((start, start.saturating_add(duration.max(0))));
                 }
             }

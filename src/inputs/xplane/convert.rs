@@ -51,14 +51,14 @@ const DERIVED_LINES: &[&str] = &[
     "Overlay",
 ];
 
-/// Everything a trace says about its ops, ready for [`crate::stats::Stats`].
+/// Everything a trace says about its ops but their totals, which
+/// [`convert_releasing`] hands to a sink as it makes them.
 #[derive(Debug, Default)]
 pub struct Converted {
-    /// The executions summed per node, step and plane, sorted by step, node
-    /// and device ([`Converted::exec_totals`] names them).
-    pub totals: Vec<Total>,
     /// Nodes by [`Total::node`]: name and op type.
     pub nodes: Vec<(String, String)>,
+    /// Totals made (one per node, step and plane).
+    pub total_count: u64,
     /// Step markers, by step number: the marker's name and its span (ps).
     pub steps: BTreeMap<i64, StepSpan>,
     /// The step given to executions outside every marker, if there were any.
@@ -127,12 +127,24 @@ pub struct Total {
     pub runs: i64,
 }
 
-impl Converted {
-    /// Total `i` as the node model takes it
+/// What [`Total`]s' indices name, for the node model.
+pub struct TotalNames<'a> {
+    /// Per node: name and op type.
+    nodes: &'a [(String, String)],
+    /// Per node: the plane of its device (its first accelerator, else its
+    /// host) and how many steps it ran in, both over the whole trace (nodes
+    /// of one name share them).
+    placed_on: Vec<u32>,
+    node_steps: Vec<u32>,
+    devices: &'a [&'static str],
+    accelerators: &'a [bool],
+}
+
+impl TotalNames<'_> {
+    /// A total as the node model takes it
     /// ([`crate::stats::Stats::add_exec_totals`]). Names are kept once per
     /// node, not once per total: a 10 MB trace has 200k totals.
-    pub fn exec_total(&self, i: usize) -> ExecTotal<'_> {
-        let t = &self.totals[i];
+    pub fn exec_total(&self, t: &Total) -> ExecTotal<'_> {
         let (node, op_type) = &self.nodes[t.node as usize];
         ExecTotal {
             step: t.step,
@@ -140,6 +152,8 @@ impl Converted {
             op_type,
             device: self.devices[t.plane as usize],
             on_accelerator: self.accelerators[t.plane as usize],
+            placed_on: self.devices[self.placed_on[t.node as usize] as usize],
+            node_steps: self.node_steps[t.node as usize] as usize,
             start_micros: t.start_micros,
             end_micros: t.end_micros,
             micros: t.micros,
@@ -147,6 +161,11 @@ impl Converted {
         }
     }
 }
+
+/// Receives totals as they are made, a few steps at a time in step order
+/// (by node name and device within a step), so that a large trace's totals
+/// never exist all at once.
+pub type TotalsSink<'s> = &'s mut dyn FnMut(&TotalNames<'_>, &[Total]);
 
 /// One step marker's extent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -227,20 +246,19 @@ impl Execution {
 /// An XLA program's ops by instruction name: (node name, op type).
 type HloOps = HashMap<String, (String, String)>;
 
-/// Converts a whole trace, without its allocator events.
-pub fn convert(bytes: &[u8]) -> Result<Converted, DecodeError> {
-    convert_with(bytes, false)
+/// Converts a whole trace (with its allocator events if asked); returns its
+/// totals too, all at once.
+pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<Total>), DecodeError> {
+    let mut totals = Vec::new();
+    let converted = convert_releasing(bytes, allocator_events, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))?;
+    Ok((converted, totals))
 }
 
-/// Converts a whole trace; with `allocator_events`, keeps them.
-pub fn convert_with(bytes: &[u8], allocator_events: bool) -> Result<Converted, DecodeError> {
-    convert_releasing(bytes, allocator_events, &|_| {})
-}
-
-/// [`convert_with`], calling `release` with each stretch of the lines'
-/// events once it has been read (a mapped trace gives its pages back, see
-/// [`super::XplaneFile`]); slices of them stay valid.
-pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>) -> Result<Converted, DecodeError> {
+/// Converts a whole trace, giving its totals to `sink`; with
+/// `allocator_events`, keeps those. Calls `release` with each stretch of the
+/// lines' events once it has been read (a mapped trace gives its pages back,
+/// see [`super::XplaneFile`]); slices of them stay valid.
+pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.par_iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let modules = hlo_modules(&planes)?;
@@ -312,7 +330,7 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
         memory_events: memory_events.len() as u64,
         ..Default::default()
     };
-    (converted.totals, converted.nodes) = totals(&planes, &ops.ops, lines_read, &steps, &mut converted.outside_step);
+    totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
     let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
     let step_of = StepLookup::new(&steps);
     let (memory, unattributed) = memory_totals(&mut memory_events, |t| step_of.step(t), &nodes);
@@ -767,15 +785,27 @@ fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) 
         .collect()
 }
 
-/// Sums executions per (node, step, plane), rounding each sum once; and
-/// the nodes' names and types.
+/// A piece of a line, once read: its executions, with self times.
+struct Piece {
+    plane: u32,
+    /// The line's timestamp, in ps.
+    base_ps: i128,
+    executions: Vec<Execution>,
+}
+
+/// How many totals the sink takes at a time.
+const SINK_TOTALS: usize = 1 << 18;
+
+/// Sums executions per (node, step, plane), rounding each sum once, and
+/// gives the sums to `sink` in step order; sets the nodes' names and types.
 fn totals(
     planes: &[Plane<'_>],
     ops: &[Op<'_>],
     lines: Vec<LineRead>,
     steps: &BTreeMap<i64, StepSpan>,
-    outside: &mut Option<i64>,
-) -> (Vec<Total>, Vec<(String, String)>) {
+    converted: &mut Converted,
+    sink: TotalsSink<'_>,
+) {
     let mut spans: Vec<(i128, i128, i64)> = steps.iter().map(|(&step, s)| (s.start_ps, s.end_ps, step)).collect();
     spans.sort();
     let after_last = steps.keys().next_back().map_or(0, |last| last + 1);
@@ -817,6 +847,7 @@ fn totals(
     let mut device_rank = vec![0; planes.len()];
     by_device.iter().enumerate().for_each(|(rank, &p)| device_rank[p] = rank as u32);
     let on_host: Vec<bool> = planes.iter().map(|p| plane_kind(p.name) == PlaneKind::Host).collect();
+    converted.nodes = names.iter().zip(&nodes).map(|(name, (_, op_type))| (name.to_string(), (*op_type).to_owned())).collect();
 
     // Executions by step (a counting sort of references to them), so that
     // each step is summed on its own, all steps on all cores: a list of
@@ -833,10 +864,16 @@ fn totals(
             None => step_numbers.len() - 1,
         }
     };
-    let pieces: Vec<(&LineRead, &Vec<Execution>)> = lines.iter().flat_map(|line| line.pieces.iter().map(move |piece| (line, piece))).collect();
+    let mut pieces: Vec<Piece> = lines
+        .into_iter()
+        .flat_map(|line| {
+            let (plane, base_ps) = (line.plane as u32, line.base_ps);
+            line.pieces.into_iter().map(move |executions| Piece { plane, base_ps, executions })
+        })
+        .collect();
     let piece_steps: Vec<Vec<u32>> = pieces
         .par_iter()
-        .map(|(line, piece)| piece.iter().map(|e| step_index(line.base_ps + i128::from(e.offset_ps)) as u32).collect())
+        .map(|piece| piece.executions.iter().map(|e| step_index(piece.base_ps + i128::from(e.offset_ps)) as u32).collect())
         .collect();
     let mut first = vec![0usize; step_numbers.len() + 1];
     piece_steps.iter().flatten().for_each(|&s| first[s as usize + 1] += 1);
@@ -849,11 +886,47 @@ fn totals(
             next[s as usize] += 1;
         }
     }
+    // The step after which a piece is no longer read: its last marked step
+    // (the executions outside every marker are summed first).
+    let outside_index = step_numbers.len() - 1;
+    let piece_done: Vec<usize> =
+        piece_steps.iter().map(|s| s.iter().map(|&s| s as usize).filter(|&s| s != outside_index).max().unwrap_or(0)).collect();
     drop(piece_steps);
     // (Without markers everything is step 0, which is not "outside".)
-    if !spans.is_empty() && first[step_numbers.len() - 1] < first[step_numbers.len()] {
-        *outside = Some(after_last);
+    if !spans.is_empty() && first[outside_index] < first[outside_index + 1] {
+        converted.outside_step = Some(after_last);
     }
+
+    // Per name, over the whole trace: how many steps it ran in, and where it
+    // is placed: the device of its first total in the order the sink gets
+    // them (by step, then device), an accelerator's if it has any.
+    let mut name_steps = vec![0u32; nodes.len()];
+    let mut last_seen = vec![usize::MAX; nodes.len()];
+    let mut first_on: [Vec<Option<((usize, u32), u32)>>; 2] = [vec![None; nodes.len()], vec![None; nodes.len()]];
+    for s in 0..step_numbers.len() {
+        for &(p, i) in &by_step[first[s]..first[s + 1]] {
+            let piece = &pieces[p as usize];
+            let name = name_rank[node_of[piece.executions[i as usize].op as usize] as usize] as usize;
+            if last_seen[name] != s {
+                last_seen[name] = s;
+                name_steps[name] += 1;
+            }
+            let key = (s, device_rank[piece.plane as usize]);
+            let slot = &mut first_on[usize::from(on_host[piece.plane as usize])][name];
+            if slot.is_none_or(|(known, _)| key < known) {
+                *slot = Some((key, piece.plane));
+            }
+        }
+    }
+    let [on_accelerator, on_host_first] = &first_on;
+    let placed = |name: usize| on_accelerator[name].or(on_host_first[name]).map_or(0, |(_, plane)| plane);
+    let names_for_sink = TotalNames {
+        nodes: &converted.nodes,
+        placed_on: (0..nodes.len()).map(|n| placed(name_rank[n] as usize)).collect(),
+        node_steps: (0..nodes.len()).map(|n| name_steps[name_rank[n] as usize]).collect(),
+        devices: &converted.devices,
+        accelerators: &converted.accelerators,
+    };
 
     let node = |p: &Part| node_of[p.op as usize] as usize;
     // Each op's ranks, looked up once per part, not per comparison.
@@ -862,17 +935,17 @@ fn totals(
     // One step's executions → its totals, in order: by node name and
     // device (then type); the parts of one op, then of one node, on a plane
     // are then adjacent, and are merged.
-    let step_totals = |index: usize| -> Vec<Total> {
+    let step_totals = |pieces: &[Piece], index: usize| -> Vec<Total> {
         let step = step_numbers[index];
         let mut parts: Vec<Part> = by_step[first[index]..first[index + 1]]
             .iter()
             .map(|&(p, i)| {
-                let (line, piece) = pieces[p as usize];
-                let e = &piece[i as usize];
-                let start = line.base_ps + i128::from(e.offset_ps);
+                let piece = &pieces[p as usize];
+                let e = &piece.executions[i as usize];
+                let start = piece.base_ps + i128::from(e.offset_ps);
                 Part {
                     op: e.op,
-                    plane: line.plane as u32,
+                    plane: piece.plane,
                     sum: Sum {
                         start_micros: micros(start),
                         end_micros: micros((start + i128::from(e.duration_ps)).max(0)),
@@ -921,15 +994,37 @@ fn totals(
             })
             .collect()
     };
-    // A few steps at a time on all cores, appended in order (room for one
-    // total per execution is reserved, not touched).
-    let mut totals = Vec::with_capacity(by_step.len());
-    let indices: Vec<usize> = (0..step_numbers.len()).filter(|&i| first[i] < first[i + 1]).collect();
+    // A few steps at a time on all cores, given to the sink in order. A
+    // piece's executions are dropped once its steps are summed, so that the
+    // node model's records take their room: the steps outside every marker
+    // are summed first and given last.
+    let has_executions = |i: usize| first[i] < first[i + 1];
+    let outside = if has_executions(outside_index) { step_totals(&pieces, outside_index) } else { Vec::new() };
+    let mut free_order: Vec<usize> = (0..pieces.len()).collect();
+    free_order.sort_by_key(|&p| piece_done[p]);
+    let mut freed = 0;
+    let mut count = 0;
+    let mut batch: Vec<Total> = Vec::new();
+    let indices: Vec<usize> = (0..outside_index).filter(|&i| has_executions(i)).collect();
     for chunk in indices.chunks(4 * rayon::current_num_threads()) {
-        let done: Vec<Vec<Total>> = chunk.par_iter().map(|&i| step_totals(i)).collect();
-        done.into_iter().for_each(|mut t| totals.append(&mut t));
+        let done: Vec<Vec<Total>> = chunk.par_iter().map(|&i| step_totals(&pieces, i)).collect();
+        done.into_iter().for_each(|t| batch.extend(t));
+        if batch.len() >= SINK_TOTALS {
+            sink(&names_for_sink, &batch);
+            count += batch.len();
+            batch.clear();
+        }
+        let last = chunk[chunk.len() - 1];
+        while freed < free_order.len() && piece_done[free_order[freed]] <= last {
+            pieces[free_order[freed]].executions = Vec::new();
+            freed += 1;
+        }
     }
-    (totals, names.into_iter().zip(nodes).map(|(name, (_, op_type))| (name.into_owned(), op_type.to_owned())).collect())
+    drop(pieces);
+    batch.extend(outside);
+    sink(&names_for_sink, &batch);
+    count += batch.len();
+    converted.total_count = count as u64;
 }
 
 /// Executions of one op in one step on one plane, summed as they merge.
@@ -1049,7 +1144,7 @@ mod tests {
             ..Default::default()
         });
         let wire = xp::XSpace { planes: vec![plane], ..Default::default() }.encode_to_vec();
-        let converted = convert_with(&wire, true).unwrap();
+        let (converted, _) = convert(&wire, true).unwrap();
         let got: Vec<(i64, &str, i128, i64, i64, &str)> =
             converted.allocator_events.iter().map(|e| (e.step, e.allocator.as_str(), e.time_ps, e.bytes, e.in_use, e.node.as_str())).collect();
         let at = |t: i128| 1000 * 1000 + t * 1_000_000;
@@ -1064,7 +1159,7 @@ mod tests {
             ]
         );
         assert_eq!(converted.outside_step, Some(2));
-        assert!(convert(&wire).unwrap().allocator_events.is_empty(), "kept only when asked");
+        assert!(convert(&wire, false).unwrap().0.allocator_events.is_empty(), "kept only when asked");
     }
 
     #[test]

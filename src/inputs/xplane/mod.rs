@@ -62,17 +62,14 @@ impl XplaneFile {
         }
     }
 
-    /// Converts the trace; a file that is not an `XSpace` is an error naming it.
-    pub fn convert(&self) -> Result<convert::Converted> {
-        self.convert_with(false)
-    }
-
-    /// [`XplaneFile::convert`], keeping the allocator events if asked.
-    pub fn convert_with(&self, allocator_events: bool) -> Result<convert::Converted> {
+    /// Converts the trace, giving its totals to `sink` as they are made; a
+    /// file that is not an `XSpace` is an error naming it. With
+    /// `allocator_events`, keeps those.
+    pub fn convert(&self, allocator_events: bool, sink: convert::TotalsSink<'_>) -> Result<convert::Converted> {
         if let Some(message) = truncation(&self.bytes) {
             return Err(Error::input(FLAG, &self.path, format!("not an XSpace trace ({message})")));
         }
-        let converted = convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part))
+        let converted = convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part), sink)
             .map_err(|e| Error::input(FLAG, &self.path, format!("not an XSpace trace ({})", super::read::describe_decode_error(&e))))?;
         if converted.planes.is_empty() || converted.planes.iter().all(|p| p.is_empty()) {
             return Err(Error::input(FLAG, &self.path, "not an XSpace trace (no planes)"));
