@@ -140,8 +140,7 @@ pub fn write_graph<W: Write>(stats: &Stats, root: &Displayed, step: i64, out: W)
     let mut usage: BTreeMap<&str, BTreeMap<i64, i64>> = BTreeMap::new();
     for &id in &nodes {
         let node = &stats.nodes[id];
-        let Some(exec) = node.execs.get(&step) else { continue };
-        for mem in exec.memory().iter().filter(|m| m.allocator_bytes_in_use > 0 && m.memory_micros > 0) {
+        for mem in node.memory_at(step).iter().filter(|m| m.allocator_bytes_in_use > 0 && m.memory_micros > 0) {
             usage.entry(node.canonical_device).or_default().insert(mem.memory_micros, mem.allocator_bytes_in_use);
         }
     }
@@ -171,9 +170,11 @@ pub fn peak_memory_note(stats: &Stats, root: &Displayed, step: i64) -> String {
     let mut in_use: BTreeMap<&str, BTreeMap<i64, i64>> = BTreeMap::new();
     for &id in &nodes {
         let node = &stats.nodes[id];
-        let Some(exec) = node.execs.get(&step).filter(|e| e.all_start_micros > 0) else { continue };
+        if !node.execs.get(&step).is_some_and(|e| e.all_start_micros > 0) {
+            continue;
+        }
         let points = in_use.entry(node.canonical_device).or_default();
-        for mem in exec.memory().iter().filter(|m| m.memory_micros > 0) {
+        for mem in node.memory_at(step).iter().filter(|m| m.memory_micros > 0) {
             points.insert(mem.memory_micros, mem.allocator_bytes_in_use);
         }
     }

@@ -433,8 +433,9 @@ impl Stats {
     pub fn add_memory_totals(&mut self, totals: &[MemoryTotal]) {
         for total in totals {
             let Some(id) = self.node_id(&total.node) else { continue };
-            let exec = self.nodes[id].execs.get_or_insert_with(total.step, ExecStep::default);
-            exec.push_memory(node::MemoryRecord {
+            let node = &mut self.nodes[id];
+            node.execs.get_or_insert_with(total.step, ExecStep::default);
+            node.push_memory(total.step, node::MemoryRecord {
                 memory_micros: total.last_micros,
                 requested_bytes: total.requested_bytes,
                 peak_bytes: total.peak_bytes,

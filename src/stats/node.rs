@@ -11,8 +11,8 @@ use crate::inputs::run_meta::NodeStatsRecord;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
 use super::device::{Device, DeviceName};
-use super::small_map::{SmallMap, SmallSet, push_snug, snug};
-use super::symbol::{Symbol, symbol};
+use super::small_map::{SmallMap, SmallSet, push_snug};
+use super::symbol::{Symbol, ThinSymbol, symbol};
 
 /// Appends to `map[device]`.
 fn push_exec(map: &mut SmallMap<DeviceName, Vec<(i64, i64)>>, device: DeviceName, pair: (i64, i64)) {
@@ -66,6 +66,10 @@ pub struct Node {
     pub attrs: BTreeMap<String, AttrValue>,
     /// Execution records by step.
     pub execs: SmallMap<i64, ExecStep>,
+    /// Memory records by step (of steps `execs` has), one per scheduling
+    /// (several in while loops). Kept beside the execution records, not in
+    /// them: most (node, step) of a trace have none.
+    pub memory: SmallMap<i64, Vec<MemoryRecord>>,
     /// Output shapes seen at run time (first RunMetadata that has them), as
     /// TF's `tfprof_logger` uses them to complete static shapes.
     pub runtime_output_shapes: Option<Vec<Option<Vec<i64>>>>,
@@ -79,9 +83,6 @@ pub struct ExecStep {
     pub latest_end_micros: i64,
     /// The (start, duration) of its executions, by device.
     times: Times,
-    /// One record per scheduling (several in while loops); boxed, as most
-    /// nodes of a trace have none.
-    memory: Option<Box<Vec<MemoryRecord>>>,
 }
 
 /// Where a step's time went. Most nodes run once per step on one device:
@@ -93,7 +94,7 @@ pub struct ExecStep {
 enum Times {
     #[default]
     None,
-    One { device: DeviceName, micros: i64, accelerator: bool },
+    One { device: ThinSymbol, micros: i64, accelerator: bool },
     Many(Box<ManyTimes>),
 }
 
@@ -184,15 +185,13 @@ pub fn shape_to_vec(shape: &TensorShapeProto) -> Vec<i64> {
 }
 
 impl ExecStep {
-    /// A step record with these times and memory records, as a profile file
-    /// holds them.
+    /// A step record with these times, as a profile file holds them.
     pub fn from_parts(
         run_count: i64,
         all_start_micros: i64,
         latest_end_micros: i64,
         accelerator: SmallMap<DeviceName, Vec<(i64, i64)>>,
         cpu: SmallMap<DeviceName, Vec<(i64, i64)>>,
-        memory: Vec<MemoryRecord>,
     ) -> ExecStep {
         let mut exec = ExecStep { run_count, all_start_micros, latest_end_micros, ..Default::default() };
         let one = {
@@ -203,13 +202,10 @@ impl ExecStep {
             }
         };
         exec.times = match one {
-            Some((device, micros, accelerator)) => Times::One { device, micros, accelerator },
+            Some((device, micros, accelerator)) => Times::One { device: ThinSymbol::new(device), micros, accelerator },
             None if accelerator.is_empty() && cpu.is_empty() => Times::None,
             None => Times::Many(Box::new(ManyTimes { accelerator, cpu })),
         };
-        if !memory.is_empty() {
-            exec.memory = Some(Box::new(snug(memory)));
-        }
         exec
     }
 
@@ -229,7 +225,7 @@ impl ExecStep {
         if let Times::One { device, micros, accelerator } = self.times {
             let mut many = ManyTimes::default();
             let map = if accelerator { &mut many.accelerator } else { &mut many.cpu };
-            map.insert(device, vec![(self.all_start_micros, micros)]);
+            map.insert(device.get(), vec![(self.all_start_micros, micros)]);
             self.times = Times::Many(Box::new(many));
         }
     }
@@ -237,7 +233,7 @@ impl ExecStep {
     /// Records an execution on `device`, after the span has been widened to it.
     fn push_time(&mut self, device: DeviceName, accelerator: bool, pair: (i64, i64)) {
         if matches!(self.times, Times::None) && pair.0 == self.all_start_micros {
-            self.times = Times::One { device, micros: pair.1, accelerator };
+            self.times = Times::One { device: ThinSymbol::new(device), micros: pair.1, accelerator };
             return;
         }
         self.spill_inline();
@@ -276,36 +272,6 @@ impl ExecStep {
         }
     }
 
-    /// Returns a message for stderr when the stat has no start time.
-    fn add_memory(&mut self, stat: &NodeStatsRecord) -> Option<String> {
-        if stat.all_start_micros <= 0 {
-            return Some(format!("{} has no start time, skipping", stat.node_name));
-        }
-        let allocators = &stat.memory;
-        let gpu_allocators = allocators.gpu_allocators;
-        // tfprof splits these by host and accelerator; only their sums are read.
-        let (temp, persistent) = (stat.temp_memory_size, stat.persistent_memory_size);
-        self.push_memory(MemoryRecord {
-            memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
-            requested_bytes: allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp),
-            peak_bytes: allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp),
-            residual_bytes: allocators.live_bytes.wrapping_add(persistent),
-            // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
-            output_bytes: stat.output_bytes,
-            allocator_bytes_in_use: allocators.gpu_bytes_in_use,
-        });
-        (gpu_allocators > 1).then(|| format!("found {gpu_allocators} gpu allocator for 1 node"))
-    }
-
-    pub fn push_memory(&mut self, record: MemoryRecord) {
-        push_snug(self.memory.get_or_insert_with(Box::default), record);
-    }
-
-    /// Memory records, one per scheduling.
-    pub fn memory(&self) -> &[MemoryRecord] {
-        self.memory.as_deref().map_or(&[], Vec::as_slice)
-    }
-
     /// Kernel times on `stream:all` devices, by device.
     pub fn accelerator_execs(&self) -> impl Iterator<Item = (DeviceName, DeviceTimes<'_>)> {
         self.device_times(true)
@@ -320,7 +286,7 @@ impl ExecStep {
         let (one, many) = match &self.times {
             Times::None => (None, None),
             Times::One { device, micros, accelerator: on } => {
-                ((*on == accelerator).then(|| (*device, DeviceTimes::One([(self.all_start_micros, *micros)]))), None)
+                ((*on == accelerator).then(|| (device.get(), DeviceTimes::One([(self.all_start_micros, *micros)]))), None)
             }
             Times::Many(m) => (None, Some(if accelerator { &m.accelerator } else { &m.cpu })),
         };
@@ -330,22 +296,20 @@ impl ExecStep {
     /// Room its vectors hold beyond their entries (for tests of memory use).
     #[cfg(test)]
     pub(crate) fn spare_room(&self) -> usize {
-        let memory = self.memory.as_ref().map_or(0, |m| m.capacity() - m.len());
-        let times = match &self.times {
+        match &self.times {
             Times::Many(many) => [&many.accelerator, &many.cpu]
                 .into_iter()
                 .map(|map| map.capacity() - map.len() + map.values().map(|t| t.capacity() - t.len()).sum::<usize>())
                 .sum(),
             _ => 0,
-        };
-        memory + times
+        }
     }
 
     /// Renames every device (a job's prefix).
     pub fn rename_devices(&mut self, mut rename: impl FnMut(DeviceName) -> DeviceName) {
         match &mut self.times {
             Times::None => {}
-            Times::One { device, .. } => *device = rename(device),
+            Times::One { device, .. } => *device = ThinSymbol::new(rename(device.get())),
             Times::Many(many) => {
                 for map in [&mut many.accelerator, &mut many.cpu] {
                     *map = std::mem::take(map).into_iter().map(|(d, t)| (rename(d), t)).collect();
@@ -375,22 +339,6 @@ impl ExecStep {
 
     pub fn exec_micros(&self) -> i64 {
         self.accelerator_micros().wrapping_add(self.cpu_micros())
-    }
-
-    pub fn requested_bytes(&self) -> i64 {
-        wrapping_sum(self.memory().iter().map(|m| m.requested_bytes))
-    }
-
-    pub fn peak_bytes(&self) -> i64 {
-        wrapping_sum(self.memory().iter().map(|m| m.peak_bytes))
-    }
-
-    pub fn residual_bytes(&self) -> i64 {
-        wrapping_sum(self.memory().iter().map(|m| m.residual_bytes))
-    }
-
-    pub fn output_bytes(&self) -> i64 {
-        wrapping_sum(self.memory().iter().map(|m| m.output_bytes))
     }
 }
 
@@ -443,8 +391,45 @@ impl Node {
         let exec = self.execs.get_or_insert_with(step, ExecStep::default);
         exec.add_time(dev, stat);
         if *dev.name == *self.canonical_device {
-            warnings.extend(exec.add_memory(stat));
+            warnings.extend(self.add_memory(step, stat));
         }
+    }
+
+    /// Returns a message for stderr when the stat has no start time.
+    fn add_memory(&mut self, step: i64, stat: &NodeStatsRecord) -> Option<String> {
+        if stat.all_start_micros <= 0 {
+            return Some(format!("{} has no start time, skipping", stat.node_name));
+        }
+        let allocators = &stat.memory;
+        let gpu_allocators = allocators.gpu_allocators;
+        // tfprof splits these by host and accelerator; only their sums are read.
+        let (temp, persistent) = (stat.temp_memory_size, stat.persistent_memory_size);
+        self.push_memory(step, MemoryRecord {
+            memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
+            requested_bytes: allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp),
+            peak_bytes: allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp),
+            residual_bytes: allocators.live_bytes.wrapping_add(persistent),
+            // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
+            output_bytes: stat.output_bytes,
+            allocator_bytes_in_use: allocators.gpu_bytes_in_use,
+        });
+        (gpu_allocators > 1).then(|| format!("found {gpu_allocators} gpu allocator for 1 node"))
+    }
+
+    /// Adds a memory record to `step`, which must have an execution record.
+    pub fn push_memory(&mut self, step: i64, record: MemoryRecord) {
+        debug_assert!(self.execs.contains_key(&step));
+        match self.memory.get_mut(&step) {
+            Some(records) => push_snug(records, record),
+            None => {
+                self.memory.insert(step, vec![record]);
+            }
+        }
+    }
+
+    /// The memory records of `step`.
+    pub fn memory_at(&self, step: i64) -> &[MemoryRecord] {
+        self.memory.get(&step).map_or(&[], Vec::as_slice)
     }
 
     /// A metric of one step, or (`step < 0`) its mean over the steps this node
@@ -476,20 +461,33 @@ impl Node {
         self.per_step(step, ExecStep::cpu_micros)
     }
 
+    /// A sum over memory records of one step, or (`step < 0`) its mean
+    /// over the steps this node has execution records for, as [`Self::per_step`].
+    fn per_step_memory(&self, step: i64, field: impl Fn(&MemoryRecord) -> i64) -> i64 {
+        if self.execs.is_empty() {
+            return 0;
+        }
+        let sum = |records: &Vec<MemoryRecord>| wrapping_sum(records.iter().map(&field));
+        if step >= 0 {
+            return self.memory.get(&step).map_or(0, sum);
+        }
+        wrapping_sum(self.memory.values().map(sum)) / self.execs.len() as i64
+    }
+
     pub fn requested_bytes(&self, step: i64) -> i64 {
-        self.per_step(step, ExecStep::requested_bytes)
+        self.per_step_memory(step, |m| m.requested_bytes)
     }
 
     pub fn peak_bytes(&self, step: i64) -> i64 {
-        self.per_step(step, ExecStep::peak_bytes)
+        self.per_step_memory(step, |m| m.peak_bytes)
     }
 
     pub fn residual_bytes(&self, step: i64) -> i64 {
-        self.per_step(step, ExecStep::residual_bytes)
+        self.per_step_memory(step, |m| m.residual_bytes)
     }
 
     pub fn output_bytes(&self, step: i64) -> i64 {
-        self.per_step(step, ExecStep::output_bytes)
+        self.per_step_memory(step, |m| m.output_bytes)
     }
 
     /// Static float ops if the node never ran, else static × runs in `step`.
@@ -539,7 +537,7 @@ mod tests {
     /// The per-step record that almost every (node, step) of a trace has.
     #[test]
     fn a_step_record_stays_small() {
-        assert!(size_of::<(i64, ExecStep)>() <= 72, "{}", size_of::<(i64, ExecStep)>());
+        assert!(size_of::<(i64, ExecStep)>() <= 56, "{}", size_of::<(i64, ExecStep)>());
     }
 
     /// An execution kept inline reads like one in the maps, whatever comes
@@ -584,12 +582,12 @@ mod tests {
         };
         for exec in [&one, &earlier, &late, &both] {
             let (accelerator, cpu) = parts(exec);
-            let again = ExecStep::from_parts(exec.run_count, exec.all_start_micros, exec.latest_end_micros, accelerator, cpu, Vec::new());
+            let again = ExecStep::from_parts(exec.run_count, exec.all_start_micros, exec.latest_end_micros, accelerator, cpu);
             assert_eq!(parts(&again), parts(exec));
             assert_eq!(again.exec_micros(), exec.exec_micros());
         }
         let (accelerator, cpu) = parts(&one);
-        assert!(matches!(ExecStep::from_parts(1, 100, 105, accelerator, cpu, Vec::new()).times, Times::One { .. }));
+        assert!(matches!(ExecStep::from_parts(1, 100, 105, accelerator, cpu).times, Times::One { .. }));
 
         let mut renamed = both.clone();
         renamed.rename_devices(|d| symbol(&format!("/job:x{}", &d["/job:w".len()..])));

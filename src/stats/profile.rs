@@ -78,6 +78,7 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
     let records = record.take_execs();
     let mut execs = SmallMap::default();
     execs.reserve_exact(records.len());
+    let mut memory = Vec::new();
     for (step, mut exec) in records {
         let times = exec_times(exec.take_accelerator_execs()).and_then(|acc| Ok((acc, exec_times(exec.take_cpu_execs())?)));
         let (accelerator_execs, cpu_execs) = match times {
@@ -93,9 +94,12 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
             exec.latest_end_micros,
             accelerator_execs,
             cpu_execs,
-            exec.memory_execs,
         );
         execs.insert(step, step_record);
+        if !exec.memory_execs.is_empty() {
+            // A node keeps these per step, mostly one.
+            memory.push((step, snug(exec.memory_execs)));
+        }
     }
     let links = Links {
         input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(),
@@ -116,6 +120,7 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
         trace: Some(trace),
         canonical_device: symbol(&record.canonical_device),
         execs,
+        memory: memory.into_iter().collect(),
         // Derived from `output_shapes` if FLOPs are estimated.
         static_output_shapes: Vec::new(),
         runtime_output_shapes: None,
@@ -172,6 +177,10 @@ mod tests {
             for exec in node.execs.values() {
                 records += 1;
                 assert_eq!(exec.spare_room(), 0, "{}", node.name);
+            }
+            assert_eq!(node.memory.capacity(), node.memory.len(), "{}", node.name);
+            for records in node.memory.values() {
+                assert_eq!(records.capacity(), records.len(), "{}", node.name);
             }
         }
         assert!(records > 100, "{records}");

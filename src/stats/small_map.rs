@@ -83,6 +83,13 @@ impl<K: Ord, V> SmallMap<K, V> {
 
     /// The value for `key`, inserting `make()` first if there is none.
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        // Records mostly come in key order (a node's steps one after
+        // another): a new last key needs no search.
+        if self.0.last().is_none_or(|(last, _)| *last < key) {
+            push_snug(&mut self.0, (key, make()));
+            let last = self.0.len() - 1;
+            return &mut self.0[last].1;
+        }
         let i = match self.find(&key) {
             Ok(i) => i,
             Err(i) => {
@@ -271,6 +278,12 @@ mod tests {
         assert_eq!(m.insert(5, "five"), None);
         assert_eq!(m.insert(1, "one"), None);
         *m.get_or_insert_with(3, || "three") = "THREE";
+        *m.get_or_insert_with(7, || "seven") = "SEVEN";
+        assert_eq!(*m.get_or_insert_with(7, || "never"), "SEVEN");
+        *m.get_or_insert_with(0, || "zero") = "ZERO";
+        assert_eq!(m.get(&7), Some(&"SEVEN"));
+        assert_eq!(m.get(&0), Some(&"ZERO"));
+        m.0.retain(|(k, _)| *k != 0 && *k != 7);
         assert_eq!(m.insert(5, "FIVE"), Some("five"));
         assert_eq!(m.keys().copied().collect::<Vec<_>>(), [1, 3, 5]);
         assert_eq!(m.get(&3), Some(&"THREE"));
