@@ -865,12 +865,7 @@ fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Sta
         stats.add_allocator_events(&converted.allocator_events);
         stdout.push_str("Reading Files...\n");
         stdout.push_str(&xplane_summary(&trace.path, &converted, &stats));
-        let source = crate::inputs::xplane::TraceSource {
-            path: trace.path.clone(),
-            bytes: trace.bytes.clone(),
-            steps: converted.steps,
-            outside_step: converted.outside_step,
-        };
+        let source = crate::inputs::xplane::TraceSource::new(trace, converted.steps, converted.outside_step);
         stats.traces.push((String::new(), std::sync::Arc::new(source)));
         return Ok(stats);
     }

@@ -276,33 +276,37 @@ pub fn write_xplane<W: Write>(
     step: i64,
     out: W,
 ) -> std::io::Result<W> {
-    use crate::inputs::xplane::decode::{Plane, Space, StatValue};
+    use crate::inputs::xplane::decode::{PIECE_EVENTS, Plane, Space, StatValue};
     let invalid = |e: prost::DecodeError| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
     let mut w = TraceWriter::new(out)?;
     // Decoded once; the event walk below borrows from them.
     let mut sources = Vec::new();
     for (job, trace) in traces {
         let space = Space::decode(&trace.bytes).map_err(invalid)?;
-        let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode(p)).collect::<Result<_, _>>().map_err(invalid)?;
-        sources.push((job, trace.window(step), planes));
+        let release = |part: &[u8]| trace.release(part);
+        let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, &release)).collect::<Result<_, _>>().map_err(invalid)?;
+        sources.push((job, trace, trace.window(step), planes));
     }
     // The origin: the earliest event the window keeps.
     let mut origin: Option<i128> = None;
-    for (_, window, planes) in &sources {
+    for (_, trace, window, planes) in &sources {
         for line in planes.iter().flat_map(|p| &p.lines) {
             let base = i128::from(line.timestamp_ns) * 1000;
-            for event in line.events() {
-                let start = base + i128::from(event.map_err(invalid)?.offset_ps);
-                if window.contains(start) {
-                    origin = Some(origin.map_or(start, |o: i128| o.min(start)));
+            for piece in line.pieces(PIECE_EVENTS) {
+                for event in piece.events() {
+                    let start = base + i128::from(event.map_err(invalid)?.offset_ps);
+                    if window.contains(start) {
+                        origin = Some(origin.map_or(start, |o: i128| o.min(start)));
+                    }
                 }
+                trace.release(piece.wire());
             }
         }
     }
     let origin = origin.unwrap_or_default();
     let micros = |ps: i128| ((ps / 1000) as f64) / 1000.0;
     let mut pid = 0;
-    for (job, window, planes) in &sources {
+    for (job, trace, window, planes) in &sources {
         for plane in planes {
             pid += 1;
             let process = if job.is_empty() { plane.name.to_owned() } else { format!("/{job}{}", plane.name) };
@@ -314,36 +318,41 @@ pub fn write_xplane<W: Write>(
             for line in &plane.lines {
                 let base = i128::from(line.timestamp_ns) * 1000;
                 let mut slices: Vec<(i128, i128, Value)> = Vec::new();
-                for event in line.events() {
-                    let event = event.map_err(invalid)?;
-                    let start = base + i128::from(event.offset_ps);
-                    if !window.contains(start) {
-                        continue;
-                    }
-                    let name = plane.event_name(event.metadata_id);
-                    let mut args = serde_json::Map::new();
-                    for stat in event.stats() {
-                        let key = plane.stat_names.get(&stat.metadata_id).copied().unwrap_or("?");
-                        let value = match stat.value {
-                            StatValue::Int64(v) => json!(v),
-                            StatValue::Uint64(v) => json!(v),
-                            StatValue::Double(v) if v.is_finite() => json!(v),
-                            StatValue::Str(_) | StatValue::Ref(_) => json!(stat.value.as_str(plane).unwrap_or_default()),
-                            _ => continue,
-                        };
-                        args.insert(key.to_owned(), value);
-                    }
-                    if name == "MemoryAllocation" || name == "MemoryDeallocation" {
-                        let pool = event.stat(allocator).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
-                        if let Some(bytes) = event.stat(in_use).and_then(StatValue::as_i64) {
-                            w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
-                                "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
+                // (In pieces, each given back once walked: one line holds
+                // most of a trace.)
+                for piece in line.pieces(PIECE_EVENTS) {
+                    for event in piece.events() {
+                        let event = event.map_err(invalid)?;
+                        let start = base + i128::from(event.offset_ps);
+                        if !window.contains(start) {
+                            continue;
                         }
-                        continue;
+                        let name = plane.event_name(event.metadata_id);
+                        let mut args = serde_json::Map::new();
+                        for stat in event.stats() {
+                            let key = plane.stat_names.get(&stat.metadata_id).copied().unwrap_or("?");
+                            let value = match stat.value {
+                                StatValue::Int64(v) => json!(v),
+                                StatValue::Uint64(v) => json!(v),
+                                StatValue::Double(v) if v.is_finite() => json!(v),
+                                StatValue::Str(_) | StatValue::Ref(_) => json!(stat.value.as_str(plane).unwrap_or_default()),
+                                _ => continue,
+                            };
+                            args.insert(key.to_owned(), value);
+                        }
+                        if name == "MemoryAllocation" || name == "MemoryDeallocation" {
+                            let pool = event.stat(allocator).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
+                            if let Some(bytes) = event.stat(in_use).and_then(StatValue::as_i64) {
+                                w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
+                                    "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
+                            }
+                            continue;
+                        }
+                        let end = start + i128::from(event.duration_ps.max(0));
+                        slices.push((start, end, json!({"ph": "X", "name": name, "pid": pid, "ts": micros(start - origin),
+                            "dur": (((end - origin) / 1000 - (start - origin) / 1000) as f64) / 1000.0, "args": args})));
                     }
-                    let end = start + i128::from(event.duration_ps.max(0));
-                    slices.push((start, end, json!({"ph": "X", "name": name, "pid": pid, "ts": micros(start - origin),
-                        "dur": (((end - origin) / 1000 - (start - origin) / 1000) as f64) / 1000.0, "args": args})));
+                    trace.release(piece.wire());
                 }
                 if slices.is_empty() {
                     continue;

@@ -128,6 +128,8 @@ pub struct TraceSource {
     pub bytes: bytes::Bytes,
     pub steps: std::collections::BTreeMap<i64, convert::StepSpan>,
     pub outside_step: Option<i64>,
+    /// The mapping behind `bytes`, for large files (see [`Self::release`]).
+    map: Option<std::sync::Arc<memmap2::Mmap>>,
 }
 
 /// Which events of a trace a step selects.
@@ -155,6 +157,18 @@ impl StepWindow {
 }
 
 impl TraceSource {
+    /// The trace of `file`, with the steps its conversion found.
+    pub fn new(file: &XplaneFile, steps: std::collections::BTreeMap<i64, convert::StepSpan>, outside_step: Option<i64>) -> TraceSource {
+        TraceSource { path: file.path.clone(), bytes: file.bytes.clone(), steps, outside_step, map: file.map.clone() }
+    }
+
+    /// Gives back the pages of `part` once walked, as
+    /// [`XplaneFile::release`] does: a timeline walks the whole trace for
+    /// one step's events.
+    pub fn release(&self, part: &[u8]) {
+        XplaneFile { path: PathBuf::new(), bytes: bytes::Bytes::new(), map: self.map.clone() }.release(part);
+    }
+
     pub fn window(&self, step: i64) -> StepWindow {
         if step < 0 || (self.steps.is_empty() && step == 0) {
             return StepWindow::All;
