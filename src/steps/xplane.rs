@@ -34,9 +34,10 @@
 //!    the host whose steps span least; the rows are the first host's.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use prost::DecodeError;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::inputs::xplane::decode::{Line, Plane, Release, Space};
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
@@ -144,6 +145,10 @@ mod flag {
     pub const CORRELATION_ID: u16 = 1 << 11;
     pub const SHAPES: u16 = 1 << 12;
     pub const DEVICE_SPAN: u16 = 1 << 13;
+    /// A non-zero root level (in [`super::Events::root_level`]).
+    pub const ROOT: u16 = 1 << 14;
+    /// A step name (in [`super::Events::step_name`]).
+    pub const STEP_NAME: u16 = 1 << 15;
 }
 
 /// A stat few events have, by event index (pushed in index order).
@@ -281,7 +286,27 @@ impl<'a> Events<'a> {
     }
 
     fn root_level(&self, i: usize) -> i64 {
+        if !self.has(i, flag::ROOT) {
+            return 0;
+        }
         self.root_level.get(&(i as u32)).copied().unwrap_or(0)
+    }
+
+    fn set_root_level(&mut self, i: usize, level: i64) {
+        self.root_level.insert(i as u32, level);
+        self.nodes[i].flags |= flag::ROOT;
+    }
+
+    fn step_name(&self, i: usize) -> Option<&str> {
+        if !self.has(i, flag::STEP_NAME) {
+            return None;
+        }
+        self.step_name.get(&(i as u32)).map(|s| s.as_ref())
+    }
+
+    fn set_step_name(&mut self, i: usize, name: Cow<'a, str>) {
+        self.step_name.insert(i as u32, name);
+        self.nodes[i].flags |= flag::STEP_NAME;
     }
 
     fn is_host(&self, i: usize) -> bool {
@@ -309,25 +334,45 @@ struct Graph {
 }
 
 impl Graph {
-    /// The edges (parent, child) in both directions, sorted; `edges` is
-    /// reused for both so the links are held once.
-    fn new(count: usize, mut edges: Vec<(u32, u32)>) -> Graph {
-        let index = |edges: &mut Vec<(u32, u32)>| {
-            edges.sort_unstable();
+    /// The edges (parent, child) in both directions, each event's list in
+    /// index order (as sorting the edges would give them, duplicates kept).
+    /// Counting sorts: bucketed by child, then each direction filled in
+    /// index order of the other, linear in the number of edges.
+    fn new(count: usize, edges: Vec<(u32, u32)>) -> Graph {
+        let starts = |ends: &mut dyn Iterator<Item = u32>| {
             let mut start = vec![0u32; count + 1];
-            for &(from, _) in edges.iter() {
-                start[from as usize + 1] += 1;
+            for end in ends {
+                start[end as usize + 1] += 1;
             }
             for i in 1..start.len() {
                 start[i] += start[i - 1];
             }
-            (start, edges.iter().map(|&(_, to)| to).collect::<Vec<u32>>())
+            start
         };
-        let (child_start, children) = index(&mut edges);
-        for edge in edges.iter_mut() {
-            *edge = (edge.1, edge.0);
+        let parent_start = starts(&mut edges.iter().map(|e| e.1));
+        let mut parents = vec![0u32; edges.len()];
+        let mut next = parent_start.clone();
+        for &(from, to) in &edges {
+            parents[next[to as usize] as usize] = from;
+            next[to as usize] += 1;
         }
-        let (parent_start, parents) = index(&mut edges);
+        drop(edges);
+        let child_start = starts(&mut parents.iter().copied());
+        let mut children = vec![0u32; parents.len()];
+        next.copy_from_slice(&child_start);
+        for child in 0..count {
+            for &parent in &parents[parent_start[child] as usize..parent_start[child + 1] as usize] {
+                children[next[parent as usize] as usize] = child as u32;
+                next[parent as usize] += 1;
+            }
+        }
+        next.copy_from_slice(&parent_start);
+        for parent in 0..count {
+            for &child in &children[child_start[parent] as usize..child_start[parent + 1] as usize] {
+                parents[next[child as usize] as usize] = parent as u32;
+                next[child as usize] += 1;
+            }
+        }
         Graph { child_start, children, parent_start, parents }
     }
 
@@ -474,15 +519,15 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
         correlation_id: Sparse::new(),
         shapes: Sparse::new(),
         device_span: Sparse::new(),
-        root_level: HashMap::new(),
-        step_name: HashMap::new(),
+        root_level: HashMap::default(),
+        step_name: HashMap::default(),
     };
     for (p, plane) in planes.iter().enumerate() {
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
         ev.host.push(plane.name == "/host:CPU");
         ev.plane_pid.push(plane_pid);
-        let mut name_index: HashMap<i64, u32> = HashMap::with_capacity(plane.event_metadata.len());
+        let mut name_index: HashMap<i64, u32> = HashMap::with_capacity_and_hasher(plane.event_metadata.len(), Default::default());
         for (id, meta) in &plane.event_metadata {
             name_index.insert(*id, ev.names.len() as u32);
             ev.names.push(meta.name);
@@ -558,9 +603,11 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 column!(flag::DEVICE_SPAN, device_span, s.offset.zip(s.duration));
                 if s.root_level != 0 {
                     ev.root_level.insert(i as u32, s.root_level);
+                    node.flags |= flag::ROOT;
                 }
                 if let Some(step_name) = s.step_name {
                     ev.step_name.insert(i as u32, Cow::Borrowed(step_name));
+                    node.flags |= flag::STEP_NAME;
                 }
                 ev.nodes.push(node);
             }
@@ -631,8 +678,8 @@ fn group(ev: &mut Events<'_>) {
     };
     let pairs: usize = context_groups().map(|(p, c)| p.len() * c.len()).sum();
     // Executor → IteratorGetNext by (id, iter_num); kernel launch → kernel.
-    let mut executors: HashMap<(i64, i64), usize> = HashMap::new();
-    let mut launches: HashMap<i64, usize> = HashMap::new();
+    let mut executors: HashMap<(i64, i64), usize> = HashMap::default();
+    let mut launches: HashMap<i64, usize> = HashMap::default();
     for i in 0..ev.len() {
         let name = ev.name(i);
         if name == "ExecutorState::Process" {
@@ -694,7 +741,7 @@ fn group(ev: &mut Events<'_>) {
 
     // tf.data's own steps, and TF loops.
     let tf_data: HashSet<i64> = ev.step_id.iter().filter(|&(i, _)| TF_DATA_FUNCTIONS.contains(&ev.name(i))).map(|(_, s)| s).collect();
-    let mut loops: HashMap<i64, BTreeMap<i64, Vec<usize>>> = HashMap::new();
+    let mut loops: HashMap<i64, BTreeMap<i64, Vec<usize>>> = HashMap::default();
     for (i, step) in ev.step_id.iter() {
         if ev.name(i) != "ExecutorState::Process" {
             continue;
@@ -739,7 +786,7 @@ fn group(ev: &mut Events<'_>) {
         .collect();
     for &r in &roots {
         if ev.root_level(r) <= 0 {
-            ev.root_level.insert(r as u32, 1);
+            ev.set_root_level(r, 1);
         }
     }
     roots.sort_by_key(|&r| (std::cmp::Reverse(ev.root_level(r)), ev.begin(r), r));
@@ -776,7 +823,7 @@ fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
         return false;
     }
     let level = ev.root_level(root);
-    let mut seen: HashSet<usize> = HashSet::from([root]);
+    let mut seen: HashSet<usize> = HashSet::from_iter([root]);
     let mut queue: VecDeque<usize> = VecDeque::new();
     for p in graph.parents(root) {
         if seen.insert(p) {
@@ -799,7 +846,7 @@ fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
 
 /// The first value a stat has on the event or, breadth first, its ancestors.
 fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl Fn(&Events<'a>, usize) -> Option<T>) -> Option<T> {
-    let mut seen: HashSet<usize> = HashSet::from([start]);
+    let mut seen: HashSet<usize> = HashSet::from_iter([start]);
     let mut queue = VecDeque::from([start]);
     while let Some(n) = queue.pop_front() {
         if let Some(v) = get(ev, n) {
@@ -815,16 +862,18 @@ fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl F
 }
 
 fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize) {
-    let mut seen: HashSet<usize> = HashSet::from([root]);
-    let mut queue = VecDeque::from([root]);
-    while let Some(n) = queue.pop_front() {
-        if ev.group(n).is_some() {
-            continue;
-        }
-        ev.set_group(n, group);
-        for c in graph.children(n) {
-            if seen.insert(c) {
-                queue.push_back(c);
+    // The events reachable from the root through events not grouped yet
+    // (grouped as they are found: the same events as XProf's walk, with no
+    // set of those seen).
+    if ev.group(root).is_none() {
+        ev.set_group(root, group);
+        let mut queue = VecDeque::from([root]);
+        while let Some(n) = queue.pop_front() {
+            for c in graph.children(n) {
+                if ev.group(c).is_none() {
+                    ev.set_group(c, group);
+                    queue.push_back(c);
+                }
             }
         }
     }
@@ -842,7 +891,7 @@ fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize)
     let number = context_stat(ev, graph, root, |ev, n| ev.iter_num(n)).or_else(|| context_stat(ev, graph, root, |ev, n| ev.step_num(n))).unwrap_or(group);
     name.push_str(&number.to_string());
     if !implicit {
-        ev.step_name.insert(root as u32, Cow::Owned(name));
+        ev.set_step_name(root, Cow::Owned(name));
     }
 }
 
@@ -908,7 +957,9 @@ pub fn non_overlapped(events: &[(u8, i128, i128)]) -> Vec<(u8, i128, i128)> {
     // (time, is_start, type): ends before starts at the same time; among
     // starts or ends, higher types first.
     let mut bounds: Vec<(i128, bool, u8)> = events.iter().flat_map(|&(t, b, e)| [(b, true, t), (e, false, t)]).collect();
-    bounds.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+    // (The key is the whole entry: equal entries are alike, so an unstable
+    // sort gives the same order.)
+    bounds.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
     let mut counts = [0i64; et::LAST as usize + 1];
     let mut top = et::UNKNOWN_TIME;
     let mut out = Vec::with_capacity(bounds.len());
@@ -986,7 +1037,7 @@ fn host_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
             let root_stage = ipl_stage && !below;
             let Some(group) = ev.group(i).filter(|g| *g >= 0) else { continue };
             let details = line_steps.entry(group).or_default();
-            let step_name = ev.step_name.get(&(i as u32)).map_or("", |s| s.as_ref());
+            let step_name = ev.step_name(i).unwrap_or("");
             match kinds[ev.nodes[i].name as usize] {
                 HostKind::Marker => details.markers.push((false, begin, end)),
                 _ if !step_name.is_empty() => details.markers.push((false, begin, end)),
