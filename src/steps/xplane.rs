@@ -32,6 +32,12 @@
 //! 4. **Hosts** (`StepIntersection`, xprof/utils/step_intersection.cc;
 //!    `CombineAllOpStats`): the steps all hosts have, aligned in time with
 //!    the host whose steps span least; the rows are the first host's.
+//!
+//! A trace is walked twice, without allocating per event. The first walk
+//! ([`collect`]) keeps as records only the events grouping reads and the
+//! events they nest in; the others (most op events) can only take the group
+//! of the event they nest in. The second walk ([`walk_line`]) gives them
+//! that group and resolves each step once none of its events can follow.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
@@ -39,7 +45,7 @@ use std::collections::{BTreeMap, VecDeque};
 use prost::DecodeError;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::inputs::xplane::decode::{Line, Plane, Release, Space};
+use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space};
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
@@ -184,8 +190,12 @@ struct LineInfo {
     id: i64,
     /// The line's start in picoseconds.
     base: i128,
-    /// Its first event in [`Events::nodes`] (a line's events are contiguous).
+    /// Its first record in [`Events::nodes`] (a line's records are contiguous).
     first: usize,
+    /// The number of its first event among the file's events.
+    first_event: usize,
+    /// Its first threadpool region's record (regions follow its events).
+    regions: usize,
 }
 
 /// Every event of every plane, in plane/line/event order, with the stats
@@ -194,6 +204,15 @@ struct Events<'a> {
     nodes: Vec<Node>,
     lines: Vec<LineInfo>,
     names: Vec<&'a str>,
+    name_codes: Vec<u8>,
+    /// Per plane: event metadata id → index in `names`.
+    name_index: Vec<HashMap<i64, u32>>,
+    /// One bit per event of the file, in plane/line/event order: kept as
+    /// a record (see [`Nesting`]).
+    keep: Vec<u64>,
+    /// The nesting links (parent, child) between records, found in
+    /// [`collect`] (async events are left out).
+    nest: Vec<(u32, u32)>,
     /// Per plane: is it `/host:CPU`, its `process_id`.
     host: Vec<bool>,
     plane_pid: Vec<Option<i64>>,
@@ -217,6 +236,14 @@ struct Events<'a> {
 impl<'a> Events<'a> {
     fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    fn kept(&self, ordinal: usize) -> bool {
+        self.keep[ordinal / 64] & (1 << (ordinal % 64)) != 0
+    }
+
+    fn unkeep(&mut self, ordinal: usize) {
+        self.keep[ordinal / 64] &= !(1 << (ordinal % 64));
     }
 
     fn name(&self, i: usize) -> &'a str {
@@ -311,11 +338,6 @@ impl<'a> Events<'a> {
 
     fn is_host(&self, i: usize) -> bool {
         self.host[self.line(i).plane]
-    }
-
-    /// The global indices of plane `p`'s lines, and each line's events.
-    fn plane_lines(&self, p: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-        (0..self.lines.len()).filter(move |&l| self.lines[l].plane == p).map(move |l| self.line_range(l))
     }
 
     fn line_range(&self, l: usize) -> std::ops::Range<usize> {
@@ -426,29 +448,29 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
     let loop_ops = planes.iter().any(|p| p.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name)));
 
     let mut events = collect(&planes, release)?;
-    if !grouped && !loop_ops && !tpu {
+    let grouping = !grouped && !loop_ops && !tpu;
+    if grouping {
         group(&mut events);
     }
     let host = planes.iter().position(|p| p.name == "/host:CPU");
-    let (dataset_self_ps, enqueue_self_ps) = host.map_or((0, 0), |h| input_op_self_times(&events, h));
-
     let has_device = !gpu.is_empty() || tpu;
-    let mut steps: BTreeMap<i64, Details> = BTreeMap::new();
-    if tpu {
-        // XProf reads TPU steps from the device's own step line, with rules
-        // of their own; rtfprof does not implement them.
-    } else if has_device {
+    // The second walk: the events `collect` left out get their groups.
+    let host_steps = !tpu && !has_device;
+    let (mut steps, dataset_self_ps, enqueue_self_ps) = match host {
+        Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release)?,
+        None => (Vec::new(), 0, 0),
+    };
+    if !tpu && has_device {
+        // (TPU steps: XProf reads them from the device's own step line,
+        // with rules of their own; rtfprof does not implement them.)
+        let mut device: BTreeMap<i64, Details> = BTreeMap::new();
         for &plane in &gpu {
-            for (group, details) in device_step_events(&events, plane) {
-                steps.entry(group).or_default().combine(details);
+            for (group, details) in device_step_events(&events, &planes[plane], plane, grouping, release)? {
+                device.entry(group).or_default().combine(details);
             }
         }
-    } else if let Some(h) = host {
-        for (group, details) in host_step_events(&events, h) {
-            steps.entry(group).or_default().combine(details);
-        }
+        steps = device.into_iter().filter_map(|(group, details)| details.step_info(&events, group, true)).collect();
     }
-    let mut steps: Vec<HostStep> = steps.into_iter().filter_map(|(group, details)| details.step_info(&events, group, has_device)).collect();
     drop(events);
     // XProf (2.24's input_pipeline_analyzer) drops the first and the last
     // step of a host that has more than 5: sampling may have cut them.
@@ -483,30 +505,105 @@ struct EventStats<'a> {
     duration: Option<i64>,
 }
 
-/// Every event of every plane, with its stats, in plane/line/event order.
+/// What an event's name means to [`collect`] (worked out once a name).
+mod name_code {
+    pub const OTHER: u8 = 0;
+    pub const START_REGION: u8 = 1;
+    pub const STOP_REGION: u8 = 2;
+    /// `TraceContext`: a root by name.
+    pub const TRACE_CONTEXT: u8 = 3;
+}
+
+fn name_code(name: &str) -> u8 {
+    match name {
+        "ThreadpoolListener::StartRegion" => name_code::START_REGION,
+        "ThreadpoolListener::StopRegion" => name_code::STOP_REGION,
+        "TraceContext" => name_code::TRACE_CONTEXT,
+        _ => name_code::OTHER,
+    }
+}
+
+/// An event on a line's nesting stack while [`collect`] walks it: its
+/// record, its number among the file's events (`usize::MAX` for a
+/// region), its span.
+#[derive(Clone, Copy)]
+struct Open {
+    record: usize,
+    ordinal: usize,
+    begin: i128,
+    end: i128,
+}
+
+/// A line's nesting while [`collect`] walks it. Events with nothing
+/// grouping reads (no stats it reads, no root by name) get their group
+/// from the event they nest in and pass it only to the events nested in
+/// them: such an event is kept as a record only if a kept event nests in
+/// it, and the second walk ([`walk_line`]) gives the others their
+/// group. Undecided events are the top of the stack and the last records.
+struct Nesting {
+    stack: Vec<Open>,
+    /// `stack[..decided]` are kept.
+    decided: usize,
+}
+
+impl Nesting {
+    /// Pops what does not contain `[begin, end]` (XProf's nesting test),
+    /// dropping the records of popped events no kept event nests in.
+    fn pop_to(&mut self, ev: &mut Events<'_>, begin: i128, end: i128) {
+        while let Some(top) = self.stack.last() {
+            if top.begin <= begin && end <= top.end {
+                break;
+            }
+            let top = self.stack.pop().expect("not empty");
+            if self.stack.len() >= self.decided {
+                debug_assert_eq!(top.record + 1, ev.nodes.len());
+                ev.nodes.pop();
+                ev.unkeep(top.ordinal);
+            } else {
+                self.decided = self.stack.len();
+            }
+        }
+    }
+
+    /// A kept event arrives: every open event becomes a kept record, linked
+    /// to the event it nests in (the one below it on the stack).
+    fn keep_open(&mut self, nest: &mut Vec<(u32, u32)>) {
+        for k in self.decided.max(1)..self.stack.len() {
+            add_child(nest, self.stack[k - 1].record, self.stack[k].record);
+        }
+        self.decided = self.stack.len();
+    }
+
+    /// The line ends: events still undecided are dropped.
+    fn close(&mut self, ev: &mut Events<'_>) {
+        while self.stack.len() > self.decided {
+            let top = self.stack.pop().expect("not empty");
+            debug_assert_eq!(top.record + 1, ev.nodes.len());
+            ev.nodes.pop();
+            ev.unkeep(top.ordinal);
+        }
+        self.stack.clear();
+        self.decided = 0;
+    }
+}
+
+/// The events grouping needs, with their stats, in plane/line/event order
+/// (see [`Nesting`] for the events left out), and the nesting links
+/// between them.
 fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>, DecodeError> {
     // Room for every event and every threadpool region (one at most per
-    // `StopRegion`) up front: growing a vector of tens of millions of
-    // events would copy it and hold both copies at once.
-    let regions: usize = planes
-        .iter()
-        .map(|plane| {
-            let stops: Vec<i64> = plane.event_metadata.iter().filter(|(_, m)| m.name == "ThreadpoolListener::StopRegion").map(|(id, _)| *id).collect();
-            if stops.is_empty() {
-                return 0;
-            }
-            let count = |line: &Line<'_>| {
-                let stops = line.event_metadata_ids().filter(|id| stops.contains(id)).count();
-                release(line.wire());
-                stops
-            };
-            plane.lines.iter().map(count).sum()
-        })
-        .sum();
+    // event) up front: growing a vector of tens of millions of events
+    // would copy it and hold both copies at once. Only the part used is
+    // ever touched (resident).
+    let total: usize = planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum();
     let mut ev = Events {
-        nodes: Vec::with_capacity(planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum::<usize>() + regions),
+        nodes: Vec::with_capacity(2 * total),
         lines: Vec::new(),
         names: vec!["", "ThreadpoolListener::Region"],
+        name_codes: vec![name_code::OTHER, name_code::OTHER],
+        name_index: Vec::new(),
+        keep: vec![0; total.div_ceil(64)],
+        nest: Vec::with_capacity(2 * total),
         host: Vec::new(),
         plane_pid: Vec::new(),
         producer: Sparse::new(),
@@ -522,6 +619,10 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
         root_level: HashMap::default(),
         step_name: HashMap::default(),
     };
+    let mut ordinal = 0;
+    let mut nesting = Nesting { stack: Vec::new(), decided: 0 };
+    // (start offset, consumer id, stop offset, stop's own `_pid`)
+    let mut regions: Vec<(i64, i64, i64, Option<i64>)> = Vec::new();
     for (p, plane) in planes.iter().enumerate() {
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
@@ -531,12 +632,24 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
         for (id, meta) in &plane.event_metadata {
             name_index.insert(*id, ev.names.len() as u32);
             ev.names.push(meta.name);
+            ev.name_codes.push(name_code(meta.name));
         }
         for line in &plane.lines {
             let l = ev.lines.len();
-            ev.lines.push(LineInfo { plane: p, id: line.id, base: i128::from(line.timestamp_ns) * 1000, first: ev.nodes.len() });
-            for event in line.events() {
-                let event = event?;
+            let base = i128::from(line.timestamp_ns) * 1000;
+            ev.lines.push(LineInfo { plane: p, id: line.id, base, first: ev.nodes.len(), first_event: ordinal, regions: 0 });
+            // XProf's `ThreadpoolLineMutator` (preprocess_xplane.h): on a
+            // line with `ThreadpoolListener::StartRegion`/`StopRegion`
+            // markers, a `ThreadpoolListener::Region` event from the last
+            // start (that has a consumer id) to each stop, consuming the
+            // start's context. The regions go after the line's events, as
+            // XProf appends them.
+            let mut start: Option<(i64, i64)> = None;
+            regions.clear();
+            let mut walked = Walked::new(line.wire(), release);
+            for wire in line.event_wires() {
+                walked.reached(wire);
+                let event = Event::decode(wire)?;
                 let name = name_index.get(&event.metadata_id).copied().unwrap_or(0);
                 let mut s = EventStats::default();
                 for stat in event.stats() {
@@ -570,8 +683,29 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                     "BatchingSessionRun" => s.root_level = 1,
                     _ => {}
                 }
+                let code = ev.name_codes[name as usize];
+                match code {
+                    name_code::START_REGION => {
+                        if let Some(c) = s.ct.zip(s.ci) {
+                            start = Some((event.offset_ps, c.1));
+                        }
+                    }
+                    name_code::STOP_REGION => {
+                        if let Some((b, c)) = start {
+                            regions.push((b, c, event.offset_ps, s.pid));
+                        }
+                    }
+                    _ => {}
+                }
+                let (offset, dur) = (event.offset_ps, event.duration_ps.max(0));
+                let begin = base + i128::from(offset);
+                let end = begin + i128::from(dur);
+                if !s.is_async {
+                    nesting.pop_to(&mut ev, begin, end);
+                }
+                // (Taken after popping, which may drop records.)
                 let i = ev.nodes.len();
-                let mut node = Node { offset: event.offset_ps, dur: event.duration_ps.max(0), group: 0, line: l as u32, name, flags: 0 };
+                let mut node = Node { offset, dur, group: 0, line: l as u32, name, flags: 0 };
                 let mut put = |f: u16, has: bool| {
                     if has {
                         node.flags |= f;
@@ -609,11 +743,53 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                     ev.step_name.insert(i as u32, Cow::Borrowed(step_name));
                     node.flags |= flag::STEP_NAME;
                 }
+                // Nothing grouping reads (see `Nesting`).
+                let plain = node.flags == 0 && code != name_code::TRACE_CONTEXT;
+                if !plain {
+                    nesting.keep_open(&mut ev.nest);
+                }
+                if !s.is_async {
+                    if let Some(top) = nesting.stack.last().filter(|_| !plain) {
+                        add_child(&mut ev.nest, top.record, i);
+                    }
+                    nesting.stack.push(Open { record: i, ordinal, begin, end });
+                    if !plain {
+                        nesting.decided = nesting.stack.len();
+                    }
+                }
                 ev.nodes.push(node);
+                ev.keep[ordinal / 64] |= 1 << (ordinal % 64);
+                ordinal += 1;
             }
-            release(line.wire());
-            add_threadpool_regions(&mut ev, l);
+            drop(walked);
+            // The regions nest like the line's events, after them.
+            if let Some(&(b, _, e, _)) = regions.first() {
+                nesting.pop_to(&mut ev, base + i128::from(b), base + i128::from(e));
+            } else {
+                nesting.close(&mut ev);
+            }
+            ev.lines[l].regions = ev.nodes.len();
+            for &(b, c, e, pid) in &regions {
+                let i = ev.nodes.len();
+                let (begin, end) = (base + i128::from(b), base + i128::from(e));
+                nesting.pop_to(&mut ev, begin, end);
+                nesting.keep_open(&mut ev.nest);
+                if let Some(top) = nesting.stack.last() {
+                    add_child(&mut ev.nest, top.record, i);
+                }
+                nesting.stack.push(Open { record: i, ordinal: usize::MAX, begin, end });
+                nesting.decided = nesting.stack.len();
+                let mut flags = flag::REGION | flag::CONSUMER;
+                ev.consumer.push(i, (THREADPOOL_EVENT, c));
+                if let Some(pid) = pid {
+                    ev.pid.push(i, pid);
+                    flags |= flag::PID;
+                }
+                ev.nodes.push(Node { offset: b, dur: e, group: 0, line: l as u32, name: REGION_NAME, flags });
+            }
+            nesting.close(&mut ev);
         }
+        ev.name_index.push(name_index);
     }
     Ok(ev)
 }
@@ -622,43 +798,6 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
 const THREADPOOL_EVENT: i64 = 15;
 /// The name index of `ThreadpoolListener::Region` in [`Events::names`].
 const REGION_NAME: u32 = 1;
-
-/// XProf's `ThreadpoolLineMutator` (preprocess_xplane.h): on a line with
-/// `ThreadpoolListener::StartRegion`/`StopRegion` markers, a
-/// `ThreadpoolListener::Region` event from the last start (that has a
-/// consumer id) to each stop, consuming the start's context. The regions go
-/// after the line's events, as XProf appends them.
-fn add_threadpool_regions(ev: &mut Events<'_>, l: usize) {
-    let first = ev.lines[l].first;
-    // (start offset, consumer id, stop offset, stop's own `_pid`)
-    let mut start: Option<(i64, i64)> = None;
-    let mut regions = Vec::new();
-    for i in first..ev.len() {
-        match ev.name(i) {
-            "ThreadpoolListener::StartRegion" => {
-                if let Some((_, c)) = ev.consumer(i) {
-                    start = Some((ev.nodes[i].offset, c));
-                }
-            }
-            "ThreadpoolListener::StopRegion" => {
-                if let Some((b, c)) = start {
-                    regions.push((b, c, ev.nodes[i].offset, ev.get(i, flag::PID, &ev.pid)));
-                }
-            }
-            _ => {}
-        }
-    }
-    for (b, c, e, pid) in regions {
-        let i = ev.len();
-        let mut flags = flag::REGION | flag::CONSUMER;
-        ev.consumer.push(i, (THREADPOOL_EVENT, c));
-        if let Some(pid) = pid {
-            ev.pid.push(i, pid);
-            flags |= flag::PID;
-        }
-        ev.nodes.push(Node { offset: b, dur: e, group: 0, line: l as u32, name: REGION_NAME, flags });
-    }
-}
 
 fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
     edges.push((parent as u32, child as u32));
@@ -706,9 +845,9 @@ fn group(ev: &mut Events<'_>) {
         }
     }
     drop((executors, launches));
-    // One allocation for every link: nesting gives each event one parent
-    // at most.
-    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(ev.len() + pairs + links.len());
+    // The nesting links (`collect` found them), then the others.
+    let mut edges = std::mem::take(&mut ev.nest);
+    edges.reserve(pairs + links.len());
     for (producers, consumers) in context_groups() {
         for p in producers {
             for c in consumers {
@@ -719,25 +858,6 @@ fn group(ev: &mut Events<'_>) {
     drop(contexts);
     edges.append(&mut links);
     drop(links);
-    // Nesting on each line (async events are left out).
-    let mut stack: Vec<usize> = Vec::new();
-    for l in 0..ev.lines.len() {
-        stack.clear();
-        for i in ev.line_range(l) {
-            if ev.has(i, flag::ASYNC) {
-                continue;
-            }
-            let (begin, end) = (ev.begin(i), ev.end(i));
-            while let Some(&top) = stack.last() {
-                if ev.begin(top) <= begin && end <= ev.end(top) {
-                    add_child(&mut edges, top, i);
-                    break;
-                }
-                stack.pop();
-            }
-            stack.push(i);
-        }
-    }
 
     // tf.data's own steps, and TF loops.
     let tf_data: HashSet<i64> = ev.step_id.iter().filter(|&(i, _)| TF_DATA_FUNCTIONS.contains(&ev.name(i))).map(|(_, s)| s).collect();
@@ -903,13 +1023,18 @@ struct Details {
     /// (type, event index): times are read from the events when the step
     /// is resolved, so a step's events cost 8 bytes each until then.
     events: Vec<(u8, u32)>,
+    /// (type, begin, end) of events that are not records.
+    spans: Vec<(u8, i128, i128)>,
     name: String,
+    /// The line `name` comes from (see [`walk_host`]).
+    name_line: usize,
 }
 
 impl Details {
     fn combine(&mut self, other: Details) {
         self.markers.extend(other.markers);
         self.events.extend(other.events);
+        self.spans.extend(other.spans);
         if self.name.is_empty() {
             self.name = other.name;
         }
@@ -931,7 +1056,8 @@ impl Details {
 
     fn step_info(&self, ev: &Events<'_>, group: i64, has_device: bool) -> Option<HostStep> {
         let (begin, end) = self.step_time();
-        let events: Vec<(u8, i128, i128)> = self.events.iter().map(|&(t, i)| (t, ev.begin(i as usize), ev.end(i as usize))).collect();
+        let mut events: Vec<(u8, i128, i128)> = self.events.iter().map(|&(t, i)| (t, ev.begin(i as usize), ev.end(i as usize))).collect();
+        events.extend_from_slice(&self.spans);
         let mut type_ps: BTreeMap<u8, i128> = BTreeMap::new();
         let mut covered = 0;
         for (t, b, e) in non_overlapped(&events) {
@@ -983,8 +1109,6 @@ fn is_memcpy(name: &str, direction: &str) -> bool {
     parse_op(name).is_some_and(|op| op.op_type == direction)
 }
 
-/// XProf's `ConvertHostThreadsXLineToStepEvents` for every line of the host
-/// plane (no devices).
 /// How XProf's host step rules see an event name (worked out once a name).
 #[derive(Clone, Copy)]
 enum HostKind {
@@ -1011,51 +1135,327 @@ fn host_kind(name: &str) -> HostKind {
     }
 }
 
-/// XProf's `ConvertHostThreadsXLineToStepEvents` for every line of the host
-/// plane (no devices).
-fn host_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
-    let on_plane = |i: usize| ev.line(i).plane == p;
-    let producers: HashSet<(i64, i64)> = ev.producer.iter().filter(|&(i, _)| on_plane(i)).map(|(_, v)| v).collect();
-    let kinds: Vec<HostKind> = ev.names.iter().map(|n| host_kind(n)).collect();
-    let mut all: BTreeMap<i64, Details> = BTreeMap::new();
-    for range in ev.plane_lines(p) {
-        let mut line_steps: BTreeMap<i64, Details> = BTreeMap::new();
-        // (begin, end, is a stage, below a stage)
-        let mut stack: Vec<(i128, i128, bool, bool)> = Vec::new();
-        for i in range {
-            let (begin, end) = (ev.begin(i), ev.end(i));
-            let ipl_stage = ev.has(i, flag::IPL_STAGE);
-            let mut below = ev.consumer(i).is_some_and(|c| producers.contains(&c));
+/// Gives back the pages of a line's events as they are walked, every few
+/// MB (a line may hold most of a 1 GB trace).
+struct Walked<'w, 'r> {
+    wire: &'w [u8],
+    released: usize,
+    release: Release<'r>,
+}
+
+impl<'w, 'r> Walked<'w, 'r> {
+    const EVERY: usize = 8 << 20;
+
+    fn new(wire: &'w [u8], release: Release<'r>) -> Self {
+        Walked { wire, released: 0, release }
+    }
+
+    /// The walk has reached `part` (a slice of the line): what is before it
+    /// is done with.
+    fn reached(&mut self, part: &[u8]) {
+        let at = (part.as_ptr() as usize).wrapping_sub(self.wire.as_ptr() as usize).min(self.wire.len());
+        if at >= self.released + Self::EVERY {
+            (self.release)(&self.wire[self.released..at]);
+            self.released = at;
+        }
+    }
+}
+
+impl Drop for Walked<'_, '_> {
+    fn drop(&mut self) {
+        (self.release)(&self.wire[self.released..]);
+    }
+}
+
+/// An event as the second walk over a line ([`walk_line`]) sees it.
+#[derive(Clone, Copy)]
+struct Seen {
+    /// Its record, if [`collect`] kept one.
+    record: Option<usize>,
+    name: u32,
+    begin: i128,
+    end: i128,
+    group: Option<i64>,
+    /// A threadpool region, seen where its stop is (not after the line).
+    region: bool,
+    /// On the line's nesting stack (not async, not a region).
+    nested: bool,
+}
+
+enum Visit {
+    Event(Seen),
+    /// A kept event of this group left the nesting stack.
+    Left(i64),
+}
+
+/// Walks a line's events again, in file order: kept ones from their
+/// records, the others decoded, with the group of the event they nest in
+/// when grouping ran (`inherit`): XProf's walk from the root reaches them
+/// through it and nothing else (see [`Nesting`]).
+fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release: Release<'_>, stack: &mut Vec<(i128, i128, Option<i64>, bool)>, mut visit: impl FnMut(Visit)) -> Result<(), DecodeError> {
+    let info = &ev.lines[l];
+    let names = &ev.name_index[info.plane];
+    let (mut ordinal, mut record, mut region) = (info.first_event, info.first, info.regions);
+    let mut started = false;
+    stack.clear();
+    let mut walked = Walked::new(line.wire(), release);
+    for wire in line.event_wires() {
+        walked.reached(wire);
+        let mut seen = if ev.kept(ordinal) {
+            let i = record;
+            record += 1;
+            Seen { record: Some(i), name: ev.nodes[i].name, begin: ev.begin(i), end: ev.end(i), group: ev.group(i), region: false, nested: !ev.has(i, flag::ASYNC) }
+        } else {
+            let event = Event::decode(wire)?;
+            let name = names.get(&event.metadata_id).copied().unwrap_or(0);
+            let begin = info.base + i128::from(event.offset_ps);
+            Seen { record: None, name, begin, end: begin + i128::from(event.duration_ps.max(0)), group: None, region: false, nested: true }
+        };
+        ordinal += 1;
+        if seen.nested {
             while let Some(top) = stack.last() {
-                if top.0 <= begin && end <= top.1 {
-                    below = below || top.3 || top.2;
+                if top.0 <= seen.begin && seen.end <= top.1 {
                     break;
+                }
+                if let (Some(g), true) = (top.2, top.3) {
+                    visit(Visit::Left(g));
                 }
                 stack.pop();
             }
-            stack.push((begin, end, ipl_stage, below));
-            let root_stage = ipl_stage && !below;
-            let Some(group) = ev.group(i).filter(|g| *g >= 0) else { continue };
-            let details = line_steps.entry(group).or_default();
-            let step_name = ev.step_name(i).unwrap_or("");
-            match kinds[ev.nodes[i].name as usize] {
-                HostKind::Marker => details.markers.push((false, begin, end)),
-                _ if !step_name.is_empty() => details.markers.push((false, begin, end)),
+            if seen.record.is_none() && inherit {
+                seen.group = stack.last().and_then(|top| top.2);
+            }
+            stack.push((seen.begin, seen.end, seen.group, seen.record.is_some()));
+        }
+        visit(Visit::Event(seen));
+        match ev.name_codes[seen.name as usize] {
+            name_code::START_REGION if seen.record.is_some_and(|i| ev.consumer(i).is_some()) => started = true,
+            name_code::STOP_REGION if started => {
+                let i = region;
+                region += 1;
+                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin: ev.begin(i), end: ev.end(i), group: ev.group(i), region: true, nested: false }));
+            }
+            _ => {}
+        }
+    }
+    while let Some(top) = stack.pop() {
+        if let (Some(g), true) = (top.2, top.3) {
+            visit(Visit::Left(g));
+        }
+    }
+    debug_assert_eq!(record, info.regions);
+    Ok(())
+}
+
+/// The global line indices of plane `p`'s lines, with the lines.
+fn lines_of<'p, 'a>(ev: &Events<'_>, plane: &'p Plane<'a>, p: usize) -> impl Iterator<Item = (usize, &'p Line<'a>)> {
+    let first = ev.lines.iter().position(|l| l.plane == p).unwrap_or(0);
+    plane.lines.iter().enumerate().map(move |(k, line)| (first + k, line))
+}
+
+/// The second walk over the host plane: XProf's host step events
+/// (`ConvertHostThreadsXLineToStepEvents`, if `steps`) and the input ops'
+/// self times. A step is resolved as soon as none of its events can come
+/// any more (no kept event of its group is left to walk or open), so the
+/// events of only a few steps are held at a time.
+fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps: bool, release: Release<'_>) -> Result<(Vec<HostStep>, i128, i128), DecodeError> {
+    let on_plane = |i: usize| ev.line(i).plane == p;
+    let producers: HashSet<(i64, i64)> = ev.producer.iter().filter(|&(i, _)| on_plane(i)).map(|(_, v)| v).collect();
+    let kinds: Vec<HostKind> = ev.names.iter().map(|n| host_kind(n)).collect();
+    let op_kinds: Vec<u8> = ev.names.iter().map(|n| input_op_kind(n)).collect();
+    // Kept events of each group not walked yet, and open on a nesting stack.
+    let mut remaining: HashMap<i64, u32> = HashMap::default();
+    if steps {
+        for (l, _) in lines_of(ev, plane, p) {
+            for i in ev.line_range(l) {
+                if let Some(g) = ev.group(i).filter(|g| *g >= 0) {
+                    *remaining.entry(g).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut open: HashMap<i64, u32> = HashMap::default();
+    let mut pending: HashMap<i64, Details> = HashMap::default();
+    let mut done: Vec<(i64, HostStep)> = Vec::new();
+    let mut resolve = |g: i64, pending: &mut HashMap<i64, Details>, remaining: &HashMap<i64, u32>, open: &HashMap<i64, u32>| {
+        if remaining.get(&g).copied().unwrap_or(0) == 0 && open.get(&g).copied().unwrap_or(0) == 0 {
+            if let Some(details) = pending.remove(&g) {
+                if let Some(step) = details.step_info(ev, g, false) {
+                    done.push((g, step));
+                }
+            }
+        }
+    };
+    let (mut dataset, mut enqueue) = (0, 0);
+    let mut nesting = Vec::new();
+    for (l, line) in lines_of(ev, plane, p) {
+        // (begin, end, is a stage, below a stage)
+        let mut stack: Vec<(i128, i128, bool, bool)> = Vec::new();
+        // (begin, end, type is dataset/enqueue/other, children's time)
+        let mut ops: Vec<(i128, i128, u8, i128)> = Vec::new();
+        let finish = |entry: (i128, i128, u8, i128), dataset: &mut i128, enqueue: &mut i128| {
+            let own = entry.1 - entry.0 - entry.3;
+            match entry.2 {
+                1 => *dataset += own,
+                2 => *enqueue += own,
+                _ => {}
+            }
+        };
+        walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+            let s = match visit {
+                Visit::Left(g) => {
+                    if steps && g >= 0 {
+                        *open.entry(g).or_default() -= 1;
+                        resolve(g, &mut pending, &remaining, &open);
+                    }
+                    return;
+                }
+                Visit::Event(s) => s,
+            };
+            if !s.region {
+                // Input ops (regions are no ops).
+                let kind = op_kinds[s.name as usize];
+                if kind != 0 {
+                    while let Some(&top) = ops.last() {
+                        if s.begin < top.1 {
+                            break;
+                        }
+                        ops.pop();
+                        finish(top, &mut dataset, &mut enqueue);
+                        if let Some(parent) = ops.last_mut() {
+                            parent.3 += top.1 - top.0;
+                        }
+                    }
+                    ops.push((s.begin, s.end, kind, 0));
+                }
+            }
+            if !steps {
+                return;
+            }
+            // Regions come after the line's events in XProf: they close no
+            // stage and are in none (they have no stage name).
+            let mut root_stage = false;
+            if !s.region {
+                let ipl_stage = s.record.is_some_and(|i| ev.has(i, flag::IPL_STAGE));
+                let mut below = s.record.and_then(|i| ev.consumer(i)).is_some_and(|c| producers.contains(&c));
+                while let Some(top) = stack.last() {
+                    if top.0 <= s.begin && s.end <= top.1 {
+                        below = below || top.3 || top.2;
+                        break;
+                    }
+                    stack.pop();
+                }
+                stack.push((s.begin, s.end, ipl_stage, below));
+                root_stage = ipl_stage && !below;
+            }
+            let Some(g) = s.group.filter(|g| *g >= 0) else { return };
+            let details = pending.entry(g).or_default();
+            let step_name = s.record.and_then(|i| ev.step_name(i)).unwrap_or("");
+            match kinds[s.name as usize] {
+                HostKind::Marker => details.markers.push((false, s.begin, s.end)),
+                _ if !step_name.is_empty() => details.markers.push((false, s.begin, s.end)),
                 HostKind::Event(t) => {
                     let t = if t == et::HOST_COMPUTE && root_stage { et::HOST_WAIT_INPUT } else { t };
-                    details.events.push((t, i as u32));
+                    details.spans.push((t, s.begin, s.end));
                 }
                 HostKind::Ignored => {}
             }
-            if !step_name.is_empty() {
+            // A step's name: the last on the first line that names it.
+            if !step_name.is_empty() && (details.name.is_empty() || details.name_line == l) {
                 details.name = step_name.to_owned();
+                details.name_line = l;
+            }
+            if s.record.is_some() {
+                *remaining.get_mut(&g).expect("counted") -= 1;
+                if s.nested {
+                    *open.entry(g).or_default() += 1;
+                }
+                resolve(g, &mut pending, &remaining, &open);
+            }
+        })?;
+        while let Some(top) = ops.pop() {
+            finish(top, &mut dataset, &mut enqueue);
+            if let Some(parent) = ops.last_mut() {
+                parent.3 += top.1 - top.0;
             }
         }
-        for (group, details) in line_steps {
-            all.entry(group).or_default().combine(details);
+    }
+    // (Every step is resolved by now; any left over would be here.)
+    let left: Vec<(i64, Details)> = pending.drain().collect();
+    for (g, details) in left {
+        if let Some(step) = details.step_info(ev, g, false) {
+            done.push((g, step));
         }
     }
-    all
+    done.sort_by_key(|(g, _)| *g);
+    Ok((done.into_iter().map(|(_, step)| step).collect(), dataset, enqueue))
+}
+
+/// Per name, for XProf's input-op analysis: not an op (0), dataset (1),
+/// enqueue (2), other op (3).
+fn input_op_kind(name: &str) -> u8 {
+    match parse_op(name) {
+        None => 0,
+        Some(op) if op.op_type == DATASET_TYPE => 1,
+        Some(op) if op.op_type == "MemcpyHToD" || op.op_type.starts_with("InfeedEnqueue") => 2,
+        Some(_) => 3,
+    }
+}
+
+/// XProf's `ConvertDeviceTraceXPlaneToStepEvents` for one GPU plane: its
+/// `Steps` line gives the markers, its other (not derived) lines the events,
+/// and only the groups with both are kept. Kernels (events with a
+/// `correlation_id`) are all kept records; a `Steps` line is walked again.
+fn device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<BTreeMap<i64, Details>, DecodeError> {
+    let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
+    let mut events: BTreeMap<i64, Details> = BTreeMap::new();
+    let mut nesting = Vec::new();
+    for (l, line) in lines_of(ev, plane, p) {
+        let line_id = ev.lines[l].id;
+        if line_id == STEP_INFO_LINE {
+            let span = |s: &Seen| {
+                s.record
+                    .and_then(|i| ev.get(i, flag::DEVICE_SPAN, &ev.device_span))
+                    .map_or((s.begin, s.end), |(o, d)| (i128::from(o), i128::from(o) + i128::from(d)))
+            };
+            // (Regions come after the line's events.)
+            let mut regions = Vec::new();
+            walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+                if let Visit::Event(s) = visit {
+                    if let Some(group) = s.group {
+                        let (b, e) = span(&s);
+                        if s.region {
+                            regions.push((group, b, e));
+                        } else {
+                            markers.entry(group).or_default().markers.push((true, b, e));
+                        }
+                    }
+                }
+            })?;
+            for (group, b, e) in regions {
+                markers.entry(group).or_default().markers.push((true, b, e));
+            }
+        } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
+            continue;
+        } else {
+            for i in ev.line_range(l) {
+                if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
+                    let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
+                    events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), i as u32));
+                }
+            }
+        }
+    }
+    if events.is_empty() {
+        return Ok(events);
+    }
+    events.retain(|group, _| markers.contains_key(group));
+    for (group, details) in events.iter_mut() {
+        if let Some(m) = markers.remove(group) {
+            details.combine(m);
+        }
+    }
+    Ok(events)
 }
 
 /// An infeed-enqueue TF op (`…:InfeedEnqueue…`).
@@ -1075,42 +1475,6 @@ fn is_real_cpu_compute(name: &str) -> bool {
         || is_explicit_marker(name))
 }
 
-/// XProf's `ConvertDeviceTraceXPlaneToStepEvents` for one GPU plane: its
-/// `Steps` line gives the markers, its other (not derived) lines the events,
-/// and only the groups with both are kept.
-fn device_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
-    let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
-    let mut events: BTreeMap<i64, Details> = BTreeMap::new();
-    for range in ev.plane_lines(p) {
-        for i in range {
-            let line_id = ev.line(i).id;
-            if line_id == STEP_INFO_LINE {
-                if let Some(group) = ev.group(i) {
-                    let (b, e) = ev
-                        .get(i, flag::DEVICE_SPAN, &ev.device_span)
-                        .map_or((ev.begin(i), ev.end(i)), |(o, d)| (i128::from(o), i128::from(o) + i128::from(d)));
-                    markers.entry(group).or_default().markers.push((true, b, e));
-                }
-            } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
-                continue;
-            } else if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
-                let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
-                events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), i as u32));
-            }
-        }
-    }
-    if events.is_empty() {
-        return events;
-    }
-    events.retain(|group, _| markers.contains_key(group));
-    for (group, details) in events.iter_mut() {
-        if let Some(m) = markers.remove(group) {
-            details.combine(m);
-        }
-    }
-    events
-}
-
 /// XProf's `ClassifyGpuEvent`.
 fn gpu_event_type(name: &str, shapes: &str) -> u8 {
     if is_memcpy(name, "MemcpyHToD") {
@@ -1125,60 +1489,6 @@ fn gpu_event_type(name: &str, shapes: &str) -> u8 {
         let half = if shapes.is_empty() { name.contains("half") || name.contains("fp16") } else { shapes.contains("half") };
         if half { et::DEVICE_COMPUTE_16 } else { et::DEVICE_COMPUTE_32 }
     }
-}
-
-/// Self times of tf.data and enqueue ops on the host (op events nested in
-/// op events on the same line are subtracted, as in XProf's host op table).
-fn input_op_self_times(ev: &Events<'_>, p: usize) -> (i128, i128) {
-    // Per name: not an op (0), dataset (1), enqueue (2), other op (3).
-    let kinds: Vec<u8> = ev
-        .names
-        .iter()
-        .map(|n| match parse_op(n) {
-            None => 0,
-            Some(op) if op.op_type == DATASET_TYPE => 1,
-            Some(op) if op.op_type == "MemcpyHToD" || op.op_type.starts_with("InfeedEnqueue") => 2,
-            Some(_) => 3,
-        })
-        .collect();
-    let (mut dataset, mut enqueue) = (0, 0);
-    for range in ev.plane_lines(p) {
-        // (begin, end, type is dataset/enqueue/other, children's time)
-        let mut stack: Vec<(i128, i128, u8, i128)> = Vec::new();
-        let finish = |entry: (i128, i128, u8, i128), dataset: &mut i128, enqueue: &mut i128| {
-            let own = entry.1 - entry.0 - entry.3;
-            match entry.2 {
-                1 => *dataset += own,
-                2 => *enqueue += own,
-                _ => {}
-            }
-        };
-        for i in range {
-            let kind = kinds[ev.nodes[i].name as usize];
-            if kind == 0 {
-                continue;
-            }
-            let (begin, end) = (ev.begin(i), ev.end(i));
-            while let Some(&top) = stack.last() {
-                if begin < top.1 {
-                    break;
-                }
-                stack.pop();
-                finish(top, &mut dataset, &mut enqueue);
-                if let Some(parent) = stack.last_mut() {
-                    parent.3 += top.1 - top.0;
-                }
-            }
-            stack.push((begin, end, kind, 0));
-        }
-        while let Some(top) = stack.pop() {
-            finish(top, &mut dataset, &mut enqueue);
-            if let Some(parent) = stack.last_mut() {
-                parent.3 += top.1 - top.0;
-            }
-        }
-    }
-    (dataset, enqueue)
 }
 
 #[cfg(test)]
@@ -1196,6 +1506,16 @@ mod tests {
         let names: Vec<&str> = host.steps.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["train 0", "train 1", "train 2", "train 3"]);
         assert_eq!(host.hardware, Hardware::CpuOnly);
+    }
+
+    /// Regions are counted where their stop is, not after their line's
+    /// events (see `walk_host`): that they are no input op and no marker
+    /// is what makes it the same.
+    #[test]
+    fn regions_are_host_compute_and_no_op() {
+        let region = "ThreadpoolListener::Region";
+        assert_eq!(input_op_kind(region), 0);
+        assert!(matches!(host_kind(region), HostKind::Event(et::HOST_COMPUTE)));
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed.
