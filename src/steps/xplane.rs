@@ -808,12 +808,26 @@ fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
 fn group(ev: &mut Events<'_>) {
     // Context groups: producers and consumers of each (type, id, pid);
     // large groups on both sides are not linked.
-    // (type, id, pid, is a consumer, event)
-    let mut contexts: Vec<(i64, i64, Option<i64>, bool, u32)> = ev.producer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), false, i as u32)).collect();
-    contexts.extend(ev.consumer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), true, i as u32)));
-    contexts.sort_unstable();
+    // (type and pid as a number, event with the top bit set for a
+    // consumer, id): 16 bytes, as there may be tens of millions.
+    const CONSUMER: u32 = 1 << 31;
+    let mut classes: HashMap<(i64, Option<i64>), u32> = HashMap::default();
+    let mut contexts: Vec<(u32, u32, i64)> = Vec::with_capacity(ev.producer.index.len() + ev.consumer.index.len());
+    let sides = [(&ev.producer, 0), (&ev.consumer, CONSUMER)];
+    for (column, side) in sides {
+        for (i, (t, id)) in column.iter() {
+            let next = classes.len() as u32;
+            let class = *classes.entry((t, ev.pid(i))).or_insert(next);
+            contexts.push((class, side | i as u32, id));
+        }
+    }
+    drop(classes);
+    contexts.sort_unstable_by_key(|&(class, event, id)| (class, id, event));
     let context_groups = || {
-        contexts.chunk_by(|a, b| (a.0, a.1, a.2) == (b.0, b.1, b.2)).map(|run| run.split_at(run.partition_point(|c| !c.3))).filter(|(p, c)| p.len() < 64 || c.len() < 64)
+        contexts
+            .chunk_by(|a, b| (a.0, a.2) == (b.0, b.2))
+            .map(|run| run.split_at(run.partition_point(|c| c.1 & CONSUMER == 0)))
+            .filter(|(p, c)| p.len() < 64 || c.len() < 64)
     };
     let pairs: usize = context_groups().map(|(p, c)| p.len() * c.len()).sum();
     // Executor → IteratorGetNext by (id, iter_num); kernel launch → kernel.
@@ -851,7 +865,7 @@ fn group(ev: &mut Events<'_>) {
     for (producers, consumers) in context_groups() {
         for p in producers {
             for c in consumers {
-                edges.push((p.4, c.4));
+                edges.push((p.1, c.1 & !CONSUMER));
             }
         }
     }
