@@ -158,28 +158,53 @@ mod flag {
 }
 
 /// A stat few events have, by event index (pushed in index order).
+/// Held in chunks of [`Sparse::CHUNK`] entries: a column of tens of
+/// millions grows without copying (a grown vector's old copy would stay
+/// resident, as freed memory is kept: see `keep_freed_memory`).
 #[derive(Debug)]
 struct Sparse<T> {
-    index: Vec<u32>,
-    values: Vec<T>,
+    index: Vec<Vec<u32>>,
+    values: Vec<Vec<T>>,
+    len: usize,
 }
 
 impl<T: Copy> Sparse<T> {
+    const CHUNK: usize = 1 << 16;
+
     fn new() -> Sparse<T> {
-        Sparse { index: Vec::new(), values: Vec::new() }
+        Sparse { index: Vec::new(), values: Vec::new(), len: 0 }
+    }
+
+    fn len(&self) -> usize {
+        self.len
     }
 
     fn push(&mut self, event: usize, value: T) {
-        self.index.push(event as u32);
-        self.values.push(value);
+        match self.index.last() {
+            // (The first chunk grows as a vector does: most columns are short.)
+            None => {
+                self.index.push(Vec::new());
+                self.values.push(Vec::new());
+            }
+            Some(last) if last.len() == Self::CHUNK => {
+                self.index.push(Vec::with_capacity(Self::CHUNK));
+                self.values.push(Vec::with_capacity(Self::CHUNK));
+            }
+            Some(_) => {}
+        }
+        self.index.last_mut().expect("a chunk").push(event as u32);
+        self.values.last_mut().expect("a chunk").push(value);
+        self.len += 1;
     }
 
     fn get(&self, event: usize) -> Option<T> {
-        self.index.binary_search(&(event as u32)).ok().map(|k| self.values[k])
+        let event = event as u32;
+        let chunk = self.index.partition_point(|c| c[0] <= event).checked_sub(1)?;
+        self.index[chunk].binary_search(&event).ok().map(|k| self.values[chunk][k])
     }
 
     fn iter(&self) -> impl Iterator<Item = (usize, T)> + '_ {
-        self.index.iter().zip(&self.values).map(|(&i, &v)| (i as usize, v))
+        self.index.iter().zip(&self.values).flat_map(|(index, values)| index.iter().zip(values)).map(|(&i, &v)| (i as usize, v))
     }
 }
 
@@ -408,19 +433,78 @@ impl Graph {
 }
 
 /// The names grouping reads, by the plane's stat metadata ids.
+/// (Small ids, the usual case, are looked up in a table: every stat of
+/// every event is looked up.)
 struct StatIds {
-    names: HashMap<i64, &'static str>,
+    small: Vec<Option<Known>>,
+    other: HashMap<i64, Known>,
 }
 
-const STATS: [&str; 18] = [
-    "_pt", "_p", "_ct", "_c", "_pid", "_r", "_a", "id", "iter_num", "step_num", "graph_type", "correlation_id", "group_id",
-    "step_name", "_ipl_stage_name", "shape", "device_offset_ps", "device_duration_ps",
+/// The stats grouping reads.
+#[derive(Clone, Copy)]
+enum Known {
+    Pt,
+    P,
+    Ct,
+    C,
+    Pid,
+    R,
+    A,
+    Id,
+    IterNum,
+    StepNum,
+    GraphType,
+    CorrelationId,
+    GroupId,
+    StepName,
+    IplStageName,
+    Shape,
+    DeviceOffsetPs,
+    DeviceDurationPs,
+}
+
+const STATS: [(&str, Known); 18] = [
+    ("_pt", Known::Pt),
+    ("_p", Known::P),
+    ("_ct", Known::Ct),
+    ("_c", Known::C),
+    ("_pid", Known::Pid),
+    ("_r", Known::R),
+    ("_a", Known::A),
+    ("id", Known::Id),
+    ("iter_num", Known::IterNum),
+    ("step_num", Known::StepNum),
+    ("graph_type", Known::GraphType),
+    ("correlation_id", Known::CorrelationId),
+    ("group_id", Known::GroupId),
+    ("step_name", Known::StepName),
+    ("_ipl_stage_name", Known::IplStageName),
+    ("shape", Known::Shape),
+    ("device_offset_ps", Known::DeviceOffsetPs),
+    ("device_duration_ps", Known::DeviceDurationPs),
 ];
 
 impl StatIds {
+    const SMALL: i64 = 4096;
+
     fn new(plane: &Plane<'_>) -> StatIds {
-        let names = plane.stat_names.iter().filter_map(|(id, name)| STATS.iter().find(|s| **s == *name).map(|known| (*id, *known))).collect();
-        StatIds { names }
+        let mut ids = StatIds { small: Vec::new(), other: HashMap::default() };
+        for (&id, name) in &plane.stat_names {
+            let Some(&(_, known)) = STATS.iter().find(|s| s.0 == *name) else { continue };
+            if (0..Self::SMALL).contains(&id) {
+                if ids.small.len() <= id as usize {
+                    ids.small.resize(id as usize + 1, None);
+                }
+                ids.small[id as usize] = Some(known);
+            } else {
+                ids.other.insert(id, known);
+            }
+        }
+        ids
+    }
+
+    fn get(&self, id: i64) -> Option<Known> {
+        if (0..Self::SMALL).contains(&id) { self.small.get(id as usize).copied().flatten() } else { self.other.get(&id).copied() }
     }
 }
 
@@ -653,28 +737,27 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 let name = name_index.get(&event.metadata_id).copied().unwrap_or(0);
                 let mut s = EventStats::default();
                 for stat in event.stats() {
-                    let Some(&stat_name) = ids.names.get(&stat.metadata_id) else { continue };
+                    let Some(known) = ids.get(stat.metadata_id) else { continue };
                     let int = stat.value.as_i64();
-                    match stat_name {
-                        "_pt" => s.pt = int,
-                        "_p" => s.pi = stat.value.as_id(),
-                        "_ct" => s.ct = int,
-                        "_c" => s.ci = stat.value.as_id(),
-                        "_pid" => s.pid = int.or(s.pid),
-                        "_r" => s.root_level = int.unwrap_or(0),
-                        "_a" => s.is_async = int.unwrap_or(0) != 0,
-                        "id" => s.step_id = int,
-                        "iter_num" => s.iter_num = int,
-                        "step_num" => s.step_num = int,
-                        "graph_type" => s.graph_type = stat.value.as_str(plane),
-                        "correlation_id" => s.correlation_id = stat.value.as_id(),
-                        "group_id" => s.group = int,
-                        "step_name" => s.step_name = stat.value.as_str(plane),
-                        "_ipl_stage_name" => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
-                        "shape" => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
-                        "device_offset_ps" => s.offset = stat.value.as_id(),
-                        "device_duration_ps" => s.duration = stat.value.as_id(),
-                        _ => {}
+                    match known {
+                        Known::Pt => s.pt = int,
+                        Known::P => s.pi = stat.value.as_id(),
+                        Known::Ct => s.ct = int,
+                        Known::C => s.ci = stat.value.as_id(),
+                        Known::Pid => s.pid = int.or(s.pid),
+                        Known::R => s.root_level = int.unwrap_or(0),
+                        Known::A => s.is_async = int.unwrap_or(0) != 0,
+                        Known::Id => s.step_id = int,
+                        Known::IterNum => s.iter_num = int,
+                        Known::StepNum => s.step_num = int,
+                        Known::GraphType => s.graph_type = stat.value.as_str(plane),
+                        Known::CorrelationId => s.correlation_id = stat.value.as_id(),
+                        Known::GroupId => s.group = int,
+                        Known::StepName => s.step_name = stat.value.as_str(plane),
+                        Known::IplStageName => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
+                        Known::Shape => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
+                        Known::DeviceOffsetPs => s.offset = stat.value.as_id(),
+                        Known::DeviceDurationPs => s.duration = stat.value.as_id(),
                     }
                 }
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
@@ -812,7 +895,7 @@ fn group(ev: &mut Events<'_>) {
     // consumer, id): 16 bytes, as there may be tens of millions.
     const CONSUMER: u32 = 1 << 31;
     let mut classes: HashMap<(i64, Option<i64>), u32> = HashMap::default();
-    let mut contexts: Vec<(u32, u32, i64)> = Vec::with_capacity(ev.producer.index.len() + ev.consumer.index.len());
+    let mut contexts: Vec<(u32, u32, i64)> = Vec::with_capacity(ev.producer.len() + ev.consumer.len());
     let sides = [(&ev.producer, 0), (&ev.consumer, CONSUMER)];
     for (column, side) in sides {
         for (i, (t, id)) in column.iter() {
