@@ -130,9 +130,19 @@ struct Node {
     dur: i64,
     /// Valid with [`flag::GROUP`].
     group: i64,
-    line: u32,
+    /// (Its line is found from [`LineInfo::first`]: a record is 32 bytes.)
     name: u32,
     flags: u16,
+    /// Worked out before grouping (see [`more`]).
+    more: u8,
+}
+
+/// What a [`Node`] has, worked out from the stat columns before grouping
+/// consumes them.
+mod more {
+    /// A host event that consumes a context a host event produces (it is
+    /// below an input-pipeline stage in XProf's host step rules).
+    pub const CONSUMES_HOST_PRODUCER: u8 = 1;
 }
 
 /// What a [`Node`] has.
@@ -206,6 +216,11 @@ impl<T: Copy> Sparse<T> {
     fn iter(&self) -> impl Iterator<Item = (usize, T)> + '_ {
         self.index.iter().zip(&self.values).flat_map(|(index, values)| index.iter().zip(values)).map(|(&i, &v)| (i as usize, v))
     }
+
+    /// The entries, each chunk freed once read.
+    fn into_iter(self) -> impl Iterator<Item = (usize, T)> {
+        self.index.into_iter().zip(self.values).flat_map(|(index, values)| index.into_iter().zip(values)).map(|(i, v)| (i as usize, v))
+    }
 }
 
 /// One line of the trace.
@@ -276,7 +291,14 @@ impl<'a> Events<'a> {
     }
 
     fn line(&self, i: usize) -> &LineInfo {
-        &self.lines[self.nodes[i].line as usize]
+        &self.lines[self.lines.partition_point(|l| l.first <= i) - 1]
+    }
+
+    /// The event's span, given its line's start (see [`LineInfo::base`]).
+    fn span_from(&self, i: usize, base: i128) -> (i128, i128) {
+        let n = &self.nodes[i];
+        let begin = base + i128::from(n.offset);
+        (begin, if n.flags & flag::REGION != 0 { base + i128::from(n.dur) } else { begin + i128::from(n.dur) })
     }
 
     fn begin(&self, i: usize) -> i128 {
@@ -311,10 +333,6 @@ impl<'a> Events<'a> {
 
     fn pid(&self, i: usize) -> Option<i64> {
         self.get(i, flag::PID, &self.pid).or(self.plane_pid[self.line(i).plane])
-    }
-
-    fn consumer(&self, i: usize) -> Option<(i64, i64)> {
-        self.get(i, flag::CONSUMER, &self.consumer)
     }
 
     fn step_id(&self, i: usize) -> Option<i64> {
@@ -533,10 +551,13 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
 
     let mut events = collect(&planes, release)?;
     let grouping = !grouped && !loop_ops && !tpu;
+    let host = planes.iter().position(|p| p.name == "/host:CPU");
+    if let Some(h) = host {
+        mark_host_consumers(&mut events, h);
+    }
     if grouping {
         group(&mut events);
     }
-    let host = planes.iter().position(|p| p.name == "/host:CPU");
     let has_device = !gpu.is_empty() || tpu;
     // The second walk: the events `collect` left out get their groups.
     let host_steps = !tpu && !has_device;
@@ -788,7 +809,7 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 }
                 // (Taken after popping, which may drop records.)
                 let i = ev.nodes.len();
-                let mut node = Node { offset, dur, group: 0, line: l as u32, name, flags: 0 };
+                let mut node = Node { offset, dur, group: 0, name, flags: 0, more: 0 };
                 let mut put = |f: u16, has: bool| {
                     if has {
                         node.flags |= f;
@@ -868,7 +889,7 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                     ev.pid.push(i, pid);
                     flags |= flag::PID;
                 }
-                ev.nodes.push(Node { offset: b, dur: e, group: 0, line: l as u32, name: REGION_NAME, flags });
+                ev.nodes.push(Node { offset: b, dur: e, group: 0, name: REGION_NAME, flags, more: 0 });
             }
             nesting.close(&mut ev);
         }
@@ -886,6 +907,23 @@ fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
     edges.push((parent as u32, child as u32));
 }
 
+/// Marks the host events that consume a context (type, id) a host event
+/// produces ([`more::CONSUMES_HOST_PRODUCER`]).
+fn mark_host_consumers(ev: &mut Events<'_>, h: usize) {
+    let records = (0..ev.lines.len()).filter(|&l| ev.lines[l].plane == h).map(|l| ev.line_range(l)).reduce(|a, b| a.start..b.end).unwrap_or(0..0);
+    // (Sorted, not hashed: allocated once at its size.)
+    let on_host = |&(i, _): &(usize, (i64, i64))| records.contains(&i);
+    let mut producers: Vec<(i64, i64)> = Vec::with_capacity(ev.producer.iter().filter(on_host).count());
+    producers.extend(ev.producer.iter().filter(on_host).map(|(_, v)| v));
+    producers.sort_unstable();
+    let Events { nodes, consumer, .. } = ev;
+    for (i, c) in consumer.iter().filter(on_host) {
+        if producers.binary_search(&c).is_ok() {
+            nodes[i].more |= more::CONSUMES_HOST_PRODUCER;
+        }
+    }
+}
+
 /// XProf's `GroupTfEvents` on a trace with no groups yet: sets `group` (and
 /// the roots' `step_name`).
 fn group(ev: &mut Events<'_>) {
@@ -896,9 +934,10 @@ fn group(ev: &mut Events<'_>) {
     const CONSUMER: u32 = 1 << 31;
     let mut classes: HashMap<(i64, Option<i64>), u32> = HashMap::default();
     let mut contexts: Vec<(u32, u32, i64)> = Vec::with_capacity(ev.producer.len() + ev.consumer.len());
-    let sides = [(&ev.producer, 0), (&ev.consumer, CONSUMER)];
+    // (The columns are emptied as they are read: they are not read again.)
+    let sides = [(std::mem::replace(&mut ev.producer, Sparse::new()), 0), (std::mem::replace(&mut ev.consumer, Sparse::new()), CONSUMER)];
     for (column, side) in sides {
-        for (i, (t, id)) in column.iter() {
+        for (i, (t, id)) in column.into_iter() {
             let next = classes.len() as u32;
             let class = *classes.entry((t, ev.pid(i))).or_insert(next);
             contexts.push((class, side | i as u32, id));
@@ -1301,7 +1340,8 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
         let mut seen = if ev.kept(ordinal) {
             let i = record;
             record += 1;
-            Seen { record: Some(i), name: ev.nodes[i].name, begin: ev.begin(i), end: ev.end(i), group: ev.group(i), region: false, nested: !ev.has(i, flag::ASYNC) }
+            let (begin, end) = ev.span_from(i, info.base);
+            Seen { record: Some(i), name: ev.nodes[i].name, begin, end, group: ev.group(i), region: false, nested: !ev.has(i, flag::ASYNC) }
         } else {
             let event = Event::decode(wire)?;
             let name = names.get(&event.metadata_id).copied().unwrap_or(0);
@@ -1326,11 +1366,12 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
         }
         visit(Visit::Event(seen));
         match ev.name_codes[seen.name as usize] {
-            name_code::START_REGION if seen.record.is_some_and(|i| ev.consumer(i).is_some()) => started = true,
+            name_code::START_REGION if seen.record.is_some_and(|i| ev.has(i, flag::CONSUMER)) => started = true,
             name_code::STOP_REGION if started => {
                 let i = region;
                 region += 1;
-                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin: ev.begin(i), end: ev.end(i), group: ev.group(i), region: true, nested: false }));
+                let (begin, end) = ev.span_from(i, info.base);
+                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin, end, group: ev.group(i), region: true, nested: false }));
             }
             _ => {}
         }
@@ -1356,8 +1397,6 @@ fn lines_of<'p, 'a>(ev: &Events<'_>, plane: &'p Plane<'a>, p: usize) -> impl Ite
 /// any more (no kept event of its group is left to walk or open), so the
 /// events of only a few steps are held at a time.
 fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps: bool, release: Release<'_>) -> Result<(Vec<HostStep>, i128, i128), DecodeError> {
-    let on_plane = |i: usize| ev.line(i).plane == p;
-    let producers: HashSet<(i64, i64)> = ev.producer.iter().filter(|&(i, _)| on_plane(i)).map(|(_, v)| v).collect();
     let kinds: Vec<HostKind> = ev.names.iter().map(|n| host_kind(n)).collect();
     let op_kinds: Vec<u8> = ev.names.iter().map(|n| input_op_kind(n)).collect();
     // Kept events of each group not walked yet, and open on a nesting stack.
@@ -1434,7 +1473,7 @@ fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps:
             let mut root_stage = false;
             if !s.region {
                 let ipl_stage = s.record.is_some_and(|i| ev.has(i, flag::IPL_STAGE));
-                let mut below = s.record.and_then(|i| ev.consumer(i)).is_some_and(|c| producers.contains(&c));
+                let mut below = s.record.is_some_and(|i| ev.nodes[i].more & more::CONSUMES_HOST_PRODUCER != 0);
                 while let Some(top) = stack.last() {
                     if top.0 <= s.begin && s.end <= top.1 {
                         below = below || top.3 || top.2;
