@@ -145,6 +145,9 @@ mod more {
     pub const CONSUMES_HOST_PRODUCER: u8 = 1;
 }
 
+/// The top bit of a record number in [`Events::contexts`]: a consumer.
+const CONSUMER: u32 = 1 << 31;
+
 /// What a [`Node`] has.
 mod flag {
     pub const GROUP: u16 = 1;
@@ -153,7 +156,7 @@ mod flag {
     pub const REGION: u16 = 1 << 3;
     pub const PRODUCER: u16 = 1 << 4;
     pub const CONSUMER: u16 = 1 << 5;
-    pub const PID: u16 = 1 << 6;
+    // (1 << 6: free.)
     pub const STEP_ID: u16 = 1 << 7;
     pub const ITER_NUM: u16 = 1 << 8;
     pub const STEP_NUM: u16 = 1 << 9;
@@ -175,18 +178,13 @@ mod flag {
 struct Sparse<T> {
     index: Vec<Vec<u32>>,
     values: Vec<Vec<T>>,
-    len: usize,
 }
 
 impl<T: Copy> Sparse<T> {
     const CHUNK: usize = 1 << 16;
 
     fn new() -> Sparse<T> {
-        Sparse { index: Vec::new(), values: Vec::new(), len: 0 }
-    }
-
-    fn len(&self) -> usize {
-        self.len
+        Sparse { index: Vec::new(), values: Vec::new() }
     }
 
     fn push(&mut self, event: usize, value: T) {
@@ -204,7 +202,6 @@ impl<T: Copy> Sparse<T> {
         }
         self.index.last_mut().expect("a chunk").push(event as u32);
         self.values.last_mut().expect("a chunk").push(value);
-        self.len += 1;
     }
 
     fn get(&self, event: usize) -> Option<T> {
@@ -217,10 +214,6 @@ impl<T: Copy> Sparse<T> {
         self.index.iter().zip(&self.values).flat_map(|(index, values)| index.iter().zip(values)).map(|(&i, &v)| (i as usize, v))
     }
 
-    /// The entries, each chunk freed once read.
-    fn into_iter(self) -> impl Iterator<Item = (usize, T)> {
-        self.index.into_iter().zip(self.values).flat_map(|(index, values)| index.into_iter().zip(values)).map(|(i, v)| (i as usize, v))
-    }
 }
 
 /// One line of the trace.
@@ -253,13 +246,16 @@ struct Events<'a> {
     /// The nesting links (parent, child) between records, found in
     /// [`collect`] (async events are left out).
     nest: Vec<(u32, u32)>,
-    /// Per plane: is it `/host:CPU`, its `process_id`.
+    /// Per plane: is it `/host:CPU`.
     host: Vec<bool>,
-    plane_pid: Vec<Option<i64>>,
-    producer: Sparse<(i64, i64)>,
-    consumer: Sparse<(i64, i64)>,
-    /// `_pid` where an event has one (else the plane's).
-    pid: Sparse<i64>,
+    /// The context stats (`_pt`/`_p`, `_ct`/`_c`), by record: (context type
+    /// and pid as a number in `context_classes`, record with
+    /// [`CONSUMER`] set for a consumer, id). 16 bytes: there may be tens
+    /// of millions; grouping sorts them in place.
+    contexts: Vec<(u32, u32, i64)>,
+    /// (context type, pid) of each number in `contexts`.
+    context_classes: Vec<(i64, Option<i64>)>,
+    class_numbers: HashMap<(i64, Option<i64>), u32>,
     step_id: Sparse<i64>,
     iter_num: Sparse<i64>,
     step_num: Sparse<i64>,
@@ -276,6 +272,16 @@ struct Events<'a> {
 impl<'a> Events<'a> {
     fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    fn add_context(&mut self, i: usize, class: (i64, Option<i64>), id: i64, consumer: bool) {
+        let next = self.context_classes.len() as u32;
+        let number = *self.class_numbers.entry(class).or_insert(next);
+        if number == next {
+            self.context_classes.push(class);
+        }
+        // (Records are numbered below 2^31: a trace has fewer events.)
+        self.contexts.push((number, i as u32 | if consumer { CONSUMER } else { 0 }, id));
     }
 
     fn kept(&self, ordinal: usize) -> bool {
@@ -331,9 +337,6 @@ impl<'a> Events<'a> {
         self.nodes[i].flags |= flag::GROUP;
     }
 
-    fn pid(&self, i: usize) -> Option<i64> {
-        self.get(i, flag::PID, &self.pid).or(self.plane_pid[self.line(i).plane])
-    }
 
     fn step_id(&self, i: usize) -> Option<i64> {
         self.get(i, flag::STEP_ID, &self.step_id)
@@ -710,10 +713,9 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
         keep: vec![0; total.div_ceil(64)],
         nest: Vec::with_capacity(2 * total),
         host: Vec::new(),
-        plane_pid: Vec::new(),
-        producer: Sparse::new(),
-        consumer: Sparse::new(),
-        pid: Sparse::new(),
+        contexts: Vec::with_capacity(2 * total),
+        context_classes: Vec::new(),
+        class_numbers: HashMap::default(),
         step_id: Sparse::new(),
         iter_num: Sparse::new(),
         step_num: Sparse::new(),
@@ -732,7 +734,6 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
         ev.host.push(plane.name == "/host:CPU");
-        ev.plane_pid.push(plane_pid);
         let mut name_index: HashMap<i64, u32> = HashMap::with_capacity_and_hasher(plane.event_metadata.len(), Default::default());
         for (id, meta) in &plane.event_metadata {
             name_index.insert(*id, ev.names.len() as u32);
@@ -829,9 +830,14 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                         }
                     };
                 }
-                column!(flag::PRODUCER, producer, s.pt.zip(s.pi));
-                column!(flag::CONSUMER, consumer, s.ct.zip(s.ci));
-                column!(flag::PID, pid, s.pid);
+                if let Some((kind, id)) = s.pt.zip(s.pi) {
+                    ev.add_context(i, (kind, s.pid.or(plane_pid)), id, false);
+                    node.flags |= flag::PRODUCER;
+                }
+                if let Some((kind, id)) = s.ct.zip(s.ci) {
+                    ev.add_context(i, (kind, s.pid.or(plane_pid)), id, true);
+                    node.flags |= flag::CONSUMER;
+                }
                 column!(flag::STEP_ID, step_id, s.step_id);
                 column!(flag::ITER_NUM, iter_num, s.iter_num);
                 column!(flag::STEP_NUM, step_num, s.step_num);
@@ -883,12 +889,8 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 }
                 nesting.stack.push(Open { record: i, ordinal: usize::MAX, begin, end });
                 nesting.decided = nesting.stack.len();
-                let mut flags = flag::REGION | flag::CONSUMER;
-                ev.consumer.push(i, (THREADPOOL_EVENT, c));
-                if let Some(pid) = pid {
-                    ev.pid.push(i, pid);
-                    flags |= flag::PID;
-                }
+                let flags = flag::REGION | flag::CONSUMER;
+                ev.add_context(i, (THREADPOOL_EVENT, pid.or(plane_pid)), c, true);
                 ev.nodes.push(Node { offset: b, dur: e, group: 0, name: REGION_NAME, flags, more: 0 });
             }
             nesting.close(&mut ev);
@@ -911,15 +913,18 @@ fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
 /// produces ([`more::CONSUMES_HOST_PRODUCER`]).
 fn mark_host_consumers(ev: &mut Events<'_>, h: usize) {
     let records = (0..ev.lines.len()).filter(|&l| ev.lines[l].plane == h).map(|l| ev.line_range(l)).reduce(|a, b| a.start..b.end).unwrap_or(0..0);
-    // (Sorted, not hashed: allocated once at its size.)
-    let on_host = |&(i, _): &(usize, (i64, i64))| records.contains(&i);
-    let mut producers: Vec<(i64, i64)> = Vec::with_capacity(ev.producer.iter().filter(on_host).count());
-    producers.extend(ev.producer.iter().filter(on_host).map(|(_, v)| v));
-    producers.sort_unstable();
-    let Events { nodes, consumer, .. } = ev;
-    for (i, c) in consumer.iter().filter(on_host) {
-        if producers.binary_search(&c).is_ok() {
-            nodes[i].more |= more::CONSUMES_HOST_PRODUCER;
+    let on_host = |consumer: bool| {
+        let records = records.clone();
+        move |c: &&(u32, u32, i64)| (c.1 & CONSUMER != 0) == consumer && records.contains(&((c.1 & !CONSUMER) as usize))
+    };
+    // (Allocated once at its size.)
+    let count = ev.contexts.iter().filter(on_host(false)).count();
+    let mut producers: HashSet<(i64, i64)> = HashSet::with_capacity_and_hasher(count, Default::default());
+    producers.extend(ev.contexts.iter().filter(on_host(false)).map(|c| (ev.context_classes[c.0 as usize].0, c.2)));
+    let Events { nodes, contexts, context_classes, .. } = ev;
+    for c in contexts.iter().filter(on_host(true)) {
+        if producers.contains(&(context_classes[c.0 as usize].0, c.2)) {
+            nodes[(c.1 & !CONSUMER) as usize].more |= more::CONSUMES_HOST_PRODUCER;
         }
     }
 }
@@ -929,21 +934,8 @@ fn mark_host_consumers(ev: &mut Events<'_>, h: usize) {
 fn group(ev: &mut Events<'_>) {
     // Context groups: producers and consumers of each (type, id, pid);
     // large groups on both sides are not linked.
-    // (type and pid as a number, event with the top bit set for a
-    // consumer, id): 16 bytes, as there may be tens of millions.
-    const CONSUMER: u32 = 1 << 31;
-    let mut classes: HashMap<(i64, Option<i64>), u32> = HashMap::default();
-    let mut contexts: Vec<(u32, u32, i64)> = Vec::with_capacity(ev.producer.len() + ev.consumer.len());
-    // (The columns are emptied as they are read: they are not read again.)
-    let sides = [(std::mem::replace(&mut ev.producer, Sparse::new()), 0), (std::mem::replace(&mut ev.consumer, Sparse::new()), CONSUMER)];
-    for (column, side) in sides {
-        for (i, (t, id)) in column.into_iter() {
-            let next = classes.len() as u32;
-            let class = *classes.entry((t, ev.pid(i))).or_insert(next);
-            contexts.push((class, side | i as u32, id));
-        }
-    }
-    drop(classes);
+    // (Not read again after grouping: sorted where they are.)
+    let mut contexts = std::mem::take(&mut ev.contexts);
     contexts.sort_unstable_by_key(|&(class, event, id)| (class, id, event));
     let context_groups = || {
         contexts
