@@ -231,8 +231,8 @@ struct LineInfo {
     regions: usize,
 }
 
-/// Every event of every plane, in plane/line/event order, with the stats
-/// grouping and the step rules read.
+/// The events [`collect`] keeps (see [`Nesting`]), in plane/line/event
+/// order, with the stats grouping and the step rules read.
 struct Events<'a> {
     nodes: Vec<Node>,
     lines: Vec<LineInfo>,
