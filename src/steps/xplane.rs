@@ -32,13 +32,20 @@
 //! 4. **Hosts** (`StepIntersection`, xprof/utils/step_intersection.cc;
 //!    `CombineAllOpStats`): the steps all hosts have, aligned in time with
 //!    the host whose steps span least; the rows are the first host's.
+//!
+//! A trace is walked twice, without allocating per event. The first walk
+//! ([`collect`]) keeps as records only the events grouping reads and the
+//! events they nest in; the others (most op events) can only take the group
+//! of the event they nest in. The second walk ([`walk_line`]) gives them
+//! that group and resolves each step once none of its events can follow.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use prost::DecodeError;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::inputs::xplane::decode::{Line, Plane, Release, Space};
+use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space};
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
@@ -123,10 +130,23 @@ struct Node {
     dur: i64,
     /// Valid with [`flag::GROUP`].
     group: i64,
-    line: u32,
+    /// (Its line is found from [`LineInfo::first`]: a record is 32 bytes.)
     name: u32,
     flags: u16,
+    /// Worked out before grouping (see [`more`]).
+    more: u8,
 }
+
+/// What a [`Node`] has, worked out from the stat columns before grouping
+/// consumes them.
+mod more {
+    /// A host event that consumes a context a host event produces (it is
+    /// below an input-pipeline stage in XProf's host step rules).
+    pub const CONSUMES_HOST_PRODUCER: u8 = 1;
+}
+
+/// The top bit of a record number in [`Events::contexts`]: a consumer.
+const CONSUMER: u32 = 1 << 31;
 
 /// What a [`Node`] has.
 mod flag {
@@ -136,7 +156,7 @@ mod flag {
     pub const REGION: u16 = 1 << 3;
     pub const PRODUCER: u16 = 1 << 4;
     pub const CONSUMER: u16 = 1 << 5;
-    pub const PID: u16 = 1 << 6;
+    // (1 << 6: free.)
     pub const STEP_ID: u16 = 1 << 7;
     pub const ITER_NUM: u16 = 1 << 8;
     pub const STEP_NUM: u16 = 1 << 9;
@@ -144,32 +164,56 @@ mod flag {
     pub const CORRELATION_ID: u16 = 1 << 11;
     pub const SHAPES: u16 = 1 << 12;
     pub const DEVICE_SPAN: u16 = 1 << 13;
+    /// A non-zero root level (in [`super::Events::root_level`]).
+    pub const ROOT: u16 = 1 << 14;
+    /// A step name (in [`super::Events::step_name`]).
+    pub const STEP_NAME: u16 = 1 << 15;
 }
 
 /// A stat few events have, by event index (pushed in index order).
+/// Held in chunks of [`Sparse::CHUNK`] entries: a column of tens of
+/// millions grows without copying (a grown vector's old copy would stay
+/// resident, as freed memory is kept: see `keep_freed_memory`).
 #[derive(Debug)]
 struct Sparse<T> {
-    index: Vec<u32>,
-    values: Vec<T>,
+    index: Vec<Vec<u32>>,
+    values: Vec<Vec<T>>,
 }
 
 impl<T: Copy> Sparse<T> {
+    const CHUNK: usize = 1 << 16;
+
     fn new() -> Sparse<T> {
         Sparse { index: Vec::new(), values: Vec::new() }
     }
 
     fn push(&mut self, event: usize, value: T) {
-        self.index.push(event as u32);
-        self.values.push(value);
+        match self.index.last() {
+            // (The first chunk grows as a vector does: most columns are short.)
+            None => {
+                self.index.push(Vec::new());
+                self.values.push(Vec::new());
+            }
+            Some(last) if last.len() == Self::CHUNK => {
+                self.index.push(Vec::with_capacity(Self::CHUNK));
+                self.values.push(Vec::with_capacity(Self::CHUNK));
+            }
+            Some(_) => {}
+        }
+        self.index.last_mut().expect("a chunk").push(event as u32);
+        self.values.last_mut().expect("a chunk").push(value);
     }
 
     fn get(&self, event: usize) -> Option<T> {
-        self.index.binary_search(&(event as u32)).ok().map(|k| self.values[k])
+        let event = event as u32;
+        let chunk = self.index.partition_point(|c| c[0] <= event).checked_sub(1)?;
+        self.index[chunk].binary_search(&event).ok().map(|k| self.values[chunk][k])
     }
 
     fn iter(&self) -> impl Iterator<Item = (usize, T)> + '_ {
-        self.index.iter().zip(&self.values).map(|(&i, &v)| (i as usize, v))
+        self.index.iter().zip(&self.values).flat_map(|(index, values)| index.iter().zip(values)).map(|(&i, &v)| (i as usize, v))
     }
+
 }
 
 /// One line of the trace.
@@ -179,23 +223,39 @@ struct LineInfo {
     id: i64,
     /// The line's start in picoseconds.
     base: i128,
-    /// Its first event in [`Events::nodes`] (a line's events are contiguous).
+    /// Its first record in [`Events::nodes`] (a line's records are contiguous).
     first: usize,
+    /// The number of its first event among the file's events.
+    first_event: usize,
+    /// Its first threadpool region's record (regions follow its events).
+    regions: usize,
 }
 
-/// Every event of every plane, in plane/line/event order, with the stats
-/// grouping and the step rules read.
+/// The events [`collect`] keeps (see [`Nesting`]), in plane/line/event
+/// order, with the stats grouping and the step rules read.
 struct Events<'a> {
     nodes: Vec<Node>,
     lines: Vec<LineInfo>,
     names: Vec<&'a str>,
-    /// Per plane: is it `/host:CPU`, its `process_id`.
+    name_codes: Vec<u8>,
+    /// Per plane: event metadata id → index in `names`.
+    name_index: Vec<HashMap<i64, u32>>,
+    /// One bit per event of the file, in plane/line/event order: kept as
+    /// a record (see [`Nesting`]).
+    keep: Vec<u64>,
+    /// The nesting links (parent, child) between records, found in
+    /// [`collect`] (async events are left out).
+    nest: Vec<(u32, u32)>,
+    /// Per plane: is it `/host:CPU`.
     host: Vec<bool>,
-    plane_pid: Vec<Option<i64>>,
-    producer: Sparse<(i64, i64)>,
-    consumer: Sparse<(i64, i64)>,
-    /// `_pid` where an event has one (else the plane's).
-    pid: Sparse<i64>,
+    /// The context stats (`_pt`/`_p`, `_ct`/`_c`), by record: (context type
+    /// and pid as a number in `context_classes`, record with
+    /// [`CONSUMER`] set for a consumer, id). 16 bytes: there may be tens
+    /// of millions; grouping sorts them in place.
+    contexts: Vec<(u32, u32, i64)>,
+    /// (context type, pid) of each number in `contexts`.
+    context_classes: Vec<(i64, Option<i64>)>,
+    class_numbers: HashMap<(i64, Option<i64>), u32>,
     step_id: Sparse<i64>,
     iter_num: Sparse<i64>,
     step_num: Sparse<i64>,
@@ -214,12 +274,37 @@ impl<'a> Events<'a> {
         self.nodes.len()
     }
 
+    fn add_context(&mut self, i: usize, class: (i64, Option<i64>), id: i64, consumer: bool) {
+        let next = self.context_classes.len() as u32;
+        let number = *self.class_numbers.entry(class).or_insert(next);
+        if number == next {
+            self.context_classes.push(class);
+        }
+        // (Records are numbered below 2^31: a trace has fewer events.)
+        self.contexts.push((number, i as u32 | if consumer { CONSUMER } else { 0 }, id));
+    }
+
+    fn kept(&self, ordinal: usize) -> bool {
+        self.keep[ordinal / 64] & (1 << (ordinal % 64)) != 0
+    }
+
+    fn unkeep(&mut self, ordinal: usize) {
+        self.keep[ordinal / 64] &= !(1 << (ordinal % 64));
+    }
+
     fn name(&self, i: usize) -> &'a str {
         self.names[self.nodes[i].name as usize]
     }
 
     fn line(&self, i: usize) -> &LineInfo {
-        &self.lines[self.nodes[i].line as usize]
+        &self.lines[self.lines.partition_point(|l| l.first <= i) - 1]
+    }
+
+    /// The event's span, given its line's start (see [`LineInfo::base`]).
+    fn span_from(&self, i: usize, base: i128) -> (i128, i128) {
+        let n = &self.nodes[i];
+        let begin = base + i128::from(n.offset);
+        (begin, if n.flags & flag::REGION != 0 { base + i128::from(n.dur) } else { begin + i128::from(n.dur) })
     }
 
     fn begin(&self, i: usize) -> i128 {
@@ -252,13 +337,6 @@ impl<'a> Events<'a> {
         self.nodes[i].flags |= flag::GROUP;
     }
 
-    fn pid(&self, i: usize) -> Option<i64> {
-        self.get(i, flag::PID, &self.pid).or(self.plane_pid[self.line(i).plane])
-    }
-
-    fn consumer(&self, i: usize) -> Option<(i64, i64)> {
-        self.get(i, flag::CONSUMER, &self.consumer)
-    }
 
     fn step_id(&self, i: usize) -> Option<i64> {
         self.get(i, flag::STEP_ID, &self.step_id)
@@ -281,16 +359,31 @@ impl<'a> Events<'a> {
     }
 
     fn root_level(&self, i: usize) -> i64 {
+        if !self.has(i, flag::ROOT) {
+            return 0;
+        }
         self.root_level.get(&(i as u32)).copied().unwrap_or(0)
+    }
+
+    fn set_root_level(&mut self, i: usize, level: i64) {
+        self.root_level.insert(i as u32, level);
+        self.nodes[i].flags |= flag::ROOT;
+    }
+
+    fn step_name(&self, i: usize) -> Option<&str> {
+        if !self.has(i, flag::STEP_NAME) {
+            return None;
+        }
+        self.step_name.get(&(i as u32)).map(|s| s.as_ref())
+    }
+
+    fn set_step_name(&mut self, i: usize, name: Cow<'a, str>) {
+        self.step_name.insert(i as u32, name);
+        self.nodes[i].flags |= flag::STEP_NAME;
     }
 
     fn is_host(&self, i: usize) -> bool {
         self.host[self.line(i).plane]
-    }
-
-    /// The global indices of plane `p`'s lines, and each line's events.
-    fn plane_lines(&self, p: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-        (0..self.lines.len()).filter(move |&l| self.lines[l].plane == p).map(move |l| self.line_range(l))
     }
 
     fn line_range(&self, l: usize) -> std::ops::Range<usize> {
@@ -309,25 +402,45 @@ struct Graph {
 }
 
 impl Graph {
-    /// The edges (parent, child) in both directions, sorted; `edges` is
-    /// reused for both so the links are held once.
-    fn new(count: usize, mut edges: Vec<(u32, u32)>) -> Graph {
-        let index = |edges: &mut Vec<(u32, u32)>| {
-            edges.sort_unstable();
+    /// The edges (parent, child) in both directions, each event's list in
+    /// index order (as sorting the edges would give them, duplicates kept).
+    /// Counting sorts: bucketed by child, then each direction filled in
+    /// index order of the other, linear in the number of edges.
+    fn new(count: usize, edges: Vec<(u32, u32)>) -> Graph {
+        let starts = |ends: &mut dyn Iterator<Item = u32>| {
             let mut start = vec![0u32; count + 1];
-            for &(from, _) in edges.iter() {
-                start[from as usize + 1] += 1;
+            for end in ends {
+                start[end as usize + 1] += 1;
             }
             for i in 1..start.len() {
                 start[i] += start[i - 1];
             }
-            (start, edges.iter().map(|&(_, to)| to).collect::<Vec<u32>>())
+            start
         };
-        let (child_start, children) = index(&mut edges);
-        for edge in edges.iter_mut() {
-            *edge = (edge.1, edge.0);
+        let parent_start = starts(&mut edges.iter().map(|e| e.1));
+        let mut parents = vec![0u32; edges.len()];
+        let mut next = parent_start.clone();
+        for &(from, to) in &edges {
+            parents[next[to as usize] as usize] = from;
+            next[to as usize] += 1;
         }
-        let (parent_start, parents) = index(&mut edges);
+        drop(edges);
+        let child_start = starts(&mut parents.iter().copied());
+        let mut children = vec![0u32; parents.len()];
+        next.copy_from_slice(&child_start);
+        for child in 0..count {
+            for &parent in &parents[parent_start[child] as usize..parent_start[child + 1] as usize] {
+                children[next[parent as usize] as usize] = child as u32;
+                next[parent as usize] += 1;
+            }
+        }
+        next.copy_from_slice(&parent_start);
+        for parent in 0..count {
+            for &child in &children[child_start[parent] as usize..child_start[parent + 1] as usize] {
+                parents[next[child as usize] as usize] = parent as u32;
+                next[child as usize] += 1;
+            }
+        }
         Graph { child_start, children, parent_start, parents }
     }
 
@@ -341,19 +454,78 @@ impl Graph {
 }
 
 /// The names grouping reads, by the plane's stat metadata ids.
+/// (Small ids, the usual case, are looked up in a table: every stat of
+/// every event is looked up.)
 struct StatIds {
-    names: HashMap<i64, &'static str>,
+    small: Vec<Option<Known>>,
+    other: HashMap<i64, Known>,
 }
 
-const STATS: [&str; 18] = [
-    "_pt", "_p", "_ct", "_c", "_pid", "_r", "_a", "id", "iter_num", "step_num", "graph_type", "correlation_id", "group_id",
-    "step_name", "_ipl_stage_name", "shape", "device_offset_ps", "device_duration_ps",
+/// The stats grouping reads.
+#[derive(Clone, Copy)]
+enum Known {
+    Pt,
+    P,
+    Ct,
+    C,
+    Pid,
+    R,
+    A,
+    Id,
+    IterNum,
+    StepNum,
+    GraphType,
+    CorrelationId,
+    GroupId,
+    StepName,
+    IplStageName,
+    Shape,
+    DeviceOffsetPs,
+    DeviceDurationPs,
+}
+
+const STATS: [(&str, Known); 18] = [
+    ("_pt", Known::Pt),
+    ("_p", Known::P),
+    ("_ct", Known::Ct),
+    ("_c", Known::C),
+    ("_pid", Known::Pid),
+    ("_r", Known::R),
+    ("_a", Known::A),
+    ("id", Known::Id),
+    ("iter_num", Known::IterNum),
+    ("step_num", Known::StepNum),
+    ("graph_type", Known::GraphType),
+    ("correlation_id", Known::CorrelationId),
+    ("group_id", Known::GroupId),
+    ("step_name", Known::StepName),
+    ("_ipl_stage_name", Known::IplStageName),
+    ("shape", Known::Shape),
+    ("device_offset_ps", Known::DeviceOffsetPs),
+    ("device_duration_ps", Known::DeviceDurationPs),
 ];
 
 impl StatIds {
+    const SMALL: i64 = 4096;
+
     fn new(plane: &Plane<'_>) -> StatIds {
-        let names = plane.stat_names.iter().filter_map(|(id, name)| STATS.iter().find(|s| **s == *name).map(|known| (*id, *known))).collect();
-        StatIds { names }
+        let mut ids = StatIds { small: Vec::new(), other: HashMap::default() };
+        for (&id, name) in &plane.stat_names {
+            let Some(&(_, known)) = STATS.iter().find(|s| s.0 == *name) else { continue };
+            if (0..Self::SMALL).contains(&id) {
+                if ids.small.len() <= id as usize {
+                    ids.small.resize(id as usize + 1, None);
+                }
+                ids.small[id as usize] = Some(known);
+            } else {
+                ids.other.insert(id, known);
+            }
+        }
+        ids
+    }
+
+    fn get(&self, id: i64) -> Option<Known> {
+        if (0..Self::SMALL).contains(&id) { self.small.get(id as usize).copied().flatten() } else { self.other.get(&id).copied() }
     }
 }
 
@@ -381,29 +553,32 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
     let loop_ops = planes.iter().any(|p| p.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name)));
 
     let mut events = collect(&planes, release)?;
-    if !grouped && !loop_ops && !tpu {
+    let grouping = !grouped && !loop_ops && !tpu;
+    let host = planes.iter().position(|p| p.name == "/host:CPU");
+    if let Some(h) = host {
+        mark_host_consumers(&mut events, h);
+    }
+    if grouping {
         group(&mut events);
     }
-    let host = planes.iter().position(|p| p.name == "/host:CPU");
-    let (dataset_self_ps, enqueue_self_ps) = host.map_or((0, 0), |h| input_op_self_times(&events, h));
-
     let has_device = !gpu.is_empty() || tpu;
-    let mut steps: BTreeMap<i64, Details> = BTreeMap::new();
-    if tpu {
-        // XProf reads TPU steps from the device's own step line, with rules
-        // of their own; rtfprof does not implement them.
-    } else if has_device {
+    // The second walk: the events `collect` left out get their groups.
+    let host_steps = !tpu && !has_device;
+    let (mut steps, dataset_self_ps, enqueue_self_ps) = match host {
+        Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release)?,
+        None => (Vec::new(), 0, 0),
+    };
+    if !tpu && has_device {
+        // (TPU steps: XProf reads them from the device's own step line,
+        // with rules of their own; rtfprof does not implement them.)
+        let mut device: BTreeMap<i64, Details> = BTreeMap::new();
         for &plane in &gpu {
-            for (group, details) in device_step_events(&events, plane) {
-                steps.entry(group).or_default().combine(details);
+            for (group, details) in device_step_events(&events, &planes[plane], plane, grouping, release)? {
+                device.entry(group).or_default().combine(details);
             }
         }
-    } else if let Some(h) = host {
-        for (group, details) in host_step_events(&events, h) {
-            steps.entry(group).or_default().combine(details);
-        }
+        steps = device.into_iter().filter_map(|(group, details)| details.step_info(&events, group, true)).collect();
     }
-    let mut steps: Vec<HostStep> = steps.into_iter().filter_map(|(group, details)| details.step_info(&events, group, has_device)).collect();
     drop(events);
     // XProf (2.24's input_pipeline_analyzer) drops the first and the last
     // step of a host that has more than 5: sampling may have cut them.
@@ -438,35 +613,109 @@ struct EventStats<'a> {
     duration: Option<i64>,
 }
 
-/// Every event of every plane, with its stats, in plane/line/event order.
+/// What an event's name means to [`collect`] (worked out once a name).
+mod name_code {
+    pub const OTHER: u8 = 0;
+    pub const START_REGION: u8 = 1;
+    pub const STOP_REGION: u8 = 2;
+    /// `TraceContext`: a root by name.
+    pub const TRACE_CONTEXT: u8 = 3;
+}
+
+fn name_code(name: &str) -> u8 {
+    match name {
+        "ThreadpoolListener::StartRegion" => name_code::START_REGION,
+        "ThreadpoolListener::StopRegion" => name_code::STOP_REGION,
+        "TraceContext" => name_code::TRACE_CONTEXT,
+        _ => name_code::OTHER,
+    }
+}
+
+/// An event on a line's nesting stack while [`collect`] walks it: its
+/// record, its number among the file's events (`usize::MAX` for a
+/// region), its span.
+#[derive(Clone, Copy)]
+struct Open {
+    record: usize,
+    ordinal: usize,
+    begin: i128,
+    end: i128,
+}
+
+/// A line's nesting while [`collect`] walks it. Events with nothing
+/// grouping reads (no stats it reads, no root by name) get their group
+/// from the event they nest in and pass it only to the events nested in
+/// them: such an event is kept as a record only if a kept event nests in
+/// it, and the second walk ([`walk_line`]) gives the others their
+/// group. Undecided events are the top of the stack and the last records.
+struct Nesting {
+    stack: Vec<Open>,
+    /// `stack[..decided]` are kept.
+    decided: usize,
+}
+
+impl Nesting {
+    /// Pops what does not contain `[begin, end]` (XProf's nesting test),
+    /// dropping the records of popped events no kept event nests in.
+    fn pop_to(&mut self, ev: &mut Events<'_>, begin: i128, end: i128) {
+        while let Some(top) = self.stack.last() {
+            if top.begin <= begin && end <= top.end {
+                break;
+            }
+            let top = self.stack.pop().expect("not empty");
+            if self.stack.len() >= self.decided {
+                debug_assert_eq!(top.record + 1, ev.nodes.len());
+                ev.nodes.pop();
+                ev.unkeep(top.ordinal);
+            } else {
+                self.decided = self.stack.len();
+            }
+        }
+    }
+
+    /// A kept event arrives: every open event becomes a kept record, linked
+    /// to the event it nests in (the one below it on the stack).
+    fn keep_open(&mut self, nest: &mut Vec<(u32, u32)>) {
+        for k in self.decided.max(1)..self.stack.len() {
+            add_child(nest, self.stack[k - 1].record, self.stack[k].record);
+        }
+        self.decided = self.stack.len();
+    }
+
+    /// The line ends: events still undecided are dropped.
+    fn close(&mut self, ev: &mut Events<'_>) {
+        while self.stack.len() > self.decided {
+            let top = self.stack.pop().expect("not empty");
+            debug_assert_eq!(top.record + 1, ev.nodes.len());
+            ev.nodes.pop();
+            ev.unkeep(top.ordinal);
+        }
+        self.stack.clear();
+        self.decided = 0;
+    }
+}
+
+/// The events grouping needs, with their stats, in plane/line/event order
+/// (see [`Nesting`] for the events left out), and the nesting links
+/// between them.
 fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>, DecodeError> {
     // Room for every event and every threadpool region (one at most per
-    // `StopRegion`) up front: growing a vector of tens of millions of
-    // events would copy it and hold both copies at once.
-    let regions: usize = planes
-        .iter()
-        .map(|plane| {
-            let stops: Vec<i64> = plane.event_metadata.iter().filter(|(_, m)| m.name == "ThreadpoolListener::StopRegion").map(|(id, _)| *id).collect();
-            if stops.is_empty() {
-                return 0;
-            }
-            let count = |line: &Line<'_>| {
-                let stops = line.event_metadata_ids().filter(|id| stops.contains(id)).count();
-                release(line.wire());
-                stops
-            };
-            plane.lines.iter().map(count).sum()
-        })
-        .sum();
+    // event) up front: growing a vector of tens of millions of events
+    // would copy it and hold both copies at once. Only the part used is
+    // ever touched (resident).
+    let total: usize = planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum();
     let mut ev = Events {
-        nodes: Vec::with_capacity(planes.iter().flat_map(|p| &p.lines).map(|l| l.event_count).sum::<usize>() + regions),
+        nodes: Vec::with_capacity(2 * total),
         lines: Vec::new(),
         names: vec!["", "ThreadpoolListener::Region"],
+        name_codes: vec![name_code::OTHER, name_code::OTHER],
+        name_index: Vec::new(),
+        keep: vec![0; total.div_ceil(64)],
+        nest: Vec::with_capacity(2 * total),
         host: Vec::new(),
-        plane_pid: Vec::new(),
-        producer: Sparse::new(),
-        consumer: Sparse::new(),
-        pid: Sparse::new(),
+        contexts: Vec::with_capacity(2 * total),
+        context_classes: Vec::new(),
+        class_numbers: HashMap::default(),
         step_id: Sparse::new(),
         iter_num: Sparse::new(),
         step_num: Sparse::new(),
@@ -474,49 +723,63 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
         correlation_id: Sparse::new(),
         shapes: Sparse::new(),
         device_span: Sparse::new(),
-        root_level: HashMap::new(),
-        step_name: HashMap::new(),
+        root_level: HashMap::default(),
+        step_name: HashMap::default(),
     };
+    let mut ordinal = 0;
+    let mut nesting = Nesting { stack: Vec::new(), decided: 0 };
+    // (start offset, consumer id, stop offset, stop's own `_pid`)
+    let mut regions: Vec<(i64, i64, i64, Option<i64>)> = Vec::new();
     for (p, plane) in planes.iter().enumerate() {
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
         ev.host.push(plane.name == "/host:CPU");
-        ev.plane_pid.push(plane_pid);
-        let mut name_index: HashMap<i64, u32> = HashMap::with_capacity(plane.event_metadata.len());
+        let mut name_index: HashMap<i64, u32> = HashMap::with_capacity_and_hasher(plane.event_metadata.len(), Default::default());
         for (id, meta) in &plane.event_metadata {
             name_index.insert(*id, ev.names.len() as u32);
             ev.names.push(meta.name);
+            ev.name_codes.push(name_code(meta.name));
         }
         for line in &plane.lines {
             let l = ev.lines.len();
-            ev.lines.push(LineInfo { plane: p, id: line.id, base: i128::from(line.timestamp_ns) * 1000, first: ev.nodes.len() });
-            for event in line.events() {
-                let event = event?;
+            let base = i128::from(line.timestamp_ns) * 1000;
+            ev.lines.push(LineInfo { plane: p, id: line.id, base, first: ev.nodes.len(), first_event: ordinal, regions: 0 });
+            // XProf's `ThreadpoolLineMutator` (preprocess_xplane.h): on a
+            // line with `ThreadpoolListener::StartRegion`/`StopRegion`
+            // markers, a `ThreadpoolListener::Region` event from the last
+            // start (that has a consumer id) to each stop, consuming the
+            // start's context. The regions go after the line's events, as
+            // XProf appends them.
+            let mut start: Option<(i64, i64)> = None;
+            regions.clear();
+            let mut walked = Walked::new(line.wire(), release);
+            for wire in line.event_wires() {
+                walked.reached(wire);
+                let event = Event::decode(wire)?;
                 let name = name_index.get(&event.metadata_id).copied().unwrap_or(0);
                 let mut s = EventStats::default();
                 for stat in event.stats() {
-                    let Some(&stat_name) = ids.names.get(&stat.metadata_id) else { continue };
+                    let Some(known) = ids.get(stat.metadata_id) else { continue };
                     let int = stat.value.as_i64();
-                    match stat_name {
-                        "_pt" => s.pt = int,
-                        "_p" => s.pi = stat.value.as_id(),
-                        "_ct" => s.ct = int,
-                        "_c" => s.ci = stat.value.as_id(),
-                        "_pid" => s.pid = int.or(s.pid),
-                        "_r" => s.root_level = int.unwrap_or(0),
-                        "_a" => s.is_async = int.unwrap_or(0) != 0,
-                        "id" => s.step_id = int,
-                        "iter_num" => s.iter_num = int,
-                        "step_num" => s.step_num = int,
-                        "graph_type" => s.graph_type = stat.value.as_str(plane),
-                        "correlation_id" => s.correlation_id = stat.value.as_id(),
-                        "group_id" => s.group = int,
-                        "step_name" => s.step_name = stat.value.as_str(plane),
-                        "_ipl_stage_name" => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
-                        "shape" => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
-                        "device_offset_ps" => s.offset = stat.value.as_id(),
-                        "device_duration_ps" => s.duration = stat.value.as_id(),
-                        _ => {}
+                    match known {
+                        Known::Pt => s.pt = int,
+                        Known::P => s.pi = stat.value.as_id(),
+                        Known::Ct => s.ct = int,
+                        Known::C => s.ci = stat.value.as_id(),
+                        Known::Pid => s.pid = int.or(s.pid),
+                        Known::R => s.root_level = int.unwrap_or(0),
+                        Known::A => s.is_async = int.unwrap_or(0) != 0,
+                        Known::Id => s.step_id = int,
+                        Known::IterNum => s.iter_num = int,
+                        Known::StepNum => s.step_num = int,
+                        Known::GraphType => s.graph_type = stat.value.as_str(plane),
+                        Known::CorrelationId => s.correlation_id = stat.value.as_id(),
+                        Known::GroupId => s.group = int,
+                        Known::StepName => s.step_name = stat.value.as_str(plane),
+                        Known::IplStageName => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
+                        Known::Shape => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
+                        Known::DeviceOffsetPs => s.offset = stat.value.as_id(),
+                        Known::DeviceDurationPs => s.duration = stat.value.as_id(),
                     }
                 }
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
@@ -525,8 +788,29 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                     "BatchingSessionRun" => s.root_level = 1,
                     _ => {}
                 }
+                let code = ev.name_codes[name as usize];
+                match code {
+                    name_code::START_REGION => {
+                        if let Some(c) = s.ct.zip(s.ci) {
+                            start = Some((event.offset_ps, c.1));
+                        }
+                    }
+                    name_code::STOP_REGION => {
+                        if let Some((b, c)) = start {
+                            regions.push((b, c, event.offset_ps, s.pid));
+                        }
+                    }
+                    _ => {}
+                }
+                let (offset, dur) = (event.offset_ps, event.duration_ps.max(0));
+                let begin = base + i128::from(offset);
+                let end = begin + i128::from(dur);
+                if !s.is_async {
+                    nesting.pop_to(&mut ev, begin, end);
+                }
+                // (Taken after popping, which may drop records.)
                 let i = ev.nodes.len();
-                let mut node = Node { offset: event.offset_ps, dur: event.duration_ps.max(0), group: 0, line: l as u32, name, flags: 0 };
+                let mut node = Node { offset, dur, group: 0, name, flags: 0, more: 0 };
                 let mut put = |f: u16, has: bool| {
                     if has {
                         node.flags |= f;
@@ -546,9 +830,14 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                         }
                     };
                 }
-                column!(flag::PRODUCER, producer, s.pt.zip(s.pi));
-                column!(flag::CONSUMER, consumer, s.ct.zip(s.ci));
-                column!(flag::PID, pid, s.pid);
+                if let Some((kind, id)) = s.pt.zip(s.pi) {
+                    ev.add_context(i, (kind, s.pid.or(plane_pid)), id, false);
+                    node.flags |= flag::PRODUCER;
+                }
+                if let Some((kind, id)) = s.ct.zip(s.ci) {
+                    ev.add_context(i, (kind, s.pid.or(plane_pid)), id, true);
+                    node.flags |= flag::CONSUMER;
+                }
                 column!(flag::STEP_ID, step_id, s.step_id);
                 column!(flag::ITER_NUM, iter_num, s.iter_num);
                 column!(flag::STEP_NUM, step_num, s.step_num);
@@ -558,15 +847,55 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 column!(flag::DEVICE_SPAN, device_span, s.offset.zip(s.duration));
                 if s.root_level != 0 {
                     ev.root_level.insert(i as u32, s.root_level);
+                    node.flags |= flag::ROOT;
                 }
                 if let Some(step_name) = s.step_name {
                     ev.step_name.insert(i as u32, Cow::Borrowed(step_name));
+                    node.flags |= flag::STEP_NAME;
+                }
+                // Nothing grouping reads (see `Nesting`).
+                let plain = node.flags == 0 && code != name_code::TRACE_CONTEXT;
+                if !plain {
+                    nesting.keep_open(&mut ev.nest);
+                }
+                if !s.is_async {
+                    if let Some(top) = nesting.stack.last().filter(|_| !plain) {
+                        add_child(&mut ev.nest, top.record, i);
+                    }
+                    nesting.stack.push(Open { record: i, ordinal, begin, end });
+                    if !plain {
+                        nesting.decided = nesting.stack.len();
+                    }
                 }
                 ev.nodes.push(node);
+                ev.keep[ordinal / 64] |= 1 << (ordinal % 64);
+                ordinal += 1;
             }
-            release(line.wire());
-            add_threadpool_regions(&mut ev, l);
+            drop(walked);
+            // The regions nest like the line's events, after them.
+            if let Some(&(b, _, e, _)) = regions.first() {
+                nesting.pop_to(&mut ev, base + i128::from(b), base + i128::from(e));
+            } else {
+                nesting.close(&mut ev);
+            }
+            ev.lines[l].regions = ev.nodes.len();
+            for &(b, c, e, pid) in &regions {
+                let i = ev.nodes.len();
+                let (begin, end) = (base + i128::from(b), base + i128::from(e));
+                nesting.pop_to(&mut ev, begin, end);
+                nesting.keep_open(&mut ev.nest);
+                if let Some(top) = nesting.stack.last() {
+                    add_child(&mut ev.nest, top.record, i);
+                }
+                nesting.stack.push(Open { record: i, ordinal: usize::MAX, begin, end });
+                nesting.decided = nesting.stack.len();
+                let flags = flag::REGION | flag::CONSUMER;
+                ev.add_context(i, (THREADPOOL_EVENT, pid.or(plane_pid)), c, true);
+                ev.nodes.push(Node { offset: b, dur: e, group: 0, name: REGION_NAME, flags, more: 0 });
+            }
+            nesting.close(&mut ev);
         }
+        ev.name_index.push(name_index);
     }
     Ok(ev)
 }
@@ -576,45 +905,28 @@ const THREADPOOL_EVENT: i64 = 15;
 /// The name index of `ThreadpoolListener::Region` in [`Events::names`].
 const REGION_NAME: u32 = 1;
 
-/// XProf's `ThreadpoolLineMutator` (preprocess_xplane.h): on a line with
-/// `ThreadpoolListener::StartRegion`/`StopRegion` markers, a
-/// `ThreadpoolListener::Region` event from the last start (that has a
-/// consumer id) to each stop, consuming the start's context. The regions go
-/// after the line's events, as XProf appends them.
-fn add_threadpool_regions(ev: &mut Events<'_>, l: usize) {
-    let first = ev.lines[l].first;
-    // (start offset, consumer id, stop offset, stop's own `_pid`)
-    let mut start: Option<(i64, i64)> = None;
-    let mut regions = Vec::new();
-    for i in first..ev.len() {
-        match ev.name(i) {
-            "ThreadpoolListener::StartRegion" => {
-                if let Some((_, c)) = ev.consumer(i) {
-                    start = Some((ev.nodes[i].offset, c));
-                }
-            }
-            "ThreadpoolListener::StopRegion" => {
-                if let Some((b, c)) = start {
-                    regions.push((b, c, ev.nodes[i].offset, ev.get(i, flag::PID, &ev.pid)));
-                }
-            }
-            _ => {}
-        }
-    }
-    for (b, c, e, pid) in regions {
-        let i = ev.len();
-        let mut flags = flag::REGION | flag::CONSUMER;
-        ev.consumer.push(i, (THREADPOOL_EVENT, c));
-        if let Some(pid) = pid {
-            ev.pid.push(i, pid);
-            flags |= flag::PID;
-        }
-        ev.nodes.push(Node { offset: b, dur: e, group: 0, line: l as u32, name: REGION_NAME, flags });
-    }
-}
-
 fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
     edges.push((parent as u32, child as u32));
+}
+
+/// Marks the host events that consume a context (type, id) a host event
+/// produces ([`more::CONSUMES_HOST_PRODUCER`]).
+fn mark_host_consumers(ev: &mut Events<'_>, h: usize) {
+    let records = (0..ev.lines.len()).filter(|&l| ev.lines[l].plane == h).map(|l| ev.line_range(l)).reduce(|a, b| a.start..b.end).unwrap_or(0..0);
+    let on_host = |consumer: bool| {
+        let records = records.clone();
+        move |c: &&(u32, u32, i64)| (c.1 & CONSUMER != 0) == consumer && records.contains(&((c.1 & !CONSUMER) as usize))
+    };
+    // (Allocated once at its size.)
+    let count = ev.contexts.iter().filter(on_host(false)).count();
+    let mut producers: HashSet<(i64, i64)> = HashSet::with_capacity_and_hasher(count, Default::default());
+    producers.extend(ev.contexts.iter().filter(on_host(false)).map(|c| (ev.context_classes[c.0 as usize].0, c.2)));
+    let Events { nodes, contexts, context_classes, .. } = ev;
+    for c in contexts.iter().filter(on_host(true)) {
+        if producers.contains(&(context_classes[c.0 as usize].0, c.2)) {
+            nodes[(c.1 & !CONSUMER) as usize].more |= more::CONSUMES_HOST_PRODUCER;
+        }
+    }
 }
 
 /// XProf's `GroupTfEvents` on a trace with no groups yet: sets `group` (and
@@ -622,17 +934,19 @@ fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
 fn group(ev: &mut Events<'_>) {
     // Context groups: producers and consumers of each (type, id, pid);
     // large groups on both sides are not linked.
-    // (type, id, pid, is a consumer, event)
-    let mut contexts: Vec<(i64, i64, Option<i64>, bool, u32)> = ev.producer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), false, i as u32)).collect();
-    contexts.extend(ev.consumer.iter().map(|(i, (t, id))| (t, id, ev.pid(i), true, i as u32)));
-    contexts.sort_unstable();
+    // (Not read again after grouping: sorted where they are.)
+    let mut contexts = std::mem::take(&mut ev.contexts);
+    contexts.sort_unstable_by_key(|&(class, event, id)| (class, id, event));
     let context_groups = || {
-        contexts.chunk_by(|a, b| (a.0, a.1, a.2) == (b.0, b.1, b.2)).map(|run| run.split_at(run.partition_point(|c| !c.3))).filter(|(p, c)| p.len() < 64 || c.len() < 64)
+        contexts
+            .chunk_by(|a, b| (a.0, a.2) == (b.0, b.2))
+            .map(|run| run.split_at(run.partition_point(|c| c.1 & CONSUMER == 0)))
+            .filter(|(p, c)| p.len() < 64 || c.len() < 64)
     };
     let pairs: usize = context_groups().map(|(p, c)| p.len() * c.len()).sum();
     // Executor → IteratorGetNext by (id, iter_num); kernel launch → kernel.
-    let mut executors: HashMap<(i64, i64), usize> = HashMap::new();
-    let mut launches: HashMap<i64, usize> = HashMap::new();
+    let mut executors: HashMap<(i64, i64), usize> = HashMap::default();
+    let mut launches: HashMap<i64, usize> = HashMap::default();
     for i in 0..ev.len() {
         let name = ev.name(i);
         if name == "ExecutorState::Process" {
@@ -659,42 +973,23 @@ fn group(ev: &mut Events<'_>) {
         }
     }
     drop((executors, launches));
-    // One allocation for every link: nesting gives each event one parent
-    // at most.
-    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(ev.len() + pairs + links.len());
+    // The nesting links (`collect` found them), then the others.
+    let mut edges = std::mem::take(&mut ev.nest);
+    edges.reserve(pairs + links.len());
     for (producers, consumers) in context_groups() {
         for p in producers {
             for c in consumers {
-                edges.push((p.4, c.4));
+                edges.push((p.1, c.1 & !CONSUMER));
             }
         }
     }
     drop(contexts);
     edges.append(&mut links);
     drop(links);
-    // Nesting on each line (async events are left out).
-    let mut stack: Vec<usize> = Vec::new();
-    for l in 0..ev.lines.len() {
-        stack.clear();
-        for i in ev.line_range(l) {
-            if ev.has(i, flag::ASYNC) {
-                continue;
-            }
-            let (begin, end) = (ev.begin(i), ev.end(i));
-            while let Some(&top) = stack.last() {
-                if ev.begin(top) <= begin && end <= ev.end(top) {
-                    add_child(&mut edges, top, i);
-                    break;
-                }
-                stack.pop();
-            }
-            stack.push(i);
-        }
-    }
 
     // tf.data's own steps, and TF loops.
     let tf_data: HashSet<i64> = ev.step_id.iter().filter(|&(i, _)| TF_DATA_FUNCTIONS.contains(&ev.name(i))).map(|(_, s)| s).collect();
-    let mut loops: HashMap<i64, BTreeMap<i64, Vec<usize>>> = HashMap::new();
+    let mut loops: HashMap<i64, BTreeMap<i64, Vec<usize>>> = HashMap::default();
     for (i, step) in ev.step_id.iter() {
         if ev.name(i) != "ExecutorState::Process" {
             continue;
@@ -739,7 +1034,7 @@ fn group(ev: &mut Events<'_>) {
         .collect();
     for &r in &roots {
         if ev.root_level(r) <= 0 {
-            ev.root_level.insert(r as u32, 1);
+            ev.set_root_level(r, 1);
         }
     }
     roots.sort_by_key(|&r| (std::cmp::Reverse(ev.root_level(r)), ev.begin(r), r));
@@ -776,7 +1071,7 @@ fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
         return false;
     }
     let level = ev.root_level(root);
-    let mut seen: HashSet<usize> = HashSet::from([root]);
+    let mut seen: HashSet<usize> = HashSet::from_iter([root]);
     let mut queue: VecDeque<usize> = VecDeque::new();
     for p in graph.parents(root) {
         if seen.insert(p) {
@@ -799,7 +1094,7 @@ fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
 
 /// The first value a stat has on the event or, breadth first, its ancestors.
 fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl Fn(&Events<'a>, usize) -> Option<T>) -> Option<T> {
-    let mut seen: HashSet<usize> = HashSet::from([start]);
+    let mut seen: HashSet<usize> = HashSet::from_iter([start]);
     let mut queue = VecDeque::from([start]);
     while let Some(n) = queue.pop_front() {
         if let Some(v) = get(ev, n) {
@@ -815,16 +1110,18 @@ fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl F
 }
 
 fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize) {
-    let mut seen: HashSet<usize> = HashSet::from([root]);
-    let mut queue = VecDeque::from([root]);
-    while let Some(n) = queue.pop_front() {
-        if ev.group(n).is_some() {
-            continue;
-        }
-        ev.set_group(n, group);
-        for c in graph.children(n) {
-            if seen.insert(c) {
-                queue.push_back(c);
+    // The events reachable from the root through events not grouped yet
+    // (grouped as they are found: the same events as XProf's walk, with no
+    // set of those seen).
+    if ev.group(root).is_none() {
+        ev.set_group(root, group);
+        let mut queue = VecDeque::from([root]);
+        while let Some(n) = queue.pop_front() {
+            for c in graph.children(n) {
+                if ev.group(c).is_none() {
+                    ev.set_group(c, group);
+                    queue.push_back(c);
+                }
             }
         }
     }
@@ -842,7 +1139,7 @@ fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize)
     let number = context_stat(ev, graph, root, |ev, n| ev.iter_num(n)).or_else(|| context_stat(ev, graph, root, |ev, n| ev.step_num(n))).unwrap_or(group);
     name.push_str(&number.to_string());
     if !implicit {
-        ev.step_name.insert(root as u32, Cow::Owned(name));
+        ev.set_step_name(root, Cow::Owned(name));
     }
 }
 
@@ -854,13 +1151,18 @@ struct Details {
     /// (type, event index): times are read from the events when the step
     /// is resolved, so a step's events cost 8 bytes each until then.
     events: Vec<(u8, u32)>,
+    /// (type, begin, end) of events that are not records.
+    spans: Vec<(u8, i128, i128)>,
     name: String,
+    /// The line `name` comes from (see [`walk_host`]).
+    name_line: usize,
 }
 
 impl Details {
     fn combine(&mut self, other: Details) {
         self.markers.extend(other.markers);
         self.events.extend(other.events);
+        self.spans.extend(other.spans);
         if self.name.is_empty() {
             self.name = other.name;
         }
@@ -882,7 +1184,8 @@ impl Details {
 
     fn step_info(&self, ev: &Events<'_>, group: i64, has_device: bool) -> Option<HostStep> {
         let (begin, end) = self.step_time();
-        let events: Vec<(u8, i128, i128)> = self.events.iter().map(|&(t, i)| (t, ev.begin(i as usize), ev.end(i as usize))).collect();
+        let mut events: Vec<(u8, i128, i128)> = self.events.iter().map(|&(t, i)| (t, ev.begin(i as usize), ev.end(i as usize))).collect();
+        events.extend_from_slice(&self.spans);
         let mut type_ps: BTreeMap<u8, i128> = BTreeMap::new();
         let mut covered = 0;
         for (t, b, e) in non_overlapped(&events) {
@@ -908,7 +1211,9 @@ pub fn non_overlapped(events: &[(u8, i128, i128)]) -> Vec<(u8, i128, i128)> {
     // (time, is_start, type): ends before starts at the same time; among
     // starts or ends, higher types first.
     let mut bounds: Vec<(i128, bool, u8)> = events.iter().flat_map(|&(t, b, e)| [(b, true, t), (e, false, t)]).collect();
-    bounds.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+    // (The key is the whole entry: equal entries are alike, so an unstable
+    // sort gives the same order.)
+    bounds.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
     let mut counts = [0i64; et::LAST as usize + 1];
     let mut top = et::UNKNOWN_TIME;
     let mut out = Vec::with_capacity(bounds.len());
@@ -932,8 +1237,6 @@ fn is_memcpy(name: &str, direction: &str) -> bool {
     parse_op(name).is_some_and(|op| op.op_type == direction)
 }
 
-/// XProf's `ConvertHostThreadsXLineToStepEvents` for every line of the host
-/// plane (no devices).
 /// How XProf's host step rules see an event name (worked out once a name).
 #[derive(Clone, Copy)]
 enum HostKind {
@@ -960,51 +1263,327 @@ fn host_kind(name: &str) -> HostKind {
     }
 }
 
-/// XProf's `ConvertHostThreadsXLineToStepEvents` for every line of the host
-/// plane (no devices).
-fn host_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
-    let on_plane = |i: usize| ev.line(i).plane == p;
-    let producers: HashSet<(i64, i64)> = ev.producer.iter().filter(|&(i, _)| on_plane(i)).map(|(_, v)| v).collect();
-    let kinds: Vec<HostKind> = ev.names.iter().map(|n| host_kind(n)).collect();
-    let mut all: BTreeMap<i64, Details> = BTreeMap::new();
-    for range in ev.plane_lines(p) {
-        let mut line_steps: BTreeMap<i64, Details> = BTreeMap::new();
-        // (begin, end, is a stage, below a stage)
-        let mut stack: Vec<(i128, i128, bool, bool)> = Vec::new();
-        for i in range {
-            let (begin, end) = (ev.begin(i), ev.end(i));
-            let ipl_stage = ev.has(i, flag::IPL_STAGE);
-            let mut below = ev.consumer(i).is_some_and(|c| producers.contains(&c));
+/// Gives back the pages of a line's events as they are walked, every few
+/// MB (a line may hold most of a 1 GB trace).
+struct Walked<'w, 'r> {
+    wire: &'w [u8],
+    released: usize,
+    release: Release<'r>,
+}
+
+impl<'w, 'r> Walked<'w, 'r> {
+    const EVERY: usize = 8 << 20;
+
+    fn new(wire: &'w [u8], release: Release<'r>) -> Self {
+        Walked { wire, released: 0, release }
+    }
+
+    /// The walk has reached `part` (a slice of the line): what is before it
+    /// is done with.
+    fn reached(&mut self, part: &[u8]) {
+        let at = (part.as_ptr() as usize).wrapping_sub(self.wire.as_ptr() as usize).min(self.wire.len());
+        if at >= self.released + Self::EVERY {
+            (self.release)(&self.wire[self.released..at]);
+            self.released = at;
+        }
+    }
+}
+
+impl Drop for Walked<'_, '_> {
+    fn drop(&mut self) {
+        (self.release)(&self.wire[self.released..]);
+    }
+}
+
+/// An event as the second walk over a line ([`walk_line`]) sees it.
+#[derive(Clone, Copy)]
+struct Seen {
+    /// Its record, if [`collect`] kept one.
+    record: Option<usize>,
+    name: u32,
+    begin: i128,
+    end: i128,
+    group: Option<i64>,
+    /// A threadpool region, seen where its stop is (not after the line).
+    region: bool,
+    /// On the line's nesting stack (not async, not a region).
+    nested: bool,
+}
+
+enum Visit {
+    Event(Seen),
+    /// A kept event of this group left the nesting stack.
+    Left(i64),
+}
+
+/// Walks a line's events again, in file order: kept ones from their
+/// records, the others decoded, with the group of the event they nest in
+/// when grouping ran (`inherit`): XProf's walk from the root reaches them
+/// through it and nothing else (see [`Nesting`]).
+fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release: Release<'_>, stack: &mut Vec<(i128, i128, Option<i64>, bool)>, mut visit: impl FnMut(Visit)) -> Result<(), DecodeError> {
+    let info = &ev.lines[l];
+    let names = &ev.name_index[info.plane];
+    let (mut ordinal, mut record, mut region) = (info.first_event, info.first, info.regions);
+    let mut started = false;
+    stack.clear();
+    let mut walked = Walked::new(line.wire(), release);
+    for wire in line.event_wires() {
+        walked.reached(wire);
+        let mut seen = if ev.kept(ordinal) {
+            let i = record;
+            record += 1;
+            let (begin, end) = ev.span_from(i, info.base);
+            Seen { record: Some(i), name: ev.nodes[i].name, begin, end, group: ev.group(i), region: false, nested: !ev.has(i, flag::ASYNC) }
+        } else {
+            let event = Event::decode(wire)?;
+            let name = names.get(&event.metadata_id).copied().unwrap_or(0);
+            let begin = info.base + i128::from(event.offset_ps);
+            Seen { record: None, name, begin, end: begin + i128::from(event.duration_ps.max(0)), group: None, region: false, nested: true }
+        };
+        ordinal += 1;
+        if seen.nested {
             while let Some(top) = stack.last() {
-                if top.0 <= begin && end <= top.1 {
-                    below = below || top.3 || top.2;
+                if top.0 <= seen.begin && seen.end <= top.1 {
                     break;
+                }
+                if let (Some(g), true) = (top.2, top.3) {
+                    visit(Visit::Left(g));
                 }
                 stack.pop();
             }
-            stack.push((begin, end, ipl_stage, below));
-            let root_stage = ipl_stage && !below;
-            let Some(group) = ev.group(i).filter(|g| *g >= 0) else { continue };
-            let details = line_steps.entry(group).or_default();
-            let step_name = ev.step_name.get(&(i as u32)).map_or("", |s| s.as_ref());
-            match kinds[ev.nodes[i].name as usize] {
-                HostKind::Marker => details.markers.push((false, begin, end)),
-                _ if !step_name.is_empty() => details.markers.push((false, begin, end)),
+            if seen.record.is_none() && inherit {
+                seen.group = stack.last().and_then(|top| top.2);
+            }
+            stack.push((seen.begin, seen.end, seen.group, seen.record.is_some()));
+        }
+        visit(Visit::Event(seen));
+        match ev.name_codes[seen.name as usize] {
+            name_code::START_REGION if seen.record.is_some_and(|i| ev.has(i, flag::CONSUMER)) => started = true,
+            name_code::STOP_REGION if started => {
+                let i = region;
+                region += 1;
+                let (begin, end) = ev.span_from(i, info.base);
+                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin, end, group: ev.group(i), region: true, nested: false }));
+            }
+            _ => {}
+        }
+    }
+    while let Some(top) = stack.pop() {
+        if let (Some(g), true) = (top.2, top.3) {
+            visit(Visit::Left(g));
+        }
+    }
+    debug_assert_eq!(record, info.regions);
+    Ok(())
+}
+
+/// The global line indices of plane `p`'s lines, with the lines.
+fn lines_of<'p, 'a>(ev: &Events<'_>, plane: &'p Plane<'a>, p: usize) -> impl Iterator<Item = (usize, &'p Line<'a>)> {
+    let first = ev.lines.iter().position(|l| l.plane == p).unwrap_or(0);
+    plane.lines.iter().enumerate().map(move |(k, line)| (first + k, line))
+}
+
+/// The second walk over the host plane: XProf's host step events
+/// (`ConvertHostThreadsXLineToStepEvents`, if `steps`) and the input ops'
+/// self times. A step is resolved as soon as none of its events can come
+/// any more (no kept event of its group is left to walk or open), so the
+/// events of only a few steps are held at a time.
+fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps: bool, release: Release<'_>) -> Result<(Vec<HostStep>, i128, i128), DecodeError> {
+    let kinds: Vec<HostKind> = ev.names.iter().map(|n| host_kind(n)).collect();
+    let op_kinds: Vec<u8> = ev.names.iter().map(|n| input_op_kind(n)).collect();
+    // Kept events of each group not walked yet, and open on a nesting stack.
+    let mut remaining: HashMap<i64, u32> = HashMap::default();
+    if steps {
+        for (l, _) in lines_of(ev, plane, p) {
+            for i in ev.line_range(l) {
+                if let Some(g) = ev.group(i).filter(|g| *g >= 0) {
+                    *remaining.entry(g).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut open: HashMap<i64, u32> = HashMap::default();
+    let mut pending: HashMap<i64, Details> = HashMap::default();
+    let mut done: Vec<(i64, HostStep)> = Vec::new();
+    let mut resolve = |g: i64, pending: &mut HashMap<i64, Details>, remaining: &HashMap<i64, u32>, open: &HashMap<i64, u32>| {
+        if remaining.get(&g).copied().unwrap_or(0) == 0 && open.get(&g).copied().unwrap_or(0) == 0 {
+            if let Some(details) = pending.remove(&g) {
+                if let Some(step) = details.step_info(ev, g, false) {
+                    done.push((g, step));
+                }
+            }
+        }
+    };
+    let (mut dataset, mut enqueue) = (0, 0);
+    let mut nesting = Vec::new();
+    for (l, line) in lines_of(ev, plane, p) {
+        // (begin, end, is a stage, below a stage)
+        let mut stack: Vec<(i128, i128, bool, bool)> = Vec::new();
+        // (begin, end, type is dataset/enqueue/other, children's time)
+        let mut ops: Vec<(i128, i128, u8, i128)> = Vec::new();
+        let finish = |entry: (i128, i128, u8, i128), dataset: &mut i128, enqueue: &mut i128| {
+            let own = entry.1 - entry.0 - entry.3;
+            match entry.2 {
+                1 => *dataset += own,
+                2 => *enqueue += own,
+                _ => {}
+            }
+        };
+        walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+            let s = match visit {
+                Visit::Left(g) => {
+                    if steps && g >= 0 {
+                        *open.entry(g).or_default() -= 1;
+                        resolve(g, &mut pending, &remaining, &open);
+                    }
+                    return;
+                }
+                Visit::Event(s) => s,
+            };
+            if !s.region {
+                // Input ops (regions are no ops).
+                let kind = op_kinds[s.name as usize];
+                if kind != 0 {
+                    while let Some(&top) = ops.last() {
+                        if s.begin < top.1 {
+                            break;
+                        }
+                        ops.pop();
+                        finish(top, &mut dataset, &mut enqueue);
+                        if let Some(parent) = ops.last_mut() {
+                            parent.3 += top.1 - top.0;
+                        }
+                    }
+                    ops.push((s.begin, s.end, kind, 0));
+                }
+            }
+            if !steps {
+                return;
+            }
+            // Regions come after the line's events in XProf: they close no
+            // stage and are in none (they have no stage name).
+            let mut root_stage = false;
+            if !s.region {
+                let ipl_stage = s.record.is_some_and(|i| ev.has(i, flag::IPL_STAGE));
+                let mut below = s.record.is_some_and(|i| ev.nodes[i].more & more::CONSUMES_HOST_PRODUCER != 0);
+                while let Some(top) = stack.last() {
+                    if top.0 <= s.begin && s.end <= top.1 {
+                        below = below || top.3 || top.2;
+                        break;
+                    }
+                    stack.pop();
+                }
+                stack.push((s.begin, s.end, ipl_stage, below));
+                root_stage = ipl_stage && !below;
+            }
+            let Some(g) = s.group.filter(|g| *g >= 0) else { return };
+            let details = pending.entry(g).or_default();
+            let step_name = s.record.and_then(|i| ev.step_name(i)).unwrap_or("");
+            match kinds[s.name as usize] {
+                HostKind::Marker => details.markers.push((false, s.begin, s.end)),
+                _ if !step_name.is_empty() => details.markers.push((false, s.begin, s.end)),
                 HostKind::Event(t) => {
                     let t = if t == et::HOST_COMPUTE && root_stage { et::HOST_WAIT_INPUT } else { t };
-                    details.events.push((t, i as u32));
+                    details.spans.push((t, s.begin, s.end));
                 }
                 HostKind::Ignored => {}
             }
-            if !step_name.is_empty() {
+            // A step's name: the last on the first line that names it.
+            if !step_name.is_empty() && (details.name.is_empty() || details.name_line == l) {
                 details.name = step_name.to_owned();
+                details.name_line = l;
+            }
+            if s.record.is_some() {
+                *remaining.get_mut(&g).expect("counted") -= 1;
+                if s.nested {
+                    *open.entry(g).or_default() += 1;
+                }
+                resolve(g, &mut pending, &remaining, &open);
+            }
+        })?;
+        while let Some(top) = ops.pop() {
+            finish(top, &mut dataset, &mut enqueue);
+            if let Some(parent) = ops.last_mut() {
+                parent.3 += top.1 - top.0;
             }
         }
-        for (group, details) in line_steps {
-            all.entry(group).or_default().combine(details);
+    }
+    // (Every step is resolved by now; any left over would be here.)
+    let left: Vec<(i64, Details)> = pending.drain().collect();
+    for (g, details) in left {
+        if let Some(step) = details.step_info(ev, g, false) {
+            done.push((g, step));
         }
     }
-    all
+    done.sort_by_key(|(g, _)| *g);
+    Ok((done.into_iter().map(|(_, step)| step).collect(), dataset, enqueue))
+}
+
+/// Per name, for XProf's input-op analysis: not an op (0), dataset (1),
+/// enqueue (2), other op (3).
+fn input_op_kind(name: &str) -> u8 {
+    match parse_op(name) {
+        None => 0,
+        Some(op) if op.op_type == DATASET_TYPE => 1,
+        Some(op) if op.op_type == "MemcpyHToD" || op.op_type.starts_with("InfeedEnqueue") => 2,
+        Some(_) => 3,
+    }
+}
+
+/// XProf's `ConvertDeviceTraceXPlaneToStepEvents` for one GPU plane: its
+/// `Steps` line gives the markers, its other (not derived) lines the events,
+/// and only the groups with both are kept. Kernels (events with a
+/// `correlation_id`) are all kept records; a `Steps` line is walked again.
+fn device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<BTreeMap<i64, Details>, DecodeError> {
+    let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
+    let mut events: BTreeMap<i64, Details> = BTreeMap::new();
+    let mut nesting = Vec::new();
+    for (l, line) in lines_of(ev, plane, p) {
+        let line_id = ev.lines[l].id;
+        if line_id == STEP_INFO_LINE {
+            let span = |s: &Seen| {
+                s.record
+                    .and_then(|i| ev.get(i, flag::DEVICE_SPAN, &ev.device_span))
+                    .map_or((s.begin, s.end), |(o, d)| (i128::from(o), i128::from(o) + i128::from(d)))
+            };
+            // (Regions come after the line's events.)
+            let mut regions = Vec::new();
+            walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+                if let Visit::Event(s) = visit {
+                    if let Some(group) = s.group {
+                        let (b, e) = span(&s);
+                        if s.region {
+                            regions.push((group, b, e));
+                        } else {
+                            markers.entry(group).or_default().markers.push((true, b, e));
+                        }
+                    }
+                }
+            })?;
+            for (group, b, e) in regions {
+                markers.entry(group).or_default().markers.push((true, b, e));
+            }
+        } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
+            continue;
+        } else {
+            for i in ev.line_range(l) {
+                if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
+                    let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
+                    events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), i as u32));
+                }
+            }
+        }
+    }
+    if events.is_empty() {
+        return Ok(events);
+    }
+    events.retain(|group, _| markers.contains_key(group));
+    for (group, details) in events.iter_mut() {
+        if let Some(m) = markers.remove(group) {
+            details.combine(m);
+        }
+    }
+    Ok(events)
 }
 
 /// An infeed-enqueue TF op (`…:InfeedEnqueue…`).
@@ -1024,42 +1603,6 @@ fn is_real_cpu_compute(name: &str) -> bool {
         || is_explicit_marker(name))
 }
 
-/// XProf's `ConvertDeviceTraceXPlaneToStepEvents` for one GPU plane: its
-/// `Steps` line gives the markers, its other (not derived) lines the events,
-/// and only the groups with both are kept.
-fn device_step_events(ev: &Events<'_>, p: usize) -> BTreeMap<i64, Details> {
-    let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
-    let mut events: BTreeMap<i64, Details> = BTreeMap::new();
-    for range in ev.plane_lines(p) {
-        for i in range {
-            let line_id = ev.line(i).id;
-            if line_id == STEP_INFO_LINE {
-                if let Some(group) = ev.group(i) {
-                    let (b, e) = ev
-                        .get(i, flag::DEVICE_SPAN, &ev.device_span)
-                        .map_or((ev.begin(i), ev.end(i)), |(o, d)| (i128::from(o), i128::from(o) + i128::from(d)));
-                    markers.entry(group).or_default().markers.push((true, b, e));
-                }
-            } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
-                continue;
-            } else if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
-                let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
-                events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), i as u32));
-            }
-        }
-    }
-    if events.is_empty() {
-        return events;
-    }
-    events.retain(|group, _| markers.contains_key(group));
-    for (group, details) in events.iter_mut() {
-        if let Some(m) = markers.remove(group) {
-            details.combine(m);
-        }
-    }
-    events
-}
-
 /// XProf's `ClassifyGpuEvent`.
 fn gpu_event_type(name: &str, shapes: &str) -> u8 {
     if is_memcpy(name, "MemcpyHToD") {
@@ -1074,60 +1617,6 @@ fn gpu_event_type(name: &str, shapes: &str) -> u8 {
         let half = if shapes.is_empty() { name.contains("half") || name.contains("fp16") } else { shapes.contains("half") };
         if half { et::DEVICE_COMPUTE_16 } else { et::DEVICE_COMPUTE_32 }
     }
-}
-
-/// Self times of tf.data and enqueue ops on the host (op events nested in
-/// op events on the same line are subtracted, as in XProf's host op table).
-fn input_op_self_times(ev: &Events<'_>, p: usize) -> (i128, i128) {
-    // Per name: not an op (0), dataset (1), enqueue (2), other op (3).
-    let kinds: Vec<u8> = ev
-        .names
-        .iter()
-        .map(|n| match parse_op(n) {
-            None => 0,
-            Some(op) if op.op_type == DATASET_TYPE => 1,
-            Some(op) if op.op_type == "MemcpyHToD" || op.op_type.starts_with("InfeedEnqueue") => 2,
-            Some(_) => 3,
-        })
-        .collect();
-    let (mut dataset, mut enqueue) = (0, 0);
-    for range in ev.plane_lines(p) {
-        // (begin, end, type is dataset/enqueue/other, children's time)
-        let mut stack: Vec<(i128, i128, u8, i128)> = Vec::new();
-        let finish = |entry: (i128, i128, u8, i128), dataset: &mut i128, enqueue: &mut i128| {
-            let own = entry.1 - entry.0 - entry.3;
-            match entry.2 {
-                1 => *dataset += own,
-                2 => *enqueue += own,
-                _ => {}
-            }
-        };
-        for i in range {
-            let kind = kinds[ev.nodes[i].name as usize];
-            if kind == 0 {
-                continue;
-            }
-            let (begin, end) = (ev.begin(i), ev.end(i));
-            while let Some(&top) = stack.last() {
-                if begin < top.1 {
-                    break;
-                }
-                stack.pop();
-                finish(top, &mut dataset, &mut enqueue);
-                if let Some(parent) = stack.last_mut() {
-                    parent.3 += top.1 - top.0;
-                }
-            }
-            stack.push((begin, end, kind, 0));
-        }
-        while let Some(top) = stack.pop() {
-            finish(top, &mut dataset, &mut enqueue);
-            if let Some(parent) = stack.last_mut() {
-                parent.3 += top.1 - top.0;
-            }
-        }
-    }
-    (dataset, enqueue)
 }
 
 #[cfg(test)]
@@ -1145,6 +1634,16 @@ mod tests {
         let names: Vec<&str> = host.steps.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["train 0", "train 1", "train 2", "train 3"]);
         assert_eq!(host.hardware, Hardware::CpuOnly);
+    }
+
+    /// Regions are counted where their stop is, not after their line's
+    /// events (see `walk_host`): that they are no input op and no marker
+    /// is what makes it the same.
+    #[test]
+    fn regions_are_host_compute_and_no_op() {
+        let region = "ThreadpoolListener::Region";
+        assert_eq!(input_op_kind(region), 0);
+        assert!(matches!(host_kind(region), HostKind::Event(et::HOST_COMPUTE)));
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed.

@@ -281,6 +281,27 @@ impl<'a> Line<'a> {
         })
     }
 
+    /// Each event's bytes, in file order, undecoded (for a walk that reads
+    /// some events again: [`Event::decode`] reads one); stops at a
+    /// malformed field (the framing was checked when the line was decoded).
+    pub fn event_wires(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let mut rest = self.wire;
+        std::iter::from_fn(move || {
+            while !rest.is_empty() {
+                let step = (|| {
+                    let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
+                    if tag == 4 { payload(tag, wire_type, &mut rest).map(Some) } else { skip(tag, wire_type, &mut rest).map(|()| None) }
+                })();
+                match step {
+                    Ok(None) => continue,
+                    Ok(Some(wire)) => return Some(wire),
+                    Err(_) => rest = &[],
+                }
+            }
+            None
+        })
+    }
+
     /// The metadata id of each event, without decoding the rest of it (to
     /// count events of a kind before a walk); stops at a malformed event.
     pub fn event_metadata_ids(&self) -> impl Iterator<Item = i64> + 'a {
@@ -322,7 +343,8 @@ pub struct Event<'a> {
 }
 
 impl<'a> Event<'a> {
-    fn decode(wire: &'a [u8]) -> Result<Event<'a>, DecodeError> {
+    /// An event from its bytes (see [`Line::event_wires`]).
+    pub fn decode(wire: &'a [u8]) -> Result<Event<'a>, DecodeError> {
         let mut event = Event { wire, ..Default::default() };
         for_each_field(wire, |tag, wire_type, buf| {
             match tag {
