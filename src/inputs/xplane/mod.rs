@@ -53,13 +53,7 @@ impl XplaneFile {
     /// size of a 1 GB trace's conversion is then not the file's size plus
     /// the results.
     pub fn release(&self, part: &[u8]) {
-        let Some(map) = &self.map else { return };
-        let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
-        if offset.checked_add(part.len()).is_some_and(|end| end <= map.len()) && !part.is_empty() {
-            // SAFETY: the map is a read-only shared file mapping: dropping
-            // its pages loses nothing, and slices into it stay valid.
-            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, part.len()) };
-        }
+        release_pages(self.map.as_deref(), part);
     }
 
     /// Converts the trace, giving its totals to `sink` as they are made; a
@@ -75,6 +69,18 @@ impl XplaneFile {
             return Err(Error::input(FLAG, &self.path, "not an XSpace trace (no planes)"));
         }
         Ok(converted)
+    }
+}
+
+/// Drops the resident pages of `part` if it lies in `map` (nothing for a
+/// trace read into memory).
+fn release_pages(map: Option<&memmap2::Mmap>, part: &[u8]) {
+    let Some(map) = map else { return };
+    let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
+    if offset.checked_add(part.len()).is_some_and(|end| end <= map.len()) && !part.is_empty() {
+        // SAFETY: the map is a read-only shared file mapping: dropping its
+        // pages loses nothing, and slices into it stay valid.
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, part.len()) };
     }
 }
 
@@ -166,7 +172,7 @@ impl TraceSource {
     /// [`XplaneFile::release`] does: a timeline walks the whole trace for
     /// one step's events.
     pub fn release(&self, part: &[u8]) {
-        XplaneFile { path: PathBuf::new(), bytes: bytes::Bytes::new(), map: self.map.clone() }.release(part);
+        release_pages(self.map.as_deref(), part);
     }
 
     pub fn window(&self, step: i64) -> StepWindow {
