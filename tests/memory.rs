@@ -274,11 +274,12 @@ fn xplane_peaks_are_xprofs() {
     paths.skip_code_traces = true;
     let inputs = rtfprof::inputs::Inputs::load(&paths).unwrap();
     let mut stats = rtfprof::stats::Stats::new();
+    let mut known = rtfprof::stats::InputNodes::default();
     let converted = inputs
         .xplane
         .as_ref()
         .unwrap()
-        .convert(true, &mut |names, totals| stats.add_exec_totals(totals.len(), |i| names.exec_total(&totals[i])))
+        .convert(true, &mut |names, totals| stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i])))
         .unwrap();
     stats.add_allocator_events(&converted.allocator_events);
     let profile = rtfprof::memory::analyze(&stats, -1).unwrap();

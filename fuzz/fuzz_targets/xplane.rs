@@ -16,8 +16,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let _ = rtfprof::steps::summary(&steps);
     }
     let mut stats = Stats::new();
+    let mut known = rtfprof::stats::InputNodes::default();
     let mut sink = |names: &convert::TotalNames<'_>, totals: &[convert::Total]| {
-        stats.add_exec_totals(totals.len(), |i| names.exec_total(&totals[i]));
+        stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
     };
     if convert::convert_releasing(data, true, &|_| {}, &mut sink).is_err() {
         return;

@@ -858,8 +858,9 @@ fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Sta
         stats.add_checkpoint(checkpoint, true);
     }
     if let Some(trace) = &inputs.xplane {
+        let mut known = crate::stats::InputNodes::default();
         let converted = trace.convert(paths.allocations, &mut |names, totals| {
-            stats.add_exec_totals(totals.len(), |i| names.exec_total(&totals[i]));
+            stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
         })?;
         stats.add_memory_totals(&converted.memory);
         stats.add_allocator_events(&converted.allocator_events);

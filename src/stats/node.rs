@@ -129,6 +129,9 @@ impl std::ops::Deref for DeviceTimes<'_> {
 pub struct ExecTotal<'a> {
     pub step: i64,
     pub node: &'a str,
+    /// The input's own number for the node, the same in all its totals
+    /// (see [`super::InputNodes`]).
+    pub input_node: u32,
     pub op_type: &'a str,
     /// Lowercased, like RunMetadata devices.
     pub device: &'a str,

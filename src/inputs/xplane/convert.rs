@@ -149,6 +149,7 @@ impl TotalNames<'_> {
         ExecTotal {
             step: t.step,
             node,
+            input_node: t.node,
             op_type,
             device: self.devices[t.plane as usize],
             on_accelerator: self.accelerators[t.plane as usize],
@@ -405,12 +406,58 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     Ok(converted)
 }
 
+/// What the events of each event metadata id are: an op's id, or one of
+/// the kinds below. Found once per plane, not per event: a vector by id
+/// where ids are dense (the profiler numbers them from 1), a map for the
+/// rest. (On the 270 MB bench trace, hashing every event's id was 5% of the
+/// time.)
+struct EventKinds {
+    dense: Vec<u32>,
+    sparse: FxHashMap<i64, u32>,
+}
+
+impl EventKinds {
+    const OTHER: u32 = u32::MAX;
+    const ALLOCATION: u32 = u32::MAX - 1;
+    const DEALLOCATION: u32 = u32::MAX - 2;
+
+    fn new(kinds: FxHashMap<i64, u32>) -> EventKinds {
+        let dense_ids = (4 * kinds.len() + 4096) as i64;
+        let dense_len = kinds.keys().filter(|&&id| (0..dense_ids).contains(&id)).max().map_or(0, |&max| max as usize + 1);
+        let mut dense = vec![Self::OTHER; dense_len];
+        let mut sparse = FxHashMap::default();
+        for (id, kind) in kinds {
+            match usize::try_from(id) {
+                Ok(at) if at < dense_len => dense[at] = kind,
+                _ => drop(sparse.insert(id, kind)),
+            }
+        }
+        EventKinds { dense, sparse }
+    }
+
+    fn get(&self, id: i64) -> u32 {
+        match usize::try_from(id).ok().and_then(|at| self.dense.get(at)) {
+            Some(&kind) => kind,
+            None => self.sparse.get(&id).copied().unwrap_or(Self::OTHER),
+        }
+    }
+
+    fn is_op(kind: u32) -> bool {
+        kind < Self::DEALLOCATION
+    }
+
+    /// The op the events run, if they run one.
+    fn op(&self, id: i64) -> Option<u32> {
+        Some(self.get(id)).filter(|&kind| Self::is_op(kind))
+    }
+}
+
 /// The read-only facts a plane's lines are read with.
 struct PlaneContext<'p, 'a> {
     plane: &'p Plane<'a>,
     /// Per event metadata id: the op its events run, when the name or
-    /// metadata says so.
-    named_ops: FxHashMap<i64, u32>,
+    /// metadata says so, or whether they are allocator events.
+    kinds: EventKinds,
     /// Per XLA program: its instructions' ops.
     module_ops: &'p FxHashMap<i64, FxHashMap<&'p str, u32>>,
     step_num: Option<i64>,
@@ -458,6 +505,13 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         match plane_kind(plane.name) {
             PlaneKind::Host => {
                 for (id, meta) in &plane.event_metadata {
+                    match meta.name {
+                        "MemoryAllocation" => named_ops.insert(*id, EventKinds::ALLOCATION),
+                        "MemoryDeallocation" => named_ops.insert(*id, EventKinds::DEALLOCATION),
+                        _ => None,
+                    };
+                }
+                for (id, meta) in &plane.event_metadata {
                     if let Some(OpName { name, op_type }) = parse_op(meta.name) {
                         named_ops.insert(*id, ops.intern((name, op_type, "")));
                     }
@@ -489,7 +543,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         }
         PlaneContext {
             plane,
-            named_ops,
+            kinds: EventKinds::new(named_ops),
             module_ops,
             step_num: plane.stat_id("step_num"),
             hlo_op: plane.stat_id("hlo_op"),
@@ -525,7 +579,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             let op = match kind {
                 PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
                 PlaneKind::Gpu => self.kernel_op(&event).map(|op| result.own_ops.intern(op) | LINE_OP),
-                PlaneKind::Tpu => self.named_ops.get(&event.metadata_id).copied(),
+                PlaneKind::Tpu => self.kinds.op(event.metadata_id),
                 PlaneKind::Other => None,
             };
             let Some(op) = op else { continue };
@@ -541,15 +595,15 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
 
     /// A host event's op, noting step markers and allocator events on the way.
     fn host_op(&self, event: &Event<'a>, base_ps: i128, result: &mut LineResult<'a>) -> Option<u32> {
-        if let Some(&op) = self.named_ops.get(&event.metadata_id) {
-            return Some(op);
+        let kind = self.kinds.get(event.metadata_id);
+        if EventKinds::is_op(kind) {
+            return Some(kind);
         }
-        let name = self.plane.event_name(event.metadata_id);
-        if name == "MemoryAllocation" || name == "MemoryDeallocation" {
+        if kind == EventKinds::ALLOCATION || kind == EventKinds::DEALLOCATION {
             let stat = |id: Option<i64>| event.stat(id);
             result.memory.push(MemoryEvent {
                 time_ps: base_ps + i128::from(event.offset_ps),
-                allocation: name == "MemoryAllocation",
+                allocation: kind == EventKinds::ALLOCATION,
                 allocator: stat(self.allocator_name).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
                 addr: stat(self.addr).and_then(StatValue::as_id).unwrap_or(0),
                 requested: stat(self.requested_bytes).and_then(StatValue::as_i64).unwrap_or(0),
@@ -568,6 +622,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             let id = Some(stat.metadata_id);
             if id == self.step_num {
                 if let Some(step) = stat.value.as_i64() {
+                    let name = self.plane.event_name(event.metadata_id);
                     let start_ps = base_ps + i128::from(event.offset_ps);
                     result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
                 }
@@ -757,9 +812,23 @@ impl StepLookup {
         if self.spans.is_empty() {
             return 0;
         }
-        let at = self.spans.partition_point(|s| s.0 <= t);
+        self.span_at(t, &mut 0).map_or(self.after_last, |at| self.spans[at].2)
+    }
+
+    /// The position in `spans` of the span that holds `t`, if one does.
+    /// `hint` is where the spans that start after `t` began for the time
+    /// asked before: a line's times mostly grow, and then no search is
+    /// needed (on the 270 MB bench trace, searching took 0.13 s of 2.1).
+    fn span_at(&self, t: i128, hint: &mut usize) -> Option<usize> {
+        let spans = &self.spans;
+        let hinted = *hint <= spans.len()
+            && (*hint == 0 || spans[*hint - 1].0 <= t)
+            && spans.get(*hint).is_none_or(|s| t < s.0);
+        if !hinted {
+            *hint = spans.partition_point(|s| s.0 <= t);
+        }
         // Markers of different steps rarely overlap; a few back suffice.
-        self.spans[..at].iter().rev().take(8).find(|s| t < s.1).map_or(self.after_last, |s| s.2)
+        (hint.saturating_sub(8)..*hint).rev().find(|&at| t < spans[at].1)
     }
 }
 
@@ -859,13 +928,8 @@ fn totals(
     converted: &mut Converted,
     sink: TotalsSink<'_>,
 ) {
-    let mut spans: Vec<(i128, i128, i64)> = steps.iter().map(|(&step, s)| (s.start_ps, s.end_ps, step)).collect();
-    spans.sort();
-    let after_last = steps.keys().next_back().map_or(0, |last| last + 1);
-    let step_of = |t: i128| -> Option<i64> {
-        let at = spans.partition_point(|s| s.0 <= t);
-        spans[..at].iter().rev().take(8).find(|s| t < s.1).map(|s| s.2)
-    };
+    let lookup = StepLookup::new(steps);
+    let after_last = lookup.after_last;
 
     // Nodes (one per name and type), ranked by name, then type.
     let mut node_ids: FxHashMap<(&str, &str), u32> = FxHashMap::default();
@@ -908,14 +972,12 @@ fn totals(
     // executions themselves, fresh pages that cost more than the sorting on
     // a VM. Steps are numbered by their order: markers, then "outside".
     let step_numbers: Vec<i64> = steps.keys().copied().chain(std::iter::once(after_last)).collect();
-    let step_index = |start: i128| -> usize {
-        if spans.is_empty() {
+    let span_index: Vec<usize> = lookup.spans.iter().map(|s| step_numbers.partition_point(|&n| n < s.2)).collect();
+    let step_index = |start: i128, hint: &mut usize| -> usize {
+        if lookup.spans.is_empty() {
             return 0;
         }
-        match step_of(start) {
-            Some(step) => step_numbers.partition_point(|&s| s < step),
-            None => step_numbers.len() - 1,
-        }
+        lookup.span_at(start, hint).map_or(step_numbers.len() - 1, |at| span_index[at])
     };
     let mut pieces: Vec<Piece> = lines
         .into_iter()
@@ -926,7 +988,10 @@ fn totals(
         .collect();
     let piece_steps: Vec<Vec<u32>> = pieces
         .par_iter()
-        .map(|piece| piece.executions.iter().map(|e| step_index(piece.base_ps + i128::from(e.offset_ps)) as u32).collect())
+        .map(|piece| {
+            let mut hint = 0;
+            piece.executions.iter().map(|e| step_index(piece.base_ps + i128::from(e.offset_ps), &mut hint) as u32).collect()
+        })
         .collect();
     let mut first = vec![0usize; step_numbers.len() + 1];
     piece_steps.iter().flatten().for_each(|&s| first[s as usize + 1] += 1);
@@ -946,7 +1011,7 @@ fn totals(
         piece_steps.iter().map(|s| s.iter().map(|&s| s as usize).filter(|&s| s != outside_index).max().unwrap_or(0)).collect();
     drop(piece_steps);
     // (Without markers everything is step 0, which is not "outside".)
-    if !spans.is_empty() && first[outside_index] < first[outside_index + 1] {
+    if !lookup.spans.is_empty() && first[outside_index] < first[outside_index + 1] {
         converted.outside_step = Some(after_last);
     }
 
@@ -982,9 +1047,19 @@ fn totals(
     };
 
     let node = |p: &Part| node_of[p.op as usize] as usize;
-    // Each op's ranks, looked up once per part, not per comparison.
+    // The order of a step's totals, as one number per part: node name,
+    // device, then op by node (then by id). Made once per part, not per
+    // comparison (comparing by three looked-up ranks was a tenth of the
+    // 270 MB bench trace's time).
     let op_name_rank: Vec<u32> = node_of.iter().map(|&n| name_rank[n as usize]).collect();
-    let op_node_rank: Vec<u32> = node_of.iter().map(|&n| node_rank[n as usize]).collect();
+    let mut by_node: Vec<u32> = (0..ops.len() as u32).collect();
+    by_node.sort_unstable_by_key(|&op| (node_rank[node_of[op as usize] as usize], op));
+    let mut op_rank = vec![0u32; ops.len()];
+    by_node.iter().enumerate().for_each(|(rank, &op)| op_rank[op as usize] = rank as u32);
+    drop(by_node);
+    let order_key = |op: u32, plane: u32| -> u128 {
+        u128::from(op_name_rank[op as usize]) << 64 | u128::from(device_rank[plane as usize]) << 32 | u128::from(op_rank[op as usize])
+    };
     // One step's executions → its totals, in order: by node name and
     // device (then type); the parts of one op, then of one node, on a plane
     // are then adjacent, and are merged.
@@ -997,6 +1072,7 @@ fn totals(
                 let e = &piece.executions[i as usize];
                 let start = piece.base_ps + i128::from(e.offset_ps);
                 Part {
+                    key: order_key(e.op, piece.plane),
                     op: e.op,
                     plane: piece.plane,
                     sum: Sum {
@@ -1008,7 +1084,7 @@ fn totals(
                 }
             })
             .collect();
-        parts.par_sort_unstable_by_key(|p| (op_name_rank[p.op as usize], device_rank[p.plane as usize], op_node_rank[p.op as usize], p.op));
+        parts.par_sort_unstable_by_key(|p| p.key);
         // Per op (an XLA instruction, for XLA ops) the runs add up; per
         // node, they are the most any of its instructions ran.
         parts.dedup_by(|p, kept| {
@@ -1083,6 +1159,8 @@ fn totals(
 /// Executions of one op in one step on one plane, summed as they merge.
 #[derive(Clone, Copy, Default)]
 struct Part {
+    /// Where it goes among the step's totals.
+    key: u128,
     op: u32,
     plane: u32,
     sum: Sum,
@@ -1108,7 +1186,11 @@ impl Sum {
 
 /// Whole microseconds (floored) of a time in ps.
 fn micros(ps: i128) -> i64 {
-    i64::try_from(ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX)
+    // (128-bit division is a call; most times fit in 64 bits.)
+    match i64::try_from(ps) {
+        Ok(ps) => ps.div_euclid(PS_PER_US as i64),
+        Err(_) => i64::try_from(ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX),
+    }
 }
 
 #[cfg(test)]

@@ -178,30 +178,47 @@ impl<'a> Line<'a> {
         const RELEASE_EVERY: usize = 16 << 20;
         let mut line = Line { wire, ..Default::default() };
         let mut released = 0;
-        for_each_field(wire, |tag, wire_type, buf| {
-            match tag {
-                1 => int64::merge(wire_type, &mut line.id, buf, DecodeContext::default())?,
-                2 => line.name = utf8(payload(tag, wire_type, buf)?)?,
-                3 => int64::merge(wire_type, &mut line.timestamp_ns, buf, DecodeContext::default())?,
-                4 => {
-                    payload(tag, wire_type, buf)?;
-                    line.event_count += 1;
-                    let at = wire.len() - buf.len();
-                    if line.event_count % PIECE_EVENTS == 0 {
-                        line.piece_ends.push(at);
-                    }
-                    if at - released >= RELEASE_EVERY {
-                        release(&wire[released..at]);
-                        released = at;
-                    }
+        let mut rest = wire;
+        while !rest.is_empty() {
+            // Events, nearly all of the line, framed as usual: walked
+            // without prost's field-by-field checks.
+            let mut after = rest;
+            let event = match after.split_first() {
+                Some((&KEY_4_BYTES, tail)) => {
+                    after = tail;
+                    plain_payload(&mut after).is_some()
                 }
-                9 => int64::merge(wire_type, &mut line.duration_ps, buf, DecodeContext::default())?,
-                10 => int64::merge(wire_type, &mut line.display_id, buf, DecodeContext::default())?,
-                11 => line.display_name = utf8(payload(tag, wire_type, buf)?)?,
-                _ => skip(tag, wire_type, buf)?,
+                _ => false,
+            };
+            if event {
+                rest = after;
+            } else {
+                let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
+                let buf = &mut rest;
+                match tag {
+                    1 => int64::merge(wire_type, &mut line.id, buf, DecodeContext::default())?,
+                    2 => line.name = utf8(payload(tag, wire_type, buf)?)?,
+                    3 => int64::merge(wire_type, &mut line.timestamp_ns, buf, DecodeContext::default())?,
+                    4 => drop(payload(tag, wire_type, buf)?),
+                    9 => int64::merge(wire_type, &mut line.duration_ps, buf, DecodeContext::default())?,
+                    10 => int64::merge(wire_type, &mut line.display_id, buf, DecodeContext::default())?,
+                    11 => line.display_name = utf8(payload(tag, wire_type, buf)?)?,
+                    _ => skip(tag, wire_type, buf)?,
+                }
+                if tag != 4 {
+                    continue;
+                }
             }
-            Ok(())
-        })?;
+            line.event_count += 1;
+            let at = wire.len() - rest.len();
+            if line.event_count % PIECE_EVENTS == 0 {
+                line.piece_ends.push(at);
+            }
+            if at - released >= RELEASE_EVERY {
+                release(&wire[released..at]);
+                released = at;
+            }
+        }
         release(&wire[released..]);
         Ok(line)
     }
@@ -346,6 +363,7 @@ pub struct Event<'a> {
     /// For aggregated events (`data.num_occurrences`); 0 otherwise.
     pub num_occurrences: i64,
     pub duration_ps: i64,
+    /// Where its stats are: the whole event, or from its first stat.
     wire: &'a [u8],
 }
 
@@ -364,9 +382,12 @@ impl<'a> Event<'a> {
     /// included. (On the 270 MB bench trace the reader's time was a third
     /// decoding; prost's field-by-field checks were most of it.)
     fn decode_plain(wire: &'a [u8]) -> Option<Event<'a>> {
-        let mut event = Event { wire, ..Default::default() };
+        let mut event = Event { wire: &[], ..Default::default() };
         let mut rest = wire;
         while let Some((&key, tail)) = rest.split_first() {
+            if key == KEY_4_BYTES && event.wire.is_empty() {
+                event.wire = rest;
+            }
             rest = tail;
             match key {
                 KEY_1_VARINT => event.metadata_id = plain_varint(&mut rest)? as i64,
