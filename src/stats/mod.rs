@@ -377,39 +377,29 @@ impl Stats {
     /// accelerator's time as accelerator time. Nodes a graph did not define
     /// get the total's type, in the order the totals name them first.
     pub fn add_exec_totals<'a>(&mut self, known: &mut InputNodes, count: usize, total: impl Fn(usize) -> ExecTotal<'a> + Sync) {
+        // The nodes the input named before, and each total's step, on all
+        // cores; then, in order, the nodes it names for the first time.
+        let seen: Vec<(Option<NodeId>, i64)> = (0..count)
+            .into_par_iter()
+            .map(|i| {
+                let total = total(i);
+                (known.0.get(total.input_node as usize).copied().flatten(), total.step)
+            })
+            .collect();
         let mut ids: Vec<NodeId> = Vec::with_capacity(count);
         let mut last_step = None;
-        for i in 0..count {
-            let total = total(i);
-            let slot = total.input_node as usize;
-            if known.0.len() <= slot {
-                known.0.resize(slot + 1, None);
-            }
-            let id = match known.0[slot] {
+        for (i, &(id, step)) in seen.iter().enumerate() {
+            let id = match id {
                 Some(id) => id,
-                None => {
-                    let id = match self.node_id(total.node) {
-                        Some(id) => id,
-                        None => {
-                            let mut node = Node { name: total.node.into(), op: symbol::symbol(total.op_type), ..Default::default() };
-                            node.op_types.insert(node.op);
-                            self.insert(node)
-                        }
-                    };
-                    known.0[slot] = Some(id);
-                    id
-                }
+                None => self.first_total_of(known, &total(i)),
             };
-            if !self.covered[id] {
-                self.covered[id] = true;
-                self.covered_count += 1;
-            }
-            if last_step != Some(total.step) {
-                self.steps.insert(total.step);
-                last_step = Some(total.step);
+            if last_step != Some(step) {
+                self.steps.insert(step);
+                last_step = Some(step);
             }
             ids.push(id);
         }
+        drop(seen);
         // Node by node, on all cores (each node's totals in input order,
         // found by a counting sort): a node's records stay in cache while its
         // steps are added, and its steps get room once. A 10 MB trace has
@@ -438,6 +428,33 @@ impl Stats {
                 exec.add_total(&total, node.canonical_device);
             }
         });
+    }
+
+    /// The node of an input's node number the first time it is seen
+    /// (again if seen earlier in the same call): found by name or made,
+    /// and counted as covered.
+    fn first_total_of(&mut self, known: &mut InputNodes, total: &ExecTotal<'_>) -> NodeId {
+        let slot = total.input_node as usize;
+        if known.0.len() <= slot {
+            known.0.resize(slot + 1, None);
+        }
+        if let Some(id) = known.0[slot] {
+            return id;
+        }
+        let id = match self.node_id(total.node) {
+            Some(id) => id,
+            None => {
+                let mut node = Node { name: total.node.into(), op: symbol::symbol(total.op_type), ..Default::default() };
+                node.op_types.insert(node.op);
+                self.insert(node)
+            }
+        };
+        known.0[slot] = Some(id);
+        if !self.covered[id] {
+            self.covered[id] = true;
+            self.covered_count += 1;
+        }
+        id
     }
 
     /// Adds per-node memory an input has replayed (XPlane allocator events)
