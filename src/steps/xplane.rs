@@ -46,6 +46,7 @@ use prost::DecodeError;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space};
+use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
@@ -239,7 +240,7 @@ struct Events<'a> {
     names: Vec<&'a str>,
     name_codes: Vec<u8>,
     /// Per plane: event metadata id → index in `names`.
-    name_index: Vec<HashMap<i64, u32>>,
+    name_index: Vec<IdMap<u32>>,
     /// One bit per event of the file, in plane/line/event order: kept as
     /// a record (see [`Nesting`]).
     keep: Vec<u64>,
@@ -453,13 +454,9 @@ impl Graph {
     }
 }
 
-/// The names grouping reads, by the plane's stat metadata ids.
-/// (Small ids, the usual case, are looked up in a table: every stat of
-/// every event is looked up.)
-struct StatIds {
-    small: Vec<Option<Known>>,
-    other: HashMap<i64, Known>,
-}
+/// The names grouping reads, by the plane's stat metadata ids (every stat
+/// of every event is looked up).
+struct StatIds(IdMap<Known>);
 
 /// The stats grouping reads.
 #[derive(Clone, Copy)]
@@ -506,26 +503,14 @@ const STATS: [(&str, Known); 18] = [
 ];
 
 impl StatIds {
-    const SMALL: i64 = 4096;
-
     fn new(plane: &Plane<'_>) -> StatIds {
-        let mut ids = StatIds { small: Vec::new(), other: HashMap::default() };
-        for (&id, name) in &plane.stat_names {
-            let Some(&(_, known)) = STATS.iter().find(|s| s.0 == *name) else { continue };
-            if (0..Self::SMALL).contains(&id) {
-                if ids.small.len() <= id as usize {
-                    ids.small.resize(id as usize + 1, None);
-                }
-                ids.small[id as usize] = Some(known);
-            } else {
-                ids.other.insert(id, known);
-            }
-        }
-        ids
+        StatIds(IdMap::new(
+            plane.stat_names.iter().filter_map(|(&id, name)| STATS.iter().find(|s| s.0 == *name).map(|&(_, known)| (id, known))),
+        ))
     }
 
     fn get(&self, id: i64) -> Option<Known> {
-        if (0..Self::SMALL).contains(&id) { self.small.get(id as usize).copied().flatten() } else { self.other.get(&id).copied() }
+        self.0.get(id)
     }
 }
 
@@ -734,12 +719,13 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
         ev.host.push(plane.name == "/host:CPU");
-        let mut name_index: HashMap<i64, u32> = HashMap::with_capacity_and_hasher(plane.event_metadata.len(), Default::default());
+        let mut names = Vec::with_capacity(plane.event_metadata.len());
         for (id, meta) in &plane.event_metadata {
-            name_index.insert(*id, ev.names.len() as u32);
+            names.push((*id, ev.names.len() as u32));
             ev.names.push(meta.name);
             ev.name_codes.push(name_code(meta.name));
         }
+        let name_index = IdMap::new(names);
         for line in &plane.lines {
             let l = ev.lines.len();
             let base = i128::from(line.timestamp_ns) * 1000;
@@ -756,7 +742,7 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
             for wire in line.event_wires() {
                 walked.reached(wire);
                 let event = Event::decode(wire)?;
-                let name = name_index.get(&event.metadata_id).copied().unwrap_or(0);
+                let name = name_index.get(event.metadata_id).unwrap_or(0);
                 let mut s = EventStats::default();
                 for stat in event.stats() {
                     let Some(known) = ids.get(stat.metadata_id) else { continue };
@@ -1336,7 +1322,7 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
             Seen { record: Some(i), name: ev.nodes[i].name, begin, end, group: ev.group(i), region: false, nested: !ev.has(i, flag::ASYNC) }
         } else {
             let event = Event::decode(wire)?;
-            let name = names.get(&event.metadata_id).copied().unwrap_or(0);
+            let name = names.get(event.metadata_id).unwrap_or(0);
             let begin = info.base + i128::from(event.offset_ps);
             Seen { record: None, name, begin, end: begin + i128::from(event.duration_ps.max(0)), group: None, region: false, nested: true }
         };

@@ -28,6 +28,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
+use super::ids::IdMap;
 use super::names::{OpName, derive_op_type, parse_op};
 use crate::stats::{ExecTotal, MemoryTotal};
 
@@ -407,14 +408,8 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
 }
 
 /// What the events of each event metadata id are: an op's id, or one of
-/// the kinds below. Found once per plane, not per event: a vector by id
-/// where ids are dense (the profiler numbers them from 1), a map for the
-/// rest. (On the 270 MB bench trace, hashing every event's id was 5% of the
-/// time.)
-struct EventKinds {
-    dense: Vec<u32>,
-    sparse: FxHashMap<i64, u32>,
-}
+/// the kinds below. Found once per plane, not per event.
+struct EventKinds(IdMap<u32>);
 
 impl EventKinds {
     const OTHER: u32 = u32::MAX;
@@ -422,24 +417,11 @@ impl EventKinds {
     const DEALLOCATION: u32 = u32::MAX - 2;
 
     fn new(kinds: FxHashMap<i64, u32>) -> EventKinds {
-        let dense_ids = (4 * kinds.len() + 4096) as i64;
-        let dense_len = kinds.keys().filter(|&&id| (0..dense_ids).contains(&id)).max().map_or(0, |&max| max as usize + 1);
-        let mut dense = vec![Self::OTHER; dense_len];
-        let mut sparse = FxHashMap::default();
-        for (id, kind) in kinds {
-            match usize::try_from(id) {
-                Ok(at) if at < dense_len => dense[at] = kind,
-                _ => drop(sparse.insert(id, kind)),
-            }
-        }
-        EventKinds { dense, sparse }
+        EventKinds(IdMap::new(kinds))
     }
 
     fn get(&self, id: i64) -> u32 {
-        match usize::try_from(id).ok().and_then(|at| self.dense.get(at)) {
-            Some(&kind) => kind,
-            None => self.sparse.get(&id).copied().unwrap_or(Self::OTHER),
-        }
+        self.0.get(id).unwrap_or(Self::OTHER)
     }
 
     fn is_op(kind: u32) -> bool {

@@ -1,12 +1,13 @@
 //! `--xplane_path`: the profiler traces TF2 and JAX write
 //! (`logdir/plugins/profile/<run>/<host>.xplane.pb`, an `XSpace` proto).
 //!
-//! [`decode`] reads the wire format in place, [`names`] says which events are
-//! ops, [`convert`] turns executions into the per-step totals the node model
+//! [`decode`] reads the wire format in place, [`ids`] looks metadata up by
+//! id, [`names`] says which events are ops, [`convert`] turns executions into the per-step totals the node model
 //! takes ([`crate::stats::Stats::add_exec_totals`]).
 
 pub mod convert;
 pub mod decode;
+pub mod ids;
 pub mod names;
 
 use std::path::{Path, PathBuf};
