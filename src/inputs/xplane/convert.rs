@@ -662,9 +662,17 @@ fn subtract_nested<P: std::ops::DerefMut<Target = [Execution]> + Send + Sync>(li
     line.par_iter_mut().for_each(|piece| piece.iter_mut().for_each(|e| e.time_ps = e.time_ps.max(0)));
 }
 
-/// One execution `at`, in order, with the stack of those still open: the
-/// innermost open one that contains it loses its time.
-fn nest<P: std::ops::DerefMut<Target = [Execution]>>(line: &mut [P], open: &mut Vec<(usize, usize)>, (p, i): (usize, usize)) {
+/// One execution, in order, with the stack of those still open: the
+/// innermost open one that contains it loses its time; then it is open.
+fn nest<P: std::ops::DerefMut<Target = [Execution]>>(line: &mut [P], open: &mut Vec<(usize, usize)>, at: (usize, usize)) {
+    give_to_parent(line, open, at);
+    open.push(at);
+}
+
+/// Closes the open executions that end before `(p, i)` starts; the
+/// innermost one left, if it contains `(p, i)`, loses its time. Whether
+/// one was left open.
+fn give_to_parent<P: std::ops::DerefMut<Target = [Execution]>>(line: &mut [P], open: &mut Vec<(usize, usize)>, (p, i): (usize, usize)) -> bool {
     let (start, end) = (i128::from(line[p][i].offset_ps), line[p][i].end_ps());
     while open.last().is_some_and(|&(tp, ti)| line[tp][ti].end_ps() <= start) {
         open.pop();
@@ -675,7 +683,7 @@ fn nest<P: std::ops::DerefMut<Target = [Execution]>>(line: &mut [P], open: &mut 
         let child = line[p][i].duration_ps;
         line[pp][pi].time_ps = line[pp][pi].time_ps.saturating_sub(child);
     }
-    open.push((p, i));
+    !open.is_empty()
 }
 
 /// [`subtract_nested`] of a line in order. Each piece is walked on its
@@ -695,14 +703,10 @@ fn subtract_nested_in_order<P: std::ops::DerefMut<Target = [Execution]> + Send +
             let mut open: Vec<(usize, usize)> = Vec::new();
             let mut outermost = Vec::new();
             for i in 0..piece.len() {
-                let start = i128::from(piece[i].offset_ps);
-                while open.last().is_some_and(|&(_, ti)| piece[ti].end_ps() <= start) {
-                    open.pop();
-                }
-                if open.is_empty() {
+                if !give_to_parent(std::slice::from_mut(&mut piece), &mut open, (0, i)) {
                     outermost.push(i);
                 }
-                nest(std::slice::from_mut(&mut piece), &mut open, (0, i));
+                open.push((0, i));
             }
             (outermost, open.into_iter().map(|(_, i)| i).collect())
         })
@@ -710,18 +714,9 @@ fn subtract_nested_in_order<P: std::ops::DerefMut<Target = [Execution]> + Send +
     let mut open: Vec<(usize, usize)> = Vec::new();
     for (p, (outermost, left_open)) in walked.into_iter().enumerate() {
         for i in outermost {
-            if open.is_empty() {
+            if !give_to_parent(line, &mut open, (p, i)) {
+                // (Nothing is opened here: the rest find none either.)
                 break;
-            }
-            let (start, end) = (i128::from(line[p][i].offset_ps), line[p][i].end_ps());
-            while open.last().is_some_and(|&(tp, ti)| line[tp][ti].end_ps() <= start) {
-                open.pop();
-            }
-            if let Some(&(pp, pi)) = open.last()
-                && end <= line[pp][pi].end_ps()
-            {
-                let child = line[p][i].duration_ps;
-                line[pp][pi].time_ps = line[pp][pi].time_ps.saturating_sub(child);
             }
         }
         open.extend(left_open.into_iter().map(|i| (p, i)));
