@@ -180,19 +180,8 @@ impl<'a> Line<'a> {
         let mut released = 0;
         let mut rest = wire;
         while !rest.is_empty() {
-            // Events, nearly all of the line, framed as usual: walked
-            // without prost's field-by-field checks.
-            let mut after = rest;
-            let event = match after.split_first() {
-                Some((&KEY_4_BYTES, tail)) => {
-                    after = tail;
-                    plain_payload(&mut after).is_some()
-                }
-                _ => false,
-            };
-            if event {
-                rest = after;
-            } else {
+            // Events, nearly all of the line, are framed as usual.
+            let is_event = plain_field_4(&mut rest).is_some() || {
                 let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
                 let buf = &mut rest;
                 match tag {
@@ -205,9 +194,10 @@ impl<'a> Line<'a> {
                     11 => line.display_name = utf8(payload(tag, wire_type, buf)?)?,
                     _ => skip(tag, wire_type, buf)?,
                 }
-                if tag != 4 {
-                    continue;
-                }
+                tag == 4
+            };
+            if !is_event {
+                continue;
             }
             line.event_count += 1;
             let at = wire.len() - rest.len();
@@ -278,12 +268,8 @@ impl<'a> Line<'a> {
         std::iter::from_fn(move || {
             while !rest.is_empty() {
                 let step = (|| {
-                    if let Some((&KEY_4_BYTES, tail)) = rest.split_first() {
-                        let mut after = tail;
-                        if let Some(wire) = plain_payload(&mut after) {
-                            rest = after;
-                            return Event::decode(wire).map(Some);
-                        }
+                    if let Some(wire) = plain_field_4(&mut rest) {
+                        return Event::decode(wire).map(Some);
                     }
                     let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
                     if tag == 4 {
@@ -438,12 +424,8 @@ impl<'a> Event<'a> {
         std::iter::from_fn(move || {
             while !rest.is_empty() {
                 let stat = (|| {
-                    if let Some((&KEY_4_BYTES, tail)) = rest.split_first() {
-                        let mut after = tail;
-                        if let Some(stat) = plain_payload(&mut after).and_then(Stat::decode_plain) {
-                            rest = after;
-                            return Ok(Some(stat));
-                        }
+                    if let Some(wire) = plain_field_4(&mut rest) {
+                        return Stat::decode(wire).map(Some);
                     }
                     let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
                     if tag == 4 {
@@ -615,6 +597,17 @@ fn plain_payload<'a>(buf: &mut &'a [u8]) -> Option<&'a [u8]> {
     }
     let (payload, rest) = buf.split_at(len);
     *buf = rest;
+    Some(payload)
+}
+
+/// The payload of a field 4 (a line's events, an event's stats) framed as
+/// usual, taken from the front of `rest`; `None` leaves `rest` as it was
+/// (for prost's field-by-field reading).
+#[inline]
+fn plain_field_4<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let (&KEY_4_BYTES, mut after) = rest.split_first()? else { return None };
+    let payload = plain_payload(&mut after)?;
+    *rest = after;
     Some(payload)
 }
 
