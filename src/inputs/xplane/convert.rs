@@ -416,10 +416,6 @@ impl EventKinds {
     const ALLOCATION: u32 = u32::MAX - 1;
     const DEALLOCATION: u32 = u32::MAX - 2;
 
-    fn new(kinds: FxHashMap<i64, u32>) -> EventKinds {
-        EventKinds(IdMap::new(kinds))
-    }
-
     fn get(&self, id: i64) -> u32 {
         self.0.get(id).unwrap_or(Self::OTHER)
     }
@@ -483,23 +479,21 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         module_ops: &'p FxHashMap<i64, FxHashMap<&'p str, u32>>,
         eager: Option<&'p HashMap<i64, (String, String)>>,
     ) -> Self {
-        let mut named_ops = FxHashMap::default();
+        // (id, kind); of one id, the last is kept.
+        let mut kinds: Vec<(i64, u32)> = Vec::new();
         match plane_kind(plane.name) {
             PlaneKind::Host => {
                 for (id, meta) in &plane.event_metadata {
-                    match meta.name {
-                        "MemoryAllocation" => named_ops.insert(*id, EventKinds::ALLOCATION),
-                        "MemoryDeallocation" => named_ops.insert(*id, EventKinds::DEALLOCATION),
-                        _ => None,
+                    let kind = match (parse_op(meta.name), meta.name) {
+                        (Some(OpName { name, op_type }), _) => ops.intern((name, op_type, "")),
+                        (None, "MemoryAllocation") => EventKinds::ALLOCATION,
+                        (None, "MemoryDeallocation") => EventKinds::DEALLOCATION,
+                        (None, _) => continue,
                     };
-                }
-                for (id, meta) in &plane.event_metadata {
-                    if let Some(OpName { name, op_type }) = parse_op(meta.name) {
-                        named_ops.insert(*id, ops.intern((name, op_type, "")));
-                    }
+                    kinds.push((*id, kind));
                 }
                 for (id, (name, op_type)) in eager.into_iter().flatten() {
-                    named_ops.insert(*id, ops.intern((name.as_str(), op_type.as_str(), "")));
+                    kinds.push((*id, ops.intern((name.as_str(), op_type.as_str(), ""))));
                 }
             }
             PlaneKind::Tpu => {
@@ -518,14 +512,14 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                             }
                         }
                     };
-                    named_ops.insert(*id, op);
+                    kinds.push((*id, op));
                 }
             }
             PlaneKind::Gpu | PlaneKind::Other => {}
         }
         PlaneContext {
             plane,
-            kinds: EventKinds::new(named_ops),
+            kinds: EventKinds(IdMap::new(kinds)),
             module_ops,
             step_num: plane.stat_id("step_num"),
             hlo_op: plane.stat_id("hlo_op"),
@@ -1078,8 +1072,8 @@ fn totals(
     let node = |p: &Part| node_of[p.op as usize] as usize;
     // The order of a step's totals, as one number per part: node name,
     // device, then op by node (then by id). Made once per part, not per
-    // comparison (comparing by three looked-up ranks was a tenth of the
-    // 270 MB bench trace's time).
+    // comparison (sorting by three looked-up ranks was a tenth of the
+    // 270 MB bench trace's CPU time).
     let op_name_rank: Vec<u32> = node_of.iter().map(|&n| name_rank[n as usize]).collect();
     let mut by_node: Vec<u32> = (0..ops.len() as u32).collect();
     by_node.sort_unstable_by_key(|&op| (node_rank[node_of[op as usize] as usize], op));
