@@ -1184,8 +1184,13 @@ fn totals(
 struct Placement {
     steps: Vec<u32>,
     last_seen: Vec<usize>,
-    first_on: [Vec<Option<((usize, u32), u32)>>; 2],
+    /// On an accelerator, on a host.
+    first_on: [Vec<Option<FirstSeen>>; 2],
 }
+
+/// ((step, device rank), plane) of a name's first execution on a kind of
+/// device.
+type FirstSeen = ((usize, u32), u32);
 
 impl Placement {
     fn new(names: usize) -> Placement {
