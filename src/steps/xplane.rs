@@ -215,6 +215,15 @@ impl<T: Copy> Sparse<T> {
         self.index.iter().zip(&self.values).flat_map(|(index, values)| index.iter().zip(values)).map(|(&i, &v)| (i as usize, v))
     }
 
+    /// The events with a value in both columns, in event order (one walk
+    /// over both, no lookups).
+    fn join<'s, U: Copy>(&'s self, other: &'s Sparse<U>) -> impl Iterator<Item = (usize, T, U)> + 's {
+        let mut others = other.iter().peekable();
+        self.iter().filter_map(move |(i, v)| {
+            while others.next_if(|&(j, _)| j < i).is_some() {}
+            others.peek().filter(|&&(j, _)| j == i).map(|&(_, u)| (i, v, u))
+        })
+    }
 }
 
 /// One line of the trace.
@@ -395,7 +404,15 @@ impl<'a> Events<'a> {
 
 /// The forest's links, by event index (kept apart from the events: most
 /// events have none, and a trace may hold millions).
+///
+/// The producers and consumers of one context are linked through a hub
+/// (a node numbered from `events` on) when that takes fewer links than
+/// linking every pair: a trace repeated 25 times has 25 × 25 pairs per
+/// context, 72 M links on the 270 MB bench trace, which were most of
+/// `steps`' time and memory there.
 struct Graph {
+    /// The number of events; hubs come after them.
+    events: usize,
     child_start: Vec<u32>,
     children: Vec<u32>,
     parent_start: Vec<u32>,
@@ -407,7 +424,8 @@ impl Graph {
     /// index order (as sorting the edges would give them, duplicates kept).
     /// Counting sorts: bucketed by child, then each direction filled in
     /// index order of the other, linear in the number of edges.
-    fn new(count: usize, edges: Vec<(u32, u32)>) -> Graph {
+    fn new(events: usize, hubs: usize, edges: Vec<(u32, u32)>) -> Graph {
+        let count = events + hubs;
         let starts = |ends: &mut dyn Iterator<Item = u32>| {
             let mut start = vec![0u32; count + 1];
             for end in ends {
@@ -442,7 +460,11 @@ impl Graph {
                 next[child as usize] += 1;
             }
         }
-        Graph { child_start, children, parent_start, parents }
+        Graph { events, child_start, children, parent_start, parents }
+    }
+
+    fn is_hub(&self, n: usize) -> bool {
+        n >= self.events
     }
 
     fn children(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
@@ -451,6 +473,20 @@ impl Graph {
 
     fn parents(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
         self.parents[self.parent_start[n] as usize..self.parent_start[n + 1] as usize].iter().map(|&p| p as usize)
+    }
+
+    /// An event's parents as if every pair of a context were linked: in
+    /// index order, a hub's producers in its place.
+    fn event_parents(&self, n: usize, into: &mut Vec<usize>) {
+        into.clear();
+        for p in self.parents(n) {
+            if self.is_hub(p) {
+                into.extend(self.parents(p));
+            } else {
+                into.push(p);
+            }
+        }
+        into.sort_unstable();
     }
 }
 
@@ -515,7 +551,6 @@ impl StatIds {
 }
 
 /// Analyzes one host's trace. Errors only on a malformed file.
-/// Analyzes one host's trace. Errors only on a malformed file.
 pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
     analyze_releasing(bytes, &|_| {})
 }
@@ -540,6 +575,9 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
     let mut events = collect(&planes, release)?;
     let grouping = !grouped && !loop_ops && !tpu;
     let host = planes.iter().position(|p| p.name == "/host:CPU");
+    if host.is_some() || grouping {
+        sort_contexts(&mut events);
+    }
     if let Some(h) = host {
         mark_host_consumers(&mut events, h);
     }
@@ -895,22 +933,28 @@ fn add_child(edges: &mut Vec<(u32, u32)>, parent: usize, child: usize) {
     edges.push((parent as u32, child as u32));
 }
 
+/// Sorts the contexts by (type, id), then (type and pid, id) within, then
+/// record (producers first): runs of one (type, id) for
+/// [`mark_host_consumers`], of one (type, pid, id) for [`group`].
+fn sort_contexts(ev: &mut Events<'_>) {
+    let types: Vec<i64> = ev.context_classes.iter().map(|c| c.0).collect();
+    ev.contexts.sort_unstable_by_key(|&(class, record, id)| (types[class as usize], id, class, record));
+}
+
 /// Marks the host events that consume a context (type, id) a host event
-/// produces ([`more::CONSUMES_HOST_PRODUCER`]).
+/// produces ([`more::CONSUMES_HOST_PRODUCER`]). The contexts are sorted
+/// ([`sort_contexts`]): a pass over them instead of a set of all
+/// producers (tens of millions on the 1 GB bench trace, 2.5 s of lookups
+/// that missed the caches).
 fn mark_host_consumers(ev: &mut Events<'_>, h: usize) {
     let records = (0..ev.lines.len()).filter(|&l| ev.lines[l].plane == h).map(|l| ev.line_range(l)).reduce(|a, b| a.start..b.end).unwrap_or(0..0);
-    let on_host = |consumer: bool| {
-        let records = records.clone();
-        move |c: &&(u32, u32, i64)| (c.1 & CONSUMER != 0) == consumer && records.contains(&((c.1 & !CONSUMER) as usize))
-    };
-    // (Allocated once at its size.)
-    let count = ev.contexts.iter().filter(on_host(false)).count();
-    let mut producers: HashSet<(i64, i64)> = HashSet::with_capacity_and_hasher(count, Default::default());
-    producers.extend(ev.contexts.iter().filter(on_host(false)).map(|c| (ev.context_classes[c.0 as usize].0, c.2)));
+    let on_host = |c: &(u32, u32, i64)| records.contains(&((c.1 & !CONSUMER) as usize));
     let Events { nodes, contexts, context_classes, .. } = ev;
-    for c in contexts.iter().filter(on_host(true)) {
-        if producers.contains(&(context_classes[c.0 as usize].0, c.2)) {
-            nodes[(c.1 & !CONSUMER) as usize].more |= more::CONSUMES_HOST_PRODUCER;
+    for run in contexts.chunk_by(|a, b| (context_classes[a.0 as usize].0, a.2) == (context_classes[b.0 as usize].0, b.2)) {
+        if run.iter().any(|c| c.1 & CONSUMER == 0 && on_host(c)) {
+            for c in run.iter().filter(|c| c.1 & CONSUMER != 0 && on_host(c)) {
+                nodes[(c.1 & !CONSUMER) as usize].more |= more::CONSUMES_HOST_PRODUCER;
+            }
         }
     }
 }
@@ -918,54 +962,74 @@ fn mark_host_consumers(ev: &mut Events<'_>, h: usize) {
 /// XProf's `GroupTfEvents` on a trace with no groups yet: sets `group` (and
 /// the roots' `step_name`).
 fn group(ev: &mut Events<'_>) {
+    group_linking(ev, |producers, consumers| producers * consumers > producers + consumers)
+}
+
+/// [`group`], linking a context's `producers` and `consumers` through a
+/// hub where `through_hub(producers, consumers)` (see [`Graph`]), each
+/// pair otherwise.
+fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool) {
     // Context groups: producers and consumers of each (type, id, pid);
     // large groups on both sides are not linked.
-    // (Not read again after grouping: sorted where they are.)
-    let mut contexts = std::mem::take(&mut ev.contexts);
-    contexts.sort_unstable_by_key(|&(class, event, id)| (class, id, event));
+    // (Sorted by [`sort_contexts`]; not read again after grouping.)
+    let contexts = std::mem::take(&mut ev.contexts);
     let context_groups = || {
         contexts
             .chunk_by(|a, b| (a.0, a.2) == (b.0, b.2))
             .map(|run| run.split_at(run.partition_point(|c| c.1 & CONSUMER == 0)))
             .filter(|(p, c)| p.len() < 64 || c.len() < 64)
     };
-    let pairs: usize = context_groups().map(|(p, c)| p.len() * c.len()).sum();
+    let links_needed: usize = context_groups().map(|(p, c)| if through_hub(p.len(), c.len()) { p.len() + c.len() } else { p.len() * c.len() }).sum();
     // Executor → IteratorGetNext by (id, iter_num); kernel launch → kernel.
-    let mut executors: HashMap<(i64, i64), usize> = HashMap::default();
-    let mut launches: HashMap<i64, usize> = HashMap::default();
-    for i in 0..ev.len() {
-        let name = ev.name(i);
-        if name == "ExecutorState::Process" {
-            if let (Some(s), Some(it)) = (ev.step_id(i), ev.iter_num(i)) {
-                executors.insert((s, it), i);
-            }
-        } else if ev.is_host(i) && known_type(name).is_none() {
-            if let Some(c) = ev.correlation_id(i) {
-                launches.insert(c, i);
+    // (Read from the stat columns, in event order as a walk over all
+    // events would: the last of equal keys wins. A TF2 trace has an
+    // executor event per op, millions in a large one, and few
+    // IteratorGetNext events: only the executors asked for are looked up.)
+    let kinds: Vec<GroupingName> = ev.names.iter().map(|&n| GroupingName::of(n)).collect();
+    let kind = |i: usize| kinds[ev.nodes[i].name as usize];
+    let ids_and_iterations = || ev.step_id.join(&ev.iter_num);
+    let mut executors: HashMap<(i64, i64), Option<usize>> =
+        ids_and_iterations().filter(|&(i, ..)| kind(i) == GroupingName::IteratorGetNext).map(|(_, s, it)| ((s, it), None)).collect();
+    if !executors.is_empty() {
+        for (i, s, it) in ids_and_iterations().filter(|&(i, ..)| kind(i) == GroupingName::Executor) {
+            if let Some(executor) = executors.get_mut(&(s, it)) {
+                *executor = Some(i);
             }
         }
     }
+    let mut launches: HashMap<i64, usize> = HashMap::default();
+    for (i, c) in ev.correlation_id.iter() {
+        if ev.is_host(i) && known_type(ev.name(i)).is_none() {
+            launches.insert(c, i);
+        }
+    }
     let mut links: Vec<(u32, u32)> = Vec::new();
-    for i in 0..ev.len() {
-        let name = ev.name(i);
-        if name == "IteratorGetNextOp::DoCompute" || name == "IteratorGetNextAsOptionalOp::DoCompute" {
-            if let Some(&p) = ev.step_id(i).zip(ev.iter_num(i)).and_then(|k| executors.get(&k)) {
-                add_child(&mut links, p, i);
-            }
-        } else if !ev.is_host(i) && known_type(name).is_none() {
-            if let Some(&p) = ev.correlation_id(i).and_then(|c| launches.get(&c)) {
-                add_child(&mut links, p, i);
-            }
+    for (i, s, it) in ids_and_iterations().filter(|&(i, ..)| kind(i) == GroupingName::IteratorGetNext) {
+        if let Some(&Some(p)) = executors.get(&(s, it)) {
+            add_child(&mut links, p, i);
+        }
+    }
+    for (i, c) in ev.correlation_id.iter() {
+        if !ev.is_host(i) && known_type(ev.name(i)).is_none()
+            && let Some(&p) = launches.get(&c)
+        {
+            add_child(&mut links, p, i);
         }
     }
     drop((executors, launches));
     // The nesting links (`collect` found them), then the others.
     let mut edges = std::mem::take(&mut ev.nest);
-    edges.reserve(pairs + links.len());
+    edges.reserve(links_needed + links.len());
+    let mut hubs = 0;
     for (producers, consumers) in context_groups() {
-        for p in producers {
-            for c in consumers {
-                edges.push((p.1, c.1 & !CONSUMER));
+        if through_hub(producers.len(), consumers.len()) {
+            let hub = (ev.len() + hubs) as u32;
+            hubs += 1;
+            edges.extend(producers.iter().map(|p| (p.1, hub)));
+            edges.extend(consumers.iter().map(|c| (hub, c.1 & !CONSUMER)));
+        } else {
+            for p in producers {
+                edges.extend(consumers.iter().map(|c| (p.1, c.1 & !CONSUMER)));
             }
         }
     }
@@ -973,24 +1037,25 @@ fn group(ev: &mut Events<'_>) {
     edges.append(&mut links);
     drop(links);
 
-    // tf.data's own steps, and TF loops.
-    let tf_data: HashSet<i64> = ev.step_id.iter().filter(|&(i, _)| TF_DATA_FUNCTIONS.contains(&ev.name(i))).map(|(_, s)| s).collect();
+    // tf.data's own steps, and TF loops: the other steps whose executor
+    // events have an iteration other than 0. (Found before their events
+    // are listed: most steps are no loop.)
+    let tf_data: HashSet<i64> = ev.step_id.iter().filter(|&(i, _)| kind(i) == GroupingName::TfData).map(|(_, s)| s).collect();
+    let loop_iterations = || ids_and_iterations().filter(|&(i, s, _)| kind(i) == GroupingName::Executor && !tf_data.contains(&s));
+    // Per step: an iteration, and whether there are others.
+    let mut iterations_of: HashMap<i64, (i64, bool)> = HashMap::default();
+    for (_, step, iter) in loop_iterations() {
+        iterations_of.entry(step).and_modify(|(first, more)| *more |= *first != iter).or_insert((iter, false));
+    }
+    let loop_steps: HashSet<i64> = iterations_of.into_iter().filter(|&(_, (iter, more))| more || iter != 0).map(|(step, _)| step).collect();
     let mut loops: HashMap<i64, BTreeMap<i64, Vec<usize>>> = HashMap::default();
-    for (i, step) in ev.step_id.iter() {
-        if ev.name(i) != "ExecutorState::Process" {
-            continue;
+    if !loop_steps.is_empty() {
+        for (i, step, iter) in loop_iterations().filter(|(_, step, _)| loop_steps.contains(step)) {
+            loops.entry(step).or_default().entry(iter).or_default().push(i);
         }
-        let Some(iter) = ev.iter_num(i) else { continue };
-        if tf_data.contains(&step) {
-            continue;
-        }
-        loops.entry(step).or_default().entry(iter).or_default().push(i);
     }
     let mut iterations: Vec<(usize, Vec<usize>)> = Vec::new();
     for tf_loop in loops.into_values() {
-        if tf_loop.len() == 1 && tf_loop.contains_key(&0) {
-            continue;
-        }
         for events in tf_loop.into_values() {
             let first = events.iter().copied().fold(events[0], |a, b| if ev.begin(b) < ev.begin(a) { b } else { a });
             iterations.push((first, events));
@@ -1007,15 +1072,16 @@ fn group(ev: &mut Events<'_>) {
                 }
             }
         }
-        let graph = Graph::new(ev.len(), edges);
+        let graph = Graph::new(ev.len(), hubs, edges);
+        let mut hubs_walked = vec![false; hubs];
         for (first, _) in iterations {
-            process_root(ev, &graph, next_group, first);
+            process_root(ev, &graph, &mut hubs_walked, next_group, first);
             next_group += 1;
         }
         return;
     }
     let mut roots: Vec<usize> = (0..ev.len())
-        .filter(|&i| ev.root_level(i) > 0 || ev.name(i) == "TraceContext")
+        .filter(|&i| ev.root_level(i) > 0 || ev.name_codes[ev.nodes[i].name as usize] == name_code::TRACE_CONTEXT)
         .filter(|&i| ev.step_id(i).is_none_or(|s| !tf_data.contains(&s)))
         .collect();
     for &r in &roots {
@@ -1024,11 +1090,32 @@ fn group(ev: &mut Events<'_>) {
         }
     }
     roots.sort_by_key(|&r| (std::cmp::Reverse(ev.root_level(r)), ev.begin(r), r));
-    let graph = Graph::new(ev.len(), edges);
+    let graph = Graph::new(ev.len(), hubs, edges);
+    let mut hubs_walked = vec![false; hubs];
     for root in roots {
         if root_needs_grouping(ev, &graph, root) {
-            process_root(ev, &graph, next_group, root);
+            process_root(ev, &graph, &mut hubs_walked, next_group, root);
             next_group += 1;
+        }
+    }
+}
+
+/// What grouping makes of an event's name.
+#[derive(Clone, Copy, PartialEq)]
+enum GroupingName {
+    Executor,
+    IteratorGetNext,
+    TfData,
+    Other,
+}
+
+impl GroupingName {
+    fn of(name: &str) -> GroupingName {
+        match name {
+            "ExecutorState::Process" => GroupingName::Executor,
+            "IteratorGetNextOp::DoCompute" | "IteratorGetNextAsOptionalOp::DoCompute" => GroupingName::IteratorGetNext,
+            _ if TF_DATA_FUNCTIONS.contains(&name) => GroupingName::TfData,
+            _ => GroupingName::Other,
         }
     }
 }
@@ -1065,7 +1152,7 @@ fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
         }
     }
     while let Some(n) = queue.pop_front() {
-        let l = ev.root_level(n);
+        let l = if graph.is_hub(n) { 0 } else { ev.root_level(n) };
         if l > 0 && l == level {
             return false;
         }
@@ -1082,11 +1169,13 @@ fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
 fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl Fn(&Events<'a>, usize) -> Option<T>) -> Option<T> {
     let mut seen: HashSet<usize> = HashSet::from_iter([start]);
     let mut queue = VecDeque::from([start]);
+    let mut parents = Vec::new();
     while let Some(n) = queue.pop_front() {
         if let Some(v) = get(ev, n) {
             return Some(v);
         }
-        for p in graph.parents(n) {
+        graph.event_parents(n, &mut parents);
+        for &p in &parents {
             if seen.insert(p) {
                 queue.push_back(p);
             }
@@ -1095,7 +1184,9 @@ fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl F
     None
 }
 
-fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize) {
+/// `hubs_walked`: per hub, its consumers were reached by an earlier walk
+/// (all of them are grouped then: no later walk needs to go through it).
+fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, hubs_walked: &mut [bool], group: i64, root: usize) {
     // The events reachable from the root through events not grouped yet
     // (grouped as they are found: the same events as XProf's walk, with no
     // set of those seen).
@@ -1104,7 +1195,12 @@ fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, group: i64, root: usize)
         let mut queue = VecDeque::from([root]);
         while let Some(n) = queue.pop_front() {
             for c in graph.children(n) {
-                if ev.group(c).is_none() {
+                if graph.is_hub(c) {
+                    if !hubs_walked[c - graph.events] {
+                        hubs_walked[c - graph.events] = true;
+                        queue.push_back(c);
+                    }
+                } else if ev.group(c).is_none() {
                     ev.set_group(c, group);
                     queue.push_back(c);
                 }
@@ -1630,6 +1726,82 @@ mod tests {
         let region = "ThreadpoolListener::Region";
         assert_eq!(input_op_kind(region), 0);
         assert!(matches!(host_kind(region), HostKind::Event(et::HOST_COMPUTE)));
+    }
+
+    /// The fixture's events repeated `times` times on each line, each copy
+    /// after the last (as the bench traces are made): the contexts repeat,
+    /// so each has `times` producers and consumers.
+    fn repeated(bytes: &[u8], times: i64) -> Vec<u8> {
+        use crate::proto::tensorflow::profiler as xp;
+        use prost::Message;
+        let mut space = xp::XSpace::decode(bytes).unwrap();
+        for line in space.planes.iter_mut().flat_map(|p| &mut p.lines) {
+            let offset = |e: &xp::XEvent| match e.data {
+                Some(xp::x_event::Data::OffsetPs(o)) => o,
+                _ => 0,
+            };
+            let span = line.events.iter().map(|e| offset(e) + e.duration_ps).max().unwrap_or(0) + 1;
+            let copies: Vec<xp::XEvent> = (1..times)
+                .flat_map(|k| line.events.iter().map(move |e| xp::XEvent { data: Some(xp::x_event::Data::OffsetPs(offset(e) + k * span)), ..e.clone() }))
+                .collect();
+            line.events.extend(copies);
+        }
+        space.encode_to_vec()
+    }
+
+    /// An event's group and step name.
+    type Grouped = (Option<i64>, Option<String>);
+
+    /// Each record's group and step name, grouped with `through_hub`; and
+    /// how many contexts went through a hub.
+    fn grouped(bytes: &[u8], through_hub: fn(usize, usize) -> bool) -> (Vec<Grouped>, usize) {
+        let space = Space::decode(bytes).unwrap();
+        let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode(p).unwrap()).collect();
+        let mut ev = collect(&planes, &|_| {}).unwrap();
+        sort_contexts(&mut ev);
+        let hubs = std::cell::Cell::new(0);
+        group_linking(&mut ev, |p, c| {
+            let hub = through_hub(p, c);
+            hubs.set(hubs.get() + usize::from(hub));
+            hub
+        });
+        ((0..ev.len()).map(|i| (ev.group(i), ev.step_name(i).map(str::to_owned))).collect(), hubs.get())
+    }
+
+    /// Through a hub, an event's parents are listed as linking each pair
+    /// lists them: in index order, duplicates kept (the order decides
+    /// which ancestor's stat names a step).
+    #[test]
+    fn a_hubs_producers_are_parents_in_index_order() {
+        // Events 0..6; hub 6 links producers 5 and 1 to consumer 3, which
+        // also nests in 4 and is consumed from 1 directly.
+        let graph = Graph::new(6, 1, vec![(4, 3), (5, 6), (1, 6), (6, 3), (1, 3)]);
+        let mut parents = Vec::new();
+        graph.event_parents(3, &mut parents);
+        assert_eq!(parents, [1, 1, 4, 5]);
+        let pairs = Graph::new(6, 0, vec![(4, 3), (5, 3), (1, 3), (1, 3)]);
+        assert_eq!(pairs.parents(3).collect::<Vec<_>>(), parents);
+    }
+
+    /// Linking a context's producers and consumers through a hub groups
+    /// and names every event as linking each pair does, on fixtures whose
+    /// steps come from roots and from TF loops, repeated so that their
+    /// contexts have several producers and consumers.
+    #[test]
+    fn hubs_group_as_every_pair_linked() {
+        let fixtures: [&[u8]; 3] = [
+            TF_LOOP,
+            include_bytes!("../../testdata/xplane/keras_fit/plugins/profile/run0/host0.xplane.pb"),
+            include_bytes!("../../testdata/xplane/tf_data_loop/plugins/profile/run0/host0.xplane.pb"),
+        ];
+        for (k, fixture) in fixtures.iter().enumerate() {
+            let trace = repeated(fixture, 5);
+            let (by_hubs, hubs) = grouped(&trace, |p, c| p * c > p + c);
+            let (by_pairs, none) = grouped(&trace, |_, _| false);
+            assert!(hubs > 0 && none == 0, "fixture {k}: {hubs} hubs");
+            assert!(by_pairs.iter().any(|(g, _)| g.is_some()), "fixture {k} has groups");
+            assert_eq!(by_hubs, by_pairs, "fixture {k}");
+        }
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed.
