@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """XPlane benchmark: rtfprof `scope`/`op --xplane_path` against XProf's
-`framework_op_stats` conversion, in one run (issues 16 and 20).
+`framework_op_stats` conversion, and `rtfprof steps` against XProf's
+`input_pipeline_analyzer`, in one run (issues 16 and 20).
 
     python3 bench/xplane.py [--rtfprof PATH] [--scales x1,x10,x25,x100]
                             [--runs N] [--xprof-scales x1,x25] [--out FILE]
@@ -15,7 +16,7 @@ not committed; made when missing with the TF venv, see bench/README.md):
   shifted in time, markers renumbered (tools/xplane/repeat_trace.py):
   ~270 MB and ~1.08 GB.
 
-rtfprof: the whole process (`rtfprof scope|op --xplane_path DIR
+rtfprof: the whole process (`rtfprof scope|op|steps --xplane_path DIR
 --output file:outfile=/dev/null`), wall time of the fastest of --runs runs
 (3 for traces over 50 MB, 2 for those over 500 MB) after one warm-up run
 (none over 500 MB), user+sys CPU and peak RSS (ru_maxrss from wait4,
@@ -45,6 +46,8 @@ ROOT = os.path.dirname(BENCH)
 DATA = os.path.join(BENCH, "data", "xplane")
 XPROF_PY = os.environ.get("XPROF_PYTHON", "/work/venvs/xprof/bin/python")
 TF_PY = os.environ.get("TF_PYTHON", "/work/venvs/tf/bin/python")
+# rtfprof's view → the XProf tool that answers the same question.
+XPROF_TOOL = {"scope": "framework_op_stats", "op": "framework_op_stats", "steps": "input_pipeline_analyzer"}
 HOW = {
     "x1": "real TF2 trace: 40 residual blocks x 40 marked steps (bench/gen_xplane.py)",
     "x10": "real TF2 trace: 40 blocks x 400 marked steps (bench/gen_xplane.py --steps 400)",
@@ -100,8 +103,8 @@ def copy_alone(scale, tmp):
     return path
 
 
-def xprof_serve(paths_runs):
-    """Times conversions in one persistent XProf process: [(path, runs)]."""
+def xprof_serve(paths_runs, tool):
+    """Times conversions by `tool` in one persistent XProf process: [(path, runs)]."""
     proc = subprocess.Popen([XPROF_PY, os.path.join(BENCH, "xprof_convert.py"), "serve"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert json.loads(proc.stdout.readline())["ready"]
@@ -109,7 +112,7 @@ def xprof_serve(paths_runs):
     for path, runs in paths_runs:
         results = []
         for _ in range(runs + 1):  # the first is a warm-up
-            proc.stdin.write(path + "\n")
+            proc.stdin.write(f"{tool}\t{path}\n")
             proc.stdin.flush()
             results.append(json.loads(proc.stdout.readline()))
         timed = results[1:]
@@ -121,10 +124,10 @@ def xprof_serve(paths_runs):
     return out
 
 
-def xprof_rss(path, tmp):
+def xprof_rss(path, tmp, tool):
     out = os.path.join(tmp, "rss.json")
     start = time.perf_counter()
-    subprocess.run([XPROF_PY, os.path.join(BENCH, "xprof_convert.py"), "rss", path, out], check=True)
+    subprocess.run([XPROF_PY, os.path.join(BENCH, "xprof_convert.py"), "rss", path, out, tool], check=True)
     r = json.load(open(out))
     r["process_wall"] = time.perf_counter() - start
     return r
@@ -160,18 +163,18 @@ def main():
         # Scale by scale, XProf first then rtfprof, so that a change of load
         # on the machine weighs on both tools of a scale alike.
         for s in scales:
-            if s in xprof_scales:
+            for tool in (sorted(set(XPROF_TOOL.values())) if s in xprof_scales else []):
                 path = copy_alone(s, tmp)
-                print(f"== XProf framework_op_stats on {s}", file=sys.stderr)
+                print(f"== XProf {tool} on {s}", file=sys.stderr)
                 if sizes[s] < 50e6:
-                    xp[s] = xprof_serve([(path, 3)])[0]
-                    xp[s]["rss"] = xprof_rss(path, tmp)
+                    xp[(s, tool)] = xprof_serve([(path, 3)], tool)[0]
+                    xp[(s, tool)]["rss"] = xprof_rss(path, tmp, tool)
                 else:
-                    r = xprof_rss(path, tmp)
-                    xp[s] = {"wall": r["total"], "cpu": None, "walls": [r["total"]], "rss": r}
-                os.remove(path)
+                    r = xprof_rss(path, tmp, tool)
+                    xp[(s, tool)] = {"wall": r["total"], "cpu": None, "walls": [r["total"]], "rss": r}
+                shutil.rmtree(os.path.dirname(path))
             runs = args.runs if sizes[s] < 50e6 else (3 if sizes[s] < 500e6 else 2)
-            for view in ("scope", "op"):
+            for view in XPROF_TOOL:
                 print(f"== rtfprof {view} on {s} ({runs} runs)", file=sys.stderr)
                 # (The 1 GB trace: its first run is a run, the page cache
                 # is warm from reading it before.)
@@ -185,8 +188,9 @@ def main():
              f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB RAM; load average before/after: "
              f"{' '.join(load_before)} / {' '.join(open('/proc/loadavg').read().split()[:3])} (other jobs share the machine)")
     L.append(f"- rtfprof: commit `{commit}`{' with uncommitted changes' if dirty else ''}; whole process, "
-             f"`rtfprof scope|op --xplane_path DIR --output file:outfile=/dev/null`, fastest run after one warm-up")
-    L.append("- XProf: `xspace_to_tool_data([copy], \"framework_op_stats\", {\"use_saved_result\": False})` in-process "
+             f"`rtfprof scope|op|steps --xplane_path DIR --output file:outfile=/dev/null`, fastest run after one warm-up")
+    L.append("- XProf: `xspace_to_tool_data([copy], TOOL, {\"use_saved_result\": False})` in-process "
+             "(TOOL: `framework_op_stats` against scope and op, `input_pipeline_analyzer` against steps) "
              "(bench/xprof_convert.py), on a copy alone in a temporary directory, cache deleted before each run; "
              "small traces: fastest of 3 after a warm-up in one process; big ones: one run in a fresh process\n")
     L.append("## Traces\n")
@@ -194,12 +198,12 @@ def main():
     for s in scales:
         L.append(f"| {s} | {mb(sizes[s]):.1f} MB | {HOW.get(s, '')} |")
     L.append("\n## rtfprof vs XProf\n")
-    L.append("| scale | view | rtfprof wall s (fastest; all) | rtfprof user + sys s (fastest run) | rtfprof peak RSS MB | XProf wall s | XProf peak RSS MB (process; minus import) | XProf / rtfprof wall |")
-    L.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    L.append("| scale | view | rtfprof wall s (fastest; all) | rtfprof user + sys s (fastest run) | rtfprof peak RSS MB | XProf tool | XProf wall s | XProf peak RSS MB (process; minus import) | XProf / rtfprof wall |")
+    L.append("|---|---|---:|---:|---:|---|---:|---:|---:|")
     for s in scales:
-        for view in ("scope", "op"):
+        for view, tool in XPROF_TOOL.items():
             r = rt[(s, view)]
-            x = xp.get(s)
+            x = xp.get((s, tool))
             walls = ", ".join(f"{w:.2f}" for w in r["walls"])
             if x:
                 rss = x["rss"]
@@ -208,7 +212,7 @@ def main():
                 ratio = f"**{x['wall'] / r['wall']:.1f}x**"
             else:
                 xcol = xrss = ratio = "-"
-            L.append(f"| {s} | {view} | {r['wall']:.3f} ({walls}) | {r['user']:.2f} + {r['sys']:.2f} | {r['rss_kb'] / 1024:.0f} | {xcol} | {xrss} | {ratio} |")
+            L.append(f"| {s} | {view} | {r['wall']:.3f} ({walls}) | {r['user']:.2f} + {r['sys']:.2f} | {r['rss_kb'] / 1024:.0f} | {tool} | {xcol} | {xrss} | {ratio} |")
     L.append("\n## Linearity (rtfprof, fastest runs)\n")
     L.append("Wall time of the fastest runs, and user time (the least of the runs: "
              "the kernel time of page faults varies between runs of one binary on this VM, see README.md).\n")
@@ -217,13 +221,13 @@ def main():
     for a, b in [("x1", "x10"), ("x1", "x25"), ("x25", "x100"), ("x1", "x100")]:
         if a in scales and b in scales:
             k = sizes[b] / sizes[a]
-            for view in ("scope", "op"):
+            for view in XPROF_TOOL:
                 t = rt[(b, view)]["wall"] / rt[(a, view)]["wall"]
                 u = min(rt[(b, view)]["users"]) / min(rt[(a, view)]["users"])
                 m = rt[(b, view)]["rss_kb"] / rt[(a, view)]["rss_kb"]
                 L.append(f"| {a} | {b} | {k:.2f} | {view} | {t:.2f} | **{t / k:.2f}** | **{u / k:.2f}** | {m:.2f} |")
     text = "\n".join(L) + "\n"
-    raw = {"sizes": sizes, "rtfprof": {f"{s}/{v}": r for (s, v), r in rt.items()}, "xprof": xp}
+    raw = {"sizes": sizes, "rtfprof": {f"{s}/{v}": r for (s, v), r in rt.items()}, "xprof": {f"{s}/{t}": r for (s, t), r in xp.items()}}
     text += "\n<details><summary>raw</summary>\n\n```json\n" + json.dumps(raw, indent=1) + "\n```\n</details>\n"
     open(args.out, "w").write(text)
     results = os.path.join(BENCH, "results.md")
