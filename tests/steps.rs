@@ -3,11 +3,12 @@
 //! input_pipeline_analyzer.json`, made by `tools/xplane/xprof_goldens.py`).
 //!
 //! For every step row XProf lists, rtfprof must list the same step (same
-//! name, same order) with every category and the step time within 1% of
-//! XProf's step time (they agree to the picosecond on these traces: the
-//! bound only absorbs float formatting). Where XProf lists no step, `steps`
-//! must say so in one line and exit 1. The shared 8-GPU trace in
-//! `../shared/traces/` is checked too when that directory exists.
+//! name, same order) with every category and the step time equal to
+//! XProf's to the nanosecond (rtfprof's JSON has nanoseconds; the issue
+//! asks for 1% of the step time, and these traces agree exactly). Where
+//! XProf lists no step, `steps` must say so in one line and exit 1. The
+//! shared 8-GPU trace in `../shared/traces/` is checked too when that
+//! directory exists.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -89,11 +90,11 @@ fn check_fixture(fixture: &str) {
             for (row, step) in rows.iter().zip(ours) {
                 let cells: Vec<&Value> = row["c"].as_array().unwrap().iter().map(|c| &c["v"]).collect();
                 assert_eq!(step["step"].as_str(), cells[0].as_str(), "{fixture}: step name");
-                let step_us = cells[11].as_f64().unwrap() * 1000.0;
                 for (key, col) in COLUMNS {
                     let want = cells[col].as_f64().unwrap() * 1000.0;
                     let got = step[key].as_f64().unwrap();
-                    assert!((want - got).abs() <= 0.01 * step_us, "{fixture} {}: {key} {got} µs, XProf {want} µs", cells[0]);
+                    // (Half a nanosecond of rounding, and float noise.)
+                    assert!((want - got).abs() <= 0.000_501, "{fixture} {}: {key} {got} µs, XProf {want} µs", cells[0]);
                 }
                 let keys: Vec<&String> = step.as_object().unwrap().keys().collect();
                 assert_eq!(keys.len(), 11, "{fixture}: exactly the schema's keys: {keys:?}");
@@ -147,6 +148,15 @@ fn jax_jit_matches_xprof() {
 #[test]
 fn two_hosts_match_xprof() {
     check_fixture("two_hosts");
+}
+
+/// The trace's last step, where a threadpool region of the executor
+/// outlasts the marker by 3.8 ms: XProf counts no region (they take no
+/// group from their start's context), so the step's end past its last op
+/// is "other", not host compute.
+#[test]
+fn regions_past_the_marker_count_as_xprof_counts_them() {
+    check_fixture("region_past_marker");
 }
 
 /// Keras' `Profiled batch` markers have no `_r` stat: XProf groups nothing.

@@ -752,8 +752,8 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
     };
     let mut ordinal = 0;
     let mut nesting = Nesting { stack: Vec::new(), decided: 0 };
-    // (start offset, consumer id, stop offset, stop's own `_pid`)
-    let mut regions: Vec<(i64, i64, i64, Option<i64>)> = Vec::new();
+    // (start offset, stop offset)
+    let mut regions: Vec<(i64, i64)> = Vec::new();
     for (p, plane) in planes.iter().enumerate() {
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
@@ -772,10 +772,16 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
             // XProf's `ThreadpoolLineMutator` (preprocess_xplane.h): on a
             // line with `ThreadpoolListener::StartRegion`/`StopRegion`
             // markers, a `ThreadpoolListener::Region` event from the last
-            // start (that has a consumer id) to each stop, consuming the
-            // start's context. The regions go after the line's events, as
-            // XProf appends them.
-            let mut start: Option<(i64, i64)> = None;
+            // start (that has a consumer id) to each stop. The regions go
+            // after the line's events, as XProf appends them. The mutator
+            // gives them the start's context, but XProf 2.24 links them to
+            // no producer: its trace viewer shows them without a group, and
+            // its step breakdown leaves them out (the bench trace repeated
+            // twice has a region across the copies, which XProf does not
+            // count: `tools/xplane/compare_steps.py`). So they consume
+            // nothing here, and have a group only if they nest in an event
+            // that has one.
+            let mut start: Option<i64> = None;
             regions.clear();
             let mut walked = Walked::new(line.wire(), release);
             let decode = |_, wire| {
@@ -819,13 +825,13 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 let code = ev.name_codes[name as usize];
                 match code {
                     name_code::START_REGION => {
-                        if let Some(c) = s.ct.zip(s.ci) {
-                            start = Some((offset_ps, c.1));
+                        if s.ct.zip(s.ci).is_some() {
+                            start = Some(offset_ps);
                         }
                     }
                     name_code::STOP_REGION => {
-                        if let Some((b, c)) = start {
-                            regions.push((b, c, offset_ps, s.pid));
+                        if let Some(b) = start {
+                            regions.push((b, offset_ps));
                         }
                     }
                     _ => {}
@@ -902,13 +908,13 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
             })?;
             drop(walked);
             // The regions nest like the line's events, after them.
-            if let Some(&(b, _, e, _)) = regions.first() {
+            if let Some(&(b, e)) = regions.first() {
                 nesting.pop_to(&mut ev, base + i128::from(b), base + i128::from(e));
             } else {
                 nesting.close(&mut ev);
             }
             ev.lines[l].regions = ev.nodes.len();
-            for &(b, c, e, pid) in &regions {
+            for &(b, e) in &regions {
                 let i = ev.nodes.len();
                 let (begin, end) = (base + i128::from(b), base + i128::from(e));
                 nesting.pop_to(&mut ev, begin, end);
@@ -918,9 +924,7 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 }
                 nesting.stack.push(Open { record: i, ordinal: usize::MAX, begin, end });
                 nesting.decided = nesting.stack.len();
-                let flags = flag::REGION | flag::CONSUMER;
-                ev.add_context(i, (THREADPOOL_EVENT, pid.or(plane_pid)), c, true);
-                ev.nodes.push(Node { offset: b, dur: e, group: 0, name: REGION_NAME, flags, more: 0 });
+                ev.nodes.push(Node { offset: b, dur: e, group: 0, name: REGION_NAME, flags: flag::REGION, more: 0 });
             }
             nesting.close(&mut ev);
         }
@@ -929,8 +933,6 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
     Ok(ev)
 }
 
-/// `ContextType::kThreadpoolEvent` (xla/tsl/profiler/lib/context_types.h).
-const THREADPOOL_EVENT: i64 = 15;
 /// The name index of `ThreadpoolListener::Region` in [`Events::names`].
 const REGION_NAME: u32 = 1;
 
