@@ -49,3 +49,10 @@ pub fn profile(view: View, inputs: &InputArgs, opts: &Options) -> Result<Profile
         Ok(Profiled { proto, root: result.root, per_step, printed, warnings })
     })
 }
+
+/// Each step's time and its split into XProf's categories, as `rtfprof
+/// steps` finds them in `inputs` (XPlane traces, run metadata, event files
+/// or a profile); a profile without steps is an error saying why.
+pub fn steps(inputs: &InputArgs) -> Result<crate::steps::Steps> {
+    crate::cli::with_deep_stack(|| crate::cli::load_steps(inputs, &mut String::new()))
+}

@@ -490,6 +490,12 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     if matches!(cli.command, Some(Command::Jobs)) && cli.inputs.job.is_empty() {
         return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
     }
+    // `steps` reads XPlane traces in place: it needs no nodes.
+    if matches!(cli.command, Some(Command::Steps))
+        && let Some(hosts) = xplane_hosts(&cli.inputs, stdout)?
+    {
+        return steps::run_xplane(&hosts, &opts, stdout);
+    }
     // Run graph coverage for the report's header: of the inputs, or of each job.
     let mut coverage = Vec::new();
     let Some(mut stats) = load(cli.command.as_ref(), &cli.inputs, &opts, &mut coverage, stdout)? else {
@@ -576,21 +582,10 @@ fn load(
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops;
     }
-    if inputs.xplane_run.is_some() && inputs.xplane_path.is_none() {
-        return Err(Error::flag("--xplane_run", "needs --xplane_path LOGDIR"));
-    }
     // A run directory with several hosts' traces is read as one job a host.
     let mut xplane_jobs = Vec::new();
-    if let Some(path) = &inputs.xplane_path {
-        if !inputs.job.is_empty() {
-            return Err(Error::flag("--xplane_path", "give each job's trace with --job NAME=PATH instead"));
-        }
-        let located = crate::inputs::xplane::locate(path, inputs.xplane_run.as_deref())?;
-        if let Some(note) = located.note {
-            stdout.push_str(&note);
-            stdout.push('\n');
-        }
-        match located.hosts.as_slice() {
+    if let Some(hosts) = xplane_hosts(inputs, stdout)? {
+        match hosts.as_slice() {
             [(_, file)] => paths.xplane_path = Some(file.clone()),
             hosts => {
                 xplane_jobs = hosts
@@ -606,18 +601,6 @@ fn load(
     if let Some(Command::Diff(args)) = command {
         crate::cli::diff::run(args, &paths, opts, stdout)?;
         return Ok(None);
-    }
-    // `steps` reads XPlane traces in place: it needs no nodes.
-    if matches!(command, Some(Command::Steps)) {
-        if let Some(file) = &paths.xplane_path {
-            steps::run_xplane(&[(String::new(), file.clone())], opts, stdout)?;
-            return Ok(None);
-        }
-        if !xplane_jobs.is_empty() {
-            let hosts: Vec<_> = xplane_jobs.iter().filter_map(|j| Some((j.name.clone(), j.inputs.xplane_path.clone()?))).collect();
-            steps::run_xplane(&hosts, opts, stdout)?;
-            return Ok(None);
-        }
     }
     if paths.xplane_path.is_some() || !xplane_jobs.is_empty() {
         if matches!(command, Some(Command::Graph)) && paths.graph_path.is_none() {
@@ -653,6 +636,36 @@ fn load(
         coverage.push((name.clone(), stats.run_coverage()));
     }
     Ok(Some(crate::jobs::merge(jobs)))
+}
+
+/// The trace files of `inputs`' `--xplane_path`, one a host (`None`
+/// without one); [`crate::inputs::xplane::locate`]'s note about the run it
+/// chose goes to `stdout`.
+fn xplane_hosts(inputs: &InputArgs, stdout: &mut String) -> Result<Option<Vec<(String, PathBuf)>>> {
+    if inputs.xplane_run.is_some() && inputs.xplane_path.is_none() {
+        return Err(Error::flag("--xplane_run", "needs --xplane_path LOGDIR"));
+    }
+    let Some(path) = &inputs.xplane_path else { return Ok(None) };
+    if !inputs.job.is_empty() {
+        return Err(Error::flag("--xplane_path", "give each job's trace with --job NAME=PATH instead"));
+    }
+    let located = crate::inputs::xplane::locate(path, inputs.xplane_run.as_deref())?;
+    if let Some(note) = located.note {
+        stdout.push_str(&note);
+        stdout.push('\n');
+    }
+    Ok(Some(located.hosts))
+}
+
+/// The steps of `inputs` as `rtfprof steps` finds them; no step is an
+/// error, as there. XPlane traces are read in place (no nodes are built).
+pub fn load_steps(inputs: &InputArgs, stdout: &mut String) -> Result<crate::steps::Steps> {
+    check_event_flags(&inputs.paths(), &inputs.job, &Some(Command::Steps))?;
+    if let Some(hosts) = xplane_hosts(inputs, stdout)? {
+        return steps::analyze_xplane(&hosts);
+    }
+    let stats = load(Some(&Command::Steps), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("steps loads stats");
+    steps::with_rows(crate::steps::analyze(&stats)?, &[])
 }
 
 /// Reads the inputs of one view as `rtfprof <view>` reads them (see

@@ -22,19 +22,28 @@ pub fn check_output(opts: &Options) -> Result<()> {
 
 /// Breaks each step of a profile's run metadata down (see [`write`]).
 pub fn run(stats: &Stats, opts: &Options, stdout: &mut String) -> Result<()> {
-    write(steps::analyze(stats)?, &[], opts, stdout)
+    let analyzed = with_rows(steps::analyze(stats)?, &[]).inspect_err(|_| stdout.clear())?;
+    write(analyzed, opts, stdout)
 }
 
-/// Breaks each step of XPlane traces down, one file a host: read in place,
-/// without loading them into nodes (the views' conversion is not needed).
+/// Breaks each step of XPlane traces down, one file a host (see
+/// [`analyze_xplane`]), and writes it (see [`write`]).
 pub fn run_xplane(hosts: &[(String, PathBuf)], opts: &Options, stdout: &mut String) -> Result<()> {
+    let analyzed = analyze_xplane(hosts).inspect_err(|_| stdout.clear())?;
+    write(analyzed, opts, stdout)
+}
+
+/// The steps of XPlane traces, one file a host: read in place, without
+/// loading them into nodes (the views' conversion is not needed). No step
+/// is an error naming the trace (its run directory for several hosts).
+pub fn analyze_xplane(hosts: &[(String, PathBuf)]) -> Result<steps::Steps> {
     let files = hosts.iter().map(|(_, path)| XplaneFile::open(path)).collect::<Result<Vec<_>>>()?;
     for file in &files {
         check_xspace(file)?;
     }
     let analyzed = steps::analyze_files(&files)?;
     let paths: Vec<PathBuf> = files.into_iter().map(|f| f.path).collect();
-    write(analyzed, &paths, opts, stdout)
+    with_rows(analyzed, &paths)
 }
 
 /// An empty file, or one without planes, is no trace (as the views say).
@@ -51,18 +60,22 @@ fn check_xspace(file: &XplaneFile) -> Result<()> {
     Ok(())
 }
 
-/// Writes the breakdown where `--output` says. A profile without steps is
-/// an error (one line naming the trace, nothing on stdout).
-fn write(analyzed: steps::Steps, traces: &[PathBuf], opts: &Options, stdout: &mut String) -> Result<()> {
-    if analyzed.rows.is_empty() {
-        stdout.clear();
-        let message = steps::no_steps_message(&analyzed);
-        return Err(match traces {
-            [] => Error::Profile(message),
-            [trace] => Error::input("--xplane_path", trace, message),
-            [trace, ..] => Error::input("--xplane_path", trace.parent().unwrap_or(trace), message),
-        });
+/// `analyzed`, unless it has no step: then an error, one line naming the
+/// trace (the run directory of several).
+pub fn with_rows(analyzed: steps::Steps, traces: &[PathBuf]) -> Result<steps::Steps> {
+    if !analyzed.rows.is_empty() {
+        return Ok(analyzed);
     }
+    let message = steps::no_steps_message(&analyzed);
+    Err(match traces {
+        [] => Error::Profile(message),
+        [trace] => Error::input("--xplane_path", trace, message),
+        [trace, ..] => Error::input("--xplane_path", trace.parent().unwrap_or(trace), message),
+    })
+}
+
+/// Writes the breakdown where `--output` says.
+fn write(analyzed: steps::Steps, opts: &Options, stdout: &mut String) -> Result<()> {
     match &opts.output {
         Output::Json(path) => outputs::stream_atomic(path, |out| steps::write_json(&analyzed, out)),
         Output::Csv(path) => outputs::stream_atomic(path, |out| steps::write_csv(&analyzed, out)),

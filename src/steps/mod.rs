@@ -46,6 +46,19 @@ pub struct StepRow {
     pub categories: [Option<f64>; 9],
 }
 
+impl StepRow {
+    /// The step time, then each of [`CATEGORIES`] (named by [`number_names`]).
+    pub fn numbers(&self) -> impl Iterator<Item = Option<f64>> + '_ {
+        std::iter::once(Some(self.step_us)).chain(self.categories.iter().copied())
+    }
+}
+
+/// The names of [`StepRow::numbers`] in the JSON and CSV outputs (and the
+/// Python API): `step_time_us`, then `<category>_us`.
+pub fn number_names() -> impl Iterator<Item = String> {
+    std::iter::once("step_time_us".to_owned()).chain(CATEGORIES.iter().map(|c| format!("{c}_us")))
+}
+
 /// The steps of a profile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Steps {
@@ -430,9 +443,8 @@ pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
         .map(|r| {
             let mut m = Map::new();
             m.insert("step".into(), json!(r.name));
-            m.insert("step_time_us".into(), json!(r.step_us));
-            for (i, c) in CATEGORIES.iter().enumerate() {
-                m.insert(format!("{c}_us"), r.categories[i].map_or(Value::Null, |v| json!(v)));
+            for (name, value) in number_names().zip(r.numbers()) {
+                m.insert(name, value.map_or(Value::Null, |v| json!(v)));
             }
             Value::Object(m)
         })
@@ -447,12 +459,12 @@ pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
 
 /// A header line, then a row per step; empty cells where the input cannot tell.
 pub fn write_csv<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
-    let mut header = vec!["step".to_owned(), "step_time_us".to_owned()];
-    header.extend(CATEGORIES.iter().map(|c| format!("{c}_us")));
+    let mut header = vec!["step".to_owned()];
+    header.extend(number_names());
     writeln!(out, "{}", header.join(","))?;
     for r in &steps.rows {
-        let mut cells = vec![csv_field(&r.name), r.step_us.to_string()];
-        cells.extend(r.categories.iter().map(|c| c.map_or(String::new(), |v| v.to_string())));
+        let mut cells = vec![csv_field(&r.name)];
+        cells.extend(r.numbers().map(|c| c.map_or(String::new(), |v| v.to_string())));
         writeln!(out, "{}", cells.join(","))?;
     }
     Ok(out)
