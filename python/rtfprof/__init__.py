@@ -5,16 +5,19 @@
                            options={"max_depth": 100, "select": ["micros", "bytes"]})
     root.total_exec_micros, root.children[0].name
     df = rtfprof.to_dataframe(root)   # pandas; rtfprof.to_records(root) without
+    rtfprof.steps(xplane_path="logdir")  # each step's time split as XProf splits it
 
 ``profile`` takes tf.profiler's option dicts (``ProfileOptionBuilder(...).build()``)
 and returns nodes with the field names of tfprof's ``GraphNodeProto`` (scope and
 graph views) or ``MultiGraphNodeProto`` (op and code views). The work is done by
-the Rust library in this process, with the GIL released.
+the Rust library in this process, with the GIL released. ``steps`` gives each
+step's time and its split into XProf's categories (``rtfprof steps``), one dict
+a step with the JSON output's keys: ``pandas.DataFrame(rtfprof.steps(...))``.
 """
 
 from __future__ import annotations
 
-from ._rtfprof import GraphNode, MultiGraphNode, TensorValue, __version__, _table, profile
+from ._rtfprof import GraphNode, MultiGraphNode, TensorValue, __version__, _table, profile, steps
 
 # Annotations only: the `rtfprof` command imports this package, and typing
 # would add to its start-up time.
@@ -30,6 +33,7 @@ __all__ = [
     "TensorValue",
     "__version__",
     "profile",
+    "steps",
     "to_dataframe",
     "to_records",
 ]

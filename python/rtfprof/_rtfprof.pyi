@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "MultiGraphNode", "TensorValue", "profile", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "MultiGraphNode", "TensorValue", "profile", "steps", "__version__"]
 
 __version__: str
 
@@ -187,5 +187,15 @@ def profile(
     xplane_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
 ) -> Union[GraphNode, MultiGraphNode]: ...
+def steps(
+    *,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+) -> List[Dict[str, Union[str, float, None]]]:
+    """Each step's time and its split into XProf's categories, as `rtfprof steps`."""
 def _table(node: Union[GraphNode, MultiGraphNode], step_values: bool) -> Tuple[List[str], List[Tuple[Any, ...]]]: ...
 def _main(argv: List[str]) -> int: ...

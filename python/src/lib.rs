@@ -2,7 +2,8 @@
 //!
 //! `profile()` runs [`rtfprof::api::profile`] with the GIL released and turns
 //! tfprof's result message into `GraphNode` / `MultiGraphNode` objects with
-//! the message's field names. `_table()` gives the rows behind `to_records`
+//! the message's field names; `steps()` gives [`rtfprof::api::steps`]' rows
+//! as dicts. `_table()` gives the rows behind `to_records`
 //! and `to_dataframe` (the CSV output's, from `rtfprof::outputs::table`), and
 //! `_main()` is the `rtfprof` command installed with the wheel.
 
@@ -505,20 +506,9 @@ fn profile(
     };
     let opts = parse_options(options)?;
     let inputs = InputArgs {
-        graph_path: path_arg("graph_path", graph_path)?,
-        run_meta_path: run_meta_arg(run_meta_path)?,
-        op_log_path: path_arg("op_log_path", op_log_path)?,
-        profile_path: path_arg("profile_path", profile_path)?,
         checkpoint_path: path_arg("checkpoint_path", checkpoint_path)?,
-        events_path: path_arg("events_path", events_path)?,
-        xplane_path: path_arg("xplane_path", xplane_path)?,
-        ..InputArgs::default()
+        ..input_args("profile", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?
     };
-    if !inputs.has_inputs() {
-        return Err(PyValueError::new_err(
-            "profile: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path)",
-        ));
-    }
     let profiled = py.detach(|| rtfprof::api::profile(view, &inputs, &opts)).map_err(to_py_err)?;
     for warning in &profiled.warnings {
         let message = std::ffi::CString::new(warning.replace('\0', " ")).expect("NULs replaced");
@@ -532,6 +522,63 @@ fn profile(
         let table = Arc::new(Table { rows: flatten(root), per_step });
         build_node(py, proto, view, &table)
     })
+}
+
+/// The inputs every function takes; `function` names the caller when there
+/// are none.
+fn input_args(
+    function: &str,
+    graph_path: Option<&Bound<'_, PyAny>>,
+    run_meta_path: Option<&Bound<'_, PyAny>>,
+    op_log_path: Option<&Bound<'_, PyAny>>,
+    profile_path: Option<&Bound<'_, PyAny>>,
+    events_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<InputArgs> {
+    let inputs = InputArgs {
+        graph_path: path_arg("graph_path", graph_path)?,
+        run_meta_path: run_meta_arg(run_meta_path)?,
+        op_log_path: path_arg("op_log_path", op_log_path)?,
+        profile_path: path_arg("profile_path", profile_path)?,
+        events_path: path_arg("events_path", events_path)?,
+        xplane_path: path_arg("xplane_path", xplane_path)?,
+        ..InputArgs::default()
+    };
+    if !inputs.has_inputs() {
+        return Err(PyValueError::new_err(format!(
+            "{function}: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path)"
+        )));
+    }
+    Ok(inputs)
+}
+
+/// Each step's time and its split into XProf's categories, as `rtfprof
+/// steps` gives them: one dict a step, with the JSON output's keys (`step`,
+/// `step_time_us`, then `<category>_us`; `None` where the input cannot
+/// tell the category).
+#[pyfunction]
+#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None))]
+fn steps(
+    py: Python<'_>,
+    graph_path: Option<&Bound<'_, PyAny>>,
+    run_meta_path: Option<&Bound<'_, PyAny>>,
+    op_log_path: Option<&Bound<'_, PyAny>>,
+    profile_path: Option<&Bound<'_, PyAny>>,
+    events_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyList>> {
+    let inputs = input_args("steps", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?;
+    let analyzed = py.detach(|| rtfprof::api::steps(&inputs)).map_err(to_py_err)?;
+    let list = PyList::empty(py);
+    for row in &analyzed.rows {
+        let step = PyDict::new(py);
+        step.set_item("step", &row.name)?;
+        for (name, value) in rtfprof::steps::number_names().zip(row.numbers()) {
+            step.set_item(name, value)?;
+        }
+        list.append(step)?;
+    }
+    Ok(list.unbind())
 }
 
 fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {
@@ -593,7 +640,7 @@ fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, MultiGraphNode, TensorValue, profile};
+    use super::{_main, _table, GraphNode, MultiGraphNode, TensorValue, profile, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

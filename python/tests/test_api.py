@@ -489,3 +489,56 @@ def test_warnings_are_python_warnings(tmp_path):
     with pytest.warns(RuntimeWarning) as record:
         rtfprof.profile("scope", graph_path=graph, run_meta_path=rm)
     assert [str(w.message) for w in record] == ["layer1/MatMul has no start time, skipping"]
+
+
+# ---------------------------------------------------------------------------
+# steps
+# ---------------------------------------------------------------------------
+
+# XProf's step table (input_pipeline_analyzer, table 1): the column of each
+# key, in ms (as tests/steps.rs reads it).
+XPROF_COLUMNS = {"step_time_us": 11, "device_compute_us": 1, "device_to_device_us": 2,
+                 "device_collectives_us": 3, "host_compute_us": 4, "kernel_launch_us": 5, "input_us": 6,
+                 "output_us": 7, "compile_us": 8, "other_us": 9}
+
+
+def test_steps_are_xprofs():
+    """Each step of a TF2 trace, as XProf's input_pipeline_analyzer splits it."""
+    trace = TESTDATA / "xplane" / "tf_data_loop"
+    with open(TESTDATA / "xplane" / "expected" / "tf_data_loop.input_pipeline_analyzer.json") as f:
+        rows = json.load(f)[1]["rows"]
+    steps = rtfprof.steps(xplane_path=trace)
+    assert [s["step"] for s in steps] == [r["c"][0]["v"] for r in rows]
+    for step, row in zip(steps, rows):
+        assert list(step) == ["step"] + list(XPROF_COLUMNS)
+        for key, column in XPROF_COLUMNS.items():
+            assert step[key] == pytest.approx(row["c"][column]["v"] * 1000, abs=0.001), (step["step"], key)
+    assert steps[0]["input_us"] > 0
+
+
+def test_steps_equal_the_clis_json(tmp_path):
+    """The same rows as `rtfprof steps --output json`, for traces and run metadata
+    (whose categories it cannot tell are None, as the JSON's are null)."""
+    cases = [{"xplane_path": str(TESTDATA / "xplane" / "tf_loop")}, absolute_inputs(FIXTURES["mlp"])]
+    for inputs in cases:
+        out = tmp_path / "steps.json"
+        flags = ["--%s=%s" % (k, ",".join(v) if isinstance(v, list) else v) for k, v in inputs.items()]
+        run = run_cli(["steps", "--output=json:outfile=%s" % out] + flags)
+        assert run.returncode == 0, run.stderr
+        assert rtfprof.steps(**inputs) == json.loads(out.read_text())["steps"]
+    run_meta = rtfprof.steps(**absolute_inputs(FIXTURES["mlp"]))
+    assert run_meta[0]["input_us"] is None and run_meta[0]["host_compute_us"] is not None
+
+
+def test_steps_errors_are_the_clis():
+    """No steps, no inputs, a missing file: one clear message, as the CLI's."""
+    trace = TESTDATA / "xplane" / "keras_fit"
+    run = run_cli(["steps", "--xplane_path=%s" % trace])
+    assert run.returncode == 1
+    with pytest.raises(ValueError) as error:
+        rtfprof.steps(xplane_path=trace)
+    assert str(error.value) == run.stderr.strip().removeprefix("rtfprof: ")
+    with pytest.raises(ValueError, match="steps: no inputs"):
+        rtfprof.steps()
+    with pytest.raises(FileNotFoundError):
+        rtfprof.steps(xplane_path=TESTDATA / "no such trace")
