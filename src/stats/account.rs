@@ -25,6 +25,11 @@ pub struct Metrics {
 impl Metrics {
     /// A graph node's own values for `step` (`< 0`: per-node step average).
     pub fn of(node: &Node, step: i64) -> Metrics {
+        if step >= 0 { Self::at_step(node, step) } else { Self::each(node, step) }
+    }
+
+    /// [`Metrics::of`], metric by metric.
+    fn each(node: &Node, step: i64) -> Metrics {
         Metrics {
             run_count: node.run_count(step),
             exec_micros: node.exec_micros(step),
@@ -36,6 +41,35 @@ impl Metrics {
             output_bytes: node.output_bytes(step),
             parameters: node.parameters(),
             float_ops: node.float_ops(step),
+        }
+    }
+}
+
+impl Metrics {
+    /// [`Metrics::of`] one recorded step, from one lookup of its execution
+    /// and one of its memory records (views over every step of a long
+    /// trace make one of these per node and step: 9 lookups each were 40%
+    /// of `rtfprof report` on the 268 MB bench trace).
+    fn at_step(node: &Node, step: i64) -> Metrics {
+        if node.execs.is_empty() {
+            return Metrics { parameters: node.parameters(), float_ops: node.float_ops, ..Metrics::default() };
+        }
+        let exec = node.execs.get(&step);
+        let (accelerator_micros, cpu_micros) = exec.map_or((0, 0), |e| (e.accelerator_micros(), e.cpu_micros()));
+        let run_count = exec.map_or(0, |e| e.run_count);
+        let memory = node.memory.get(&step).map_or(&[][..], Vec::as_slice);
+        let sum = |field: fn(&super::node::MemoryRecord) -> i64| super::node::wrapping_sum(memory.iter().map(field));
+        Metrics {
+            run_count,
+            exec_micros: accelerator_micros.wrapping_add(cpu_micros),
+            accelerator_micros,
+            cpu_micros,
+            requested_bytes: sum(|m| m.requested_bytes),
+            peak_bytes: sum(|m| m.peak_bytes),
+            residual_bytes: sum(|m| m.residual_bytes),
+            output_bytes: sum(|m| m.output_bytes),
+            parameters: node.parameters(),
+            float_ops: node.float_ops.wrapping_mul(run_count),
         }
     }
 }
@@ -129,5 +163,36 @@ impl Snapshot {
         unique.dedup();
         snap.graph_nodes = unique;
         snap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::inputs::{NodeDetail, load_profile};
+    use crate::stats::Stats;
+
+    /// One recorded step's values from one lookup each equal them metric by
+    /// metric, on profiles with accelerator time, memory records, float ops,
+    /// parameters, nodes that never ran and steps a node missed.
+    #[test]
+    fn a_steps_values_at_once_equal_them_one_by_one() {
+        for fixture in ["cnn", "gpu_synth"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(fixture).join("profile");
+            let stats = Stats::from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
+            let mut seen = Metrics::default();
+            for node in &stats.nodes {
+                for &step in stats.steps.iter().chain([&99]) {
+                    let at_once = Metrics::at_step(node, step);
+                    assert_eq!(at_once, Metrics::each(node, step), "{fixture} {} step {step}", node.name);
+                    seen += at_once;
+                }
+            }
+            // (The fixture reaches every kind of value.)
+            assert!(seen.accelerator_micros > 0 || fixture == "cnn", "{fixture}");
+            assert!(seen.cpu_micros > 0 && seen.requested_bytes > 0 && seen.output_bytes > 0 && seen.parameters > 0 && seen.float_ops > 0, "{fixture}: {seen:?}");
+        }
     }
 }
