@@ -376,13 +376,26 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
         let ran = nodes.iter().map(|n| at_step[n.index].run_count > 0).collect();
         (root, watched, ran)
     });
+    // Turned into series per metric and node, step by step (each step's
+    // values read in order and then dropped: reading them node by node
+    // across the steps was a quarter of a long trace's report).
+    let mut root_at_steps = Vec::with_capacity(at_steps.len());
+    let mut series: Vec<Vec<Vec<i64>>> = vec![(0..nodes.len()).map(|_| Vec::with_capacity(at_steps.len())).collect(); watched.len()];
+    let mut steps_ran = vec![0usize; nodes.len()];
+    for (root, watched_at_step, ran) in at_steps {
+        root_at_steps.push(root);
+        for (metric, values) in series.iter_mut().zip(watched_at_step) {
+            for (node, value) in metric.iter_mut().zip(values) {
+                node.push(value);
+            }
+        }
+        for (count, ran) in steps_ran.iter_mut().zip(ran) {
+            *count += usize::from(ran);
+        }
+    }
     let totals: BTreeMap<&'static str, Vec<i64>> =
-        stepped.iter().enumerate().map(|(m, (name, _))| (*name, at_steps.iter().map(|(root, _, _)| root[m]).collect())).collect();
-    let steps_ran: Vec<usize> = (0..nodes.len()).map(|k| at_steps.iter().filter(|(_, _, ran)| ran[k]).count()).collect();
-    let summaries: Vec<Vec<Summary>> = (0..watched.len())
-        .map(|m| (0..nodes.len()).map(|k| Summary::of(at_steps.iter().map(|(_, w, _)| w[m][k]).collect())).collect())
-        .collect();
-    drop(at_steps);
+        stepped.iter().enumerate().map(|(m, (name, _))| (*name, root_at_steps.iter().map(|root| root[m]).collect())).collect();
+    let mut summaries: Vec<Vec<Summary>> = series.into_iter().map(|metric| metric.into_iter().map(Summary::of).collect()).collect();
 
     let mut panel_nodes = StepNodes::default();
     for (k, node) in nodes.iter().enumerate() {
@@ -391,13 +404,13 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
         }
         panel_nodes.names.push(node.name.clone());
         panel_nodes.steps_ran.push(steps_ran[k]);
-        for ((name, _), series) in watched.iter().zip(&summaries) {
-            let s = &series[k];
+        for ((name, _), series) in watched.iter().zip(&mut summaries) {
+            let s = &mut series[k];
             let column = panel_nodes.metrics.entry(name).or_default();
             column.mean.push(round3(s.mean));
             column.std.push(round3(s.std));
             column.cv.push(round3(s.cv));
-            column.values.push(s.values.clone());
+            column.values.push(std::mem::take(&mut s.values));
         }
     }
     // A metric that is zero everywhere (no accelerator) is left out.
