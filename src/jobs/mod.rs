@@ -147,7 +147,7 @@ pub fn merge(jobs: Vec<(String, Stats)>) -> Stats {
 }
 
 /// One job's step: how long it took and where the time went.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct StepSummary {
     pub step: i64,
     /// From the first op's start to the last op's end.
@@ -166,25 +166,36 @@ pub struct JobSummary {
 }
 
 pub fn summarize(name: &str, stats: &Stats) -> JobSummary {
+    // One walk over the nodes' step records, each added to its step (a
+    // lookup of every node at every step was a quarter of the HTML report
+    // of a 1,000-step trace). Wrapping, as the stats add: a profile's values
+    // are anything.
+    let index: rustc_hash::FxHashMap<i64, usize> = stats.steps.iter().enumerate().map(|(i, &step)| (step, i)).collect();
+    // (first start > 0, last end, busy time by device)
+    let mut at_step: Vec<(Option<i64>, i64, BTreeMap<&str, i64>)> = vec![(None, 0, BTreeMap::new()); index.len()];
+    for node in &stats.nodes {
+        for (step, exec) in node.execs.iter() {
+            let Some(&i) = index.get(step) else { continue };
+            let (start, end, busy) = &mut at_step[i];
+            if exec.all_start_micros > 0 {
+                *start = Some(start.map_or(exec.all_start_micros, |s| s.min(exec.all_start_micros)));
+            }
+            *end = (*end).max(exec.latest_end_micros);
+            for (device, times) in exec.accelerator_execs().chain(exec.cpu_execs()) {
+                let sum = times.iter().fold(0i64, |sum, t| sum.wrapping_add(t.1));
+                let total = busy.entry(device).or_default();
+                *total = total.wrapping_add(sum);
+            }
+        }
+    }
     let steps = stats
         .steps
         .iter()
-        .map(|&step| {
-            let execs: Vec<&ExecStep> = stats.nodes.iter().filter_map(|n| n.execs.get(&step)).collect();
-            let start = execs.iter().map(|e| e.all_start_micros).filter(|&s| s > 0).min().unwrap_or(0);
-            let end = execs.iter().map(|e| e.latest_end_micros).max().unwrap_or(0);
-            // Wrapping, as the stats add: a profile's values are anything.
-            let mut busy: BTreeMap<&str, i64> = BTreeMap::new();
-            for exec in &execs {
-                for (device, times) in exec.accelerator_execs().chain(exec.cpu_execs()) {
-                    let sum = times.iter().fold(0i64, |sum, t| sum.wrapping_add(t.1));
-                    let total = busy.entry(device).or_default();
-                    *total = total.wrapping_add(sum);
-                }
-            }
+        .zip(at_step)
+        .map(|(&step, (start, end, busy))| {
             let mut devices: Vec<(String, i64)> = busy.into_iter().map(|(d, t)| (d.to_owned(), t)).collect();
             devices.sort_by_key(|(_, t)| std::cmp::Reverse(*t));
-            StepSummary { step, wall_micros: end.saturating_sub(start).max(0), devices }
+            StepSummary { step, wall_micros: end.saturating_sub(start.unwrap_or(0)).max(0), devices }
         })
         .collect();
     JobSummary { name: name.to_owned(), nodes: stats.nodes.len(), coverage: stats.run_coverage(), steps }
@@ -215,4 +226,49 @@ pub fn render(summaries: &[JobSummary]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::inputs::{NodeDetail, load_profile};
+
+    /// Each step's wall time and device busy times, as a walk over the
+    /// step's records of every node gives them (what `summarize` did before
+    /// it walked each node's records once).
+    fn by_step(stats: &Stats) -> Vec<StepSummary> {
+        stats
+            .steps
+            .iter()
+            .map(|&step| {
+                let execs: Vec<&ExecStep> = stats.nodes.iter().filter_map(|n| n.execs.get(&step)).collect();
+                let start = execs.iter().map(|e| e.all_start_micros).filter(|&s| s > 0).min().unwrap_or(0);
+                let end = execs.iter().map(|e| e.latest_end_micros).max().unwrap_or(0);
+                let mut busy: BTreeMap<&str, i64> = BTreeMap::new();
+                for exec in &execs {
+                    for (device, times) in exec.accelerator_execs().chain(exec.cpu_execs()) {
+                        let total = busy.entry(device).or_default();
+                        *total = total.wrapping_add(times.iter().fold(0i64, |sum, t| sum.wrapping_add(t.1)));
+                    }
+                }
+                let mut devices: Vec<(String, i64)> = busy.into_iter().map(|(d, t)| (d.to_owned(), t)).collect();
+                devices.sort_by_key(|(_, t)| std::cmp::Reverse(*t));
+                StepSummary { step, wall_micros: end.saturating_sub(start).max(0), devices }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn steps_summed_node_by_node_equal_them_step_by_step() {
+        for fixture in ["cnn", "gpu_synth"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(fixture).join("profile");
+            let stats = Stats::from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
+            let summary = summarize(fixture, &stats);
+            assert_eq!(summary.steps.len(), 3, "{fixture}");
+            assert!(summary.steps.iter().all(|s| s.wall_micros > 0 && !s.devices.is_empty()), "{fixture}");
+            assert_eq!(summary.steps, by_step(&stats), "{fixture}");
+        }
+    }
 }
