@@ -236,7 +236,9 @@ pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<P
     }
     let op_opts = Options { max_depth: i64::MAX, ..opts.clone() };
     let ops = op_table(&show::run(stats, View::Op, &op_opts)?.root);
-    let steps = steps_panel(stats, opts, &scope);
+    // (Each step's wall time and device busy times, for the steps tab and the header.)
+    let summary = crate::jobs::summarize("", stats);
+    let steps = steps_panel(stats, opts, &scope, &summary);
     let memory = memory_panel(stats, opts, &sources.no_allocations)?;
     let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
     let header = Header {
@@ -245,7 +247,7 @@ pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<P
         inputs: sources.inputs.clone(),
         steps: stats.steps.iter().copied().collect(),
         step: opts.step,
-        devices: devices(stats),
+        devices: devices(stats, &summary),
         coverage: sources.coverage.clone(),
         graph_nodes: stats.nodes.len(),
         options: changed_options(opts),
@@ -270,12 +272,12 @@ fn changed_options(opts: &Options) -> Vec<(String, String)> {
 
 /// Every device, busiest first, with its busy time summed over the steps;
 /// devices nodes are placed on but that recorded no time come last.
-fn devices(stats: &Stats) -> Vec<(String, i64)> {
+fn devices(stats: &Stats, summary: &crate::jobs::JobSummary) -> Vec<(String, i64)> {
     let mut busy: BTreeMap<String, i64> = BTreeMap::new();
-    for step in crate::jobs::summarize("", stats).steps {
-        for (device, micros) in step.devices {
-            let total = busy.entry(device).or_default();
-            *total = total.wrapping_add(micros);
+    for step in &summary.steps {
+        for (device, micros) in &step.devices {
+            let total = busy.entry(device.clone()).or_default();
+            *total = total.wrapping_add(*micros);
         }
     }
     for node in &stats.nodes {
@@ -344,8 +346,7 @@ fn op_table(root: &Displayed) -> OpTable {
     }
 }
 
-fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed) -> StepsPanel {
-    let summary = crate::jobs::summarize("", stats);
+fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed, summary: &crate::jobs::JobSummary) -> StepsPanel {
     let steps: Vec<i64> = stats.steps.iter().copied().collect();
     let mut devices: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     for (i, step) in summary.steps.iter().enumerate() {
