@@ -43,9 +43,7 @@ impl Metrics {
             float_ops: node.float_ops(step),
         }
     }
-}
 
-impl Metrics {
     /// [`Metrics::of`] one recorded step, from one lookup of its execution
     /// and one of its memory records (views over every step of a long
     /// trace make one of these per node and step: 9 lookups each were 40%
