@@ -179,14 +179,8 @@ fn check_types_against_xprof(fixture: &str, trace: &Path, own: &HashMap<String, 
     let json = run_json("op", trace);
     let mut ours: HashMap<String, Own> = HashMap::new();
     for node in json["root"]["children"].as_array().unwrap() {
-        // (A trace of one step has no per-step values: its own are the step's.)
-        let sum = |metric: &str| -> i64 {
-            match node.get("per_step") {
-                Some(per_step) => per_step["metrics"][metric]["values"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).sum(),
-                None => node["own"][metric].as_i64().unwrap(),
-            }
-        };
-        let steps = node.get("per_step").map_or(1, |p| p["steps_ran"].as_u64().unwrap() as usize);
+        let sum = |metric: &str| -> i64 { node["per_step"]["metrics"][metric]["values"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).sum() };
+        let steps = node["per_step"]["steps_ran"].as_u64().unwrap() as usize;
         ours.insert(node["name"].as_str().unwrap().to_owned(), Own { runs: sum("run_count"), micros: sum("exec_micros"), steps });
     }
     for (op_type, (occurrences, self_us, rows)) in xprof {
