@@ -8,7 +8,7 @@
 //! asks for 1% of the step time, and these traces agree exactly). Where
 //! XProf lists no step, `steps` must say so in one line and exit 1. The
 //! shared 8-GPU trace in `../shared/traces/` is checked too when that
-//! directory exists.
+//! directory exists, and so are the JAX GPU traces beside it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,7 +46,12 @@ fn trace(fixture: &str) -> Option<PathBuf> {
     if committed.exists() {
         return Some(committed);
     }
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces").join(fixture).join("run/host0.xplane.pb");
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces");
+    let shared = if fixture.starts_with("jax_") || fixture.starts_with("flax_") {
+        traces.join("jax_h200").join(fixture).join("vm.xplane.pb")
+    } else {
+        traces.join(fixture).join("run/host0.xplane.pb")
+    };
     if shared.exists() {
         Some(shared)
     } else {
@@ -180,6 +185,17 @@ fn gpu_synth_has_no_steps_like_xprof() {
 #[test]
 fn tf2_bert_8gpu_matches_xprof() {
     check_fixture("tf2_bert_8gpu");
+}
+
+/// JAX 0.11 on an H200: the traces have no `Steps` line; XProf derives
+/// the device's steps from the groups the launches gave the kernels, as
+/// `rtfprof steps` does. With command buffers (one `cuGraphLaunch` a
+/// step or a loop iteration) and without.
+#[test]
+fn jax_gpu_traces_match_xprof() {
+    for fixture in ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"] {
+        check_fixture(fixture);
+    }
 }
 
 #[test]

@@ -1689,6 +1689,9 @@ fn input_op_kind(name: &str) -> u8 {
 /// and only the groups with both are kept. Kernels (events with a
 /// `correlation_id`) are all kept records; a `Steps` line is walked again.
 fn device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<BTreeMap<i64, Details>, DecodeError> {
+    if !plane.lines.iter().any(|line| line.id == STEP_INFO_LINE) {
+        return derived_device_step_events(ev, plane, p, inherit, release);
+    }
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
     let mut events: BTreeMap<i64, Details> = BTreeMap::new();
     let mut nesting = Vec::new();
@@ -1738,6 +1741,59 @@ fn device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: boo
         }
     }
     Ok(events)
+}
+
+/// [`device_step_events`] for a GPU plane whose trace has no `Steps` line
+/// (JAX, and TF traces written without derived lines): XProf derives it
+/// before reading the steps (`GenerateDerivedTimeLines`, derived_timeline.cc):
+/// - `ProcessUngroupedEvents`: the plane's events in time order (longer
+///   first at one start), each without a group taking the last group seen;
+/// - `DeriveStepEventsFromGroups`: consecutive events of one group make one
+///   marker, from the first's start to the furthest end.
+///
+/// The step events are then the plane's events with a `correlation_id`,
+/// with the groups the first rule gave them.
+fn derived_device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<BTreeMap<i64, Details>, DecodeError> {
+    // (begin, end, group, record if it has a correlation id)
+    let mut events: Vec<(i128, i128, Option<i64>, Option<u32>)> = Vec::new();
+    let mut nesting = Vec::new();
+    for (l, line) in lines_of(ev, plane, p) {
+        if (DERIVED_MIN..=DERIVED_MAX).contains(&ev.lines[l].id) {
+            continue;
+        }
+        walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+            if let Visit::Event(s) = visit {
+                let kernel = s.record.filter(|&i| ev.correlation_id(i).is_some()).map(|i| i as u32);
+                events.push((s.begin, s.end, s.group.filter(|g| *g >= 0), kernel));
+            }
+        })?;
+    }
+    events.sort_by_key(|&(begin, end, ..)| (begin, std::cmp::Reverse(end - begin)));
+    let mut steps: BTreeMap<i64, Details> = BTreeMap::new();
+    let mut group = None;
+    // (group, begin, end) of the marker being extended
+    let mut marker: Option<(i64, i128, i128)> = None;
+    for (begin, end, own, kernel) in events {
+        group = own.or(group);
+        let Some(g) = group else { continue };
+        if let Some(i) = kernel {
+            steps.entry(g).or_default().events.push((gpu_event_type(ev.name(i as usize), ev.get(i as usize, flag::SHAPES, &ev.shapes).unwrap_or("")), i));
+        }
+        match &mut marker {
+            Some((mg, _, e)) if *mg == g => *e = (*e).max(end),
+            _ => {
+                if let Some((mg, b, e)) = marker.replace((g, begin, end)) {
+                    steps.entry(mg).or_default().markers.push((true, b, e));
+                }
+            }
+        }
+    }
+    if let Some((mg, b, e)) = marker {
+        steps.entry(mg).or_default().markers.push((true, b, e));
+    }
+    // (Only the groups with both, as with a stored line.)
+    steps.retain(|_, details| !details.events.is_empty() && !details.markers.is_empty());
+    Ok(steps)
 }
 
 /// An infeed-enqueue TF op (`…:InfeedEnqueue…`).

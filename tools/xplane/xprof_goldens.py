@@ -8,9 +8,9 @@ goes to expected/XPROF_VERSION).  Run it after tools/xplane/gen_traces.py:
 the traces hold real timings, so fixtures and goldens change together.
 
 Fixtures: every directory testdata/xplane/<fixture>/plugins/profile/run0/
-with its *.xplane.pb files, plus the two shared traces
-../shared/traces/{xla_tpu_inference,tf2_bert_8gpu}/run/host0.xplane.pb
-(read by path, never copied into the repository; skipped with a message
+with its *.xplane.pb files, plus the shared traces
+../shared/traces/{xla_tpu_inference,tf2_bert_8gpu}/run/host0.xplane.pb and
+../shared/traces/jax_h200/*/vm.xplane.pb (read by path, never copied into the repository; skipped with a message
 when absent).
 
 For each fixture the trace files are COPIED into a fresh temporary
@@ -21,7 +21,9 @@ beside the trace and answers later calls from it) and
 
   framework_op_stats  all of the fixture's hosts in one call
   memory_profile      one call per host (XProf takes one host at a time)
-  hlo_stats           JAX/XLA fixtures only (jax_jit, xla_tpu_inference)
+  hlo_stats           JAX/XLA fixtures only (jax_jit, xla_tpu_inference,
+                      the jax_h200 traces)
+  kernel_stats        GPU traces (tf2_bert_8gpu, the jax_h200 traces)
   input_pipeline_analyzer  all of the fixture's hosts in one call: its
                       per-step breakdown (table 1: one row per step, the
                       summary and conclusion in its "p" properties), read
@@ -64,8 +66,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TESTDATA = os.path.join(REPO, "testdata", "xplane")
 EXPECTED = os.path.join(TESTDATA, "expected")
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "traces")
-SHARED_FIXTURES = ["xla_tpu_inference", "tf2_bert_8gpu"]
-HLO_FIXTURES = {"jax_jit", "xla_tpu_inference"}
+# name -> path under ../shared/traces
+SHARED_FIXTURES = {
+    "xla_tpu_inference": "xla_tpu_inference/run/host0.xplane.pb",
+    "tf2_bert_8gpu": "tf2_bert_8gpu/run/host0.xplane.pb",
+}
+# JAX 0.11 on one H200 (README there): with and without command buffers.
+JAX_GPU = ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"]
+SHARED_FIXTURES.update({name: f"jax_h200/{name}/vm.xplane.pb" for name in JAX_GPU})
+HLO_FIXTURES = {"jax_jit", "xla_tpu_inference", *JAX_GPU}
+KERNEL_FIXTURES = {"tf2_bert_8gpu", *JAX_GPU}
 
 
 def fixtures():
@@ -74,8 +84,8 @@ def fixtures():
     for d in sorted(glob.glob(os.path.join(TESTDATA, "*", "plugins", "profile", "run0"))):
         name = os.path.relpath(d, TESTDATA).split(os.sep)[0]
         out[name] = sorted(glob.glob(os.path.join(d, "*.xplane.pb")))
-    for name in SHARED_FIXTURES:
-        path = os.path.join(SHARED, name, "run", "host0.xplane.pb")
+    for name, rel in SHARED_FIXTURES.items():
+        path = os.path.join(SHARED, rel)
         if os.path.exists(path):
             out[name] = [path]
         else:
@@ -147,6 +157,8 @@ def main():
             jobs.append((f"{name}.{host}.memory_profile.json", [p], "memory_profile"))
         if name in HLO_FIXTURES:
             jobs.append((f"{name}.hlo_stats.json", paths, "hlo_stats"))
+        if name in KERNEL_FIXTURES:
+            jobs.append((f"{name}.kernel_stats.json", paths, "kernel_stats"))
         jobs.append((f"{name}.input_pipeline_analyzer.json", paths, "input_pipeline_analyzer"))
         for out, ps, tool in jobs:
             first = run_tool(ps, tool)
