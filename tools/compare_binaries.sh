@@ -5,7 +5,7 @@
 #
 #   tools/compare_binaries.sh OLD_BINARY NEW_BINARY [OUT_DIR] [EXTRA_XPLANE_DIR...]
 #
-# Inputs: every XPlane fixture under testdata/xplane, the shared TPU and
+# Inputs: every XPlane fixture under testdata/xplane, the shared TPU, JAX GPU and
 # 8-GPU traces (../shared/traces, when present), any EXTRA_XPLANE_DIR (e.g.
 # bench/data/xplane/x1), the TF1 fixtures cnn and gpu_synth (run_meta list
 # and profile), an event file and two jobs. Outputs: the four views as text
@@ -28,7 +28,7 @@ xplanes=()
 for d in testdata/xplane/*/; do
   [ -d "$d/plugins" ] && xplanes+=("$d")
 done
-for shared in ../shared/traces/xla_tpu_inference/run ../shared/traces/tf2_bert_8gpu/run; do
+for shared in ../shared/traces/xla_tpu_inference/run ../shared/traces/tf2_bert_8gpu/run ../shared/traces/jax_h200/*/; do
   [ -d "$shared" ] && xplanes+=("$shared")
 done
 xplanes+=("$@")

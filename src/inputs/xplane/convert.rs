@@ -28,8 +28,9 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
+use super::hlo::{Programs, opcode_of_name};
 use super::ids::IdMap;
-use super::names::{OpName, derive_op_type, parse_op};
+use super::names::{OpName, parse_op};
 use crate::stats::{ExecTotal, MemoryTotal};
 
 const PS_PER_US: i128 = 1_000_000;
@@ -304,8 +305,32 @@ impl std::ops::DerefMut for Executions {
     }
 }
 
-/// An XLA program's ops by instruction name: (node name, op type).
-type HloOps = HashMap<String, (String, String)>;
+/// The op of each instruction of each XLA program, interned before the
+/// lines are read.
+struct ProgramOps<'p> {
+    programs: &'p Programs,
+    /// Per program id, by instruction index.
+    ops: FxHashMap<i64, Vec<u32>>,
+}
+
+impl<'p> ProgramOps<'p> {
+    fn new(programs: &'p Programs, table: &mut OpTable<'p>) -> ProgramOps<'p> {
+        let ops = programs
+            .iter()
+            .map(|program| {
+                let ids = program.instructions.iter().map(|ins| table.intern((ins.node.as_str(), ins.op_type.as_str(), ins.name.as_str()))).collect();
+                (program.id, ids)
+            })
+            .collect();
+        ProgramOps { programs, ops }
+    }
+
+    /// The op of `instruction` of `program`, if the trace holds both.
+    fn op(&self, program: i64, instruction: &str) -> Option<u32> {
+        let index = self.programs.get(program)?.instruction(instruction)?;
+        self.ops.get(&program)?.get(index as usize).copied()
+    }
+}
 
 /// Converts a whole trace (with its allocator events if asked); returns its
 /// totals too, all at once.
@@ -322,18 +347,12 @@ pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<T
 pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.par_iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
-    let modules = hlo_modules(&planes)?;
+    let programs = Programs::from_planes(&planes)?;
     let eager_names = eager_names(&planes);
 
     // Every op that metadata names, before the lines are read on all cores.
     let mut ops = OpTable::default();
-    let module_ops: FxHashMap<i64, FxHashMap<&str, u32>> = modules
-        .iter()
-        .map(|(program, (_, hlo))| {
-            let ids = hlo.iter().map(|(instruction, (name, op_type))| (instruction.as_str(), ops.intern((name, op_type, instruction)))).collect();
-            (*program, ids)
-        })
-        .collect();
+    let module_ops = ProgramOps::new(&programs, &mut ops);
     let contexts: Vec<PlaneContext<'_, '_>> =
         planes.iter().enumerate().map(|(index, plane)| PlaneContext::new(plane, &mut ops, &module_ops, eager_names.get(&index))).collect();
 
@@ -437,7 +456,7 @@ struct PlaneContext<'p, 'a> {
     /// metadata says so, or whether they are allocator events.
     kinds: EventKinds,
     /// Per XLA program: its instructions' ops.
-    module_ops: &'p FxHashMap<i64, FxHashMap<&'p str, u32>>,
+    module_ops: &'p ProgramOps<'p>,
     step_num: Option<i64>,
     hlo_op: Option<i64>,
     program_id: Option<i64>,
@@ -476,7 +495,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     fn new(
         plane: &'p Plane<'a>,
         ops: &mut OpTable<'p>,
-        module_ops: &'p FxHashMap<i64, FxHashMap<&'p str, u32>>,
+        module_ops: &'p ProgramOps<'p>,
         eager: Option<&'p HashMap<i64, (String, String)>>,
     ) -> Self {
         // (id, kind); of one id, the last is kept.
@@ -506,9 +525,9 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                         Some(op) => ops.intern((op.name, op.op_type, instruction)),
                         None => {
                             let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id());
-                            match program.and_then(|p| module_ops.get(&p)).and_then(|ids| ids.get(instruction)) {
-                                Some(&op) => op,
-                                None => ops.intern((instruction, hlo_opcode(instruction), instruction)),
+                            match program.and_then(|p| module_ops.op(p, instruction)) {
+                                Some(op) => op,
+                                None => ops.intern((instruction, opcode_of_name(instruction), instruction)),
                             }
                         }
                     };
@@ -609,7 +628,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             }
         }
         // (An instruction the program's HloProto does not list is no op.)
-        self.module_ops.get(&program?)?.get(hlo_op?).copied()
+        self.module_ops.op(program?, hlo_op?)
     }
 
     /// A GPU kernel's or memcpy's op, from the annotation TF put on it.
@@ -744,63 +763,6 @@ pub const ANNOTATION_TYPE: &str = "(annotation)";
 
 /// The scope eager ops are shown under: they have a type but no name.
 pub const EAGER_SCOPE: &str = "(eager)";
-
-/// XLA programs by program id: the module name and each instruction's
-/// (node name, op type). The node is the instruction's `op_name` metadata
-/// (JAX's name stack); without one, `<module>/<instruction>`. The type is
-/// the metadata's `op_type`, else the primitive the name ends in, else the
-/// HLO opcode.
-fn hlo_modules(planes: &[Plane<'_>]) -> Result<HashMap<i64, (String, HloOps)>, DecodeError> {
-    use prost::Message;
-    let mut modules = HashMap::new();
-    for plane in planes.iter().filter(|p| p.name == "/host:metadata") {
-        let hlo_proto = plane.stat_id("Hlo Proto");
-        let program_id = plane.stat_id("program_id");
-        for (id, meta) in &plane.event_metadata {
-            let bytes = meta
-                .stats
-                .iter()
-                .find(|s| Some(s.metadata_id) == hlo_proto)
-                .and_then(|s| match s.value {
-                    StatValue::Bytes(b) => Some(b),
-                    _ => None,
-                })
-                .unwrap_or(meta.metadata);
-            if bytes.is_empty() {
-                continue;
-            }
-            let proto = crate::proto::xla::HloProto::decode(bytes)?;
-            let Some(module) = proto.hlo_module else { continue };
-            let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id()).unwrap_or(*id);
-            let mut ops = HloOps::new();
-            for instruction in module.computations.iter().flat_map(|c| &c.instructions) {
-                let metadata = instruction.metadata.clone().unwrap_or_default();
-                let (name, op_type) = if metadata.op_name.is_empty() {
-                    (format!("{}/{}", module.name, instruction.name), instruction.opcode.clone())
-                } else if !metadata.op_type.is_empty() {
-                    (metadata.op_name.clone(), metadata.op_type.clone())
-                } else {
-                    let primitive = derive_op_type(&metadata.op_name);
-                    let primitive = primitive.split_once('[').map_or(primitive, |(head, _)| head);
-                    (metadata.op_name.clone(), primitive.to_owned())
-                };
-                ops.insert(instruction.name.clone(), (name, op_type));
-            }
-            modules.insert(program, (module.name, ops));
-        }
-    }
-    Ok(modules)
-}
-
-/// An HLO instruction's opcode from its name (`copy-done.4` → `copy-done`).
-fn hlo_opcode(instruction: &str) -> &str {
-    let name = instruction.trim_start_matches('%');
-    let name = name.split(' ').next().unwrap_or(name);
-    match name.rsplit_once('.') {
-        Some((head, suffix)) if suffix.parse::<u64>().is_ok() => head,
-        _ => name,
-    }
-}
 
 /// Each step's span: markers of one step number (several lines may mark it)
 /// are merged.
@@ -1404,13 +1366,5 @@ mod tests {
         );
         assert_eq!(converted.outside_step, Some(2));
         assert!(convert(&wire, false).unwrap().0.allocator_events.is_empty(), "kept only when asked");
-    }
-
-    #[test]
-    fn hlo_opcodes_drop_the_instruction_number() {
-        assert_eq!(hlo_opcode("copy-done.4"), "copy-done");
-        assert_eq!(hlo_opcode("copy-done"), "copy-done");
-        assert_eq!(hlo_opcode("%all-reduce = f32[5] all-reduce(...)"), "all-reduce");
-        assert_eq!(hlo_opcode("ynn_fusion"), "ynn_fusion");
     }
 }

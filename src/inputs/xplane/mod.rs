@@ -6,6 +6,7 @@
 //! takes ([`crate::stats::Stats::add_exec_totals`]).
 
 pub mod convert;
+pub mod hlo;
 pub mod decode;
 pub mod ids;
 pub mod names;

@@ -1,0 +1,271 @@
+//! The XLA programs a trace ran: the optimized `HloProto` of each, which
+//! JAX and TF write to the `/host:metadata` plane (one event metadata per
+//! program, with `Hlo Proto` and `program_id` stats), decoded once for
+//! every reader of the trace.
+//!
+//! An instruction is what device events name (`hlo_op`); its metadata
+//! gives the framework op (`op_name`: JAX's name stack, or TF's op), and
+//! the module's stack frames the Python lines that made it. The module's
+//! schedule gives the order in which XLA runs, and numbers, its thunks,
+//! which is how kernels inside a command buffer are told apart (see
+//! [`Program::thunk`]).
+
+use prost::{DecodeError, Message};
+use rustc_hash::FxHashMap;
+
+use super::decode::{Plane, StatValue};
+use super::names::derive_op_type;
+use crate::proto::xla;
+
+/// The name of the plane that holds the programs.
+pub const METADATA_PLANE: &str = "/host:metadata";
+
+/// Every program of a trace, by program id.
+#[derive(Debug, Default)]
+pub struct Programs {
+    by_id: FxHashMap<i64, Program>,
+}
+
+/// One XLA program (an `HloModule`).
+#[derive(Debug)]
+pub struct Program {
+    pub id: i64,
+    /// The module's name (`jit_step`).
+    pub module: String,
+    pub instructions: Vec<Instruction>,
+    by_name: FxHashMap<String, u32>,
+}
+
+/// One HLO instruction, with what the views show of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instruction {
+    /// `fusion.25`, `custom-call.2`.
+    pub name: String,
+    /// `fusion`, `custom-call`, `copy`.
+    pub opcode: String,
+    /// XProf's category (XLA's `HloInstruction::ToCategory`): `loop
+    /// fusion`, `custom-call`, `data formatting`, …
+    pub category: String,
+    /// The framework op it implements: the metadata's `op_name` (JAX's name
+    /// stack, `jit(step)/grad/jvp(dense_0)/dot_general`), else
+    /// `<module>/<instruction>`.
+    pub node: String,
+    /// The framework op's type: the metadata's `op_type` (TF), else the
+    /// primitive the name ends in (`dot_general`, as XProf types JAX ops),
+    /// else the opcode.
+    pub op_type: String,
+    /// The Python frames that made it, innermost first (`file:line
+    /// function`), from the module's stack frame index or the metadata's
+    /// source file and line; empty if the trace does not say.
+    pub source: Vec<String>,
+}
+
+impl Programs {
+    /// The programs of every metadata plane among `planes`. A program
+    /// whose `HloProto` does not decode is an error: the trace is damaged.
+    pub fn from_planes(planes: &[Plane<'_>]) -> Result<Programs, DecodeError> {
+        let mut programs = Programs::default();
+        for plane in planes.iter().filter(|p| p.name == METADATA_PLANE) {
+            let hlo_proto = plane.stat_id("Hlo Proto");
+            let program_id = plane.stat_id("program_id");
+            for (id, meta) in &plane.event_metadata {
+                let bytes = meta
+                    .stats
+                    .iter()
+                    .find(|s| Some(s.metadata_id) == hlo_proto)
+                    .and_then(|s| match s.value {
+                        StatValue::Bytes(b) => Some(b),
+                        _ => None,
+                    })
+                    .unwrap_or(meta.metadata);
+                if bytes.is_empty() {
+                    continue;
+                }
+                let Some(module) = xla::HloProto::decode(bytes)?.hlo_module else { continue };
+                let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id()).unwrap_or(*id);
+                programs.by_id.insert(program, Program::new(program, module));
+            }
+        }
+        Ok(programs)
+    }
+
+    pub fn get(&self, program_id: i64) -> Option<&Program> {
+        self.by_id.get(&program_id)
+    }
+
+    /// The programs, by id.
+    pub fn iter(&self) -> impl Iterator<Item = &Program> {
+        let mut ids: Vec<&i64> = self.by_id.keys().collect();
+        ids.sort_unstable();
+        ids.into_iter().map(|id| &self.by_id[id])
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}
+
+impl Program {
+    fn new(id: i64, module: xla::HloModuleProto) -> Program {
+        let frames = StackFrames::new(module.stack_frame_index.as_ref());
+        let mut instructions = Vec::new();
+        for instruction in module.computations.iter().flat_map(|c| &c.instructions) {
+            let metadata = instruction.metadata.clone().unwrap_or_default();
+            let (node, op_type) = if metadata.op_name.is_empty() {
+                (format!("{}/{}", module.name, instruction.name), instruction.opcode.clone())
+            } else if !metadata.op_type.is_empty() {
+                (metadata.op_name.clone(), metadata.op_type.clone())
+            } else {
+                let primitive = derive_op_type(&metadata.op_name);
+                let primitive = primitive.split_once('[').map_or(primitive, |(head, _)| head);
+                (metadata.op_name.clone(), primitive.to_owned())
+            };
+            let mut source = frames.stack(metadata.stack_frame_id);
+            if source.is_empty() && !metadata.source_file.is_empty() {
+                source.push(format!("{}:{}", metadata.source_file, metadata.source_line));
+            }
+            instructions.push(Instruction {
+                name: instruction.name.clone(),
+                opcode: instruction.opcode.clone(),
+                category: category(&instruction.opcode, &instruction.fusion_kind),
+                node,
+                op_type,
+                source,
+            });
+        }
+        let by_name = instructions.iter().enumerate().map(|(i, ins)| (ins.name.clone(), i as u32)).collect();
+        Program { id, module: module.name, instructions, by_name }
+    }
+
+    /// The instruction called `name` (an event's `hlo_op`).
+    pub fn instruction(&self, name: &str) -> Option<u32> {
+        self.by_name.get(name).copied()
+    }
+}
+
+/// XLA's `HloInstruction::ToCategory`, which XProf shows: fusions by kind,
+/// layout changes as `data formatting`, lone elementwise ops as
+/// `non-fusion elementwise`, anything else by opcode.
+pub fn category(opcode: &str, fusion_kind: &str) -> String {
+    const ELEMENTWISE: &[&str] = &[
+        "abs", "add", "and", "atan2", "bitcast-convert", "cbrt", "ceil", "clamp", "clz", "compare", "complex", "convert", "cos", "divide",
+        "erf", "exp", "expm1", "floor", "imag", "is-finite", "log", "log1p", "logistic", "maximum", "minimum", "multiply", "negate",
+        "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt",
+        "select", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sin", "sqrt", "stochastic-convert",
+        "subtract", "tan", "tanh", "xor",
+    ];
+    match opcode {
+        "fusion" => match fusion_kind {
+            "kLoop" => "loop fusion".into(),
+            "kInput" => "input fusion".into(),
+            "kOutput" => "output fusion".into(),
+            "kCustom" => "custom fusion".into(),
+            _ => "fusion".into(),
+        },
+        "transpose" | "copy" | "reshape" | "dynamic-reshape" => "data formatting".into(),
+        _ if ELEMENTWISE.contains(&opcode) => "non-fusion elementwise".into(),
+        _ => opcode.into(),
+    }
+}
+
+/// A module's stack frame index: frame id → `file:line function`, and its
+/// parent.
+struct StackFrames {
+    frames: Vec<(String, i32)>,
+}
+
+impl StackFrames {
+    fn new(index: Option<&xla::StackFrameIndexProto>) -> StackFrames {
+        let Some(index) = index else { return StackFrames { frames: Vec::new() } };
+        fn text(names: &[String], id: i32) -> &str {
+            usize::try_from(id - 1).ok().and_then(|i| names.get(i)).map_or("", String::as_str)
+        }
+        let frames = index
+            .stack_frames
+            .iter()
+            .map(|frame| {
+                let location = usize::try_from(frame.file_location_id - 1).ok().and_then(|i| index.file_locations.get(i));
+                let shown = location.map_or_else(String::new, |l| {
+                    let function = text(&index.function_names, l.function_name_id);
+                    let file = text(&index.file_names, l.file_name_id);
+                    if function.is_empty() { format!("{file}:{}", l.line) } else { format!("{file}:{} {function}", l.line) }
+                });
+                (shown, frame.parent_frame_id)
+            })
+            .collect();
+        StackFrames { frames }
+    }
+
+    /// The frames from `id` (1-based; 0 is none) up to the outermost,
+    /// innermost first. A cycle ends the walk.
+    fn stack(&self, mut id: i32) -> Vec<String> {
+        let mut stack = Vec::new();
+        while let Some((shown, parent)) = usize::try_from(id - 1).ok().and_then(|i| self.frames.get(i)) {
+            if stack.len() > self.frames.len() {
+                break;
+            }
+            stack.push(shown.clone());
+            id = *parent;
+        }
+        stack
+    }
+}
+
+/// An HLO instruction's opcode from its name (`copy-done.4` → `copy-done`),
+/// for instructions known by name only (TPU events of a program the trace
+/// does not hold).
+pub fn opcode_of_name(instruction: &str) -> &str {
+    let name = instruction.trim_start_matches('%');
+    let name = name.split(' ').next().unwrap_or(name);
+    match name.rsplit_once('.') {
+        Some((head, suffix)) if suffix.parse::<u64>().is_ok() => head,
+        _ => name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opcodes_drop_the_instruction_number() {
+        assert_eq!(opcode_of_name("copy-done.4"), "copy-done");
+        assert_eq!(opcode_of_name("copy-done"), "copy-done");
+        assert_eq!(opcode_of_name("%all-reduce = f32[5] all-reduce(...)"), "all-reduce");
+        assert_eq!(opcode_of_name("ynn_fusion"), "ynn_fusion");
+    }
+
+    #[test]
+    fn categories_are_xlas() {
+        assert_eq!(category("fusion", "kLoop"), "loop fusion");
+        assert_eq!(category("fusion", "kInput"), "input fusion");
+        assert_eq!(category("fusion", "kCustom"), "custom fusion");
+        assert_eq!(category("copy", ""), "data formatting");
+        assert_eq!(category("custom-call", ""), "custom-call");
+        assert_eq!(category("add", ""), "non-fusion elementwise");
+        assert_eq!(category("broadcast", ""), "broadcast");
+        assert_eq!(category("copy-done", ""), "copy-done");
+    }
+
+    #[test]
+    fn stack_frames_are_innermost_first_and_stop_at_cycles() {
+        use xla::stack_frame_index_proto::{FileLocation, StackFrame};
+        let index = xla::StackFrameIndexProto {
+            file_names: vec!["train.py".into(), "model.py".into()],
+            function_names: vec!["<module>".into(), "step".into()],
+            file_locations: vec![
+                FileLocation { file_name_id: 1, function_name_id: 1, line: 30, ..Default::default() },
+                FileLocation { file_name_id: 2, function_name_id: 2, line: 12, ..Default::default() },
+            ],
+            stack_frames: vec![StackFrame { file_location_id: 1, parent_frame_id: 0 }, StackFrame { file_location_id: 2, parent_frame_id: 1 }],
+        };
+        let frames = StackFrames::new(Some(&index));
+        assert_eq!(frames.stack(2), ["model.py:12 step", "train.py:30 <module>"]);
+        assert!(frames.stack(0).is_empty() && frames.stack(7).is_empty());
+        let cyclic = xla::StackFrameIndexProto {
+            stack_frames: vec![StackFrame { file_location_id: 1, parent_frame_id: 2 }, StackFrame { file_location_id: 1, parent_frame_id: 1 }],
+            ..index
+        };
+        assert!(StackFrames::new(Some(&cyclic)).stack(1).len() <= 3);
+    }
+}
