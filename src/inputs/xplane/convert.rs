@@ -227,6 +227,10 @@ const EVENTS_PER_PIECE: usize = PIECE_EVENTS;
 /// than 2^31.)
 const LINE_OP: u32 = 1 << 31;
 
+/// Marks an op id as one of its line's command-buffer child nodes
+/// ([`LineResult::children`]), resolved once all lines are read.
+const CHILD_OP: u32 = 1 << 30;
+
 /// One op execution, before steps are known: 40 bytes, since a large trace
 /// holds millions. Times are relative to the line's timestamp.
 #[derive(Clone, Copy, Debug)]
@@ -327,7 +331,11 @@ impl<'p> ProgramOps<'p> {
 
     /// The op of `instruction` of `program`, if the trace holds both.
     fn op(&self, program: i64, instruction: &str) -> Option<u32> {
-        let index = self.programs.get(program)?.instruction(instruction)?;
+        self.instruction_op(program, self.programs.get(program)?.instruction(instruction)?)
+    }
+
+    /// The op of `program`'s instruction number `index`.
+    fn instruction_op(&self, program: i64, index: u32) -> Option<u32> {
         self.ops.get(&program)?.get(index as usize).copied()
     }
 }
@@ -376,6 +384,9 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     let read: Vec<LineResult<'_>> =
         pieces.par_iter().map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire()))).collect::<Result<_, _>>()?;
 
+    // Command buffers' child-graph nodes, now that every launch is read.
+    let child_op = child_graph_ops(&read, &module_ops, &mut ops);
+
     // Pieces back into lines, in order.
     let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();
     let mut lines_read: Vec<LineRead> = Vec::new();
@@ -388,6 +399,11 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
             let global: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
             for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP != 0) {
                 e.op = global[(e.op & !LINE_OP) as usize];
+            }
+        }
+        if !result.children.is_empty() {
+            for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP == 0 && e.op & CHILD_OP != 0) {
+                e.op = child_op[&result.children[(e.op & !CHILD_OP) as usize]];
             }
         }
         if last_line != Some((index, line_no)) {
@@ -459,6 +475,8 @@ struct PlaneContext<'p, 'a> {
     module_ops: &'p ProgramOps<'p>,
     step_num: Option<i64>,
     hlo_op: Option<i64>,
+    cuda_graph_node_id: Option<i64>,
+    correlation_id: Option<i64>,
     program_id: Option<i64>,
     tf_op: Option<i64>,
     level0: Option<i64>,
@@ -489,6 +507,36 @@ struct LineResult<'a> {
     /// Ops named by the events themselves ([`LINE_OP`] ids).
     own_ops: OpTable<'a>,
     memory: Vec<MemoryEvent<'a>>,
+    /// Child-graph nodes of command buffers, by [`CHILD_OP`] id: their
+    /// instruction is known once every launch has been read.
+    children: Vec<ChildNode>,
+    child_ids: FxHashMap<ChildNode, u32>,
+    /// Every event of a command buffer, for [`CommandBuffer::child_nodes`].
+    launched: Vec<Launched>,
+}
+
+/// A node of a command buffer's CUDA graph: (program, the buffer's first
+/// thunk, node index).
+type ChildNode = (i64, i64, u32);
+
+/// One event of a command buffer: its node, in which launch
+/// (`correlation_id`), when.
+#[derive(Clone, Copy, Debug)]
+struct Launched {
+    node: ChildNode,
+    launch: i64,
+    start_ps: i128,
+}
+
+/// What a device event runs.
+enum DeviceOp<'a> {
+    /// An op of the table (an XLA instruction).
+    Known(u32),
+    /// An op the event names itself (TF's annotations, transfers, the
+    /// unattributed).
+    Named(Op<'a>),
+    /// A child-graph node of a command buffer (see [`LineResult::children`]).
+    Child(ChildNode),
 }
 
 impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
@@ -542,6 +590,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             module_ops,
             step_num: plane.stat_id("step_num"),
             hlo_op: plane.stat_id("hlo_op"),
+            cuda_graph_node_id: plane.stat_id("cuda_graph_node_id"),
+            correlation_id: plane.stat_id("correlation_id"),
             program_id: plane.stat_id("program_id"),
             tf_op: plane.stat_id("tf_op"),
             level0: plane.stat_id("level 0"),
@@ -566,6 +616,9 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             executions: Executions::Heap(Vec::new()),
             own_ops: OpTable::default(),
             memory: Vec::new(),
+            children: Vec::new(),
+            child_ids: FxHashMap::default(),
+            launched: Vec::new(),
         };
         let mut executions = Vec::with_capacity(line.event_count);
         for event in line.events() {
@@ -573,7 +626,18 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             let duration_ps = event.duration_ps.max(0);
             let op = match kind {
                 PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
-                PlaneKind::Gpu => self.kernel_op(&event).map(|op| result.own_ops.intern(op) | LINE_OP),
+                PlaneKind::Gpu => match self.device_op(&event, base_ps, &mut result) {
+                    DeviceOp::Known(op) => Some(op),
+                    DeviceOp::Named(op) => Some(result.own_ops.intern(op) | LINE_OP),
+                    DeviceOp::Child(node) => {
+                        let next = result.children.len() as u32;
+                        let id = *result.child_ids.entry(node).or_insert(next);
+                        if id == next {
+                            result.children.push(node);
+                        }
+                        Some(id | CHILD_OP)
+                    }
+                },
                 PlaneKind::Tpu => self.kinds.op(event.metadata_id),
                 PlaneKind::Other => None,
             };
@@ -631,20 +695,67 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         self.module_ops.op(program?, hlo_op?)
     }
 
-    /// A GPU kernel's or memcpy's op, from the annotation TF put on it.
-    fn kernel_op(&self, event: &Event<'a>) -> Option<Op<'a>> {
-        let text = [self.tf_op, self.level0, self.annotation]
-            .into_iter()
-            .find_map(|id| event.stat(id).and_then(|v| v.as_str(self.plane)))?;
-        // The outermost annotation, without memcpy details (`#id=…#`).
-        let text = text.split("::").next().unwrap_or(text);
-        let text = text.split('#').next().unwrap_or(text).trim();
-        match parse_op(text) {
-            Some(op) => Some((op.name, op.op_type, "")),
-            // Work TF annotates without an op (`MakeTensorFromProto`): a node
-            // of its own, under `(annotation)/`.
-            None if !text.is_empty() => Some((text, ANNOTATION_TYPE, "")),
-            None => None,
+    /// A device event's op (kernel, memset, memcpy): the XLA instruction its
+    /// `hlo_op` names in its `program_id`'s module (XProf's rule), or, in a
+    /// command buffer, the instruction of its graph node (see
+    /// [`super::thunks`]); without `hlo_op`, the op of TF's annotation; a
+    /// memcpy with neither is a transfer. What names no known op is
+    /// `(unattributed)/<what it names>`, never dropped.
+    fn device_op(&self, event: &Event<'a>, base_ps: i128, result: &mut LineResult<'a>) -> DeviceOp<'a> {
+        let (mut hlo_op, mut program, mut graph_node, mut launch) = (None, None, None, None);
+        let mut annotation: [Option<&'a str>; 3] = [None; 3];
+        for stat in event.stats() {
+            let id = Some(stat.metadata_id);
+            if id == self.hlo_op {
+                hlo_op = stat.value.as_str(self.plane);
+            } else if id == self.program_id {
+                program = stat.value.as_id();
+            } else if id == self.cuda_graph_node_id {
+                graph_node = stat.value.as_id();
+            } else if id == self.correlation_id {
+                launch = stat.value.as_id();
+            } else if let Some(k) = [self.tf_op, self.level0, self.annotation].iter().position(|&a| a == id) {
+                annotation[k] = stat.value.as_str(self.plane);
+            }
+        }
+        if let Some(hlo_op) = hlo_op {
+            // (The last `::` part names the instruction; a module compiled
+            // while profiling marks its buffers `(disabled for profiling)`.)
+            let instruction = hlo_op.rsplit("::").next().unwrap_or(hlo_op);
+            let instruction = instruction.strip_suffix(" (disabled for profiling)").unwrap_or(instruction);
+            if let Some(op) = program.and_then(|p| self.module_ops.op(p, instruction)) {
+                return DeviceOp::Known(op);
+            }
+            let buffer = instruction.strip_prefix("command_buffer_").and_then(|n| n.parse::<i64>().ok());
+            if let (Some(program), Some(buffer), Some(node)) = (program, buffer, graph_node)
+                && let Some(commands) = self.module_ops.programs.get(program).and_then(|p| p.command_buffer(buffer))
+            {
+                let node = (node & 0xffff_ffff) as u32;
+                let child = (program, buffer, node);
+                result.launched.push(Launched { node: child, launch: launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
+                return match commands.commands.get(node as usize) {
+                    Some(command) => self.module_ops.instruction_op(program, command.instruction).map_or(DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, "")), DeviceOp::Known),
+                    None => DeviceOp::Child(child),
+                };
+            }
+            return DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, ""));
+        }
+        if let Some(text) = annotation.into_iter().flatten().next() {
+            // The outermost annotation, without memcpy details (`#id=…#`).
+            let text = text.split("::").next().unwrap_or(text);
+            let text = text.split('#').next().unwrap_or(text).trim();
+            match parse_op(text) {
+                Some(op) => return DeviceOp::Named((op.name, op.op_type, "")),
+                // Work TF annotates without an op (`MakeTensorFromProto`): a
+                // node of its own, under `(annotation)/`.
+                None if !text.is_empty() => return DeviceOp::Named((text, ANNOTATION_TYPE, "")),
+                None => {}
+            }
+        }
+        let name = self.plane.event_name(event.metadata_id);
+        match transfer(name) {
+            Some((node, op_type)) => DeviceOp::Named((node, op_type, "")),
+            None => DeviceOp::Named((name, UNATTRIBUTED_TYPE, "")),
         }
     }
 }
@@ -760,6 +871,65 @@ fn eager_names(planes: &[Plane<'_>]) -> HashMap<usize, HashMap<i64, (String, Str
 
 /// The type (and scope) of GPU work whose annotation names no op.
 pub const ANNOTATION_TYPE: &str = "(annotation)";
+
+/// The type (and scope) of device work rtfprof cannot attribute: an
+/// `hlo_op` no program of the trace holds, a command buffer it cannot
+/// replay, a kernel with no op at all. Shown, never dropped: XProf drops
+/// such events silently.
+pub const UNATTRIBUTED_TYPE: &str = "(unattributed)";
+
+/// The scope of memcpys that no op made (`jax.device_put`, `np.asarray`).
+pub const TRANSFER_SCOPE: &str = "(transfer)";
+
+/// A memcpy's transfer node and type, from its event name (`MemcpyH2D`,
+/// TF's `MEMCPYHtoD`, any case); `None` for other events.
+pub fn transfer(name: &str) -> Option<(&'static str, &'static str)> {
+    const TRANSFERS: [(&str, &str, &str, &str); 5] = [
+        ("memcpyh2d", "memcpyhtod", "(transfer)/host-to-device", "MemcpyHToD"),
+        ("memcpyd2h", "memcpydtoh", "(transfer)/device-to-host", "MemcpyDToH"),
+        ("memcpyd2d", "memcpydtod", "(transfer)/device-to-device", "MemcpyDToD"),
+        ("memcpyp2p", "memcpyptop", "(transfer)/peer-to-peer", "MemcpyPToP"),
+        ("memcpyh2h", "memcpyhtoh", "(transfer)/host-to-host", "MemcpyHToH"),
+    ];
+    let starts = |prefix: &str| name.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix));
+    TRANSFERS.iter().find(|(short, long, ..)| starts(short) || starts(long)).map(|&(_, _, node, op_type)| (node, op_type))
+}
+
+/// The op of every command-buffer child node the pieces saw: the
+/// instruction of the child-graph command it belongs to (see
+/// [`super::thunks::CommandBuffer::child_nodes`]), else
+/// `(unattributed)/command_buffer_<N>`.
+fn child_graph_ops<'p>(read: &[LineResult<'p>], module_ops: &ProgramOps<'p>, ops: &mut OpTable<'p>) -> FxHashMap<ChildNode, u32> {
+    let children: std::collections::BTreeSet<ChildNode> = read.iter().flat_map(|r| r.children.iter().copied()).collect();
+    if children.is_empty() {
+        return FxHashMap::default();
+    }
+    // Per buffer: its nodes seen, and its events by launch.
+    let mut buffers: BTreeMap<(i64, i64), (Vec<u32>, BTreeMap<i64, Vec<(i128, u32)>>)> = BTreeMap::new();
+    for e in read.iter().flat_map(|r| &r.launched) {
+        let (nodes, launches) = buffers.entry((e.node.0, e.node.1)).or_default();
+        nodes.push(e.node.2);
+        launches.entry(e.launch).or_default().push((e.start_ps, e.node.2));
+    }
+    let mut resolved = FxHashMap::default();
+    for ((program, buffer), (nodes, launches)) in &buffers {
+        let Some(commands) = module_ops.programs.get(*program).and_then(|p| p.command_buffer(*buffer)) else { continue };
+        let launches: Vec<Vec<(i128, u32)>> = launches.values().cloned().collect();
+        for (node, command) in commands.child_nodes(nodes, &launches) {
+            if let Some(op) = module_ops.instruction_op(*program, commands.commands[command].instruction) {
+                resolved.insert((*program, *buffer, node), op);
+            }
+        }
+    }
+    children
+        .into_iter()
+        .map(|child| {
+            // (A node past the commands of a buffer with no child graph.)
+            let op = resolved.get(&child).copied().unwrap_or_else(|| ops.intern(("command_buffer child graph", UNATTRIBUTED_TYPE, "")));
+            (child, op)
+        })
+        .collect()
+}
 
 /// The scope eager ops are shown under: they have a type but no name.
 pub const EAGER_SCOPE: &str = "(eager)";
@@ -932,7 +1102,7 @@ fn totals(
     // GPU work annotated without an op is a node under `(annotation)/`.
     let names: Vec<std::borrow::Cow<'_, str>> = nodes
         .iter()
-        .map(|&(name, op_type)| if op_type == ANNOTATION_TYPE { format!("{ANNOTATION_TYPE}/{name}").into() } else { name.into() })
+        .map(|&(name, op_type)| if [ANNOTATION_TYPE, UNATTRIBUTED_TYPE].contains(&op_type) { format!("{op_type}/{name}").into() } else { name.into() })
         .collect();
     let mut by_name: Vec<u32> = (0..nodes.len() as u32).collect();
     by_name.sort_unstable_by_key(|&n| (&names[n as usize], nodes[n as usize].1));

@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 
 use super::decode::{Plane, StatValue};
 use super::names::derive_op_type;
+use super::thunks::CommandBuffer;
 use crate::proto::xla;
 
 /// The name of the plane that holds the programs.
@@ -34,6 +35,10 @@ pub struct Program {
     pub module: String,
     pub instructions: Vec<Instruction>,
     by_name: FxHashMap<String, u32>,
+    /// The module itself, for the command buffers (made when first asked:
+    /// only GPU traces need them).
+    proto: xla::HloModuleProto,
+    command_buffers: std::sync::OnceLock<FxHashMap<i64, CommandBuffer>>,
 }
 
 /// One HLO instruction, with what the views show of it.
@@ -134,12 +139,24 @@ impl Program {
             });
         }
         let by_name = instructions.iter().enumerate().map(|(i, ins)| (ins.name.clone(), i as u32)).collect();
-        Program { id, module: module.name, instructions, by_name }
+        Program { id, module: module.name.clone(), instructions, by_name, proto: module, command_buffers: std::sync::OnceLock::new() }
     }
 
     /// The instruction called `name` (an event's `hlo_op`).
     pub fn instruction(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
+    }
+
+    /// The command buffer `command_buffer_<first_thunk>` of this program,
+    /// as XLA's GPU runtime makes it ([`super::thunks`]).
+    pub fn command_buffer(&self, first_thunk: i64) -> Option<&CommandBuffer> {
+        self.command_buffers
+            .get_or_init(|| {
+                let index: FxHashMap<i64, u32> =
+                    self.proto.computations.iter().flat_map(|c| &c.instructions).enumerate().map(|(k, i)| (i.id, k as u32)).collect();
+                super::thunks::command_buffers(&self.proto, &index)
+            })
+            .get(&first_thunk)
     }
 }
 

@@ -1,0 +1,571 @@
+//! XLA's GPU runtime replayed on a program's `HloProto`: the thunks XLA
+//! emits for its instructions, numbered as XLA numbers them, and the
+//! command buffers (CUDA graphs) its default command-buffer pass makes of
+//! them.
+//!
+//! Why: under command buffers (XLA's default on GPUs) every kernel of a
+//! graph names only the buffer, `hlo_op = command_buffer_<N>` where N is
+//! the id of the buffer's first thunk, and its node in the CUDA graph
+//! (`cuda_graph_node_id`'s low 32 bits). The buffer's commands, in order,
+//! say which instruction each node runs. XProf has no such map and drops
+//! these kernels (openxla/xprof issue 3070).
+//!
+//! The rules, from openxla/xla as JAX 0.11 ships it (checked on the shared
+//! H200 traces against their twins recorded without command buffers: every
+//! kernel of every step lands on the instruction its twin names):
+//! - **Thunk ids** (`ThunkEmitter`, `xla/service/gpu/thunk_emitter.cc`; one
+//!   counter from 1): computations are walked in the module's schedule
+//!   order. Parameters, tuples, get-tuple-elements, bitcasts, constants take
+//!   none; a fusion one (a kernel), a dynamic-slice copy fusion two (its
+//!   copy, then the fusion wrapping it), a memcpy fusion one per root; a
+//!   `while` takes its id first, then its condition's thunks, then its
+//!   body's; a `conditional` its branches' first, then its own; a `call` is
+//!   inlined; an `async-start` takes its id, then the wrapped computation's
+//!   thunks; an `async-done` one.
+//! - **Command buffers** (`command_buffer_conversion_pass.cc`, default
+//!   flags): runs of convertible thunks (kernels, device copies, cuBLAS,
+//!   cuBLASLt, cuDNN, dynamic-slice fusions, whole async regions) of at
+//!   least five become one buffer; `while` and `conditional` end a run, and
+//!   the pass goes into while bodies and conditional branches.
+//! - **Commands** (`command_buffer_cmd_emitter.cc`): a buffer's thunks
+//!   flattened (an async start's nested thunks in its place, an async done
+//!   none); command k is graph node k. Library calls (cuBLAS, cuDNN,
+//!   custom calls) and dynamic-slice fusions record a child graph: their
+//!   kernels are numbered after the last command, in command order (see
+//!   [`CommandBuffer::child_nodes`]).
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::proto::xla::{HloComputationProto, HloInstructionProto, HloModuleProto};
+
+/// XLA's `xla_gpu_graph_min_graph_size` default: shorter runs stay thunks.
+const MIN_GRAPH_SIZE: usize = 5;
+
+/// One command of a buffer: the instruction (its index among the
+/// program's instructions) and whether it records a child graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub instruction: u32,
+    pub child_graph: bool,
+}
+
+/// One command buffer: its commands in graph-node order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandBuffer {
+    pub commands: Vec<Command>,
+}
+
+impl CommandBuffer {
+    /// The commands that record a child graph, in command order.
+    pub fn child_commands(&self) -> impl Iterator<Item = usize> + '_ {
+        self.commands.iter().enumerate().filter(|(_, c)| c.child_graph).map(|(k, _)| k)
+    }
+
+    /// Which command each child-graph node (index ≥ the number of
+    /// commands) belongs to. The driver numbers child nodes in command
+    /// order, so the map is monotone; as many nodes as child commands map
+    /// one to one. Otherwise (a library call that ran two kernels, such as
+    /// a cuBLAS gemm and its memset) `launches` decide: the events of each
+    /// graph launch as (start, node), from which each child node votes for
+    /// the child commands between the top-level nodes that ran before and
+    /// after it; the monotone map with the most votes wins, ties going to
+    /// the map that uses more commands (each normally runs a kernel).
+    pub fn child_nodes(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>]) -> FxHashMap<u32, usize> {
+        let count = self.commands.len() as u32;
+        let children: Vec<usize> = self.child_commands().collect();
+        let mut nodes: Vec<u32> = nodes.iter().copied().filter(|&n| n >= count).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        if nodes.is_empty() || children.is_empty() {
+            return FxHashMap::default();
+        }
+        if nodes.len() == children.len() {
+            return nodes.into_iter().zip(children).collect();
+        }
+        // votes[a][b]: node nodes[a] ran between neighbours that allow
+        // command children[b], shared among the commands allowed.
+        let mut votes = vec![vec![0.0f64; children.len()]; nodes.len()];
+        for launch in launches {
+            let mut launch = launch.clone();
+            launch.sort_unstable();
+            for (at, &(_, node)) in launch.iter().enumerate() {
+                let Ok(a) = nodes.binary_search(&node) else { continue };
+                let before = launch[..at].iter().filter(|e| e.1 < count).map(|e| e.1 as i64).max().unwrap_or(-1);
+                let after = launch[at + 1..].iter().filter(|e| e.1 < count).map(|e| e.1 as i64).min().unwrap_or(count as i64);
+                let allowed: Vec<usize> = (0..children.len()).filter(|&b| before < children[b] as i64 && (children[b] as i64) < after).collect();
+                for &b in &allowed {
+                    votes[a][b] += 1.0 / allowed.len() as f64;
+                }
+            }
+        }
+        // Monotone assignment (non-decreasing command per node) with the
+        // most votes; a small bonus per command used.
+        const BONUS: f64 = 1e-3;
+        let (rows, cols) = (nodes.len(), children.len());
+        let mut best = vec![vec![f64::NEG_INFINITY; cols]; rows];
+        let mut back = vec![vec![0usize; cols]; rows];
+        for b in 0..cols {
+            best[0][b] = votes[0][b] + BONUS;
+        }
+        for a in 1..rows {
+            let (mut earlier, mut earlier_at) = (f64::NEG_INFINITY, 0);
+            for b in 0..cols {
+                let stay = best[a - 1][b];
+                let moved = earlier + BONUS;
+                best[a][b] = stay.max(moved) + votes[a][b];
+                back[a][b] = if stay >= moved { b } else { earlier_at };
+                if best[a - 1][b] > earlier {
+                    (earlier, earlier_at) = (best[a - 1][b], b);
+                }
+            }
+        }
+        let mut b = (0..cols).fold(0, |kept, b| if best[rows - 1][b] > best[rows - 1][kept] { b } else { kept });
+        let mut map = FxHashMap::default();
+        for a in (0..rows).rev() {
+            map.insert(nodes[a], children[b]);
+            b = back[a][b];
+        }
+        map
+    }
+}
+
+/// What a thunk is, as far as command buffers care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Kernel,
+    Copy,
+    Gemm,
+    CublasLt,
+    Cudnn,
+    Convolution,
+    CustomCall,
+    DynamicSliceFusion,
+    AsyncStart,
+    AsyncDone,
+    While,
+    Conditional,
+    Other,
+}
+
+impl Kind {
+    /// A command of its own that records a child graph.
+    fn child_graph(self) -> bool {
+        matches!(self, Kind::Gemm | Kind::CublasLt | Kind::Cudnn | Kind::CustomCall | Kind::DynamicSliceFusion | Kind::Convolution)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Thunk {
+    kind: Kind,
+    id: i64,
+    instruction: u32,
+    /// An async start's wrapped thunks; a dynamic-slice fusion's copy.
+    nested: Vec<Thunk>,
+    /// A while's body.
+    body: Vec<Thunk>,
+    branches: Vec<Vec<Thunk>>,
+}
+
+impl Thunk {
+    fn new(kind: Kind, id: i64, instruction: u32) -> Thunk {
+        Thunk { kind, id, instruction, nested: Vec::new(), body: Vec::new(), branches: Vec::new() }
+    }
+}
+
+/// The command buffers of `module`, by the id of their first thunk (the
+/// `N` of `command_buffer_N`); `index` gives an instruction's index among
+/// the program's instructions by its id. Empty where the module is not
+/// well formed (an id that names nothing).
+pub fn command_buffers(module: &HloModuleProto, index: &FxHashMap<i64, u32>) -> FxHashMap<i64, CommandBuffer> {
+    let Some(hlo) = Hlo::new(module, index) else { return FxHashMap::default() };
+    let mut emitter = Emitter { hlo: &hlo, next_id: 1 };
+    let Some(thunks) = emitter.computation(module.entry_computation_id, 0) else { return FxHashMap::default() };
+    let mut buffers = FxHashMap::default();
+    hlo.convert(thunks, &mut buffers);
+    buffers
+}
+
+/// The module's instructions and computations by id.
+struct Hlo<'m> {
+    module: &'m HloModuleProto,
+    computations: FxHashMap<i64, &'m HloComputationProto>,
+    instructions: FxHashMap<i64, &'m HloInstructionProto>,
+    index: &'m FxHashMap<i64, u32>,
+    /// async-done / copy-done → its start (both as instruction indices).
+    start_of: FxHashMap<u32, u32>,
+}
+
+impl<'m> Hlo<'m> {
+    fn new(module: &'m HloModuleProto, index: &'m FxHashMap<i64, u32>) -> Option<Hlo<'m>> {
+        let computations = module.computations.iter().map(|c| (c.id, c)).collect();
+        let instructions: FxHashMap<i64, &HloInstructionProto> = module.computations.iter().flat_map(|c| &c.instructions).map(|i| (i.id, i)).collect();
+        let mut hlo = Hlo { module, computations, instructions, index, start_of: FxHashMap::default() };
+        for done in hlo.instructions.values().filter(|i| matches!(i.opcode.as_str(), "async-done" | "copy-done")) {
+            let start = hlo.operand(done, 0)?;
+            hlo.start_of.insert(*index.get(&done.id)?, *index.get(&start.id)?);
+        }
+        Some(hlo)
+    }
+
+    fn operand(&self, instruction: &HloInstructionProto, k: usize) -> Option<&'m HloInstructionProto> {
+        self.instructions.get(instruction.operand_ids.get(k)?).copied()
+    }
+
+    fn root(&self, computation: i64) -> Option<&'m HloInstructionProto> {
+        self.instructions.get(&self.computations.get(&computation)?.root_id).copied()
+    }
+
+    /// A computation's instructions in schedule order (the listed order if
+    /// the schedule leaves it out).
+    fn schedule(&self, computation: i64) -> Option<Vec<&'m HloInstructionProto>> {
+        match self.module.schedule.as_ref().and_then(|s| s.sequences.get(&computation)) {
+            Some(sequence) => sequence.instruction_ids.iter().map(|id| self.instructions.get(id).copied()).collect(),
+            None => Some(self.computations.get(&computation)?.instructions.iter().collect()),
+        }
+    }
+
+    fn skip_bitcasts(&self, mut instruction: &'m HloInstructionProto) -> &'m HloInstructionProto {
+        // (Bounded: a cycle of bitcasts is no module.)
+        for _ in 0..64 {
+            match instruction.opcode.as_str() {
+                "bitcast" | "reshape" => match self.operand(instruction, 0) {
+                    Some(operand) => instruction = operand,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        instruction
+    }
+
+    // --- CommandBufferConversionPass ---
+
+    fn convertible(&self, thunk: &Thunk) -> bool {
+        match thunk.kind {
+            Kind::AsyncStart | Kind::DynamicSliceFusion => self.sequence_convertible(&thunk.nested),
+            Kind::AsyncDone | Kind::Kernel | Kind::Copy | Kind::Gemm | Kind::CublasLt | Kind::Cudnn => true,
+            _ => false,
+        }
+    }
+
+    /// `CheckAsyncRegion`: the length of the shortest prefix of `seq` that
+    /// closes every async start it opens, all convertible; 0 if none.
+    fn async_region(&self, seq: &[Thunk]) -> usize {
+        let mut open = FxHashSet::default();
+        for (n, thunk) in seq.iter().enumerate() {
+            if !self.convertible(thunk) {
+                return 0;
+            }
+            match thunk.kind {
+                Kind::AsyncStart => drop(open.insert(thunk.instruction)),
+                Kind::AsyncDone => match self.start_of.get(&thunk.instruction) {
+                    Some(start) if open.remove(start) => {}
+                    _ => return 0,
+                },
+                _ => {}
+            }
+            if open.is_empty() {
+                return n + 1;
+            }
+        }
+        0
+    }
+
+    fn sequence_convertible(&self, seq: &[Thunk]) -> bool {
+        let mut k = 0;
+        while k < seq.len() {
+            if !self.convertible(&seq[k]) {
+                return false;
+            }
+            if seq[k].kind == Kind::AsyncStart {
+                match self.async_region(&seq[k..]) {
+                    0 => return false,
+                    n => k += n,
+                }
+            } else {
+                k += 1;
+            }
+        }
+        true
+    }
+
+    /// `CommandBufferConversionPass::Run` over one sequence: buffers go to
+    /// `buffers`, while bodies and conditional branches are converted too.
+    fn convert(&self, seq: Vec<Thunk>, buffers: &mut FxHashMap<i64, CommandBuffer>) {
+        let mut run: Vec<Thunk> = Vec::new();
+        let flush = |run: &mut Vec<Thunk>, buffers: &mut FxHashMap<i64, CommandBuffer>| {
+            if !run.is_empty() && size(run) >= MIN_GRAPH_SIZE {
+                let mut commands = Vec::new();
+                flatten(run, &mut commands);
+                buffers.insert(run[0].id, CommandBuffer { commands });
+            }
+            run.clear();
+        };
+        let mut k = 0;
+        while k < seq.len() {
+            let thunk = &seq[k];
+            if thunk.kind == Kind::AsyncStart {
+                let n = self.async_region(&seq[k..]);
+                if n > 0 {
+                    run.extend_from_slice(&seq[k..k + n]);
+                    k += n;
+                    continue;
+                }
+            } else if thunk.kind != Kind::AsyncDone && self.convertible(thunk) {
+                run.push(thunk.clone());
+                k += 1;
+                continue;
+            }
+            match thunk.kind {
+                Kind::While => self.convert(thunk.body.clone(), buffers),
+                Kind::Conditional => thunk.branches.iter().for_each(|branch| self.convert(branch.clone(), buffers)),
+                _ => {}
+            }
+            flush(&mut run, buffers);
+            k += 1;
+        }
+        flush(&mut run, buffers);
+    }
+
+    // --- the fusions ThunkEmitter turns into copies ---
+
+    /// `AnalyzeStaticSliceCopyFusion`: a contiguous slice of a parameter.
+    fn static_slice_copy(&self, root: &HloInstructionProto) -> bool {
+        root.opcode == "slice" && self.operand(root, 0).is_some_and(|p| p.opcode == "parameter") && self.contiguous_slice(root)
+    }
+
+    fn contiguous_slice(&self, slice: &HloInstructionProto) -> bool {
+        let Some(source) = self.operand(slice, 0).and_then(|p| p.shape.as_ref()) else { return false };
+        let Some(shape) = slice.shape.as_ref() else { return false };
+        let (dims_in, dims_out) = (&source.dimensions, &shape.dimensions);
+        if dims_in.len() != dims_out.len() {
+            return false;
+        }
+        let minor_to_major: Vec<usize> = match source.layout.as_ref().filter(|l| !l.minor_to_major.is_empty()) {
+            Some(layout) => layout.minor_to_major.iter().map(|&d| d as usize).collect(),
+            None => (0..dims_in.len()).rev().collect(),
+        };
+        let mut sliced = false;
+        for d in minor_to_major {
+            let (Some(&inner), Some(&outer)) = (dims_in.get(d), dims_out.get(d)) else { return false };
+            if sliced && outer != 1 {
+                return false;
+            }
+            if outer < inner {
+                let stride = slice.slice_dimensions.get(d).map_or(1, |s| s.stride);
+                if stride != 1 && outer > 1 {
+                    return false;
+                }
+                sliced = true;
+            }
+        }
+        true
+    }
+
+    /// `AnalyzeDynamicSliceCopyFusion`: a dynamic slice (or in-place update)
+    /// of parameters, configured as a copy.
+    fn dynamic_slice_copy(&self, root: &HloInstructionProto) -> bool {
+        let slice = self.skip_bitcasts(root);
+        if !matches!(slice.opcode.as_str(), "dynamic-slice" | "dynamic-update-slice") || backend_config(slice).get("dynamic_slice_config").is_none() {
+            return false;
+        }
+        let parameter = |k| self.operand(slice, k).is_some_and(|o| self.skip_bitcasts(o).opcode == "parameter");
+        if slice.opcode == "dynamic-slice" { parameter(0) } else { parameter(1) && parameter(0) }
+    }
+
+    /// `HloFusionInfo::GetCopyFusion`: every root a copy of a parameter in
+    /// its layout; the number of roots (one copy each), or 0.
+    fn memcpy_fusion_roots(&self, root: &HloInstructionProto) -> usize {
+        let roots: Vec<Option<&HloInstructionProto>> =
+            if root.opcode == "tuple" { root.operand_ids.iter().map(|id| self.instructions.get(id).copied()).collect() } else { vec![Some(root)] };
+        for r in &roots {
+            let Some(r) = r else { return 0 };
+            let Some(source) = self.operand(r, 0) else { return 0 };
+            let layout = |i: &HloInstructionProto| i.shape.as_ref().and_then(|s| s.layout.as_ref()).map(|l| l.minor_to_major.clone()).unwrap_or_default();
+            if r.opcode != "copy" || source.opcode != "parameter" || layout(source) != layout(r) {
+                return 0;
+            }
+        }
+        roots.len()
+    }
+}
+
+/// `CountCommandBufferSize`: thunks nested included, async start and done
+/// left out, and at least the run's length.
+fn size(run: &[Thunk]) -> usize {
+    fn count(thunk: &Thunk) -> usize {
+        usize::from(!matches!(thunk.kind, Kind::AsyncStart | Kind::AsyncDone)) + thunk.nested.iter().map(count).sum::<usize>()
+    }
+    run.len().max(run.iter().map(count).sum())
+}
+
+/// `AppendCommands`: an async start's thunks in its place, an async done
+/// none, every other thunk one command.
+fn flatten(thunks: &[Thunk], into: &mut Vec<Command>) {
+    for thunk in thunks {
+        match thunk.kind {
+            Kind::AsyncStart => flatten(&thunk.nested, into),
+            Kind::AsyncDone => {}
+            kind => into.push(Command { instruction: thunk.instruction, child_graph: kind.child_graph() }),
+        }
+    }
+}
+
+fn backend_config(instruction: &HloInstructionProto) -> serde_json::Value {
+    serde_json::from_slice(&instruction.backend_config).unwrap_or(serde_json::Value::Null)
+}
+
+/// `ThunkEmitter`: hands out thunk ids in emission order.
+struct Emitter<'h, 'm> {
+    hlo: &'h Hlo<'m>,
+    next_id: i64,
+}
+
+impl Emitter<'_, '_> {
+    /// How deep calls may nest (a module calling itself is no module).
+    const MAX_DEPTH: usize = 256;
+
+    fn id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    fn computation(&mut self, computation: i64, depth: usize) -> Option<Vec<Thunk>> {
+        if depth > Self::MAX_DEPTH {
+            return None;
+        }
+        let mut thunks = Vec::new();
+        for instruction in self.hlo.schedule(computation)? {
+            thunks.extend(self.instruction(instruction, depth)?);
+        }
+        Some(thunks)
+    }
+
+    fn instruction(&mut self, i: &HloInstructionProto, depth: usize) -> Option<Vec<Thunk>> {
+        let at = *self.hlo.index.get(&i.id)?;
+        let one = |emitter: &mut Self, kind| Some(vec![Thunk::new(kind, emitter.id(), at)]);
+        match i.opcode.as_str() {
+            "parameter" | "get-tuple-element" | "bitcast" | "tuple" | "constant" | "after-all" | "add-dependency" | "opt-barrier" => Some(Vec::new()),
+            "fusion" => self.fusion(i, at),
+            "copy" => one(self, Kind::Copy),
+            "custom-call" => self.custom_call(i, at),
+            "while" => {
+                let (body, condition) = (*i.called_computation_ids.first()?, *i.called_computation_ids.get(1)?);
+                let mut thunk = Thunk::new(Kind::While, self.id(), at);
+                self.computation(condition, depth + 1)?;
+                thunk.body = self.computation(body, depth + 1)?;
+                Some(vec![thunk])
+            }
+            "conditional" => {
+                let branches = i.called_computation_ids.iter().map(|&c| self.computation(c, depth + 1)).collect::<Option<Vec<_>>>()?;
+                let mut thunk = Thunk::new(Kind::Conditional, self.id(), at);
+                thunk.branches = branches;
+                Some(vec![thunk])
+            }
+            "call" => self.computation(*i.called_computation_ids.first()?, depth + 1),
+            "async-start" => {
+                let wrapped = *i.called_computation_ids.first()?;
+                let root = self.hlo.root(wrapped)?;
+                let host = (matches!(root.opcode.as_str(), "send" | "recv") && root.is_host_transfer)
+                    || (root.opcode == "custom-call" && root.custom_call_target == "HostExecute");
+                if host {
+                    return one(self, Kind::Other);
+                }
+                let mut thunk = Thunk::new(Kind::AsyncStart, self.id(), at);
+                thunk.nested = self.computation(wrapped, depth + 1)?;
+                Some(vec![thunk])
+            }
+            "async-done" | "copy-done" => one(self, Kind::AsyncDone),
+            "copy-start" => {
+                // A copy to or from host memory (memory space 5) is no
+                // device copy.
+                let host = i.shape.as_ref().is_some_and(|s| s.tuple_shapes.iter().take(2).any(|t| t.layout.as_ref().is_some_and(|l| l.memory_space == 5)));
+                let copy = Thunk::new(if host { Kind::Other } else { Kind::Copy }, self.id(), at);
+                let mut start = Thunk::new(Kind::AsyncStart, self.id(), at);
+                start.nested = vec![copy];
+                Some(vec![start])
+            }
+            "rng-get-and-update-state" | "partition-id" | "replica-id" | "sort" => one(self, Kind::Kernel),
+            // Collectives, send/recv, infeed/outfeed, FFT: one thunk each,
+            // none of which the default pass converts.
+            _ => one(self, Kind::Other),
+        }
+    }
+
+    fn custom_call(&mut self, i: &HloInstructionProto, at: u32) -> Option<Vec<Thunk>> {
+        let target = i.custom_call_target.as_str();
+        let kind = match target {
+            "__nop" | "Pin" | "Unpin" | "CreateBuffer" | "AllocateBuffer" => return Some(Vec::new()),
+            "__cublas$gemm" => Kind::Gemm,
+            _ if target.starts_with("__cublas$lt$matmul") => Kind::CublasLt,
+            _ if target.starts_with("__cudnn$conv") && !target.contains("Reorder") => Kind::Convolution,
+            _ if target.starts_with("__cudnn") => Kind::Cudnn,
+            "TopK" | "__gpu$xla.gpu.triton" | "__gpu$xla.gpu.ptx" => Kind::Kernel,
+            "__cublas$triangularSolve" => Kind::Other,
+            // FFI calls convert only if their handler says so, which the
+            // trace does not tell: taken as not convertible.
+            _ => Kind::CustomCall,
+        };
+        Some(vec![Thunk::new(kind, self.id(), at)])
+    }
+
+    fn fusion(&mut self, i: &HloInstructionProto, at: u32) -> Option<Vec<Thunk>> {
+        let root = self.hlo.root(*i.called_computation_ids.first()?)?;
+        if i.fusion_kind != "kCustom" {
+            if self.hlo.static_slice_copy(root) {
+                return Some(vec![Thunk::new(Kind::Copy, self.id(), at)]);
+            }
+            if self.hlo.dynamic_slice_copy(root) {
+                let copy = Thunk::new(Kind::Copy, self.id(), at);
+                let mut fusion = Thunk::new(Kind::DynamicSliceFusion, self.id(), at);
+                fusion.nested = vec![copy];
+                return Some(vec![fusion]);
+            }
+            let copies = self.hlo.memcpy_fusion_roots(root);
+            if copies > 0 {
+                return Some((0..copies).map(|_| Thunk::new(Kind::Copy, self.id(), at)).collect());
+            }
+        }
+        let config = backend_config(i);
+        let fusion = &config["fusion_backend_config"];
+        if fusion["kind"] == "__cudnn$fusion" {
+            return Some(vec![Thunk::new(Kind::Cudnn, self.id(), at)]);
+        }
+        if fusion["custom_fusion_config"]["name"] == "dynamic_slice_fusion" {
+            let mut thunk = Thunk::new(Kind::DynamicSliceFusion, self.id(), at);
+            thunk.nested = vec![Thunk::new(Kind::Kernel, self.id(), at)];
+            return Some(vec![thunk]);
+        }
+        Some(vec![Thunk::new(Kind::Kernel, self.id(), at)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffer(children: &[bool]) -> CommandBuffer {
+        CommandBuffer { commands: children.iter().enumerate().map(|(k, &child_graph)| Command { instruction: k as u32, child_graph }).collect() }
+    }
+
+    /// As many child nodes as child commands: one to one, in order.
+    #[test]
+    fn child_nodes_map_one_to_one_when_counts_agree() {
+        let cb = buffer(&[true, false, true, false]);
+        let map = cb.child_nodes(&[0, 1, 5, 4, 3, 5], &[]);
+        assert_eq!(map.len(), 2);
+        assert_eq!((map[&4], map[&5]), (0, 2));
+    }
+
+    /// One library call ran two kernels (memset, then gemm): time order
+    /// inside each launch puts both on it.
+    #[test]
+    fn extra_child_nodes_follow_time_order() {
+        // Commands: 0 gemm (child), 1 kernel, 2 gemm (child), 3 kernel.
+        let cb = buffer(&[true, false, true, false]);
+        // Nodes 4 and 5 run before node 1; node 6 between 1 and 3.
+        let launch = vec![(0, 4), (1, 5), (2, 1), (3, 6), (4, 3)];
+        let map = cb.child_nodes(&[4, 5, 6, 1, 3], &[launch.clone(), launch]);
+        assert_eq!((map[&4], map[&5], map[&6]), (0, 0, 2));
+    }
+}
