@@ -905,7 +905,8 @@ fn child_graph_ops<'p>(read: &[LineResult<'p>], module_ops: &ProgramOps<'p>, ops
         return FxHashMap::default();
     }
     // Per buffer: its nodes seen, and its events by launch.
-    let mut buffers: BTreeMap<(i64, i64), (Vec<u32>, BTreeMap<i64, Vec<(i128, u32)>>)> = BTreeMap::new();
+    type Seen = (Vec<u32>, BTreeMap<i64, Vec<(i128, u32)>>);
+    let mut buffers: BTreeMap<(i64, i64), Seen> = BTreeMap::new();
     for e in read.iter().flat_map(|r| &r.launched) {
         let (nodes, launches) = buffers.entry((e.node.0, e.node.1)).or_default();
         nodes.push(e.node.2);
