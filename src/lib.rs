@@ -22,6 +22,7 @@ pub mod advise;
 pub mod api;
 pub mod cache;
 pub mod cli;
+pub mod device;
 pub mod diff;
 pub mod error;
 pub mod inputs;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+mod device;
 mod diff;
 pub mod interactive;
 mod memory;
@@ -65,6 +66,14 @@ pub enum Command {
     /// input, output, compilation, other), with mean, std and CV
     /// (--output json:outfile=PATH or csv:outfile=PATH for the numbers).
     Steps,
+    /// XLA instructions that ran (XProf's hlo_stats): program, category,
+    /// framework op, occurrences, total and self time, longest first
+    /// (XPlane traces; --max_depth N shows N rows).
+    Hlo,
+    /// GPU kernels (XProf's kernel_stats): per kernel, launch configuration
+    /// and op, occurrences, total, min and max duration, longest first
+    /// (XPlane traces; --max_depth N shows N rows).
+    Kernels,
 }
 
 /// `rtfprof diff`: each side is profile inputs (the `--left_*`/`--right_*`
@@ -125,6 +134,24 @@ pub struct DiffArgs {
 }
 
 impl Command {
+    /// The command's name on the command line.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Scope => "scope",
+            Command::Graph => "graph",
+            Command::Op => "op",
+            Command::Code => "code",
+            Command::Advise => "advise",
+            Command::Diff(_) => "diff",
+            Command::Jobs => "jobs",
+            Command::Memory => "memory",
+            Command::Report => "report",
+            Command::Steps => "steps",
+            Command::Hlo => "hlo",
+            Command::Kernels => "kernels",
+        }
+    }
+
     /// The view this command shows; `None` for `advise`.
     fn view(&self) -> Option<View> {
         match self {
@@ -132,7 +159,14 @@ impl Command {
             Command::Graph => Some(View::Graph),
             Command::Op => Some(View::Op),
             Command::Code => Some(View::Code),
-            Command::Advise | Command::Diff(_) | Command::Jobs | Command::Memory | Command::Report | Command::Steps => None,
+            Command::Advise
+            | Command::Diff(_)
+            | Command::Jobs
+            | Command::Memory
+            | Command::Report
+            | Command::Steps
+            | Command::Hlo
+            | Command::Kernels => None,
         }
     }
 }
@@ -467,7 +501,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         Some(Command::Report) if !html => {
             return Err(Error::flag("--output", "report writes one HTML file: give --output html:outfile=PATH"));
         }
-        Some(Command::Report) if cli.show.max_depth.is_none() => opts.max_depth = i64::MAX,
+        Some(Command::Report | Command::Hlo | Command::Kernels) if cli.show.max_depth.is_none() => opts.max_depth = i64::MAX,
         Some(Command::Report | Command::Diff(_)) => {}
         _ if html => return Err(Error::flag("--output", "html output is written by 'rtfprof report' and 'rtfprof diff'")),
         _ => {}
@@ -480,6 +514,9 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     }
     if matches!(cli.command, Some(Command::Steps)) {
         steps::check_output(&opts)?;
+    }
+    if let Some(table @ (Command::Hlo | Command::Kernels)) = &cli.command {
+        device::check_output(table.name(), &opts)?;
     }
     check_event_flags(&cli.inputs.paths(), &cli.inputs.job, &cli.command)?;
     let no_inputs = !cli.inputs.has_inputs();
@@ -523,6 +560,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     let result = match command.view() {
         _ if matches!(command, Command::Memory) => memory::run(&stats, &cli.inputs.paths(), cli.inputs.xplane_path.is_some(), &opts, stdout),
         _ if matches!(command, Command::Steps) => steps::run(&stats, &opts, stdout),
+        _ if matches!(command, Command::Hlo) => device::run(&stats, crate::device::Table::Hlo, &opts, stdout),
+        _ if matches!(command, Command::Kernels) => device::run(&stats, crate::device::Table::Kernels, &opts, stdout),
         Some(view) if print == Print::Live && opts.output == Output::Stdout => {
             with_deep_stack(|| print_live(&stats, view, &opts, stdout))
         }
@@ -578,7 +617,7 @@ fn load(
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops;
     }
-    if matches!(command, Some(Command::Steps)) {
+    if matches!(command, Some(Command::Steps | Command::Hlo | Command::Kernels)) {
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops;
     }
@@ -872,14 +911,14 @@ fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Sta
     }
     if let Some(trace) = &inputs.xplane {
         let mut known = crate::stats::InputNodes::default();
-        let converted = trace.convert(paths.allocations, &mut |names, totals| {
+        let mut converted = trace.convert(paths.allocations, &mut |names, totals| {
             stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
         })?;
         stats.add_memory_totals(&converted.memory);
         stats.add_allocator_events(&converted.allocator_events);
         stdout.push_str("Reading Files...\n");
         stdout.push_str(&xplane_summary(&trace.path, &converted, &stats));
-        let source = crate::inputs::xplane::TraceSource::new(trace, converted.steps, converted.outside_step);
+        let source = crate::inputs::xplane::TraceSource::new(trace, &mut converted);
         stats.traces.push((String::new(), std::sync::Arc::new(source)));
         return Ok(stats);
     }

@@ -79,6 +79,19 @@ pub fn micros(us: i64) -> String {
     to_string(write_micros, us)
 }
 
+/// Durations in microseconds with nanoseconds (GPU kernels last a few
+/// µs, which whole microseconds would blur): `12.345us`, then tfprof's
+/// `ms` and `sec` with two decimals.
+pub fn micros_f64(us: f64) -> String {
+    if us.abs() >= 1e6 {
+        format!("{:.2}sec", us / 1e6)
+    } else if us.abs() >= 1e3 {
+        format!("{:.2}ms", us / 1e3)
+    } else {
+        format!("{us:.3}us")
+    }
+}
+
 /// Memory sizes in bytes (`FormatMemory`).
 pub fn bytes(b: i64) -> String {
     to_string(write_bytes, b)

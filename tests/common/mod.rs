@@ -81,3 +81,51 @@ pub fn run_rtfprof(args: &[String], stdin: &str, cwd: Option<&Path>) -> std::pro
 pub fn unescape_html(text: &str) -> String {
     text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&nbsp;", "\u{a0}").replace("&amp;", "&")
 }
+
+/// The shared real traces beside the repository (`../shared/traces`).
+pub fn shared_traces() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces")
+}
+
+/// A JAX 0.11 H200 trace of `../shared/traces/jax_h200`, or `None`, saying
+/// so, where that directory is absent (it is not part of the repository).
+pub fn jax_gpu_trace(name: &str) -> Option<PathBuf> {
+    let trace = shared_traces().join("jax_h200").join(name).join("vm.xplane.pb");
+    if trace.exists() {
+        Some(trace)
+    } else {
+        eprintln!("skipped: {} is absent (it is not part of the repository)", trace.display());
+        None
+    }
+}
+
+/// XProf's answer for a trace (`testdata/xplane/expected/<name>.json`, by
+/// `tools/xplane/xprof_goldens.py`), e.g. `jax_mlp.kernel_stats`.
+pub fn xprof_golden(name: &str) -> serde_json::Value {
+    let path = testdata().join("xplane/expected").join(format!("{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+/// The rows of an XProf table (`{cols, rows}`) as maps from column id to
+/// value.
+pub fn xprof_table_rows(table: &serde_json::Value) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let cols: Vec<String> = table["cols"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+    table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| cols.iter().cloned().zip(row["c"].as_array().unwrap().iter().map(|c| c["v"].clone())).collect())
+        .collect()
+}
+
+/// `rtfprof <args>` with `--output json:outfile=…`: the JSON it wrote;
+/// fails the test, printing stderr, if the command fails.
+pub fn rtfprof_json(args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    all.push(format!("--output=json:outfile={}", out.display()));
+    let output = run_rtfprof(&all, "", None);
+    assert!(output.status.success(), "rtfprof {all:?}: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+}

@@ -28,7 +28,8 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
-use super::hlo::{Programs, opcode_of_name};
+use super::hlo::{Instruction, Programs, opcode_of_name};
+use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
 use super::names::{OpName, parse_op};
 use crate::stats::{ExecTotal, MemoryTotal};
@@ -81,6 +82,8 @@ pub struct Converted {
     pub unattributed_allocations: u64,
     /// The allocator events in time order, when asked for (empty otherwise).
     pub allocator_events: Vec<AllocatorEvent>,
+    /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
+    pub device: crate::device::Tables,
 }
 /// One `MemoryAllocation` or `MemoryDeallocation` event, for `rtfprof memory`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,8 +202,12 @@ fn plane_kind(name: &str) -> PlaneKind {
     }
 }
 
-/// An op an event runs: node name, op type, XLA instruction ("" if none).
-type Op<'a> = (&'a str, &'a str, &'a str);
+/// An op an event runs: node name, op type, XLA instruction ("" if none)
+/// and its program ([`NO_PROGRAM`] if none).
+type Op<'a> = (&'a str, &'a str, &'a str, i64);
+
+/// The program of an op that is no XLA instruction.
+const NO_PROGRAM: i64 = i64::MIN;
 
 /// Ops by dense id, so that executions and sums carry a number, not three
 /// strings hashed again for every execution.
@@ -322,7 +329,8 @@ impl<'p> ProgramOps<'p> {
         let ops = programs
             .iter()
             .map(|program| {
-                let ids = program.instructions.iter().map(|ins| table.intern((ins.node.as_str(), ins.op_type.as_str(), ins.name.as_str()))).collect();
+                let ids =
+                    program.instructions.iter().map(|ins| table.intern((ins.node.as_str(), ins.op_type.as_str(), ins.name.as_str(), program.id))).collect();
                 (program.id, ids)
             })
             .collect();
@@ -337,6 +345,17 @@ impl<'p> ProgramOps<'p> {
     /// The op of `program`'s instruction number `index`.
     fn instruction_op(&self, program: i64, index: u32) -> Option<u32> {
         self.ops.get(&program)?.get(index as usize).copied()
+    }
+
+    /// The op and the instruction called `instruction` of `program`.
+    fn instruction(&self, program: i64, instruction: &str) -> Option<(u32, &'p Instruction)> {
+        self.instruction_at(program, self.programs.get(program)?.instruction(instruction)?)
+    }
+
+    /// The op and the instruction number `index` of `program`.
+    fn instruction_at(&self, program: i64, index: u32) -> Option<(u32, &'p Instruction)> {
+        let instruction = self.programs.get(program)?.instructions.get(index as usize)?;
+        Some((self.instruction_op(program, index)?, instruction))
     }
 }
 
@@ -388,6 +407,7 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     let child_op = child_graph_ops(&read, &module_ops, &mut ops);
 
     // Pieces back into lines, in order.
+    let mut kernels = Launches::default();
     let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();
     let mut lines_read: Vec<LineRead> = Vec::new();
     let mut memory_events: Vec<MemoryEvent<'_>> = Vec::new();
@@ -395,16 +415,24 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     for ((index, line_no, piece), mut result) in pieces.iter().zip(read) {
         markers.append(&mut result.markers);
         memory_events.append(&mut result.memory);
-        if !result.own_ops.ops.is_empty() {
-            let global: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
+        let own: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
+        if !own.is_empty() {
             for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP != 0) {
-                e.op = global[(e.op & !LINE_OP) as usize];
+                e.op = own[(e.op & !LINE_OP) as usize];
             }
         }
         if !result.children.is_empty() {
             for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP == 0 && e.op & CHILD_OP != 0) {
                 e.op = child_op[&result.children[(e.op & !CHILD_OP) as usize]];
             }
+        }
+        if !result.kernels.keys.is_empty() {
+            let children = &result.children;
+            kernels.append(std::mem::take(&mut result.kernels), |op| match op {
+                _ if op & LINE_OP != 0 => own[(op & !LINE_OP) as usize],
+                _ if op & CHILD_OP != 0 => child_op[&children[(op & !CHILD_OP) as usize]],
+                _ => op,
+            });
         }
         if last_line != Some((index, line_no)) {
             lines_read.push(LineRead { plane: *index, base_ps: i128::from(piece.timestamp_ns) * 1000, pieces: Vec::new() });
@@ -426,6 +454,8 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
         memory_events: memory_events.len() as u64,
         ..Default::default()
     };
+    converted.device = crate::device::Tables { hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read), kernels: kernel_rows(&ops.ops, &programs, kernels) };
+    converted.device.sort();
     totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
     let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
     let step_of = StepLookup::new(&steps);
@@ -476,6 +506,8 @@ struct PlaneContext<'p, 'a> {
     step_num: Option<i64>,
     hlo_op: Option<i64>,
     cuda_graph_node_id: Option<i64>,
+    kernel_details: Option<i64>,
+    equation: Option<i64>,
     correlation_id: Option<i64>,
     program_id: Option<i64>,
     tf_op: Option<i64>,
@@ -513,6 +545,21 @@ struct LineResult<'a> {
     child_ids: FxHashMap<ChildNode, u32>,
     /// Every event of a command buffer, for [`CommandBuffer::child_nodes`].
     launched: Vec<Launched>,
+    /// Kernel launches by XProf's kernel key, ops as the executions'.
+    kernels: Launches<'a>,
+}
+
+/// The stats of a device event that say what it runs.
+#[derive(Clone, Copy, Default)]
+struct DeviceStats<'a> {
+    hlo_op: Option<&'a str>,
+    program: Option<i64>,
+    graph_node: Option<i64>,
+    launch: Option<i64>,
+    /// `tf_op`, `level 0`, `annotation`.
+    annotation: [Option<&'a str>; 3],
+    kernel_details: Option<&'a str>,
+    equation: Option<&'a str>,
 }
 
 /// A node of a command buffer's CUDA graph: (program, the buffer's first
@@ -552,7 +599,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             PlaneKind::Host => {
                 for (id, meta) in &plane.event_metadata {
                     let kind = match (parse_op(meta.name), meta.name) {
-                        (Some(OpName { name, op_type }), _) => ops.intern((name, op_type, "")),
+                        (Some(OpName { name, op_type }), _) => ops.intern((name, op_type, "", NO_PROGRAM)),
                         (None, "MemoryAllocation") => EventKinds::ALLOCATION,
                         (None, "MemoryDeallocation") => EventKinds::DEALLOCATION,
                         (None, _) => continue,
@@ -560,7 +607,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                     kinds.push((*id, kind));
                 }
                 for (id, (name, op_type)) in eager.into_iter().flatten() {
-                    kinds.push((*id, ops.intern((name.as_str(), op_type.as_str(), ""))));
+                    kinds.push((*id, ops.intern((name.as_str(), op_type.as_str(), "", NO_PROGRAM))));
                 }
             }
             PlaneKind::Tpu => {
@@ -569,15 +616,13 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                 for (id, meta) in &plane.event_metadata {
                     let framework = meta.stats.iter().find(|s| Some(s.metadata_id) == tf_op).and_then(|s| s.value.as_str(plane));
                     let instruction = if meta.display_name.is_empty() { meta.name } else { meta.display_name };
+                    let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id());
                     let op = match framework.and_then(parse_op) {
-                        Some(op) => ops.intern((op.name, op.op_type, instruction)),
-                        None => {
-                            let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id());
-                            match program.and_then(|p| module_ops.op(p, instruction)) {
-                                Some(op) => op,
-                                None => ops.intern((instruction, opcode_of_name(instruction), instruction)),
-                            }
-                        }
+                        Some(op) => ops.intern((op.name, op.op_type, instruction, program.unwrap_or(NO_PROGRAM))),
+                        None => match program.and_then(|p| module_ops.op(p, instruction)) {
+                            Some(op) => op,
+                            None => ops.intern((instruction, opcode_of_name(instruction), instruction, program.unwrap_or(NO_PROGRAM))),
+                        },
                     };
                     kinds.push((*id, op));
                 }
@@ -591,6 +636,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             step_num: plane.stat_id("step_num"),
             hlo_op: plane.stat_id("hlo_op"),
             cuda_graph_node_id: plane.stat_id("cuda_graph_node_id"),
+            kernel_details: plane.stat_id("kernel_details"),
+            equation: plane.stat_id("equation"),
             correlation_id: plane.stat_id("correlation_id"),
             program_id: plane.stat_id("program_id"),
             tf_op: plane.stat_id("tf_op"),
@@ -619,6 +666,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             children: Vec::new(),
             child_ids: FxHashMap::default(),
             launched: Vec::new(),
+            kernels: Launches::default(),
         };
         let mut executions = Vec::with_capacity(line.event_count);
         for event in line.events() {
@@ -626,18 +674,24 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             let duration_ps = event.duration_ps.max(0);
             let op = match kind {
                 PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
-                PlaneKind::Gpu => match self.device_op(&event, base_ps, &mut result) {
-                    DeviceOp::Known(op) => Some(op),
-                    DeviceOp::Named(op) => Some(result.own_ops.intern(op) | LINE_OP),
-                    DeviceOp::Child(node) => {
-                        let next = result.children.len() as u32;
-                        let id = *result.child_ids.entry(node).or_insert(next);
-                        if id == next {
-                            result.children.push(node);
+                PlaneKind::Gpu => {
+                    let stats = self.device_stats(&event);
+                    let (op, instruction) = self.device_op(&event, &stats, base_ps, &mut result);
+                    let op = match op {
+                        DeviceOp::Known(op) => op,
+                        DeviceOp::Named(op) => result.own_ops.intern(op) | LINE_OP,
+                        DeviceOp::Child(node) => {
+                            let next = result.children.len() as u32;
+                            let id = *result.child_ids.entry(node).or_insert(next);
+                            if id == next {
+                                result.children.push(node);
+                            }
+                            id | CHILD_OP
                         }
-                        Some(id | CHILD_OP)
-                    }
-                },
+                    };
+                    self.add_kernel(&event, &stats, instruction, op, &mut result.kernels);
+                    Some(op)
+                }
                 PlaneKind::Tpu => self.kinds.op(event.metadata_id),
                 PlaneKind::Other => None,
             };
@@ -701,30 +755,15 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     /// [`super::thunks`]); without `hlo_op`, the op of TF's annotation; a
     /// memcpy with neither is a transfer. What names no known op is
     /// `(unattributed)/<what it names>`, never dropped.
-    fn device_op(&self, event: &Event<'a>, base_ps: i128, result: &mut LineResult<'a>) -> DeviceOp<'a> {
-        let (mut hlo_op, mut program, mut graph_node, mut launch) = (None, None, None, None);
-        let mut annotation: [Option<&'a str>; 3] = [None; 3];
-        for stat in event.stats() {
-            let id = Some(stat.metadata_id);
-            if id == self.hlo_op {
-                hlo_op = stat.value.as_str(self.plane);
-            } else if id == self.program_id {
-                program = stat.value.as_id();
-            } else if id == self.cuda_graph_node_id {
-                graph_node = stat.value.as_id();
-            } else if id == self.correlation_id {
-                launch = stat.value.as_id();
-            } else if let Some(k) = [self.tf_op, self.level0, self.annotation].iter().position(|&a| a == id) {
-                annotation[k] = stat.value.as_str(self.plane);
-            }
-        }
+    fn device_op(&self, event: &Event<'a>, stats: &DeviceStats<'a>, base_ps: i128, result: &mut LineResult<'a>) -> (DeviceOp<'a>, Option<&'p Instruction>) {
+        let DeviceStats { hlo_op, program, graph_node, launch, annotation, .. } = *stats;
         if let Some(hlo_op) = hlo_op {
             // (The last `::` part names the instruction; a module compiled
             // while profiling marks its buffers `(disabled for profiling)`.)
             let instruction = hlo_op.rsplit("::").next().unwrap_or(hlo_op);
             let instruction = instruction.strip_suffix(" (disabled for profiling)").unwrap_or(instruction);
-            if let Some(op) = program.and_then(|p| self.module_ops.op(p, instruction)) {
-                return DeviceOp::Known(op);
+            if let Some((op, ins)) = program.and_then(|p| self.module_ops.instruction(p, instruction)) {
+                return (DeviceOp::Known(op), Some(ins));
             }
             let buffer = instruction.strip_prefix("command_buffer_").and_then(|n| n.parse::<i64>().ok());
             if let (Some(program), Some(buffer), Some(node)) = (program, buffer, graph_node)
@@ -733,30 +772,86 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                 let node = (node & 0xffff_ffff) as u32;
                 let child = (program, buffer, node);
                 result.launched.push(Launched { node: child, launch: launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
-                return match commands.commands.get(node as usize) {
-                    Some(command) => self.module_ops.instruction_op(program, command.instruction).map_or(DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, "")), DeviceOp::Known),
-                    None => DeviceOp::Child(child),
+                let command = commands.commands.get(node as usize).and_then(|c| self.module_ops.instruction_at(program, c.instruction));
+                return match command {
+                    Some((op, ins)) => (DeviceOp::Known(op), Some(ins)),
+                    None if node as usize >= commands.commands.len() => (DeviceOp::Child(child), None),
+                    None => (DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, "", NO_PROGRAM)), None),
                 };
             }
-            return DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, ""));
+            return (DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, "", NO_PROGRAM)), None);
         }
         if let Some(text) = annotation.into_iter().flatten().next() {
             // The outermost annotation, without memcpy details (`#id=…#`).
             let text = text.split("::").next().unwrap_or(text);
             let text = text.split('#').next().unwrap_or(text).trim();
             match parse_op(text) {
-                Some(op) => return DeviceOp::Named((op.name, op.op_type, "")),
+                Some(op) => return (DeviceOp::Named((op.name, op.op_type, "", NO_PROGRAM)), None),
                 // Work TF annotates without an op (`MakeTensorFromProto`): a
                 // node of its own, under `(annotation)/`.
-                None if !text.is_empty() => return DeviceOp::Named((text, ANNOTATION_TYPE, "")),
+                None if !text.is_empty() => return (DeviceOp::Named((text, ANNOTATION_TYPE, "", NO_PROGRAM)), None),
                 None => {}
             }
         }
         let name = self.plane.event_name(event.metadata_id);
         match transfer(name) {
-            Some((node, op_type)) => DeviceOp::Named((node, op_type, "")),
-            None => DeviceOp::Named((name, UNATTRIBUTED_TYPE, "")),
+            Some((node, op_type)) => (DeviceOp::Named((node, op_type, "", NO_PROGRAM)), None),
+            None => (DeviceOp::Named((name, UNATTRIBUTED_TYPE, "", NO_PROGRAM)), None),
         }
+    }
+
+    /// The stats of a device event that say what it runs, in one pass.
+    fn device_stats(&self, event: &Event<'a>) -> DeviceStats<'a> {
+        let mut stats = DeviceStats::default();
+        for stat in event.stats() {
+            let id = Some(stat.metadata_id);
+            if id == self.hlo_op {
+                stats.hlo_op = stat.value.as_str(self.plane);
+            } else if id == self.program_id {
+                stats.program = stat.value.as_id();
+            } else if id == self.cuda_graph_node_id {
+                stats.graph_node = stat.value.as_id();
+            } else if id == self.correlation_id {
+                stats.launch = stat.value.as_id();
+            } else if id == self.kernel_details {
+                stats.kernel_details = stat.value.as_str(self.plane);
+            } else if id == self.equation {
+                stats.equation = stat.value.as_str(self.plane);
+            } else if let Some(k) = [self.tf_op, self.level0, self.annotation].iter().position(|&a| a == id) {
+                stats.annotation[k] = stat.value.as_str(self.plane);
+            }
+        }
+        stats
+    }
+
+    /// A kernel launch (an event with `kernel_details`), for the kernel
+    /// table: XProf's fields and TensorCore rules, the op to name later.
+    fn add_kernel(&self, event: &Event<'a>, stats: &DeviceStats<'a>, instruction: Option<&Instruction>, op: u32, kernels: &mut Launches<'a>) {
+        let Some(details) = stats.kernel_details.filter(|d| !d.is_empty()) else { return };
+        let name = self.plane.event_name(event.metadata_id);
+        let launch = Launch::parse(details);
+        let uses_tensor_core = kernel::uses_tensor_core(name);
+        // XProf: from the `tf_op` (TF's op, JAX's `XlaModule:`), then the
+        // instruction's framework op where `hlo_op` resolves.
+        let mut eligible = stats.annotation[0].is_some_and(|tf_op| {
+            let tf_name = parse_op(tf_op).map_or(tf_op, |o| o.name);
+            stats.equation.is_some_and(kernel::einsum_tensor_core_eligible) || kernel::op_tensor_core_eligible(tf_name) || uses_tensor_core
+        });
+        if let Some(ins) = instruction {
+            eligible = kernel::op_tensor_core_eligible(&ins.op_name) || eligible;
+        }
+        let key = kernel::Key {
+            name,
+            grid_dim: launch.grid_dim,
+            block_dim: launch.block_dim,
+            registers_per_thread: launch.registers_per_thread,
+            static_shmem_bytes: launch.static_shmem_bytes,
+            dynamic_shmem_bytes: launch.dynamic_shmem_bytes,
+            uses_tensor_core,
+            op_tensor_core_eligible: eligible,
+            op,
+        };
+        kernels.add(key, launch.occupancy_pct, event.duration_ps.max(0) / 1000);
     }
 }
 
@@ -895,6 +990,96 @@ pub fn transfer(name: &str) -> Option<(&'static str, &'static str)> {
     TRANSFERS.iter().find(|(short, long, ..)| starts(short) || starts(long)).map(|&(_, _, node, op_type)| (node, op_type))
 }
 
+/// XProf's `hlo_stats` rows: per XLA instruction that ran (an op with a
+/// program), its executions, total time (on devices the time counted, on
+/// hosts the events' durations) and self time.
+fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[LineRead]) -> Vec<crate::device::HloOp> {
+    if !ops.iter().any(|op| op.3 != NO_PROGRAM) {
+        return Vec::new();
+    }
+    // Per op: executions, total and self time.
+    let mut sums: FxHashMap<u32, (i64, i128, i128)> = FxHashMap::default();
+    for line in lines {
+        let host = plane_kind(planes[line.plane].name) == PlaneKind::Host;
+        for e in line.pieces.iter().flat_map(|p| p.iter()) {
+            if ops[e.op as usize].3 == NO_PROGRAM {
+                continue;
+            }
+            let sum = sums.entry(e.op).or_default();
+            sum.0 = sum.0.saturating_add(e.runs);
+            sum.1 += i128::from(if host { e.duration_ps } else { e.time_ps });
+            sum.2 += i128::from(e.time_ps);
+        }
+    }
+    sums.into_iter()
+        .map(|(op, (occurrences, total_ps, self_ps))| {
+            let (node, _, name, program) = ops[op as usize];
+            let known = programs.get(program).and_then(|p| Some((p, &p.instructions[p.instruction(name)? as usize])));
+            crate::device::HloOp {
+                job: String::new(),
+                program_id: program as u64,
+                module: known.map_or_else(String::new, |(p, _)| p.module.clone()),
+                hlo_op_name: name.to_owned(),
+                category: known.map_or_else(|| super::hlo::category(opcode_of_name(name), ""), |(_, ins)| ins.category.clone()),
+                framework_op: known.map_or_else(|| if node == name { String::new() } else { node.to_owned() }, |(_, ins)| ins.op_name.clone()),
+                occurrences,
+                total_ps,
+                self_ps,
+                source: known.map_or_else(Vec::new, |(_, ins)| ins.source.clone()),
+            }
+        })
+        .collect()
+}
+
+/// XProf's `kernel_stats` rows: the op of a kernel is named as XProf names
+/// it (an instruction's `op_name`, TF's op, nothing for the unattributed),
+/// and launches whose key and op name agree are one row, whichever
+/// instruction ran them (XLA reuses a kernel for identical fusions).
+fn kernel_rows(ops: &[Op<'_>], programs: &Programs, launches: Launches<'_>) -> Vec<crate::device::Kernel> {
+    let mut rows: Vec<crate::device::Kernel> = Vec::new();
+    let mut index: FxHashMap<(kernel::Key<'_>, String), usize> = FxHashMap::default();
+    for (key, sums) in launches.keys.into_iter().zip(launches.sums) {
+        let (node, op_type, instruction, program) = ops[key.op as usize];
+        let op_name = if program != NO_PROGRAM {
+            programs.get(program).and_then(|p| Some(p.instructions[p.instruction(instruction)? as usize].op_name.clone())).unwrap_or_default()
+        } else if op_type == UNATTRIBUTED_TYPE {
+            String::new()
+        } else {
+            node.to_owned()
+        };
+        match index.entry((kernel::Key { op: 0, ..key }, op_name.clone())) {
+            std::collections::hash_map::Entry::Occupied(at) => {
+                let row = &mut rows[*at.get()];
+                row.occurrences += sums.occurrences;
+                row.total_ns += sums.total_ns;
+                row.min_ns = row.min_ns.min(sums.min_ns);
+                row.max_ns = row.max_ns.max(sums.max_ns);
+            }
+            std::collections::hash_map::Entry::Vacant(at) => {
+                at.insert(rows.len());
+                rows.push(crate::device::Kernel {
+                    job: String::new(),
+                    kernel_name: key.name.to_owned(),
+                    op_name,
+                    registers_per_thread: key.registers_per_thread,
+                    static_shmem_bytes: key.static_shmem_bytes,
+                    dynamic_shmem_bytes: key.dynamic_shmem_bytes,
+                    block_dim: key.block_dim,
+                    grid_dim: key.grid_dim,
+                    occupancy_pct: sums.occupancy_pct,
+                    is_op_tensor_core_eligible: key.op_tensor_core_eligible,
+                    is_kernel_using_tensor_core: key.uses_tensor_core,
+                    occurrences: sums.occurrences,
+                    total_ns: sums.total_ns,
+                    min_ns: sums.min_ns,
+                    max_ns: sums.max_ns,
+                });
+            }
+        }
+    }
+    rows
+}
+
 /// The op of every command-buffer child node the pieces saw: the
 /// instruction of the child-graph command it belongs to (see
 /// [`super::thunks::CommandBuffer::child_nodes`]), else
@@ -926,7 +1111,7 @@ fn child_graph_ops<'p>(read: &[LineResult<'p>], module_ops: &ProgramOps<'p>, ops
         .into_iter()
         .map(|child| {
             // (A node past the commands of a buffer with no child graph.)
-            let op = resolved.get(&child).copied().unwrap_or_else(|| ops.intern(("command_buffer child graph", UNATTRIBUTED_TYPE, "")));
+            let op = resolved.get(&child).copied().unwrap_or_else(|| ops.intern(("command_buffer child graph", UNATTRIBUTED_TYPE, "", NO_PROGRAM)));
             (child, op)
         })
         .collect()
@@ -1093,7 +1278,7 @@ fn totals(
     let mut nodes: Vec<(&str, &str)> = Vec::new();
     let node_of: Vec<u32> = ops
         .iter()
-        .map(|&(name, op_type, _)| {
+        .map(|&(name, op_type, _, _)| {
             *node_ids.entry((name, op_type)).or_insert_with(|| {
                 nodes.push((name, op_type));
                 (nodes.len() - 1) as u32

@@ -55,6 +55,9 @@ pub struct Instruction {
     /// stack, `jit(step)/grad/jvp(dense_0)/dot_general`), else
     /// `<module>/<instruction>`.
     pub node: String,
+    /// The metadata's `op_name` as it is (empty if none): what XProf names
+    /// the framework op in its tables.
+    pub op_name: String,
     /// The framework op's type: the metadata's `op_type` (TF), else the
     /// primitive the name ends in (`dot_general`, as XProf types JAX ops),
     /// else the opcode.
@@ -134,6 +137,7 @@ impl Program {
                 opcode: instruction.opcode.clone(),
                 category: category(&instruction.opcode, &instruction.fusion_kind),
                 node,
+                op_name: metadata.op_name.clone(),
                 op_type,
                 source,
             });

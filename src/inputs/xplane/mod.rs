@@ -137,6 +137,8 @@ pub struct TraceSource {
     pub bytes: bytes::Bytes,
     pub steps: std::collections::BTreeMap<i64, convert::StepSpan>,
     pub outside_step: Option<i64>,
+    /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
+    pub device: crate::device::Tables,
     /// The mapping behind `bytes`, for large files (see [`Self::release`]).
     map: Option<std::sync::Arc<memmap2::Mmap>>,
 }
@@ -166,9 +168,17 @@ impl StepWindow {
 }
 
 impl TraceSource {
-    /// The trace of `file`, with the steps its conversion found.
-    pub fn new(file: &XplaneFile, steps: std::collections::BTreeMap<i64, convert::StepSpan>, outside_step: Option<i64>) -> TraceSource {
-        TraceSource { path: file.path.clone(), bytes: file.bytes.clone(), steps, outside_step, map: file.map.clone() }
+    /// The trace of `file`, with what its conversion found besides nodes:
+    /// its steps and device tables.
+    pub fn new(file: &XplaneFile, converted: &mut convert::Converted) -> TraceSource {
+        TraceSource {
+            path: file.path.clone(),
+            bytes: file.bytes.clone(),
+            steps: std::mem::take(&mut converted.steps),
+            outside_step: converted.outside_step,
+            device: std::mem::take(&mut converted.device),
+            map: file.map.clone(),
+        }
     }
 
     /// Gives back the pages of `part` once walked, as

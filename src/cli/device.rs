@@ -1,0 +1,56 @@
+//! `rtfprof hlo` and `rtfprof kernels`: the glue between the command line
+//! and [`crate::device`].
+
+use crate::device::{Table, Tables};
+use crate::error::{Error, Result};
+use crate::outputs;
+use crate::show::options::{Options, Output};
+use crate::stats::Stats;
+
+/// The outputs a table writes: its text (stdout, a file), JSON or CSV.
+pub fn check_output(command: &str, opts: &Options) -> Result<()> {
+    match opts.output {
+        Output::Stdout | Output::None | Output::File(_) | Output::Json(_) | Output::Csv(_) => Ok(()),
+        _ => Err(Error::flag(
+            "--output",
+            format!("{command} writes text (stdout, file:outfile=PATH), json:outfile=PATH or csv:outfile=PATH, not {}", opts.output),
+        )),
+    }
+}
+
+/// Writes the table of the loaded traces (every job's, merged) where
+/// `--output` says; `--max_depth` rows of text. Inputs other than XPlane
+/// traces, or a trace with no row, are an error saying why.
+pub fn run(stats: &Stats, table: Table, opts: &Options, stdout: &mut String) -> Result<()> {
+    let command = match table {
+        Table::Hlo => "hlo",
+        Table::Kernels => "kernels",
+    };
+    if stats.traces.is_empty() {
+        stdout.clear();
+        return Err(Error::flag(command, "needs a TF2 or JAX profiler trace (--xplane_path): other inputs record no XLA instructions or kernels"));
+    }
+    let tables = Tables::merge(stats.traces.iter().map(|(job, trace)| (job.clone(), trace.device.clone())));
+    let empty = match table {
+        Table::Hlo => tables.hlo_ops.is_empty(),
+        Table::Kernels => tables.kernels.is_empty(),
+    };
+    if empty {
+        stdout.clear();
+        return Err(Error::Profile(match table {
+            Table::Hlo => "hlo: the trace ran no XLA instruction (no event names an instruction of a program in /host:metadata)".into(),
+            Table::Kernels => "kernels: the trace has no GPU kernels (no device event with a kernel_details stat)".into(),
+        }));
+    }
+    let rows = usize::try_from(opts.max_depth).unwrap_or(0);
+    match &opts.output {
+        Output::Json(path) => outputs::stream_atomic(path, |out| crate::device::write_json(&tables, table, out)),
+        Output::Csv(path) => outputs::stream_atomic(path, |out| crate::device::write_csv(&tables, table, out)),
+        Output::File(path) => outputs::write_atomic(path, crate::device::render_text(&tables, table, rows).as_bytes()),
+        Output::None => Ok(()),
+        _ => {
+            stdout.push_str(&crate::device::render_text(&tables, table, rows));
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! XProf's rules for kernels (`xprof/utils/kernel_stats_utils.cc`,
+//! `xprof/convert/xplane_to_kernel_stats_db.cc`): which device events are
+//! kernels, what their `kernel_details` stat says, which kernels use
+//! TensorCores and which ops could, and how launches add up into rows.
+
+use std::cmp::Ordering;
+
+use rustc_hash::FxHashMap;
+
+use super::Kernel;
+
+/// A kernel's launch as its `kernel_details` stat gives it
+/// (`regs:168 static_shared:0 dynamic_shared:231424 grid:64,2,1
+/// block:384,1,1 occ_pct:18.75`); what is missing or malformed keeps
+/// XProf's default (0, dims of 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Launch {
+    pub registers_per_thread: u32,
+    pub static_shmem_bytes: u32,
+    pub dynamic_shmem_bytes: u32,
+    pub block_dim: [u32; 3],
+    pub grid_dim: [u32; 3],
+    pub occupancy_pct: f64,
+}
+
+impl Launch {
+    /// XProf's `ParseKernelLaunchParams`.
+    pub fn parse(details: &str) -> Launch {
+        let mut launch = Launch { registers_per_thread: 0, static_shmem_bytes: 0, dynamic_shmem_bytes: 0, block_dim: [1; 3], grid_dim: [1; 3], occupancy_pct: 0.0 };
+        let dims = |value: &str| -> Option<[u32; 3]> {
+            let parts: Vec<&str> = value.split(',').collect();
+            match parts.as_slice() {
+                [x, y, z] => Some([x.parse().ok()?, y.parse().ok()?, z.parse().ok()?]),
+                _ => None,
+            }
+        };
+        for token in details.split([' ', '\n']) {
+            let mut parts = token.split(':');
+            let (Some(key), Some(value), None) = (parts.next(), parts.next(), parts.next()) else { continue };
+            match key {
+                "regs" => launch.registers_per_thread = value.parse().unwrap_or(launch.registers_per_thread),
+                "static_shared" => launch.static_shmem_bytes = value.parse().unwrap_or(launch.static_shmem_bytes),
+                "dynamic_shared" => launch.dynamic_shmem_bytes = value.parse().unwrap_or(launch.dynamic_shmem_bytes),
+                "block" => launch.block_dim = dims(value).unwrap_or(launch.block_dim),
+                "grid" => launch.grid_dim = dims(value).unwrap_or(launch.grid_dim),
+                "occ_pct" => launch.occupancy_pct = value.parse().unwrap_or(launch.occupancy_pct),
+                _ => {}
+            }
+        }
+        launch
+    }
+}
+
+/// XProf's `IsKernelUsingTensorCore`: kernel-name patterns of cuBLAS,
+/// cuDNN and CUTLASS TensorCore kernels.
+pub fn uses_tensor_core(kernel_name: &str) -> bool {
+    const PATTERNS: [&str; 19] = [
+        "16816",
+        "c1688",
+        "conv1x1",
+        "conv2d_c1_k1",
+        "dgrad_1x1_stride_2x2",
+        "direct_group",
+        "first_layer_wgrad_kernel",
+        "h1688",
+        "h884",
+        "hmma",
+        "i16832",
+        "i8816",
+        "s884",
+        "s1688",
+        "xmma_gemm",
+        "xmma_implicit_gemm",
+        "xmma_sparse_conv",
+        "xmma_sparse_gemm",
+        "xmma_warp_specialized_implicit_gemm",
+    ];
+    PATTERNS.iter().any(|p| kernel_name.contains(p))
+}
+
+/// XProf's `IsOpTensorCoreEligible`: TF's ops from its source, and JAX's
+/// `dot_general` and `conv_general_dilated`, which XProf 2.24.2 takes as
+/// eligible too (its kernel_stats on the JAX H200 traces: every op ending
+/// in either is eligible, no other op whose kernel uses no TensorCore is;
+/// the source read, openxla/xprof of August 2026, lists TF's alone).
+pub fn op_tensor_core_eligible(op_name: &str) -> bool {
+    const JAX: [&str; 2] = ["dot_general", "conv_general_dilated"];
+    if JAX.iter().any(|e| op_name.ends_with(e)) {
+        return true;
+    }
+    const ENDS: [&str; 12] = [
+        "Conv2D",
+        "Conv2DBackpropFilter",
+        "Conv2DBackpropInput",
+        "Conv3D",
+        "DepthwiseConv2dNative",
+        "DepthwiseConv2dNativeBackpropFilter",
+        "DepthwiseConv2dNativeBackpropInput",
+        "/MatMul",
+        "FusedMatMul",
+        "/CudnnRNN",
+        "XlaDot",
+        "XlaDotV2",
+    ];
+    const CONTAINS: [&str; 4] = ["BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop"];
+    ENDS.iter().any(|e| op_name.ends_with(e)) || CONTAINS.iter().any(|c| op_name.contains(c))
+}
+
+/// XProf's `IsEinsumTensorCoreEligible`: an equation of two inputs.
+pub fn einsum_tensor_core_eligible(equation: &str) -> bool {
+    let mut sides = equation.split("->");
+    match (sides.next(), sides.next(), sides.next()) {
+        (Some(inputs), Some(_), None) if !equation.is_empty() => inputs.split(',').count() == 2,
+        _ => false,
+    }
+}
+
+/// What a kernel row is keyed on (XProf's `KernelReportLessThanComparator`
+/// fields), with the op as an id to name later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Key<'a> {
+    pub name: &'a str,
+    pub grid_dim: [u32; 3],
+    pub block_dim: [u32; 3],
+    pub registers_per_thread: u32,
+    pub static_shmem_bytes: u32,
+    pub dynamic_shmem_bytes: u32,
+    pub uses_tensor_core: bool,
+    pub op_tensor_core_eligible: bool,
+    pub op: u32,
+}
+
+/// The launches of one key: the first one's occupancy (XProf keeps the
+/// first report of a key), count and durations in ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sums {
+    pub occupancy_pct: f64,
+    pub occurrences: i64,
+    pub total_ns: i64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+}
+
+/// Kernel launches added up by key, in the order first seen.
+#[derive(Clone, Debug, Default)]
+pub struct Launches<'a> {
+    pub keys: Vec<Key<'a>>,
+    pub sums: Vec<Sums>,
+    index: FxHashMap<Key<'a>, usize>,
+}
+
+impl<'a> Launches<'a> {
+    /// One launch (XProf's `InsertOrUpdateKernelReport`). Kernels of no
+    /// duration are left out, as XProf leaves them.
+    pub fn add(&mut self, key: Key<'a>, occupancy_pct: f64, duration_ns: i64) {
+        if duration_ns == 0 {
+            return;
+        }
+        match self.index.get(&key) {
+            Some(&at) => {
+                let s = &mut self.sums[at];
+                s.occurrences += 1;
+                s.total_ns += duration_ns;
+                s.min_ns = s.min_ns.min(duration_ns);
+                s.max_ns = s.max_ns.max(duration_ns);
+            }
+            None => {
+                self.index.insert(key, self.keys.len());
+                self.keys.push(key);
+                self.sums.push(Sums { occupancy_pct, occurrences: 1, total_ns: duration_ns, min_ns: duration_ns, max_ns: duration_ns });
+            }
+        }
+    }
+
+    /// Another set of launches, seen after these; `op` renumbers its ops.
+    pub fn append(&mut self, other: Launches<'a>, op: impl Fn(u32) -> u32) {
+        for (key, sums) in other.keys.into_iter().zip(other.sums) {
+            let key = Key { op: op(key.op), ..key };
+            match self.index.get(&key) {
+                Some(&at) => {
+                    let s = &mut self.sums[at];
+                    s.occurrences += sums.occurrences;
+                    s.total_ns += sums.total_ns;
+                    s.min_ns = s.min_ns.min(sums.min_ns);
+                    s.max_ns = s.max_ns.max(sums.max_ns);
+                }
+                None => {
+                    self.index.insert(key, self.keys.len());
+                    self.keys.push(key);
+                    self.sums.push(sums);
+                }
+            }
+        }
+    }
+}
+
+/// XProf's order of kernel rows of equal total duration.
+pub fn key_order(a: &Kernel, b: &Kernel) -> Ordering {
+    fn key(k: &Kernel) -> impl Ord + '_ {
+        (
+            &k.job,
+            &k.kernel_name,
+            k.grid_dim,
+            k.block_dim,
+            k.registers_per_thread,
+            k.static_shmem_bytes,
+            k.dynamic_shmem_bytes,
+            k.is_kernel_using_tensor_core,
+            k.is_op_tensor_core_eligible,
+            &k.op_name,
+        )
+    }
+    key(a).cmp(&key(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_params_parse_as_xprof_parses_them() {
+        let l = Launch::parse("regs:168 static_shared:0 dynamic_shared:231424 grid:64,2,1 block:384,1,1 occ_pct:18.75");
+        assert_eq!((l.registers_per_thread, l.static_shmem_bytes, l.dynamic_shmem_bytes), (168, 0, 231424));
+        assert_eq!((l.grid_dim, l.block_dim, l.occupancy_pct), ([64, 2, 1], [384, 1, 1], 18.75));
+        // Malformed tokens keep the defaults.
+        let l = Launch::parse("regs:x grid:1,2 block:a:b occ_pct: junk");
+        assert_eq!((l.registers_per_thread, l.grid_dim, l.block_dim, l.occupancy_pct), (0, [1; 3], [1; 3], 0.0));
+    }
+
+    #[test]
+    fn tensor_core_rules() {
+        assert!(uses_tensor_core("sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32"));
+        assert!(!uses_tensor_core("wrapped_subtract_1"));
+        assert!(op_tensor_core_eligible("model/dense/MatMul"));
+        assert!(op_tensor_core_eligible("jit(step)/dot_general"));
+        assert!(op_tensor_core_eligible("jit(step)/conv0/conv_general_dilated"));
+        assert!(!op_tensor_core_eligible("jit(step)/transpose"));
+        assert!(einsum_tensor_core_eligible("ab,bc->ac"));
+        assert!(!einsum_tensor_core_eligible("ab->ba") && !einsum_tensor_core_eligible(""));
+    }
+
+    #[test]
+    fn launches_add_up_by_key_keeping_the_first_occupancy() {
+        let key = Key {
+            name: "k",
+            grid_dim: [1; 3],
+            block_dim: [1; 3],
+            registers_per_thread: 8,
+            static_shmem_bytes: 0,
+            dynamic_shmem_bytes: 0,
+            uses_tensor_core: false,
+            op_tensor_core_eligible: false,
+            op: 3,
+        };
+        let mut a = Launches::default();
+        a.add(key, 50.0, 10);
+        a.add(key, 75.0, 4);
+        a.add(key, 75.0, 0);
+        let mut b = Launches::default();
+        b.add(Key { op: 1, ..key }, 25.0, 7);
+        a.append(b, |op| op + 2);
+        assert_eq!(a.keys.len(), 1);
+        assert_eq!(a.sums[0], Sums { occupancy_pct: 50.0, occurrences: 3, total_ns: 21, min_ns: 4, max_ns: 10 });
+    }
+}

@@ -1,0 +1,176 @@
+//! `rtfprof hlo` and `rtfprof kernels` against XProf's own `hlo_stats` and
+//! `kernel_stats` (`testdata/xplane/expected/`, by
+//! `tools/xplane/xprof_goldens.py`), on the traces where XProf knows each
+//! kernel's op, and, beyond XProf, on the command-buffer traces against
+//! their twins recorded without command buffers.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{jax_gpu_trace, rtfprof_json, shared_traces, xprof_golden, xprof_table_rows};
+use serde_json::Value;
+
+fn table(command: &str, trace: &Path, key: &str) -> Vec<Value> {
+    rtfprof_json(&[command, &format!("--xplane_path={}", trace.display())])[key].as_array().unwrap().clone()
+}
+
+/// XProf's framework op of an instruction (`name:` or `name:Type`, empty
+/// for none) as rtfprof names it: without the type.
+fn framework_op(tf_op_name: &str) -> &str {
+    tf_op_name.split_once(':').map_or(tf_op_name, |(name, _)| name)
+}
+
+/// Every row of XProf's hlo_stats, and no other, with its program,
+/// category, framework op, occurrences and times to the picosecond.
+fn check_hlo(fixture: &str, trace: &Path) {
+    let xprof = xprof_table_rows(&xprof_golden(&format!("{fixture}.hlo_stats")));
+    let ours = table("hlo", trace, "hlo_ops");
+    assert_eq!(ours.len(), xprof.len(), "{fixture}: rows");
+    let by_key: BTreeMap<(String, String), &Value> =
+        ours.iter().map(|r| ((r["program_id"].to_string(), r["hlo_op_name"].as_str().unwrap().to_owned()), r)).collect();
+    for row in &xprof {
+        let key = (row["program_id"].as_str().unwrap().to_owned(), row["hlo_op_name"].as_str().unwrap().to_owned());
+        let r = by_key.get(&key).unwrap_or_else(|| panic!("{fixture}: no row {key:?}"));
+        assert_eq!(r["category"], row["category"], "{fixture} {key:?}");
+        assert_eq!(r["framework_op"].as_str().unwrap(), framework_op(row["tf_op_name"].as_str().unwrap()), "{fixture} {key:?}");
+        assert_eq!(r["occurrences"].as_f64(), row["occurrences"].as_f64(), "{fixture} {key:?}");
+        for (ours, theirs) in [("total_time_us", "total_time"), ("total_self_time_us", "total_self_time")] {
+            let (a, b) = (r[ours].as_f64().unwrap(), row[theirs].as_f64().unwrap());
+            assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{fixture} {key:?} {ours}: {a}, XProf {b}");
+        }
+    }
+}
+
+/// A kernel row's key, as XProf's comparator has it.
+fn kernel_key(r: &serde_json::Map<String, Value>) -> String {
+    let num = |k: &str| r[k].as_f64().map_or_else(|| r[k].to_string(), |v| v.to_string());
+    ["kernel_name", "op_name", "block_dim", "grid_dim"]
+        .iter()
+        .map(|k| r[*k].as_str().unwrap().to_owned())
+        .chain(["registers_per_thread", "shmem_bytes"].iter().map(|k| num(k)))
+        .chain(["is_op_tensor_core_eligible", "is_kernel_using_tensor_core"].iter().map(|k| r[*k].to_string()))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// Every row of XProf's kernel_stats, and no other, with its occurrences,
+/// occupancy and durations to the nanosecond.
+fn check_kernels(fixture: &str, trace: &Path) {
+    let xprof = xprof_table_rows(&xprof_golden(&format!("{fixture}.kernel_stats")));
+    let ours: Vec<serde_json::Map<String, Value>> = table("kernels", trace, "kernels").into_iter().map(|v| v.as_object().unwrap().clone()).collect();
+    assert_eq!(ours.len(), xprof.len(), "{fixture}: rows");
+    let by_key: BTreeMap<String, &serde_json::Map<String, Value>> = ours.iter().map(|r| (kernel_key(r), r)).collect();
+    assert_eq!(by_key.len(), ours.len(), "{fixture}: keys are unique");
+    for row in &xprof {
+        let key = kernel_key(row);
+        let r = by_key.get(&key).unwrap_or_else(|| panic!("{fixture}: no kernel {key}"));
+        for k in ["occurrences", "occupancy_pct", "total_duration_us", "min_duration_us", "max_duration_us"] {
+            let (a, b) = (r[k].as_f64().unwrap(), row[k].as_f64().unwrap());
+            assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{fixture} {key} {k}: {a}, XProf {b}");
+        }
+    }
+}
+
+#[test]
+fn jax_gpu_tables_match_xprof_where_it_knows_the_ops() {
+    for fixture in ["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"] {
+        let Some(trace) = jax_gpu_trace(fixture) else { continue };
+        check_hlo(fixture, &trace);
+        check_kernels(fixture, &trace);
+    }
+}
+
+/// TF on 8 GPUs, the older layout: kernels name their op only through the
+/// `level 0` annotation, which XProf does not read (its rows have no op);
+/// rtfprof names the op, so its rows summed over ops are XProf's.
+#[test]
+fn tf_gpu_kernels_match_xprof_summed_over_ops() {
+    let trace = shared_traces().join("tf2_bert_8gpu/run/host0.xplane.pb");
+    if !trace.exists() {
+        return;
+    }
+    let xprof = xprof_table_rows(&xprof_golden("tf2_bert_8gpu.kernel_stats"));
+    assert!(xprof.iter().all(|r| r["op_name"] == ""), "XProf names no op");
+    let mut ours: BTreeMap<String, (f64, f64, f64, f64)> = BTreeMap::new();
+    for mut r in table("kernels", &trace, "kernels").into_iter().map(|v| v.as_object().unwrap().clone()) {
+        assert_ne!(r["op_name"], "", "every kernel has its op: {r:?}");
+        r.insert("op_name".into(), Value::from(""));
+        let e = ours.entry(kernel_key(&r)).or_insert((0.0, 0.0, f64::MAX, 0.0));
+        e.0 += r["occurrences"].as_f64().unwrap();
+        e.1 += r["total_duration_us"].as_f64().unwrap();
+        e.2 = e.2.min(r["min_duration_us"].as_f64().unwrap());
+        e.3 = e.3.max(r["max_duration_us"].as_f64().unwrap());
+    }
+    assert_eq!(ours.len(), xprof.len());
+    for row in &xprof {
+        let o = ours[&kernel_key(row)];
+        let x = ["occurrences", "total_duration_us", "min_duration_us", "max_duration_us"].map(|k| row[k].as_f64().unwrap());
+        for (a, b) in [o.0, o.1, o.2, o.3].into_iter().zip(x) {
+            assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{}: {a} vs XProf {b}", kernel_key(row));
+        }
+    }
+}
+
+/// XProf knows the convolutions of the command-buffer CNN trace (their
+/// kernels run outside the graphs, naming their own instruction).
+#[test]
+fn convolutions_outside_command_buffers_match_xprof() {
+    let Some(trace) = jax_gpu_trace("flax_cnn") else { return };
+    let ours = table("hlo", &trace, "hlo_ops");
+    for row in xprof_table_rows(&xprof_golden("flax_cnn.hlo_stats")) {
+        let name = row["hlo_op_name"].as_str().unwrap();
+        let r = ours.iter().find(|r| r["hlo_op_name"] == name).unwrap_or_else(|| panic!("no row {name}"));
+        assert_eq!(r["occurrences"].as_f64(), row["occurrences"].as_f64(), "{name}");
+        assert!((r["total_time_us"].as_f64().unwrap() - row["total_time"].as_f64().unwrap()).abs() < 1e-6, "{name}");
+    }
+}
+
+#[test]
+fn tpu_instructions_match_xprof() {
+    let tpu = shared_traces().join("xla_tpu_inference/run/host0.xplane.pb");
+    if tpu.exists() {
+        check_hlo("xla_tpu_inference", &tpu);
+    }
+}
+
+/// JAX on CPU runs its instructions on host threads, where XProf's
+/// hlo_stats shows none; rtfprof lists them, and each ran as often as the
+/// events that name it.
+#[test]
+fn jax_cpu_instructions_are_listed_beyond_xprof() {
+    let trace = common::testdata().join("xplane/jax_jit");
+    assert!(xprof_table_rows(&xprof_golden("jax_jit.hlo_stats")).is_empty(), "XProf lists none");
+    let ours = table("hlo", &trace, "hlo_ops");
+    assert!(ours.len() >= 5, "{} rows", ours.len());
+    for r in &ours {
+        assert_eq!(r["occurrences"].as_i64().unwrap() % 4, 0, "4 steps: {r}");
+        assert!(r["total_self_time_us"].as_f64().unwrap() <= r["total_time_us"].as_f64().unwrap(), "{r}");
+    }
+}
+
+/// Beyond XProf: inside command buffers XProf names every kernel
+/// `XlaModule`; rtfprof names the instruction's op, so each (kernel, op)
+/// ran as often as in the twin recorded without command buffers (the same
+/// HloProto). Durations are two runs' and are not compared. Device copies
+/// are left out: in a graph they run as `memcpy32_post` kernels, on a
+/// stream as memcpys, which are no kernels.
+#[test]
+fn command_buffer_kernels_name_the_ops_their_twins_name() {
+    for fixture in ["jax_mlp", "flax_cnn", "jax_lstm"] {
+        let Some(trace) = jax_gpu_trace(fixture) else { continue };
+        let count = |rows: Vec<serde_json::Map<String, Value>>| {
+            let mut by: BTreeMap<(String, String), f64> = BTreeMap::new();
+            for r in rows.into_iter().filter(|r| r["kernel_name"] != "memcpy32_post") {
+                *by.entry((r["kernel_name"].as_str().unwrap().to_owned(), r["op_name"].as_str().unwrap().to_owned())).or_default() +=
+                    r["occurrences"].as_f64().unwrap();
+            }
+            by
+        };
+        let twin = count(xprof_table_rows(&xprof_golden(&format!("{fixture}_nocb.kernel_stats"))));
+        let ours = count(table("kernels", &trace, "kernels").into_iter().map(|v| v.as_object().unwrap().clone()).collect());
+        assert_eq!(ours, twin, "{fixture}");
+        assert!(ours.keys().all(|(_, op)| op != "XlaModule"), "{fixture}");
+    }
+}
