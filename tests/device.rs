@@ -73,10 +73,19 @@ fn check_kernels(fixture: &str, trace: &Path) {
     }
 }
 
+/// The committed cuts (tools/xplane/cut_jax_gpu.sh) and, where present,
+/// the whole shared traces they were cut from.
+fn fixtures(cuts: &[&str], shared: &[&str]) -> Vec<(String, std::path::PathBuf)> {
+    let cut = cuts.iter().map(|f| (f.to_string(), Some(common::testdata().join("xplane").join(f))));
+    let whole = shared.iter().map(|f| (f.to_string(), jax_gpu_trace(f)));
+    cut.chain(whole).filter_map(|(f, t)| Some((f, t?))).collect()
+}
+
 #[test]
 fn jax_gpu_tables_match_xprof_where_it_knows_the_ops() {
-    for fixture in ["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"] {
-        let Some(trace) = jax_gpu_trace(fixture) else { continue };
+    let cuts = ["jax_gpu_mlp_nocb", "jax_gpu_lstm_nocb", "jax_gpu_xfer"];
+    for (fixture, trace) in fixtures(&cuts, &["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"]) {
+        let fixture = fixture.as_str();
         check_hlo(fixture, &trace);
         check_kernels(fixture, &trace);
     }
@@ -117,13 +126,16 @@ fn tf_gpu_kernels_match_xprof_summed_over_ops() {
 /// kernels run outside the graphs, naming their own instruction).
 #[test]
 fn convolutions_outside_command_buffers_match_xprof() {
-    let Some(trace) = jax_gpu_trace("flax_cnn") else { return };
-    let ours = table("hlo", &trace, "hlo_ops");
-    for row in xprof_table_rows(&xprof_golden("flax_cnn.hlo_stats")) {
-        let name = row["hlo_op_name"].as_str().unwrap();
-        let r = ours.iter().find(|r| r["hlo_op_name"] == name).unwrap_or_else(|| panic!("no row {name}"));
-        assert_eq!(r["occurrences"].as_f64(), row["occurrences"].as_f64(), "{name}");
-        assert!((r["total_time_us"].as_f64().unwrap() - row["total_time"].as_f64().unwrap()).abs() < 1e-6, "{name}");
+    for (fixture, trace) in fixtures(&["jax_gpu_cnn"], &["flax_cnn"]) {
+        let ours = table("hlo", &trace, "hlo_ops");
+        let rows = xprof_table_rows(&xprof_golden(&format!("{fixture}.hlo_stats")));
+        assert!(rows.len() >= 8, "{fixture}: the convolutions");
+        for row in rows {
+            let name = row["hlo_op_name"].as_str().unwrap();
+            let r = ours.iter().find(|r| r["hlo_op_name"] == name).unwrap_or_else(|| panic!("{fixture}: no row {name}"));
+            assert_eq!(r["occurrences"].as_f64(), row["occurrences"].as_f64(), "{fixture} {name}");
+            assert!((r["total_time_us"].as_f64().unwrap() - row["total_time"].as_f64().unwrap()).abs() < 1e-6, "{fixture} {name}");
+        }
     }
 }
 
@@ -158,8 +170,7 @@ fn jax_cpu_instructions_are_listed_beyond_xprof() {
 /// stream as memcpys, which are no kernels.
 #[test]
 fn command_buffer_kernels_name_the_ops_their_twins_name() {
-    for fixture in ["jax_mlp", "flax_cnn", "jax_lstm"] {
-        let Some(trace) = jax_gpu_trace(fixture) else { continue };
+    for (fixture, trace) in fixtures(&["jax_gpu_mlp", "jax_gpu_lstm"], &["jax_mlp", "flax_cnn", "jax_lstm"]) {
         let count = |rows: Vec<serde_json::Map<String, Value>>| {
             let mut by: BTreeMap<(String, String), f64> = BTreeMap::new();
             for r in rows.into_iter().filter(|r| r["kernel_name"] != "memcpy32_post") {

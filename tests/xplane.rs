@@ -742,8 +742,12 @@ fn jax_gpu_trace(name: &str) -> Option<PathBuf> {
 /// device and host.
 #[test]
 fn jax_gpu_traces_match_xprof_per_op() {
-    for fixture in ["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"] {
-        let Some(trace) = jax_gpu_trace(fixture) else { continue };
+    // The committed cuts first (tools/xplane/cut_jax_gpu.sh), then the
+    // whole shared traces.
+    let cuts = ["jax_gpu_mlp_nocb", "jax_gpu_lstm_nocb", "jax_gpu_xfer"].map(|f| (f, Some(xplane_dir().join(f))));
+    let shared = ["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"].map(|f| (f, jax_gpu_trace(f)));
+    for (fixture, trace) in cuts.into_iter().chain(shared) {
+        let Some(trace) = trace else { continue };
         let rows = xprof_rows(fixture);
         assert!(rows.iter().filter(|r| r.side == "Device").count() >= 3, "{fixture}: {} rows", rows.len());
         check_against_xprof(fixture, &rows, &trace, 1, "exec_micros");
@@ -762,8 +766,10 @@ fn jax_gpu_traces_match_xprof_per_op() {
 /// noise seen on these traces: each op within 2.5x, the total within 15%.
 #[test]
 fn jax_gpu_command_buffers_land_on_the_ops_xprof_shows_without_them() {
-    for fixture in ["jax_mlp", "flax_cnn", "jax_lstm"] {
-        let Some(trace) = jax_gpu_trace(fixture) else { continue };
+    let cuts = ["jax_gpu_mlp", "jax_gpu_lstm"].map(|f| (f, Some(xplane_dir().join(f))));
+    let shared = ["jax_mlp", "flax_cnn", "jax_lstm"].map(|f| (f, jax_gpu_trace(f)));
+    for (fixture, trace) in cuts.into_iter().chain(shared) {
+        let Some(trace) = trace else { continue };
         let twin = format!("{fixture}_nocb");
         let rows: Vec<XprofRow> = xprof_rows(&twin).into_iter().filter(|r| r.side == "Device").collect();
         assert!(rows.len() >= 10, "{twin}: {} device rows", rows.len());
