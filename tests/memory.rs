@@ -367,3 +367,48 @@ fn jobs_keep_their_own_allocators_and_clocks() {
         }
     }
 }
+
+/// Every XPlane trace with XProf's `memory_profile`: each allocator XProf
+/// lists (its memory ids: `allocator_name`, or a core's `index_on_host`)
+/// is rtfprof's, with XProf's peak as the highest of its steps' peaks; and
+/// in every step the bytes listed live at an allocator's peak add up to
+/// no more than that peak.
+#[test]
+fn xplane_allocators_and_peaks_are_xprofs_on_every_trace() {
+    let mut traces: Vec<(String, std::path::PathBuf)> = ["jax_gpu_mlp", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_xfer", "tf_loop", "jax_jit"]
+        .iter()
+        .map(|f| (format!("{f}.host0"), testdata().join("xplane").join(f)))
+        .collect();
+    for name in ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"] {
+        if let Some(trace) = common::jax_gpu_trace(name) {
+            traces.push((format!("{name}.vm"), trace));
+        }
+    }
+    let tpu = common::shared_traces().join("xla_tpu_inference/run/host0.xplane.pb");
+    if tpu.exists() {
+        traces.push(("xla_tpu_inference.host0".into(), tpu));
+    }
+    for (golden, trace) in traces {
+        let xprof = common::xprof_golden(&format!("{golden}.memory_profile"));
+        let ours = memory_json(&[format!("--xplane_path={}", trace.display())]);
+        let mut peaks: BTreeMap<String, i64> = BTreeMap::new();
+        for step in ours["steps"].as_array().unwrap() {
+            for (name, allocator) in step["allocators"].as_object().unwrap() {
+                let peak = allocator["peak_bytes"].as_i64().unwrap();
+                let live: i64 = allocator["live_at_peak"].as_object().unwrap().values().map(|v| v.as_i64().unwrap()).sum();
+                assert!(live <= peak, "{golden} step {} {name}: {live} bytes live at a peak of {peak}", step["step"]);
+                let best = peaks.entry(name.clone()).or_insert(i64::MIN);
+                *best = (*best).max(peak);
+            }
+        }
+        let expected: BTreeMap<String, i64> = xprof["memoryProfilePerAllocator"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v["profileSummary"]["peakStats"]["peakBytesInUse"].as_str().unwrap().parse().unwrap()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(peaks, expected, "{golden}");
+    }
+}

@@ -89,7 +89,8 @@ pub struct Converted {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocatorEvent {
     pub step: i64,
-    /// The `allocator_name` stat: XProf's memory id.
+    /// XProf's memory id: the `allocator_name` stat, or the core's
+    /// `index_on_host` or `device_ordinal` (see `AllocatorKey`).
     pub allocator: String,
     pub time_ps: i128,
     /// `allocation_bytes`: positive for an allocation, negative for a free.
@@ -103,12 +104,31 @@ pub struct AllocatorEvent {
     pub node: String,
 }
 
+/// Which allocator an event is of: XProf's memory id, the last of the
+/// event's `index_on_host`, `device_ordinal` and `allocator_name` stats
+/// (`xplane_to_memory_profile.cc`). TPU traces name no allocator but their
+/// core's index; merged, four cores' counters made one meaningless curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum AllocatorKey<'a> {
+    Name(&'a str),
+    Index(i64),
+}
+
+impl std::fmt::Display for AllocatorKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllocatorKey::Name(name) => f.write_str(name),
+            AllocatorKey::Index(index) => write!(f, "{index}"),
+        }
+    }
+}
+
 /// One allocator event.
 #[derive(Clone, Copy, Debug)]
 struct MemoryEvent<'a> {
     time_ps: i128,
     allocation: bool,
-    allocator: &'a str,
+    allocator: AllocatorKey<'a>,
     addr: i64,
     requested: i64,
     bytes: i64,
@@ -515,6 +535,8 @@ struct PlaneContext<'p, 'a> {
     annotation: Option<i64>,
     device_duration: Option<i64>,
     allocator_name: Option<i64>,
+    index_on_host: Option<i64>,
+    device_ordinal: Option<i64>,
     addr: Option<i64>,
     requested_bytes: Option<i64>,
     allocation_bytes: Option<i64>,
@@ -645,6 +667,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             annotation: plane.stat_id("annotation"),
             device_duration: plane.stat_id("device_duration_ps"),
             allocator_name: plane.stat_id("allocator_name"),
+            index_on_host: plane.stat_id("index_on_host"),
+            device_ordinal: plane.stat_id("device_ordinal"),
             addr: plane.stat_id("addr"),
             requested_bytes: plane.stat_id("requested_bytes"),
             allocation_bytes: plane.stat_id("allocation_bytes"),
@@ -714,10 +738,19 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         }
         if kind == EventKinds::ALLOCATION || kind == EventKinds::DEALLOCATION {
             let stat = |id: Option<i64>| event.stat(id);
+            let mut allocator = AllocatorKey::Name("");
+            for s in event.stats() {
+                let id = Some(s.metadata_id);
+                if id == self.allocator_name {
+                    allocator = AllocatorKey::Name(s.value.as_str(self.plane).unwrap_or(""));
+                } else if id == self.index_on_host || id == self.device_ordinal {
+                    allocator = AllocatorKey::Index(s.value.as_i64().unwrap_or(0));
+                }
+            }
             result.memory.push(MemoryEvent {
                 time_ps: base_ps + i128::from(event.offset_ps),
                 allocation: kind == EventKinds::ALLOCATION,
-                allocator: stat(self.allocator_name).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
+                allocator,
                 addr: stat(self.addr).and_then(StatValue::as_id).unwrap_or(0),
                 requested: stat(self.requested_bytes).and_then(StatValue::as_i64).unwrap_or(0),
                 bytes: stat(self.allocation_bytes).and_then(StatValue::as_i64).unwrap_or(0),
@@ -1188,7 +1221,7 @@ fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i
         last_ps: i128,
     }
     let mut held: BTreeMap<(i64, &str), Held> = BTreeMap::new();
-    let mut live: HashMap<(i64, &str, i64), (&str, i64)> = HashMap::new();
+    let mut live: HashMap<(i64, AllocatorKey<'_>, i64), (&str, i64)> = HashMap::new();
     let mut unattributed = 0;
     for e in events.iter() {
         let step = step_of(e.time_ps);
@@ -1228,7 +1261,7 @@ fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i
 /// allocation's `tf_op`; a free's, the op whose allocation of the same step
 /// (allocator and address) it frees.
 fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) -> Vec<AllocatorEvent> {
-    let mut live: HashMap<(&str, i64), (i64, String)> = HashMap::new();
+    let mut live: HashMap<(AllocatorKey<'_>, i64), (i64, String)> = HashMap::new();
     events
         .iter()
         .map(|e| {
@@ -1244,7 +1277,7 @@ fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) 
                 }
             };
             let bytes = if e.allocation { e.bytes } else { e.bytes.wrapping_neg() };
-            AllocatorEvent { step, allocator: e.allocator.to_owned(), time_ps: e.time_ps, bytes, in_use: e.in_use, node }
+            AllocatorEvent { step, allocator: e.allocator.to_string(), time_ps: e.time_ps, bytes, in_use: e.in_use, node }
         })
         .collect()
 }
