@@ -102,7 +102,21 @@ fn check_fixture(fixture: &str) {
                     assert!((want - got).abs() <= 0.000_501, "{fixture} {}: {key} {got} µs, XProf {want} µs", cells[0]);
                 }
                 let keys: Vec<&String> = step.as_object().unwrap().keys().collect();
-                assert_eq!(keys.len(), 11, "{fixture}: exactly the schema's keys: {keys:?}");
+                assert_eq!(keys.len(), 13, "{fixture}: exactly the schema's keys: {keys:?}");
+                // Beyond XProf, on GPUs: memcpy time and device idle time,
+                // parts of the step that leave room for what XProf counts
+                // on the devices.
+                let us = |k: &str| step[k].as_f64();
+                match (us("transfers_us"), us("device_idle_us")) {
+                    (Some(transfers), Some(idle)) => {
+                        let total = us("step_time_us").unwrap();
+                        let on_device: f64 = ["device_compute_us", "device_to_device_us", "device_collectives_us"].iter().map(|k| us(k).unwrap()).sum();
+                        assert!((0.0..=total).contains(&transfers) && idle >= 0.0, "{fixture}: {step}");
+                        assert!(idle + on_device <= total + 1e-6, "{fixture}: idle {idle} + device {on_device} > {total}");
+                    }
+                    (None, None) => assert!(!fixture.contains("gpu") && !fixture.contains("_h200"), "{fixture}: GPU steps have them"),
+                    other => panic!("{fixture}: {other:?}"),
+                }
             }
         }
     }
@@ -229,11 +243,11 @@ fn run_metadata_and_events_give_the_categories_they_have() {
         let steps = json["steps"].as_array().unwrap();
         assert!(!steps.is_empty(), "{inputs:?}");
         for step in steps {
-            assert_eq!(step.as_object().unwrap().len(), 11, "{inputs:?}: the schema's keys");
+            assert_eq!(step.as_object().unwrap().len(), 13, "{inputs:?}: the schema's keys");
             let total = step["step_time_us"].as_f64().unwrap();
             let parts: f64 = ["device_compute_us", "host_compute_us", "other_us"].iter().map(|k| step[*k].as_f64().unwrap()).sum();
             assert!((total - parts).abs() < 1e-6, "{inputs:?}: {step}");
-            for k in ["device_to_device_us", "device_collectives_us", "kernel_launch_us", "input_us", "output_us", "compile_us"] {
+            for k in ["device_to_device_us", "device_collectives_us", "kernel_launch_us", "input_us", "output_us", "compile_us", "transfers_us", "device_idle_us"] {
                 assert!(step[k].is_null(), "{inputs:?}: {k} in {step}");
             }
         }

@@ -554,8 +554,8 @@ fn input_args(
 
 /// Each step's time and its split into XProf's categories, as `rtfprof
 /// steps` gives them: one dict a step, with the JSON output's keys (`step`,
-/// `step_time_us`, then `<category>_us`; `None` where the input cannot
-/// tell the category).
+/// `step_time_us`, `<category>_us`, then on GPUs `transfers_us` and
+/// `device_idle_us`; `None` where the input cannot tell).
 #[pyfunction]
 #[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None))]
 fn steps(

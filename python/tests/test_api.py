@@ -510,7 +510,8 @@ def test_steps_are_xprofs():
     steps = rtfprof.steps(xplane_path=trace)
     assert [s["step"] for s in steps] == [r["c"][0]["v"] for r in rows]
     for step, row in zip(steps, rows):
-        assert list(step) == ["step"] + list(XPROF_COLUMNS)
+        assert list(step) == ["step"] + list(XPROF_COLUMNS) + ["transfers_us", "device_idle_us"]
+        assert step["transfers_us"] is None and step["device_idle_us"] is None  # (no GPU)
         for key, column in XPROF_COLUMNS.items():
             assert step[key] == pytest.approx(row["c"][column]["v"] * 1000, abs=0.001), (step["step"], key)
     assert steps[0]["input_us"] > 0

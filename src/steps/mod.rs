@@ -44,19 +44,27 @@ pub struct StepRow {
     pub step_us: f64,
     /// Per [`CATEGORIES`]; `None` where the input cannot tell.
     pub categories: [Option<f64>; 9],
+    /// GPU traces, beyond XProf: the step's time in memcpys on the devices
+    /// (any direction), and the time no device ran anything.
+    pub transfers_us: Option<f64>,
+    pub device_idle_us: Option<f64>,
 }
 
 impl StepRow {
-    /// The step time, then each of [`CATEGORIES`] (named by [`number_names`]).
+    /// The step time, each of [`CATEGORIES`], then transfers and device
+    /// idle (named by [`number_names`]).
     pub fn numbers(&self) -> impl Iterator<Item = Option<f64>> + '_ {
-        std::iter::once(Some(self.step_us)).chain(self.categories.iter().copied())
+        std::iter::once(Some(self.step_us)).chain(self.categories.iter().copied()).chain([self.transfers_us, self.device_idle_us])
     }
 }
 
 /// The names of [`StepRow::numbers`] in the JSON and CSV outputs (and the
-/// Python API): `step_time_us`, then `<category>_us`.
+/// Python API): `step_time_us`, `<category>_us`, `transfers_us`,
+/// `device_idle_us`.
 pub fn number_names() -> impl Iterator<Item = String> {
-    std::iter::once("step_time_us".to_owned()).chain(CATEGORIES.iter().map(|c| format!("{c}_us")))
+    std::iter::once("step_time_us".to_owned())
+        .chain(CATEGORIES.iter().map(|c| format!("{c}_us")))
+        .chain(["transfers_us".to_owned(), "device_idle_us".to_owned()])
 }
 
 /// The steps of a profile.
@@ -166,6 +174,8 @@ fn row(step: &xplane::HostStep, number: i64) -> StepRow {
         name: if step.name.is_empty() { number.to_string() } else { step.name.clone() },
         step_us: step.duration_ps as f64 / 1e6,
         categories: categories.map(Some),
+        transfers_us: step.device.map(|d| d.transfer_ps as f64 / 1e6),
+        device_idle_us: step.device.map(|d| (step.duration_ps - d.busy_ps) as f64 / 1e6),
     }
 }
 
@@ -385,12 +395,15 @@ pub fn no_steps_message(steps: &Steps) -> String {
 
 /// The text `steps` prints: a row per step, then mean, std and CV.
 pub fn render_text(steps: &Steps) -> String {
-    let columns: Vec<usize> = (0..9).filter(|&i| steps.rows.iter().any(|r| r.categories[i].is_some())).collect();
+    // The step time, then the categories and device columns some row has.
+    let labels: Vec<&str> = LABELS.iter().copied().chain(["Transfers", "Device idle"]).collect();
+    let columns: Vec<usize> = (0..labels.len()).filter(|&i| steps.rows.iter().any(|r| r.numbers().nth(i + 1).flatten().is_some())).collect();
     let mut header: Vec<String> = vec!["step".into(), "Step time".into()];
-    header.extend(columns.iter().map(|&i| LABELS[i].to_owned()));
+    header.extend(columns.iter().map(|&i| labels[i].to_owned()));
     let values = |r: &StepRow| -> Vec<Option<f64>> {
+        let numbers: Vec<Option<f64>> = r.numbers().collect();
         let mut v = vec![Some(r.step_us)];
-        v.extend(columns.iter().map(|&i| r.categories[i]));
+        v.extend(columns.iter().map(|&i| numbers[i + 1]));
         v
     };
     let us = |v: f64| format::micros(v.round() as i64);
@@ -414,6 +427,7 @@ pub fn render_text(steps: &Steps) -> String {
     let widths: Vec<usize> = (0..=ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     out.push_str(&match steps.source {
+        Source::Xplane(Hardware::Gpu) => "Step time breakdown (XProf's input_pipeline_analyzer categories; then, beyond XProf, the step's time in memcpys on the GPUs and the time no GPU ran anything):\n".to_owned(),
         Source::Xplane(_) => "Step time breakdown (XProf's input_pipeline_analyzer categories):\n".to_owned(),
         Source::RunMetadata => "Step time breakdown from run metadata: only device compute (GPU kernels) and host compute (ops on CPUs) are told apart; kernel launch, input, output, compilation and collectives are not in these records, and memcpys are not kept (\"-\" columns); Other is the step's time neither covers.\n".to_owned(),
     });

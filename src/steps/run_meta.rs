@@ -52,7 +52,7 @@ pub fn analyze(stats: &Stats) -> Steps {
             categories[0] = Some(device_us as f64);
             categories[3] = Some(host_only as f64);
             categories[8] = Some((step_us - device_us as f64 - host_only as f64).max(0.0));
-            StepRow { name: step.to_string(), step_us, categories }
+            StepRow { name: step.to_string(), step_us, categories, transfers_us: None, device_idle_us: None }
         })
         .collect();
     Steps { source: Source::RunMetadata, rows, tf_data_in_use: false }

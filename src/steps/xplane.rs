@@ -100,6 +100,18 @@ pub struct HostStep {
     pub duration_ps: i128,
     /// Picoseconds per event type (see [`event_type`]).
     pub type_ps: BTreeMap<u8, i128>,
+    /// GPU traces, beyond XProf: how much of the step the devices spent in
+    /// memcpys (any direction), and how much they ran anything at all
+    /// (events on every device, overlaps counted once).
+    pub device: Option<DeviceTime>,
+}
+
+/// A step's device time, beyond XProf's categories (which file a
+/// host-to-device copy that no step launched under "other").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceTime {
+    pub transfer_ps: i128,
+    pub busy_ps: i128,
 }
 
 /// What kind of machine a host's trace comes from (XProf's hardware type).
@@ -596,12 +608,14 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
         // (TPU steps: XProf reads them from the device's own step line,
         // with rules of their own; rtfprof does not implement them.)
         let mut device: BTreeMap<i64, Details> = BTreeMap::new();
+        let mut spans = Vec::new();
         for &plane in &gpu {
-            for (group, details) in device_step_events(&events, &planes[plane], plane, grouping, release)? {
+            for (group, details) in device_step_events(&events, &planes[plane], plane, grouping, release, &mut spans)? {
                 device.entry(group).or_default().combine(details);
             }
         }
         steps = device.into_iter().filter_map(|(group, details)| details.step_info(&events, group, true)).collect();
+        add_device_time(&mut steps, spans);
     }
     drop(events);
     // XProf (2.24's input_pipeline_analyzer) drops the first and the last
@@ -1291,7 +1305,7 @@ impl Details {
         } else {
             type_ps.contains_key(&et::HOST_COMPUTE)
         };
-        (well_formed && end > begin).then(|| HostStep { group, name: self.name.clone(), begin_ps: begin, duration_ps: end - begin, type_ps })
+        (well_formed && end > begin).then(|| HostStep { group, name: self.name.clone(), begin_ps: begin, duration_ps: end - begin, type_ps, device: None })
     }
 }
 
@@ -1688,10 +1702,21 @@ fn input_op_kind(name: &str) -> u8 {
 /// `Steps` line gives the markers, its other (not derived) lines the events,
 /// and only the groups with both are kept. Kernels (events with a
 /// `correlation_id`) are all kept records; a `Steps` line is walked again.
-fn device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<BTreeMap<i64, Details>, DecodeError> {
+///
+/// Every event of the plane's own lines goes to `spans` (begin, end, is a
+/// memcpy), for [`add_device_time`].
+fn device_step_events(
+    ev: &Events<'_>,
+    plane: &Plane<'_>,
+    p: usize,
+    inherit: bool,
+    release: Release<'_>,
+    spans: &mut Vec<(i128, i128, bool)>,
+) -> Result<BTreeMap<i64, Details>, DecodeError> {
     if !plane.lines.iter().any(|line| line.id == STEP_INFO_LINE) {
-        return derived_device_step_events(ev, plane, p, inherit, release);
+        return derived_device_step_events(ev, plane, p, inherit, release, spans);
     }
+    let transfers: Vec<bool> = ev.names.iter().map(|n| crate::inputs::xplane::convert::transfer(n).is_some()).collect();
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
     let mut events: BTreeMap<i64, Details> = BTreeMap::new();
     let mut nesting = Vec::new();
@@ -1723,6 +1748,11 @@ fn device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: boo
         } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
             continue;
         } else {
+            walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+                if let Visit::Event(s) = visit {
+                    spans.push((s.begin, s.end, transfers[s.name as usize]));
+                }
+            })?;
             for i in ev.line_range(l) {
                 if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
                     let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
@@ -1753,7 +1783,15 @@ fn device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: boo
 ///
 /// The step events are then the plane's events with a `correlation_id`,
 /// with the groups the first rule gave them.
-fn derived_device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<BTreeMap<i64, Details>, DecodeError> {
+fn derived_device_step_events(
+    ev: &Events<'_>,
+    plane: &Plane<'_>,
+    p: usize,
+    inherit: bool,
+    release: Release<'_>,
+    spans: &mut Vec<(i128, i128, bool)>,
+) -> Result<BTreeMap<i64, Details>, DecodeError> {
+    let transfers: Vec<bool> = ev.names.iter().map(|n| crate::inputs::xplane::convert::transfer(n).is_some()).collect();
     // (begin, end, group, record if it has a correlation id)
     let mut events: Vec<(i128, i128, Option<i64>, Option<u32>)> = Vec::new();
     let mut nesting = Vec::new();
@@ -1765,6 +1803,7 @@ fn derived_device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inhe
             if let Visit::Event(s) = visit {
                 let kernel = s.record.filter(|&i| ev.correlation_id(i).is_some()).map(|i| i as u32);
                 events.push((s.begin, s.end, s.group.filter(|g| *g >= 0), kernel));
+                spans.push((s.begin, s.end, transfers[s.name as usize]));
             }
         })?;
     }
@@ -1794,6 +1833,37 @@ fn derived_device_step_events(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inhe
     // (Only the groups with both, as with a stored line.)
     steps.retain(|_, details| !details.events.is_empty() && !details.markers.is_empty());
     Ok(steps)
+}
+
+/// Each step's [`DeviceTime`]: the parts of its span that the device
+/// events of `spans` cover (all of them; the memcpys), overlaps once.
+fn add_device_time(steps: &mut [HostStep], mut spans: Vec<(i128, i128, bool)>) {
+    spans.sort_unstable();
+    let busy = union(spans.iter().map(|s| (s.0, s.1)));
+    let transfers = union(spans.iter().filter(|s| s.2).map(|s| (s.0, s.1)));
+    for step in steps {
+        let (begin, end) = (step.begin_ps, step.begin_ps + step.duration_ps);
+        step.device = Some(DeviceTime { transfer_ps: covered(&transfers, begin, end), busy_ps: covered(&busy, begin, end) });
+    }
+}
+
+/// The union of spans given in order of their starts, as disjoint spans in
+/// order.
+fn union(spans: impl Iterator<Item = (i128, i128)>) -> Vec<(i128, i128)> {
+    let mut out: Vec<(i128, i128)> = Vec::new();
+    for (b, e) in spans.filter(|(b, e)| e > b) {
+        match out.last_mut() {
+            Some(last) if b <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((b, e)),
+        }
+    }
+    out
+}
+
+/// How much of `[begin, end)` disjoint spans in order cover.
+fn covered(union: &[(i128, i128)], begin: i128, end: i128) -> i128 {
+    let first = union.partition_point(|u| u.1 <= begin);
+    union[first..].iter().take_while(|u| u.0 < end).map(|u| u.1.min(end) - u.0.max(begin)).sum()
 }
 
 /// An infeed-enqueue TF op (`…:InfeedEnqueue…`).
@@ -1975,6 +2045,16 @@ mod tests {
             assert!(by_pairs.iter().any(|(g, _)| g.is_some()), "fixture {k} has groups");
             assert_eq!(by_hubs, by_pairs, "fixture {k}");
         }
+    }
+
+    /// Device time per step: the union of the events, clipped to the step.
+    #[test]
+    fn device_time_counts_overlaps_once_and_clips_to_the_step() {
+        let spans = union([(0, 10), (5, 20), (30, 40), (35, 36), (50, 50)].into_iter());
+        assert_eq!(spans, [(0, 20), (30, 40)]);
+        assert_eq!(covered(&spans, 15, 35), 5 + 5);
+        assert_eq!(covered(&spans, 20, 30), 0);
+        assert_eq!(covered(&spans, -5, 100), 30);
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed.
