@@ -718,3 +718,38 @@ fn the_diff_page_draws_the_diff_tree_and_a_differential_flame_chart() {
     let (red, _, blue) = rgb(&root.background);
     assert!(red > blue, "the root grew: {}", root.background);
 }
+
+/// A JAX GPU trace: the HLO ops and kernels tabs list what `rtfprof hlo`
+/// and `rtfprof kernels` list, and the steps tab stacks each of XProf's
+/// steps (as `rtfprof steps` splits it) up to its step time.
+#[test]
+fn jax_gpu_pages_show_hlo_ops_kernels_and_xprofs_steps() {
+    let Some(browser) = Browser::find() else { return };
+    let flag = format!("--xplane_path={}", testdata().join("xplane/jax_gpu_cnn").display());
+    let (_dir, page) = report(std::slice::from_ref(&flag));
+    for (tab, command, key, name_key) in [("hlo", "hlo", "hlo_ops", "hlo_op_name"), ("kernels", "kernels", "kernels", "kernel_name")] {
+        let listed = common::rtfprof_json(&[command, &flag])[key].as_array().unwrap().clone();
+        let dom = browser.render(&page, &format!("tab={tab}&{tab}all=1"));
+        let (keys, rows) = dom.table(tab);
+        assert_eq!(rows.len(), listed.len(), "{tab}: every row");
+        let occurrences = keys.iter().position(|k| k == "occurrences").unwrap();
+        let total = keys.iter().position(|k| k == "total_us").unwrap();
+        let totals: Vec<f64> = rows.iter().map(|r| r[total].1.unwrap()).collect();
+        assert!(totals.windows(2).all(|w| w[0] >= w[1]), "{tab}: longest first");
+        let mut shown: Vec<(String, i64)> = rows.iter().map(|r| (r[0].0.clone(), r[occurrences].1.unwrap() as i64)).collect();
+        let mut expected: Vec<(String, i64)> =
+            listed.iter().map(|r| (r[name_key].as_str().unwrap().to_owned(), r["occurrences"].as_i64().unwrap())).collect();
+        shown.sort();
+        expected.sort();
+        assert_eq!(shown, expected, "{tab}");
+    }
+    let steps = common::rtfprof_json(&["steps", &flag])["steps"].as_array().unwrap().clone();
+    assert_eq!(steps.len(), 2);
+    let dom = browser.render(&page, "tab=steps");
+    for step in &steps {
+        let name = step["step"].as_str().unwrap();
+        let stacked: f64 = dom.all(&format!(r#"<rect [^>]*class="bar cat[0-9]"[^>]* data-step="{name}" data-v="([0-9.e-]+)""#)).iter().map(|v| v.parse::<f64>().unwrap()).sum();
+        let total = step["step_time_us"].as_f64().unwrap();
+        assert!((stacked - total).abs() < 1e-6 * total.max(1.0), "step {name}: {stacked} stacked, {total} step time");
+    }
+}

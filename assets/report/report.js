@@ -683,9 +683,78 @@
     return { mean, std, cv: mean ? std / mean : 0 };
   }
 
+  /** XPlane traces: each step as `rtfprof steps` splits it (XProf's
+   * categories, then transfers and device idle on GPUs), stacked. */
+  function breakdownPart(b) {
+    const col = (key) => b.columns.find((c) => c[0] === key);
+    const stepTime = col('step_time_us');
+    const parts = b.columns.filter((c) => c[0] !== 'step_time_us' && c[0] !== 'transfers_us' && c[0] !== 'device_idle_us');
+    const shown = parts.filter((c) => c[2].some((v) => v > 0));
+    const W = 720;
+    const H = 220;
+    const left = 70;
+    const bottom = 34;
+    const top = 14;
+    const max = Math.max(1, ...stepTime[2]);
+    const n = b.names.length;
+    const group = (W - left - 10) / Math.max(1, n);
+    const bar = Math.max(2, Math.min(40, group * 0.8));
+    const y = (v) => top + (H - top - bottom) * (1 - v / max);
+    const chart = svg('svg', { class: 'chart', viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img', 'aria-label': 'step time breakdown' });
+    for (const f of [0, 0.5, 1]) {
+      chart.append(svg('line', { x1: left, x2: W - 10, y1: y(max * f), y2: y(max * f), class: 'grid' }));
+      chart.append(svg('text', { x: left - 6, y: y(max * f) + 4, class: 'axis', 'text-anchor': 'end' }, fmt('micros', Math.round(max * f))));
+    }
+    b.names.forEach((name, k) => {
+      let acc = 0;
+      const x = left + k * group + (group - bar) / 2;
+      shown.forEach((c, j) => {
+        const v = c[2][k] || 0;
+        if (v <= 0) return;
+        chart.append(svg('rect', { x, y: y(acc + v), width: bar - 1, height: Math.max(0, y(acc) - y(acc + v)), class: 'bar cat' + (j % 8), 'data-step': name, 'data-v': v },
+          svg('title', null, name + ': ' + c[1] + ' ' + fmt('micros', Math.round(v)))));
+        acc += v;
+      });
+      if (n <= 40 || k % Math.ceil(n / 40) === 0) {
+        chart.append(svg('text', { x: left + k * group + group / 2, y: H - bottom + 16, class: 'axis', 'text-anchor': 'middle' }, name));
+      }
+    });
+    const legend = el('div', { class: 'legend' }, ...shown.map((c, j) => el('span', null, el('i', { class: 'swatch cat' + (j % 8) }), c[1])));
+    const rows = b.names.map((name, k) => el('tr', null, el('td', { class: 'name' }, name),
+      ...b.columns.map((c) => el('td', { class: 'num', 'data-v': c[2][k] }, c[2][k] === null ? '-' : fmt('micros', Math.round(c[2][k]))))));
+    const table = el('div', { class: 'scroll' }, el('table', { class: 'data breakdown' },
+      el('thead', null, el('tr', null, el('th', null, 'step'), ...b.columns.map((c) => el('th', { class: 'num' }, c[1])))),
+      el('tbody', null, ...rows)));
+    const device = col('device_idle_us') ? ' Transfers and device idle go beyond XProf: the step\'s time in memcpys on the GPUs, and the time no GPU ran anything.' : '';
+    return [el('h2', null, 'Step time breakdown'),
+      el('p', { class: 'note' }, 'Each step as rtfprof steps splits it: XProf\'s steps and categories (input_pipeline_analyzer).' + device),
+      el('figure', { class: 'chart-box' }, chart, legend), table];
+  }
+
+  /** The XLA instructions (hlo) or GPU kernels (kernels) that ran. */
+  function devicePanel(kind, data) {
+    const n = data.name.length;
+    const text = (key) => ({ key, label: key.replace(/_/g, ' '), value: (i) => String(data[key][i]) });
+    const num = (key, label, unit) => ({ key, label, num: true, value: (i) => data[key][i], text: unit ? undefined : (i) => String(data[key][i]), unit });
+    const micros = (key, label) => ({ key, label, num: true, value: (i) => data[key][i], text: (i) => data[key][i].toFixed(3) + 'us' });
+    const columns = kind === 'hlo'
+      ? [{ key: 'name', label: 'HLO op', value: (i) => data.name[i] }, text('category'), text('framework_op'), num('occurrences', 'occurrences'),
+        micros('total_us', 'total'), micros('self_us', 'self'), text('module'), text('source')]
+      : [{ key: 'name', label: 'kernel', value: (i) => data.name[i] }, text('op_name'), num('occurrences', 'occurrences'),
+        micros('total_us', 'total'), micros('min_us', 'min'), micros('max_us', 'max'), num('registers', 'regs'), num('shmem_bytes', 'shmem', 'bytes'),
+        text('launch'), { key: 'occupancy_pct', label: 'occupancy', num: true, value: (i) => data.occupancy_pct[i], text: (i) => data.occupancy_pct[i].toFixed(2) + '%' },
+        text('tensor_core')];
+    const table = new Table({ columns, rows: n, name: (i) => data.name[i], sortKey: kind + 'sort', filterKey: kind + 'filter', allKey: kind + 'all', defaultSort: 'total_us:desc', cls: kind });
+    const what = kind === 'hlo'
+      ? 'XLA instructions that ran (' + n + '), as XProf\'s hlo_stats: the framework op each implements (JAX\'s name stack), its occurrences, total and self time. Inside XLA\'s command buffers, where XProf attributes nothing, rtfprof names the instruction of each kernel.'
+      : 'GPU kernels (' + n + ' launch configurations), as XProf\'s kernel_stats, each with the framework op that launched it.';
+    return { panel: el('section', { class: 'panel', id: 'panel-' + kind }, el('p', { class: 'note' }, what), table.root), show: () => table.render() };
+  }
+
   function stepsPanel(steps) {
     const n = steps.steps.length;
     const parts = [];
+    if (steps.breakdown) parts.push(...breakdownPart(steps.breakdown));
     const wallKnown = steps.wall_micros.some((v) => v > 0);
     const series = [];
     if (wallKnown) series.push({ name: 'wall time (first start to last end)', values: steps.wall_micros, cls: 's-wall' });
@@ -699,7 +768,7 @@
     summary.push(['summed execution time per step', fmt('micros', s.mean) + ' mean, ' + fmt('micros', s.std) + ' std, CV ' + s.cv.toFixed(3)]);
     const b = stats(steps.totals.requested_bytes);
     summary.push(['requested bytes per step', fmt('bytes', b.mean) + ' mean, CV ' + b.cv.toFixed(3)]);
-    parts.push(el('h2', null, 'Step times'), dl(summary), barChart(series, steps.steps, 'micros'));
+    parts.push(el('h2', null, steps.breakdown ? 'Step markers' : 'Step times'), dl(summary), barChart(series, steps.steps, 'micros'));
     if (steps.devices.length) {
       const rows = steps.devices.map(([d, values]) => el('tr', null, el('td', { class: 'name' }, d), ...values.map((v) => el('td', { class: 'num', 'data-v': v }, fmt('micros', v)))));
       parts.push(el('h2', null, 'Busy time per device'),
@@ -994,6 +1063,8 @@
     } else {
       for (const tree of DATA.trees) tabs.push([tree.view, tree.view + ' view', flamePanel(tree)]);
       if (DATA.ops) tabs.push(['ops', 'op view', opsPanel(DATA.ops)]);
+      if (DATA.device && DATA.device.hlo.name) tabs.push(['hlo', 'HLO ops', devicePanel('hlo', DATA.device.hlo)]);
+      if (DATA.device && DATA.device.kernels.name) tabs.push(['kernels', 'kernels', devicePanel('kernels', DATA.device.kernels)]);
       if (DATA.steps) tabs.push(['steps', 'steps', stepsPanel(DATA.steps)]);
       if (DATA.memory) tabs.push(['memory', 'memory', memoryPanel(DATA.memory)]);
     }

@@ -48,8 +48,27 @@ pub struct Page {
     steps: Option<StepsPanel>,
     #[serde(skip_serializing_if = "Option::is_none")]
     memory: Option<MemoryPanel>,
+    /// XPlane traces: the XLA instructions and GPU kernels that ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device: Option<DevicePanel>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<DiffData>,
+}
+
+/// `rtfprof hlo` and `rtfprof kernels` as columns, times in µs.
+#[derive(Serialize, Default)]
+struct DevicePanel {
+    hlo: BTreeMap<&'static str, Vec<serde_json::Value>>,
+    kernels: BTreeMap<&'static str, Vec<serde_json::Value>>,
+}
+
+/// Each step as `rtfprof steps` splits it (XProf's categories, then
+/// transfers and device idle on GPUs), one column a number.
+#[derive(Serialize)]
+struct Breakdown {
+    names: Vec<String>,
+    /// (key, label, values; null where the input cannot tell).
+    columns: Vec<(String, String, Vec<Option<f64>>)>,
 }
 
 /// What the command line says about the inputs, for the page's header.
@@ -117,6 +136,10 @@ struct StepsPanel {
     /// Busy time of each device at each step.
     devices: Vec<(String, Vec<i64>)>,
     nodes: StepNodes,
+    /// The steps as `rtfprof steps` gives them, when it finds any (XPlane
+    /// traces: XProf's steps, which need not be the markers above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breakdown: Option<Breakdown>,
 }
 
 /// The scope view's graph nodes with their totals at every step, and the
@@ -238,8 +261,10 @@ pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<P
     let ops = op_table(&show::run(stats, View::Op, &op_opts)?.root);
     // (Each step's wall time and device busy times, for the steps tab and the header.)
     let summary = crate::jobs::summarize("", stats);
-    let steps = steps_panel(stats, opts, &scope, &summary);
+    let mut steps = steps_panel(stats, opts, &scope, &summary);
+    steps.breakdown = breakdown(stats);
     let memory = memory_panel(stats, opts, &sources.no_allocations)?;
+    let device = device_panel(stats);
     let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
     let header = Header {
         title: format!("rtfprof report: {first_input}"),
@@ -253,7 +278,7 @@ pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<P
         options: changed_options(opts),
         notes,
     };
-    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), memory: Some(memory), diff: None })
+    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), memory: Some(memory), device, diff: None })
 }
 
 /// The options that differ from tfprof's defaults, as `-name value` pairs
@@ -416,7 +441,69 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed, summary: &crate
     }
     // A metric that is zero everywhere (no accelerator) is left out.
     panel_nodes.metrics.retain(|_, s| s.mean.iter().any(|&m| m != 0.0));
-    StepsPanel { steps, wall_micros: summary.steps.iter().map(|s| s.wall_micros).collect(), totals, devices, nodes: panel_nodes }
+    StepsPanel { steps, wall_micros: summary.steps.iter().map(|s| s.wall_micros).collect(), totals, devices, nodes: panel_nodes, breakdown: None }
+}
+
+/// `rtfprof steps`' rows, if it finds steps (a profile without any has
+/// only the panel above).
+fn breakdown(stats: &Stats) -> Option<Breakdown> {
+    let analyzed = crate::steps::analyze(stats).ok().filter(|s| !s.rows.is_empty())?;
+    let labels = ["Step time"].into_iter().chain(crate::steps::LABELS).chain(["Transfers", "Device idle"]);
+    let columns = crate::steps::number_names()
+        .zip(labels)
+        .enumerate()
+        .map(|(k, (key, label))| (key, label.to_owned(), analyzed.rows.iter().map(|r| r.numbers().nth(k).flatten()).collect::<Vec<_>>()))
+        .filter(|(_, _, values)| values.iter().any(Option::is_some))
+        .collect();
+    Some(Breakdown { names: analyzed.rows.iter().map(|r| r.name.clone()).collect(), columns })
+}
+
+/// The device tables of the profile's XPlane traces, if any has a row.
+fn device_panel(stats: &Stats) -> Option<DevicePanel> {
+    use serde_json::json;
+    let tables = crate::device::Tables::merge(stats.traces.iter().map(|(job, trace)| (job.clone(), trace.device.clone())));
+    if tables.is_empty() {
+        return None;
+    }
+    let mut panel = DevicePanel::default();
+    let us = |ps: i128| round3(ps as f64 / 1e6);
+    for r in &tables.hlo_ops {
+        let name = if r.job.is_empty() { r.hlo_op_name.clone() } else { format!("{}/{}", r.job, r.hlo_op_name) };
+        let cells: [(&'static str, serde_json::Value); 8] = [
+            ("name", json!(name)),
+            ("module", json!(format!("{}({})", r.module, r.program_id))),
+            ("category", json!(r.category)),
+            ("framework_op", json!(r.framework_op)),
+            ("occurrences", json!(r.occurrences)),
+            ("total_us", json!(us(r.total_ps))),
+            ("self_us", json!(us(r.self_ps))),
+            ("source", json!(r.source.first().cloned().unwrap_or_default())),
+        ];
+        for (key, value) in cells {
+            panel.hlo.entry(key).or_default().push(value);
+        }
+    }
+    for k in &tables.kernels {
+        let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
+        let name = if k.job.is_empty() { k.kernel_name.clone() } else { format!("{}/{}", k.job, k.kernel_name) };
+        let cells: [(&'static str, serde_json::Value); 11] = [
+            ("name", json!(name)),
+            ("op_name", json!(k.op_name)),
+            ("occurrences", json!(k.occurrences)),
+            ("total_us", json!(round3(k.total_ns as f64 / 1e3))),
+            ("min_us", json!(round3(k.min_ns as f64 / 1e3))),
+            ("max_us", json!(round3(k.max_ns as f64 / 1e3))),
+            ("registers", json!(k.registers_per_thread)),
+            ("shmem_bytes", json!(k.shmem_bytes())),
+            ("launch", json!(format!("grid {} block {}", dims(k.grid_dim), dims(k.block_dim)))),
+            ("occupancy_pct", json!(k.occupancy_pct)),
+            ("tensor_core", json!(if k.is_kernel_using_tensor_core { "used" } else if k.is_op_tensor_core_eligible { "eligible, unused" } else { "" })),
+        ];
+        for (key, value) in cells {
+            panel.kernels.entry(key).or_default().push(value);
+        }
+    }
+    Some(panel)
 }
 
 /// The memory of the step shown (each step with `--step -1`), or, when the
@@ -524,7 +611,7 @@ pub fn diff_page(merged: &DiffNode, listed: &DiffNode, metric: Metric, delta: f6
         step: -1,
         ..Header::default()
     };
-    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, memory: None, diff: Some(data) }
+    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, memory: None, device: None, diff: Some(data) }
 }
 
 /// How the page formats a metric's values.
