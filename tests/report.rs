@@ -58,15 +58,18 @@ fn path_flag(flag: &str, rel: &str) -> String {
 }
 
 /// The input kinds: run metadata (+ graph, op log), a profile, XPlane
-/// traces (TF and JAX; two hosts as jobs), and `--job` directories.
-fn every_input_kind() -> Vec<(&'static str, Vec<String>, bool)> {
+/// traces (TF, JAX on CPU and on a GPU; two hosts as jobs), and `--job`
+/// directories; whether each has code traces, and the device tabs it has
+/// (XLA instructions, GPU kernels).
+fn every_input_kind() -> Vec<(&'static str, Vec<String>, bool, &'static [&'static str])> {
     vec![
-        ("run_meta", fixture_flags("cnn"), true),
-        ("profile", vec![path_flag("profile_path", "cnn/profile")], true),
-        ("xplane tf", vec![path_flag("xplane_path", "xplane/tf_loop")], false),
-        ("xplane jax", vec![path_flag("xplane_path", "xplane/jax_jit")], false),
-        ("xplane hosts", vec![path_flag("xplane_path", "xplane/two_hosts")], false),
-        ("jobs", vec![format!("--job=w0={}", testdata().join("jobs/worker0").display()), format!("--job=w1={}", testdata().join("jobs/worker1").display())], false),
+        ("run_meta", fixture_flags("cnn"), true, &[]),
+        ("profile", vec![path_flag("profile_path", "cnn/profile")], true, &[]),
+        ("xplane tf", vec![path_flag("xplane_path", "xplane/tf_loop")], false, &[]),
+        ("xplane jax", vec![path_flag("xplane_path", "xplane/jax_jit")], false, &["hlo"]),
+        ("xplane jax gpu", vec![path_flag("xplane_path", "xplane/jax_gpu_mlp")], false, &["hlo", "kernels"]),
+        ("xplane hosts", vec![path_flag("xplane_path", "xplane/two_hosts")], false, &[]),
+        ("jobs", vec![format!("--job=w0={}", testdata().join("jobs/worker0").display()), format!("--job=w1={}", testdata().join("jobs/worker1").display())], false, &[]),
     ]
 }
 
@@ -99,7 +102,7 @@ fn assert_self_contained(page: &str) {
 
 #[test]
 fn every_input_kind_gives_a_self_contained_page() {
-    for (kind, args, has_code) in every_input_kind() {
+    for (kind, args, has_code, device_tabs) in every_input_kind() {
         let (_dir, path) = report(&args);
         let page = std::fs::read_to_string(&path).unwrap();
         assert!(page.starts_with("<!DOCTYPE html>"), "{kind}");
@@ -113,10 +116,12 @@ fn every_input_kind_gives_a_self_contained_page() {
             let dom = browser.render(&path, "");
             assert!(dom.rects().len() > 1, "{kind}: no flame chart drawn");
             let tabs = dom.all(r#"<button[^>]* role="tab"[^>]* data-tab="([a-z]+)""#);
-            let mut expected = vec!["scope", "ops", "steps", "memory"];
+            let mut expected = vec!["scope", "ops"];
             if has_code {
                 expected.insert(1, "code");
             }
+            expected.extend(device_tabs);
+            expected.extend(["steps", "memory"]);
             assert_eq!(tabs, expected, "{kind}");
         }
     }
