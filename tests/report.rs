@@ -66,8 +66,8 @@ fn every_input_kind() -> Vec<(&'static str, Vec<String>, bool, &'static [&'stati
         ("run_meta", fixture_flags("cnn"), true, &[]),
         ("profile", vec![path_flag("profile_path", "cnn/profile")], true, &[]),
         ("xplane tf", vec![path_flag("xplane_path", "xplane/tf_loop")], false, &[]),
-        ("xplane jax", vec![path_flag("xplane_path", "xplane/jax_jit")], false, &["hlo"]),
-        ("xplane jax gpu", vec![path_flag("xplane_path", "xplane/jax_gpu_mlp")], false, &["hlo", "kernels"]),
+        ("xplane jax", vec![path_flag("xplane_path", "xplane/jax_jit")], true, &["hlo"]),
+        ("xplane jax gpu", vec![path_flag("xplane_path", "xplane/jax_gpu_mlp")], true, &["hlo", "kernels"]),
         ("xplane hosts", vec![path_flag("xplane_path", "xplane/two_hosts")], false, &[]),
         ("jobs", vec![format!("--job=w0={}", testdata().join("jobs/worker0").display()), format!("--job=w1={}", testdata().join("jobs/worker1").display())], false, &[]),
     ]

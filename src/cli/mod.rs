@@ -645,18 +645,13 @@ fn load(
         if matches!(command, Some(Command::Graph)) && paths.graph_path.is_none() {
             return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));
         }
-        if matches!(command, Some(Command::Code)) {
-            return Err(Error::flag(
-                "code",
-                "an XPlane trace has no Python call stacks for its ops: use scope or op (tfprof's code view needs a tfprof_log with code traces)",
-            ));
-        }
     }
     if inputs.job.is_empty() && xplane_jobs.is_empty() {
         let stats = load_stats(Inputs::load(&paths)?, &paths, stdout)?;
         if !paths.run_meta_paths.is_empty() {
             coverage.push((String::new(), stats.run_coverage()));
         }
+        check_code_traces(command, &stats).inspect_err(|_| stdout.clear())?;
         return Ok(Some(stats));
     }
     let jobs = if xplane_jobs.is_empty() {
@@ -674,7 +669,21 @@ fn load(
         stdout.push_str(&format!("job {name}: run graph coverage: {:.2}\n", stats.run_coverage()));
         coverage.push((name.clone(), stats.run_coverage()));
     }
-    Ok(Some(crate::jobs::merge(jobs)))
+    let merged = crate::jobs::merge(jobs);
+    check_code_traces(command, &merged).inspect_err(|_| stdout.clear())?;
+    Ok(Some(merged))
+}
+
+/// The code view of XPlane traces needs the Python frames XLA programs
+/// record for their instructions (JAX's do); TF's ops carry none.
+fn check_code_traces(command: Option<&Command>, stats: &Stats) -> Result<()> {
+    if matches!(command, Some(Command::Code)) && !stats.traces.is_empty() && !stats.has_code_traces {
+        return Err(Error::flag(
+            "code",
+            "this XPlane trace has no Python call stacks for its ops (JAX's XLA programs record them; TF's ops do not): use scope or op",
+        ));
+    }
+    Ok(())
 }
 
 /// The trace files of `inputs`' `--xplane_path`, one a host (`None`
@@ -915,6 +924,7 @@ fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Sta
             stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
         })?;
         stats.add_memory_totals(&converted.memory);
+        stats.add_frames(&converted.frames);
         stats.add_allocator_events(&converted.allocator_events);
         stdout.push_str("Reading Files...\n");
         stdout.push_str(&xplane_summary(&trace.path, &converted, &stats));

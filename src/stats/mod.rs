@@ -458,6 +458,40 @@ impl Stats {
         id
     }
 
+    /// Gives known nodes without a code trace the Python frames an input
+    /// names for them (XLA instructions' stacks, innermost first), as code
+    /// traces (outermost first) whose strings take new ids.
+    pub fn add_frames(&mut self, frames: &[(String, Vec<crate::inputs::xplane::hlo::Frame>)]) {
+        let mut ids: FxHashMap<String, i64> = self.id_to_string.iter().map(|(id, s)| (s.clone(), *id)).collect();
+        let mut next = self.id_to_string.keys().next_back().map_or(1, |last| last.saturating_add(1));
+        let mut intern = |text: &str, id_to_string: &mut BTreeMap<i64, String>| -> i64 {
+            *ids.entry(text.to_owned()).or_insert_with(|| {
+                id_to_string.insert(next, text.to_owned());
+                next = next.saturating_add(1);
+                next - 1
+            })
+        };
+        for (name, stack) in frames {
+            let Some(id) = self.node_id(name) else { continue };
+            if self.nodes[id].trace.is_some() || stack.is_empty() {
+                continue;
+            }
+            let traces = stack
+                .iter()
+                .rev()
+                .map(|f| crate::proto::tensorflow::tfprof::code_def::Trace {
+                    file_id: intern(&f.file, &mut self.id_to_string),
+                    lineno: f.line,
+                    function_id: intern(&f.function, &mut self.id_to_string),
+                    line_id: 0,
+                    func_start_line: 0,
+                })
+                .collect();
+            self.nodes[id].trace = Some(crate::proto::tensorflow::tfprof::CodeDef { traces });
+            self.has_code_traces = true;
+        }
+    }
+
     /// Adds per-node memory an input has replayed (XPlane allocator events)
     /// as one memory record per node and step; nodes must be known.
     pub fn add_memory_totals(&mut self, totals: &[MemoryTotal]) {

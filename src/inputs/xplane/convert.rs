@@ -84,6 +84,9 @@ pub struct Converted {
     pub allocator_events: Vec<AllocatorEvent>,
     /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
     pub device: crate::device::Tables,
+    /// Per node that is a framework op of XLA instructions: the Python
+    /// frames of its first instruction that names any (the code view).
+    pub frames: Vec<(String, Vec<super::hlo::Frame>)>,
 }
 /// One `MemoryAllocation` or `MemoryDeallocation` event, for `rtfprof memory`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -476,6 +479,7 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     };
     converted.device = crate::device::Tables { hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read), kernels: kernel_rows(&ops.ops, &programs, kernels) };
     converted.device.sort();
+    converted.frames = node_frames(&ops.ops, &programs);
     totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
     let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
     let step_of = StepLookup::new(&steps);
@@ -1058,10 +1062,26 @@ fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[L
                 occurrences,
                 total_ps,
                 self_ps,
-                source: known.map_or_else(Vec::new, |(_, ins)| ins.source.clone()),
+                source: known.map_or_else(Vec::new, |(_, ins)| ins.frames.iter().map(|f| f.to_string()).collect()),
             }
         })
         .collect()
+}
+
+/// Each framework op's Python frames: those of its first instruction (in
+/// op order) that has any.
+fn node_frames(ops: &[Op<'_>], programs: &Programs) -> Vec<(String, Vec<super::hlo::Frame>)> {
+    let mut frames: BTreeMap<&str, &[super::hlo::Frame]> = BTreeMap::new();
+    for &(node, _, instruction, program) in ops.iter().filter(|op| op.3 != NO_PROGRAM) {
+        if frames.contains_key(node) {
+            continue;
+        }
+        let Some(stack) = programs.get(program).and_then(|p| Some(&p.instructions[p.instruction(instruction)? as usize].frames)) else { continue };
+        if !stack.is_empty() {
+            frames.insert(node, stack);
+        }
+    }
+    frames.into_iter().map(|(node, stack)| (node.to_owned(), stack.to_vec())).collect()
 }
 
 /// XProf's `kernel_stats` rows: the op of a kernel is named as XProf names

@@ -62,10 +62,30 @@ pub struct Instruction {
     /// primitive the name ends in (`dot_general`, as XProf types JAX ops),
     /// else the opcode.
     pub op_type: String,
-    /// The Python frames that made it, innermost first (`file:line
-    /// function`), from the module's stack frame index or the metadata's
-    /// source file and line; empty if the trace does not say.
-    pub source: Vec<String>,
+    /// The Python frames that made it, innermost first, from the module's
+    /// stack frame index or the metadata's source file and line; empty if
+    /// the trace does not say.
+    pub frames: Vec<Frame>,
+}
+
+/// One Python frame of an instruction's stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub file: String,
+    pub line: i32,
+    /// Empty where the trace names none.
+    pub function: String,
+}
+
+impl std::fmt::Display for Frame {
+    /// `file:line function`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        if !self.function.is_empty() {
+            write!(f, " {}", self.function)?;
+        }
+        Ok(())
+    }
 }
 
 impl Programs {
@@ -128,9 +148,9 @@ impl Program {
                 let primitive = primitive.split_once('[').map_or(primitive, |(head, _)| head);
                 (metadata.op_name.clone(), primitive.to_owned())
             };
-            let mut source = frames.stack(metadata.stack_frame_id);
-            if source.is_empty() && !metadata.source_file.is_empty() {
-                source.push(format!("{}:{}", metadata.source_file, metadata.source_line));
+            let mut stack = frames.stack(metadata.stack_frame_id);
+            if stack.is_empty() && !metadata.source_file.is_empty() {
+                stack.push(Frame { file: metadata.source_file.clone(), line: metadata.source_line, function: String::new() });
             }
             instructions.push(Instruction {
                 name: instruction.name.clone(),
@@ -139,7 +159,7 @@ impl Program {
                 node,
                 op_name: metadata.op_name.clone(),
                 op_type,
-                source,
+                frames: stack,
             });
         }
         let by_name = instructions.iter().enumerate().map(|(i, ins)| (ins.name.clone(), i as u32)).collect();
@@ -189,10 +209,9 @@ pub fn category(opcode: &str, fusion_kind: &str) -> String {
     }
 }
 
-/// A module's stack frame index: frame id → `file:line function`, and its
-/// parent.
+/// A module's stack frame index: frame id → its frame, and its parent.
 struct StackFrames {
-    frames: Vec<(String, i32)>,
+    frames: Vec<(Frame, i32)>,
 }
 
 impl StackFrames {
@@ -206,11 +225,14 @@ impl StackFrames {
             .iter()
             .map(|frame| {
                 let location = usize::try_from(frame.file_location_id - 1).ok().and_then(|i| index.file_locations.get(i));
-                let shown = location.map_or_else(String::new, |l| {
-                    let function = text(&index.function_names, l.function_name_id);
-                    let file = text(&index.file_names, l.file_name_id);
-                    if function.is_empty() { format!("{file}:{}", l.line) } else { format!("{file}:{} {function}", l.line) }
-                });
+                let shown = location.map_or_else(
+                    || Frame { file: String::new(), line: 0, function: String::new() },
+                    |l| Frame {
+                        file: text(&index.file_names, l.file_name_id).to_owned(),
+                        line: l.line,
+                        function: text(&index.function_names, l.function_name_id).to_owned(),
+                    },
+                );
                 (shown, frame.parent_frame_id)
             })
             .collect();
@@ -219,7 +241,7 @@ impl StackFrames {
 
     /// The frames from `id` (1-based; 0 is none) up to the outermost,
     /// innermost first. A cycle ends the walk.
-    fn stack(&self, mut id: i32) -> Vec<String> {
+    fn stack(&self, mut id: i32) -> Vec<Frame> {
         let mut stack = Vec::new();
         while let Some((shown, parent)) = usize::try_from(id - 1).ok().and_then(|i| self.frames.get(i)) {
             if stack.len() > self.frames.len() {
@@ -281,7 +303,8 @@ mod tests {
             stack_frames: vec![StackFrame { file_location_id: 1, parent_frame_id: 0 }, StackFrame { file_location_id: 2, parent_frame_id: 1 }],
         };
         let frames = StackFrames::new(Some(&index));
-        assert_eq!(frames.stack(2), ["model.py:12 step", "train.py:30 <module>"]);
+        let shown: Vec<String> = frames.stack(2).iter().map(Frame::to_string).collect();
+        assert_eq!(shown, ["model.py:12 step", "train.py:30 <module>"]);
         assert!(frames.stack(0).is_empty() && frames.stack(7).is_empty());
         let cyclic = xla::StackFrameIndexProto {
             stack_frames: vec![StackFrame { file_location_id: 1, parent_frame_id: 2 }, StackFrame { file_location_id: 1, parent_frame_id: 1 }],
