@@ -106,6 +106,11 @@ for t in "$fuzz"/corpus/*; do
     echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"
 done
 
+# hlo: the JAX GPU traces, mostly their XLA programs.
+for t in "$data"/xplane/jax_gpu_*/plugins/profile/run0/*.xplane.pb; do
+    seed hlo "$t" "$(echo "${t#"$data/xplane/"}" | cut -d/ -f1)"
+done
+
 # xplane: every committed trace.
 find "$data/xplane" -name '*.xplane.pb' | while read -r t; do
     seed xplane "$t" "$(echo "${t#"$data/xplane/"}" | tr / _)"

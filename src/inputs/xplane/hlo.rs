@@ -166,6 +166,16 @@ impl Program {
         Program { id, module: module.name.clone(), instructions, by_name, proto: module, command_buffers: std::sync::OnceLock::new() }
     }
 
+    /// The module as the trace holds it.
+    pub fn proto(&self) -> &xla::HloModuleProto {
+        &self.proto
+    }
+
+    /// A program from an `HloModuleProto`'s bytes (as fuzzing feeds them).
+    pub fn decode(id: i64, bytes: &[u8]) -> Result<Program, DecodeError> {
+        Ok(Program::new(id, xla::HloModuleProto::decode(bytes)?))
+    }
+
     /// The instruction called `name` (an event's `hlo_op`).
     pub fn instruction(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()

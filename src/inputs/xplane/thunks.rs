@@ -178,7 +178,11 @@ impl Thunk {
 /// well formed (an id that names nothing).
 pub fn command_buffers(module: &HloModuleProto, index: &FxHashMap<i64, u32>) -> FxHashMap<i64, CommandBuffer> {
     let Some(hlo) = Hlo::new(module, index) else { return FxHashMap::default() };
-    let mut emitter = Emitter { hlo: &hlo, next_id: 1 };
+    // (Calls inline their computation: a damaged module could call one
+    // computation from many places, many levels deep. A real module's
+    // thunks are about as many as its instructions.)
+    let budget = 8 * index.len() as i64 + 1024;
+    let mut emitter = Emitter { hlo: &hlo, next_id: 1, budget };
     let Some(thunks) = emitter.computation(module.entry_computation_id, 0) else { return FxHashMap::default() };
     let mut buffers = FxHashMap::default();
     hlo.convert(thunks, &mut buffers);
@@ -419,6 +423,8 @@ fn backend_config(instruction: &HloInstructionProto) -> serde_json::Value {
 struct Emitter<'h, 'm> {
     hlo: &'h Hlo<'m>,
     next_id: i64,
+    /// More thunks than this, and the module is taken as damaged.
+    budget: i64,
 }
 
 impl Emitter<'_, '_> {
@@ -431,7 +437,7 @@ impl Emitter<'_, '_> {
     }
 
     fn computation(&mut self, computation: i64, depth: usize) -> Option<Vec<Thunk>> {
-        if depth > Self::MAX_DEPTH {
+        if depth > Self::MAX_DEPTH || self.next_id > self.budget {
             return None;
         }
         let mut thunks = Vec::new();
@@ -543,6 +549,55 @@ impl Emitter<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prost::Message;
+
+    /// The JAX GPU fixtures' programs, damaged at random (ids pointing
+    /// anywhere, schedules, called computations, opcodes swapped): the
+    /// replay never panics and never runs away (see the emitter's budget).
+    #[test]
+    fn damaged_modules_do_not_panic() {
+        let mut modules = Vec::new();
+        for fixture in ["jax_gpu_mlp", "jax_gpu_lstm", "jax_gpu_cnn"] {
+            let path = format!("{}/testdata/xplane/{fixture}/plugins/profile/run0/host0.xplane.pb", env!("CARGO_MANIFEST_DIR"));
+            let bytes = std::fs::read(path).unwrap();
+            let space = crate::inputs::xplane::decode::Space::decode(&bytes).unwrap();
+            let planes: Vec<_> = space.planes.iter().map(|p| crate::inputs::xplane::decode::Plane::decode(p).unwrap()).collect();
+            let programs = crate::inputs::xplane::hlo::Programs::from_planes(&planes).unwrap();
+            modules.extend(programs.iter().map(|p| p.proto().clone()));
+        }
+        assert!(modules.len() > 10);
+        let mut rng = crate::test_random::XorShift::new(0x7e_5eed);
+        let opcodes = ["while", "call", "conditional", "async-start", "async-done", "fusion", "custom-call", "copy-start", "tuple"];
+        for round in 0..600 {
+            let mut module = modules[round % modules.len()].clone();
+            let ids: Vec<i64> = module.computations.iter().flat_map(|c| &c.instructions).map(|i| i.id).collect();
+            let computations: Vec<i64> = module.computations.iter().map(|c| c.id).collect();
+            for _ in 0..1 + rng.below(6) {
+                let c = rng.below(module.computations.len() as u64) as usize;
+                let Some(ins) = module.computations[c].instructions.get_mut(rng.below(8) as usize) else { continue };
+                match rng.below(5) {
+                    0 => ins.opcode = opcodes[rng.below(opcodes.len() as u64) as usize].into(),
+                    1 => ins.called_computation_ids = vec![computations[rng.below(computations.len() as u64) as usize]; rng.below(3) as usize],
+                    2 => ins.operand_ids = vec![ids[rng.below(ids.len() as u64) as usize] + rng.below(3) as i64 - 1],
+                    3 => ins.backend_config = b"{\"fusion_backend_config\":{\"kind\":\"__cudnn$fusion\"}}".to_vec(),
+                    _ => ins.id = ids[rng.below(ids.len() as u64) as usize],
+                }
+            }
+            if round % 7 == 0 {
+                module.schedule = None;
+            }
+            let index: FxHashMap<i64, u32> = module.computations.iter().flat_map(|c| &c.instructions).enumerate().map(|(k, i)| (i.id, k as u32)).collect();
+            let buffers = command_buffers(&module, &index);
+            for buffer in buffers.values() {
+                let nodes: Vec<u32> = (0..buffer.commands.len() as u32 + 4).collect();
+                let launch: Vec<(i128, u32)> = nodes.iter().rev().map(|&n| (i128::from(n), n)).collect();
+                let _ = buffer.child_nodes(&nodes, &[launch]);
+            }
+            // (Bytes cut short decode or fail; they never panic.)
+            let bytes = module.encode_to_vec();
+            let _ = crate::proto::xla::HloModuleProto::decode(&bytes[..bytes.len() / 2]);
+        }
+    }
 
     fn buffer(children: &[bool]) -> CommandBuffer {
         CommandBuffer { commands: children.iter().enumerate().map(|(k, &child_graph)| Command { instruction: k as u32, child_graph }).collect() }

@@ -1,0 +1,28 @@
+//! XSpace bytes → the XLA programs of its `/host:metadata` plane
+//! (`HloProto` decoding, instructions, Python frames) → every command
+//! buffer XLA's GPU runtime would make of each (thunk ids, the command-buffer
+//! pass) → child-graph nodes assigned from a synthetic launch. Seeded with
+//! the JAX GPU fixtures, whose bytes are mostly their programs, so most
+//! mutations land in an `HloProto`.
+#![no_main]
+
+use rtfprof::inputs::xplane::decode::{Plane, Space};
+use rtfprof::inputs::xplane::hlo::Programs;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Ok(space) = Space::decode(data) else { return };
+    let Ok(planes) = space.planes.iter().map(|p| Plane::decode(p)).collect::<Result<Vec<_>, _>>() else { return };
+    let Ok(programs) = Programs::from_planes(&planes) else { return };
+    for program in programs.iter() {
+        for instruction in &program.instructions {
+            let _ = (instruction.frames.iter().map(|f| f.to_string()).count(), &instruction.category);
+        }
+        for first in 0..=program.instructions.len() as i64 + 1 {
+            if let Some(buffer) = program.command_buffer(first) {
+                let nodes: Vec<u32> = (0..buffer.commands.len() as u32 + 3).collect();
+                let launch: Vec<(i128, u32)> = nodes.iter().rev().map(|&n| (i128::from(n), n)).collect();
+                let _ = buffer.child_nodes(&nodes, &[launch]);
+            }
+        }
+    }
+});
