@@ -23,7 +23,7 @@ fn estimates_equal_tensorflows_op_log() {
         let logged: std::collections::HashMap<&str, i64> =
             op_log.log_entries.iter().filter(|e| e.float_ops != 0).map(|e| (e.name.as_str(), e.float_ops)).collect();
         for node in &stats.nodes {
-            let estimate = stats.estimate_flops(node);
+            let estimate = stats.estimate_flops(node, false);
             match logged.get(&*node.name) {
                 Some(&tf) => {
                     assert_eq!(estimate, Some(tf), "{model} {} ({})", node.name, node.op);
@@ -69,7 +69,7 @@ fn einsum_counts_like_the_equivalent_batch_matmul() {
     stats.add_run_meta(0, &load_run_meta(&dir.join("run_meta_0")).unwrap());
     let op_log = load_op_log(&dir.join("tfprof_log")).unwrap();
     let tf_batch_matmul = op_log.log_entries.iter().find(|e| e.name == "batch_matmul").unwrap().float_ops;
-    let estimate = |name: &str| stats.estimate_flops(stats.node(name).unwrap());
+    let estimate = |name: &str| stats.estimate_flops(stats.node(name).unwrap(), false);
     // einsum("bij,bjk->bik") is the same contraction as matmul(a[3,4,5], b[3,5,6]).
     assert_eq!(estimate("einsum_bmm/Einsum"), Some(tf_batch_matmul));
     // einsum("bik->bk") sums i (4) into each of the 3x6 outputs: one add each.
@@ -87,7 +87,7 @@ fn estimates_from_a_profile_equal_tensorflows_op_log() {
         let mut stats = Stats::from_profile(profile).unwrap();
         let logged: Vec<(usize, i64)> = stats.nodes.iter().enumerate().filter(|(_, n)| n.float_ops != 0).map(|(id, n)| (id, n.float_ops)).collect();
         stats.nodes.iter_mut().for_each(|n| n.float_ops = 0);
-        stats.estimate_missing_flops();
+        stats.estimate_missing_flops(rtfprof::stats::flops::FlopsEstimate::Missing);
         for (id, tf) in logged {
             assert_eq!(stats.nodes[id].float_ops, tf, "{model} {}", stats.nodes[id].name);
             compared += 1;
@@ -137,10 +137,15 @@ fn cases() -> Vec<Case> {
 /// `own_float_ops` of every node of a scope view run with `--estimate_flops`
 /// (0: no float ops), through the command line.
 fn estimated_by_cli(inputs: &[String]) -> std::collections::HashMap<String, i64> {
+    estimated_with("--estimate_flops", inputs)
+}
+
+/// Each node's float ops with `flag` (`--estimate_flops` or `--default_op_log`).
+fn estimated_with(flag: &str, inputs: &[String]) -> std::collections::HashMap<String, i64> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("scope.csv");
     // Every node, negative float ops included (tfprof hides those below 0).
-    let mut args = vec!["scope".to_owned(), "--estimate_flops".into(), "--max_depth=1000".into(), format!("--min_float_ops={}", i64::MIN)];
+    let mut args = vec!["scope".to_owned(), flag.into(), "--max_depth=1000".into(), format!("--min_float_ops={}", i64::MIN)];
     args.push(format!("--output=csv:outfile={}", out.display()));
     args.extend(inputs.iter().cloned());
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(&args).output().unwrap();
@@ -165,7 +170,7 @@ fn every_registered_type_has_an_estimator() {
         for case in counted {
             let node = stats.node(&case.node).unwrap_or_else(|| panic!("{}: not in the graph", case.node));
             assert_eq!(node.op, op.as_str());
-            assert!(stats.estimate_flops(node).is_some(), "{op} ({}): no estimate", case.node);
+            assert!(stats.estimate_flops(node, false).is_some(), "{op} ({}): no estimate", case.node);
         }
     }
 }
@@ -180,7 +185,7 @@ fn no_estimator_beyond_the_registry_but_einsum() {
         let mut stats = Stats::new();
         stats.add_graph(load_graph(&dir.join("graph.pb"), true).unwrap());
         for node in &stats.nodes {
-            if stats.estimate_flops(node).is_some() {
+            if stats.estimate_flops(node, false).is_some() {
                 estimated.insert(node.op.to_string());
             }
         }
@@ -208,6 +213,24 @@ fn every_case_equals_tensorflows_float_ops() {
     assert!(cases.len() >= 80, "only {} cases", cases.len());
     differ.sort_unstable();
     assert_eq!(differ, UNUSED_SHAPE, "each op of the family has a case where TF gives none");
+}
+
+/// `--default_op_log` is TF's Python `profile()`: every case equals TF's
+/// float ops, the shapes TF asserts without using included.
+#[test]
+fn the_default_op_log_equals_tensorflows_in_every_case() {
+    let graph = flops_dir().join("graph.pb");
+    let estimated = estimated_with("--default_op_log", &[format!("--graph_path={}", graph.display())]);
+    for case in &cases() {
+        let got = estimated.get(&case.node).copied().unwrap_or_else(|| panic!("{}: not shown", case.node));
+        assert_eq!((got != 0).then_some(got), case.tf, "{} ({})", case.node, case.op);
+    }
+    let dir = flops_dir().join("cnn_bn");
+    let estimated = estimated_with(
+        "--default_op_log",
+        &[format!("--graph_path={}", dir.join("graph.pb").display()), format!("--run_meta_path={}", dir.join("run_meta_unfused").display())],
+    );
+    assert_eq!(estimated["conv0/Conv2D"], 0, "TF cannot count it: its input's batch size is unknown");
 }
 
 /// A real trace (unknown batch size, batch norm): per node, rtfprof's

@@ -160,6 +160,7 @@ def profile(
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
+    default_op_log: bool = True,
 ) -> GraphNode: ...
 @overload
 def profile(
@@ -173,6 +174,7 @@ def profile(
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
+    default_op_log: bool = True,
 ) -> MultiGraphNode: ...
 @overload
 def profile(
@@ -186,6 +188,7 @@ def profile(
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
+    default_op_log: bool = True,
 ) -> Union[GraphNode, MultiGraphNode]: ...
 def steps(
     *,

@@ -481,9 +481,12 @@ fn on_deep_stack<T: Send>(py: Python<'_>, work: impl FnOnce(Python<'_>) -> PyRes
 
 /// Shows one view of the inputs, as `tf.compat.v1.profiler.profile(cmd=…,
 /// options=…)` does, and returns its root: a `GraphNode` (scope, graph) or a
-/// `MultiGraphNode` (op, code).
+/// `MultiGraphNode` (op, code). With `default_op_log` (the default), a
+/// graph's float ops are those TF's Python function merges into the op log
+/// it is given (`--default_op_log`); without, the op log's alone, as the
+/// tfprof and rtfprof command lines read them.
 #[pyfunction]
-#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, options=None))]
+#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, options=None, default_op_log=true))]
 #[allow(clippy::too_many_arguments)]
 fn profile(
     py: Python<'_>,
@@ -496,6 +499,7 @@ fn profile(
     events_path: Option<&Bound<'_, PyAny>>,
     xplane_path: Option<&Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyAny>>,
+    default_op_log: bool,
 ) -> PyResult<Py<PyAny>> {
     let view = parse_view(cmd)?;
     let options = match options.filter(|o| !o.is_none()) {
@@ -505,10 +509,12 @@ fn profile(
         })?),
     };
     let opts = parse_options(options)?;
-    let inputs = InputArgs {
+    let mut inputs = InputArgs {
         checkpoint_path: path_arg("checkpoint_path", checkpoint_path)?,
         ..input_args("profile", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?
     };
+    // (TF's function takes a graph: a profile holds its own float ops.)
+    inputs.default_op_log = default_op_log && (inputs.graph_path.is_some() || inputs.events_path.is_some());
     let profiled = py.detach(|| rtfprof::api::profile(view, &inputs, &opts)).map_err(to_py_err)?;
     for warning in &profiled.warnings {
         let message = std::ffi::CString::new(warning.replace('\0', " ")).expect("NULs replaced");

@@ -79,7 +79,7 @@ impl Side {
             }
             Side::Profile(paths, step) => {
                 let paths =
-                    &InputPaths { skip_code_traces: view != View::Code, skip_attrs: !paths.estimate_flops, ..paths.clone() };
+                    &InputPaths { skip_code_traces: view != View::Code, skip_attrs: !paths.estimate_flops.is_on(), ..paths.clone() };
                 let stats = load_stats(Inputs::load(paths)?, paths, &mut String::new())?;
                 let opts = Options { step: *step, output: Output::None, ..opts.clone() };
                 let root = with_deep_stack(|| show::run(&stats, view, &opts))?.root;

@@ -229,9 +229,26 @@ pub struct InputArgs {
     /// e.g. the first Conv2D on a placeholder fed with an unknown batch size.
     #[arg(long, global = true)]
     pub estimate_flops: bool,
+    /// Float ops as TF's Python tf.compat.v1.profiler.profile(graph, …)
+    /// gives them, which merges a default op log into the one given: TF's
+    /// registered flops of every node whose shapes the graph and the run
+    /// metadata fully know, where the op log has none (the tfprof command
+    /// line, and rtfprof without this flag, read the op log alone).
+    #[arg(long, global = true, conflicts_with = "estimate_flops")]
+    pub default_op_log: bool,
 }
 
 impl InputArgs {
+    /// Which float ops are estimated (see [`crate::stats::flops::FlopsEstimate`]).
+    pub fn flops_estimate(&self) -> crate::stats::flops::FlopsEstimate {
+        use crate::stats::flops::FlopsEstimate;
+        match (self.default_op_log, self.estimate_flops) {
+            (true, _) => FlopsEstimate::TfDefaultOpLog,
+            (false, true) => FlopsEstimate::Missing,
+            (false, false) => FlopsEstimate::Off,
+        }
+    }
+
     /// Whether any input was given (without, the CLI prints tfprof's help).
     pub fn has_inputs(&self) -> bool {
         let paths = self.paths();
@@ -262,7 +279,7 @@ impl InputArgs {
             events_path: self.events_path.clone(),
             events_run: self.events_run.clone(),
             events_tags: self.events_tags.clone(),
-            estimate_flops: self.estimate_flops,
+            estimate_flops: self.flops_estimate(),
             skip_code_traces: false,
             skip_attrs: false,
             allocations: false,
@@ -609,17 +626,17 @@ fn load(
     paths.skip_code_traces = matches!(command, Some(Command::Scope | Command::Graph | Command::Op));
     // Only advise, the prompt and FLOPs estimates read node attributes.
     paths.skip_attrs =
-        matches!(command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code | Command::Report)) && !paths.estimate_flops;
+        matches!(command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code | Command::Report)) && !paths.estimate_flops.is_on();
     // The report's memory tab replays the allocation records.
     paths.allocations = matches!(command, Some(Command::Report));
     if matches!(command, Some(Command::Memory)) {
         paths.allocations = true;
         paths.skip_code_traces = true;
-        paths.skip_attrs = !paths.estimate_flops;
+        paths.skip_attrs = !paths.estimate_flops.is_on();
     }
     if matches!(command, Some(Command::Steps | Command::Hlo | Command::Kernels)) {
         paths.skip_code_traces = true;
-        paths.skip_attrs = !paths.estimate_flops;
+        paths.skip_attrs = !paths.estimate_flops.is_on();
     }
     // A run directory with several hosts' traces is read as one job a host.
     let mut xplane_jobs = Vec::new();
@@ -889,9 +906,7 @@ fn load_jobs(specs: &[String], paths: &InputPaths) -> Result<Vec<(String, Stats)
 /// Ingests the inputs, printing tfprof's start-up lines to `stdout`.
 pub(crate) fn load_stats(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Stats> {
     let mut stats = ingest(inputs, paths, stdout)?;
-    if paths.estimate_flops {
-        stats.estimate_missing_flops();
-    }
+    stats.estimate_missing_flops(paths.estimate_flops);
     Ok(stats)
 }
 
@@ -909,7 +924,7 @@ fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Sta
     }
     let mut stats = Stats::new();
     stats.warnings = inputs.warnings;
-    stats.skip_runtime_shapes = !paths.estimate_flops;
+    stats.skip_runtime_shapes = !paths.estimate_flops.is_on();
     stats.keep_allocations = paths.allocations;
     stats.add_graph(inputs.graph);
     if let Some(op_log) = inputs.op_log {

@@ -83,9 +83,9 @@ pub struct InputPaths {
     pub events_run: Option<String>,
     /// Keep only the event log's run metadata whose tag matches this regex.
     pub events_tags: Option<String>,
-    /// Estimate float ops for nodes the op log gives none (not a file, but
-    /// part of what the inputs yield).
-    pub estimate_flops: bool,
+    /// Estimate float ops for nodes the op log gives none, and by which
+    /// rules (not a file, but part of what the inputs yield).
+    pub estimate_flops: crate::stats::flops::FlopsEstimate,
     /// Skip the op log's code traces (most of its bytes) when the command
     /// does not show them.
     pub skip_code_traces: bool,
@@ -180,7 +180,7 @@ impl Inputs {
                     .run_meta_paths
                     .par_iter()
                     .map(|p| {
-                        let detail = run_meta::Detail { shapes: paths.estimate_flops, allocations: paths.allocations };
+                        let detail = run_meta::Detail { shapes: paths.estimate_flops.is_on(), allocations: paths.allocations };
                         Ok(RunMetaFile { path: p.clone(), bytes: map_file("--run_meta_path", p)?, detail, in_events: None })
                     })
                     .collect::<Result<Vec<_>>>()
@@ -200,7 +200,7 @@ impl Inputs {
             run: paths.events_run.as_deref(),
             tags: paths.events_tags.as_deref(),
             with_attrs: !paths.skip_attrs,
-            run_meta: run_meta::Detail { shapes: paths.estimate_flops, allocations: paths.allocations },
+            run_meta: run_meta::Detail { shapes: paths.estimate_flops.is_on(), allocations: paths.allocations },
         };
         let (log, op_log) = rayon::join(
             || events::load(path, options),

@@ -10,7 +10,11 @@
 //! reads are fully known and the value is not 0 (it may be negative: an
 //! empty input to a reduction). TF's functions also assert two shapes their
 //! formulas do not use, the input of a convolution and the output of Mean;
-//! rtfprof does not need them, so it counts such nodes where TF gives none.
+//! `--estimate_flops` does not need them, so it counts such nodes where TF
+//! gives none. [`FlopsEstimate::TfDefaultOpLog`] (`--default_op_log`, the
+//! Python API's default) is TF's Python `profile()` exactly: those asserts
+//! hold, and a node its op log lists keeps 0 unless the estimate is
+//! positive (`merge_default_with_oplog`).
 //!
 //! Formulas (N = number of elements; `in0`, `in1` the first two inputs), with
 //! the TF function (`flops_registry.py` unless `nn_ops.py` is named):
@@ -84,6 +88,27 @@ fn python_int_of_quotient(n: i128, d: i128) -> Option<i64> {
     i64::try_from(if up { low + step } else { low }).ok()
 }
 
+/// Which nodes get estimated float ops, and by which rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlopsEstimate {
+    /// None: the op log's float ops alone (tfprof's command line).
+    #[default]
+    Off,
+    /// `--estimate_flops`: every node the op log gives none, counting the
+    /// shapes TF asserts but does not use as not needed.
+    Missing,
+    /// What TF's Python `tf.compat.v1.profiler.profile` merges into the op
+    /// log it is given (`tfprof_logger.merge_default_with_oplog`): TF's
+    /// asserts hold, and a listed node with 0 keeps it unless positive.
+    TfDefaultOpLog,
+}
+
+impl FlopsEstimate {
+    pub fn is_on(self) -> bool {
+        self != FlopsEstimate::Off
+    }
+}
+
 impl Stats {
     /// A fully known output shape of `node`'s output `slot`: the graph's, or
     /// the run-time one when the graph's is incomplete or absent.
@@ -108,11 +133,20 @@ impl Stats {
     }
 
     /// The registry's float ops for one node, if its op is known and its
-    /// shapes are fully defined.
-    pub fn estimate_flops(&self, node: &Node) -> Option<i64> {
+    /// shapes are fully defined; with `tf_asserts`, also the shapes TF's
+    /// function asserts without using (a convolution's input, Mean's
+    /// output).
+    pub fn estimate_flops(&self, node: &Node, tf_asserts: bool) -> Option<i64> {
         let out = || self.shape_of(node, 0);
         let in0 = || self.input_shape(node, 0);
         let in1 = || self.input_shape(node, 1);
+        if tf_asserts {
+            match node.op {
+                "Conv2D" | "Conv3D" | "DepthwiseConv2dNative" | "Dilation2D" => drop(in0()?),
+                "Mean" => drop(out()?),
+                _ => {}
+            }
+        }
         let ints = |name: &str| match node.attrs.get(name).and_then(|a| a.value.as_ref()) {
             Some(Value::List(list)) => list.i.clone(),
             _ => Vec::new(),
@@ -201,8 +235,13 @@ impl Stats {
     }
 
     /// Fills the float ops of nodes that have none (no op log entry) with the
-    /// registry's estimate; returns how many nodes got one.
-    pub fn estimate_missing_flops(&mut self) -> usize {
+    /// registry's estimate, by the rules of `how`; returns how many nodes
+    /// got one.
+    pub fn estimate_missing_flops(&mut self, how: FlopsEstimate) -> usize {
+        if !how.is_on() {
+            return 0;
+        }
+        let tf = how == FlopsEstimate::TfDefaultOpLog;
         // Profile nodes carry tfprof's shapes only (unknown = empty); good
         // enough to count elements. (Graph nodes have both or neither.)
         for node in self.nodes.iter_mut().filter(|n| n.static_output_shapes.is_empty()) {
@@ -214,7 +253,9 @@ impl Stats {
         }
         let estimates: Vec<(usize, i64)> = (0..self.nodes.len())
             .filter(|&id| self.nodes[id].float_ops == 0)
-            .filter_map(|id| self.estimate_flops(&self.nodes[id]).map(|f| (id, f)))
+            .filter_map(|id| self.estimate_flops(&self.nodes[id], tf).map(|f| (id, f)))
+            // (TF's merge replaces a listed node's 0 by a positive value only.)
+            .filter(|&(id, flops)| !tf || flops > 0 || !self.logged.get(id).copied().unwrap_or(false))
             .collect();
         for &(id, flops) in &estimates {
             self.nodes[id].float_ops = flops;

@@ -136,6 +136,9 @@ pub struct Stats {
     /// Every allocation and free the inputs recorded, by input order (empty
     /// unless [`Stats::keep_allocations`]).
     pub allocations: Vec<AllocationEvent>,
+    /// By node id: the op log lists the node (TF's default op log merges
+    /// around such entries; see [`flops::FlopsEstimate`]).
+    pub logged: Vec<bool>,
 }
 
 impl Stats {
@@ -268,6 +271,10 @@ impl Stats {
             .collect();
         for (entry, id) in op_log.log_entries.into_iter().zip(ids) {
             let Some(id) = id else { continue };
+            if self.logged.len() <= id {
+                self.logged.resize(id + 1, false);
+            }
+            self.logged[id] = true;
             let node = &mut self.nodes[id];
             node.op_types.extend(entry.types.iter().map(|t| symbol::symbol(t)));
             if entry.float_ops != 0 {
