@@ -52,7 +52,24 @@ pub fn profile(view: View, inputs: &InputArgs, opts: &Options) -> Result<Profile
 
 /// Each step's time and its split into XProf's categories, as `rtfprof
 /// steps` finds them in `inputs` (XPlane traces, run metadata, event files
-/// or a profile); a profile without steps is an error saying why.
-pub fn steps(inputs: &InputArgs) -> Result<crate::steps::Steps> {
-    crate::cli::with_deep_stack(|| crate::cli::load_steps(inputs, &mut String::new()))
+/// or a profile), with the warnings about the inputs the CLI prints; a
+/// profile without steps is an error saying why.
+pub fn steps(inputs: &InputArgs) -> Result<(crate::steps::Steps, Vec<String>)> {
+    crate::cli::with_deep_stack(|| crate::cli::load_steps_warning(inputs, &mut String::new()))
+}
+
+/// Each allocator's bytes in use at `step` (every step when negative), as
+/// `rtfprof memory` replays them, with the warnings about the inputs.
+pub fn memory(inputs: &InputArgs, step: i64) -> Result<(crate::memory::MemoryProfile, Vec<String>)> {
+    crate::cli::with_deep_stack(|| {
+        let mut stats = crate::cli::load_memory(inputs, &mut String::new())?;
+        let warnings = std::mem::take(&mut stats.warnings);
+        Ok((crate::memory::analyze(&stats, step)?, warnings))
+    })
+}
+
+/// The XLA instructions and GPU kernels of XPlane traces, as `rtfprof hlo`
+/// and `rtfprof kernels` list them.
+pub fn device_tables(inputs: &InputArgs) -> Result<crate::device::Tables> {
+    crate::cli::with_deep_stack(|| crate::cli::load_tables(inputs, &mut String::new()))
 }

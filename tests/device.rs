@@ -185,3 +185,35 @@ fn command_buffer_kernels_name_the_ops_their_twins_name() {
         assert!(ours.keys().all(|(_, op)| op != "XlaModule"), "{fixture}");
     }
 }
+
+/// The CSV output: a header of the JSON's keys, a line per row with the
+/// same values.
+#[test]
+fn csv_rows_are_the_json_rows() {
+    let trace = common::testdata().join("xplane/jax_gpu_mlp");
+    for (command, key) in [("hlo", "hlo_ops"), ("kernels", "kernels")] {
+        let json = table(command, &trace, key);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.csv");
+        let run = common::run_rtfprof(&[command.into(), format!("--xplane_path={}", trace.display()), format!("--output=csv:outfile={}", out.display())], "", None);
+        assert!(run.status.success());
+        let mut reader = csv::Reader::from_path(&out).unwrap();
+        let headers: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+        let mut sorted = headers.clone();
+        sorted.sort();
+        assert_eq!(sorted, json[0].as_object().unwrap().keys().cloned().collect::<Vec<_>>(), "{command}: the JSON's keys");
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), json.len());
+        for (row, object) in rows.iter().zip(&json) {
+            for (cell, header) in row.iter().zip(&headers) {
+                let value = &object[header];
+                let expected = match value {
+                    Value::String(s) => s.clone(),
+                    Value::Array(frames) => frames.iter().map(|f| f.as_str().unwrap()).collect::<Vec<_>>().join(" <- "),
+                    other => other.to_string(),
+                };
+                assert_eq!(cell, expected, "{command} {header}");
+            }
+        }
+    }
+}

@@ -6,6 +6,7 @@
     root.total_exec_micros, root.children[0].name
     df = rtfprof.to_dataframe(root)   # pandas; rtfprof.to_records(root) without
     rtfprof.steps(xplane_path="logdir")  # each step's time split as XProf splits it
+    rtfprof.kernels(xplane_path="logdir")  # GPU kernels (also hlo, memory)
 
 ``profile`` takes tf.profiler's option dicts (``ProfileOptionBuilder(...).build()``)
 and returns nodes with the field names of tfprof's ``GraphNodeProto`` (scope and
@@ -13,11 +14,14 @@ graph views) or ``MultiGraphNodeProto`` (op and code views). The work is done by
 the Rust library in this process, with the GIL released. ``steps`` gives each
 step's time and its split into XProf's categories (``rtfprof steps``), one dict
 a step with the JSON output's keys: ``pandas.DataFrame(rtfprof.steps(...))``.
+``hlo`` and ``kernels`` list an XPlane trace's XLA instructions and GPU
+kernels, ``memory`` replays the allocations, each as the CLI's JSON output
+holds them; ``to_dataframe`` takes any of these results.
 """
 
 from __future__ import annotations
 
-from ._rtfprof import GraphNode, MultiGraphNode, TensorValue, __version__, _table, profile, steps
+from ._rtfprof import GraphNode, MultiGraphNode, TensorValue, __version__, _table, hlo, kernels, memory, profile, steps
 
 # Annotations only: the `rtfprof` command imports this package, and typing
 # would add to its start-up time.
@@ -32,6 +36,9 @@ __all__ = [
     "MultiGraphNode",
     "TensorValue",
     "__version__",
+    "hlo",
+    "kernels",
+    "memory",
     "profile",
     "steps",
     "to_dataframe",
@@ -56,8 +63,12 @@ def to_records(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = Tr
     return [dict(zip(columns, row)) for row in rows]
 
 
-def to_dataframe(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = True) -> pandas.DataFrame:
-    """``to_records(node)`` as a pandas DataFrame, one row per displayed node."""
+def to_dataframe(node: Union[GraphNode, MultiGraphNode, List[Dict[str, Any]], Dict[str, Any]], *,
+                 step_values: bool = True) -> pandas.DataFrame:
+    """``to_records(node)`` as a pandas DataFrame, one row per displayed node;
+    a list of dicts (``steps``, ``hlo``, ``kernels``) one row per dict; a
+    ``memory`` result one row per step and allocator (``step``,
+    ``allocator``, ``peak_bytes``, ``peak_micros``, ``live_nodes``)."""
     try:
         import pandas
     except ImportError as e:
@@ -65,5 +76,13 @@ def to_dataframe(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = 
             "rtfprof.to_dataframe needs pandas (pip install pandas); "
             "rtfprof.to_records gives the same rows as dicts"
         ) from e
+    if isinstance(node, list):
+        return pandas.DataFrame.from_records(node)
+    if isinstance(node, dict):
+        return pandas.DataFrame.from_records(
+            [{"step": s["step"], "allocator": name, "peak_bytes": a["peak_bytes"], "peak_micros": a["peak_micros"],
+              "live_nodes": len(a["live_at_peak"])}
+             for s in node["steps"] for name, a in s["allocators"].items()],
+            columns=["step", "allocator", "peak_bytes", "peak_micros", "live_nodes"])
     columns, rows = _table(node, step_values)
     return pandas.DataFrame.from_records(rows, columns=columns)

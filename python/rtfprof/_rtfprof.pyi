@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "MultiGraphNode", "TensorValue", "profile", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "MultiGraphNode", "TensorValue", "hlo", "kernels", "memory", "profile", "steps", "__version__"]
 
 __version__: str
 
@@ -200,5 +200,20 @@ def steps(
     xplane_path: Optional[_Path] = None,
 ) -> List[Dict[str, Union[str, float, None]]]:
     """Each step's time and its split into XProf's categories, as `rtfprof steps`."""
+def memory(
+    *,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    step: int = ...,
+) -> Dict[str, Any]:
+    """Each allocator's bytes in use over the steps, as `rtfprof memory --output json`."""
+def hlo(*, xplane_path: _Path) -> List[Dict[str, Any]]:
+    """The XLA instructions that ran, as `rtfprof hlo --output json` lists them."""
+def kernels(*, xplane_path: _Path) -> List[Dict[str, Any]]:
+    """The GPU kernels, as `rtfprof kernels --output json` lists them."""
 def _table(node: Union[GraphNode, MultiGraphNode], step_values: bool) -> Tuple[List[str], List[Tuple[Any, ...]]]: ...
 def _main(argv: List[str]) -> int: ...

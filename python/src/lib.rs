@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use rtfprof::cli::InputArgs;
 use rtfprof::outputs::node_proto::ViewProto;
@@ -516,10 +516,7 @@ fn profile(
     // (TF's function takes a graph: a profile holds its own float ops.)
     inputs.default_op_log = default_op_log && (inputs.graph_path.is_some() || inputs.events_path.is_some());
     let profiled = py.detach(|| rtfprof::api::profile(view, &inputs, &opts)).map_err(to_py_err)?;
-    for warning in &profiled.warnings {
-        let message = std::ffi::CString::new(warning.replace('\0', " ")).expect("NULs replaced");
-        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
-    }
+    warn_all(py, &profiled.warnings)?;
     if !profiled.printed.is_empty() {
         py.import("sys")?.getattr("stdout")?.call_method1("write", (profiled.printed.as_str(),))?;
     }
@@ -574,7 +571,8 @@ fn steps(
     xplane_path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyList>> {
     let inputs = input_args("steps", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?;
-    let analyzed = py.detach(|| rtfprof::api::steps(&inputs)).map_err(to_py_err)?;
+    let (analyzed, warnings) = py.detach(|| rtfprof::api::steps(&inputs)).map_err(to_py_err)?;
+    warn_all(py, &warnings)?;
     let list = PyList::empty(py);
     for row in &analyzed.rows {
         let step = PyDict::new(py);
@@ -585,6 +583,67 @@ fn steps(
         list.append(step)?;
     }
     Ok(list.unbind())
+}
+
+/// The warnings about the inputs that the CLI prints, as RuntimeWarnings.
+fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
+    for warning in warnings {
+        let message = std::ffi::CString::new(warning.replace('\0', " ")).expect("NULs replaced");
+        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
+    }
+    Ok(())
+}
+
+/// A JSON document the library wrote, as Python objects (`json.loads`):
+/// exactly what the CLI's `--output json` holds.
+fn from_json(py: Python<'_>, write: impl FnOnce(Vec<u8>) -> std::io::Result<Vec<u8>>) -> PyResult<Bound<'_, PyAny>> {
+    let bytes = write(Vec::new()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (PyBytes::new(py, &bytes),))
+}
+
+/// Each allocator's bytes in use over each step (`step=-1`) or one step,
+/// its peak and the nodes live at the peak, as `rtfprof memory --output
+/// json` writes them: `{"schema_version", "steps": [{"step", "allocators":
+/// {name: {"peak_bytes", "peak_micros", "live_at_peak", "curve"}}}]}`.
+#[pyfunction]
+#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, step=-1))]
+#[allow(clippy::too_many_arguments)]
+fn memory(
+    py: Python<'_>,
+    graph_path: Option<&Bound<'_, PyAny>>,
+    run_meta_path: Option<&Bound<'_, PyAny>>,
+    op_log_path: Option<&Bound<'_, PyAny>>,
+    profile_path: Option<&Bound<'_, PyAny>>,
+    events_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+    step: i64,
+) -> PyResult<Py<PyAny>> {
+    let inputs = input_args("memory", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?;
+    let (profile, warnings) = py.detach(|| rtfprof::api::memory(&inputs, step)).map_err(to_py_err)?;
+    warn_all(py, &warnings)?;
+    Ok(from_json(py, |out| rtfprof::memory::json::write(&profile, out))?.unbind())
+}
+
+/// The XLA instructions that ran in XPlane traces, as `rtfprof hlo --output
+/// json` lists them (its `hlo_ops`): one dict a row, longest first.
+#[pyfunction]
+#[pyo3(signature = (*, xplane_path))]
+fn hlo(py: Python<'_>, xplane_path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    device_rows(py, xplane_path, rtfprof::device::Table::Hlo, "hlo_ops")
+}
+
+/// The GPU kernels of XPlane traces, as `rtfprof kernels --output json`
+/// lists them (its `kernels`): one dict a row, longest first.
+#[pyfunction]
+#[pyo3(signature = (*, xplane_path))]
+fn kernels(py: Python<'_>, xplane_path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    device_rows(py, xplane_path, rtfprof::device::Table::Kernels, "kernels")
+}
+
+fn device_rows(py: Python<'_>, xplane_path: &Bound<'_, PyAny>, table: rtfprof::device::Table, key: &str) -> PyResult<Py<PyAny>> {
+    let inputs = input_args(key, None, None, None, None, None, Some(xplane_path))?;
+    let tables = py.detach(|| rtfprof::api::device_tables(&inputs)).map_err(to_py_err)?;
+    Ok(from_json(py, |out| rtfprof::device::write_json(&tables, table, out))?.get_item(key)?.unbind())
 }
 
 fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {
@@ -646,7 +705,7 @@ fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, MultiGraphNode, TensorValue, profile, steps};
+    use super::{_main, _table, GraphNode, MultiGraphNode, TensorValue, hlo, kernels, memory, profile, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -543,3 +543,55 @@ def test_steps_errors_are_the_clis():
         rtfprof.steps()
     with pytest.raises(FileNotFoundError):
         rtfprof.steps(xplane_path=TESTDATA / "no such trace")
+
+
+# ---------------------------------------------------------------------------
+# The other commands, as plain Python objects
+# ---------------------------------------------------------------------------
+
+JAX_GPU = TESTDATA / "xplane" / "jax_gpu_mlp"
+
+
+@pytest.mark.parametrize("command,key", [("hlo", "hlo_ops"), ("kernels", "kernels")])
+def test_hlo_and_kernels_are_the_clis_json(command, key, tmp_path):
+    out = tmp_path / "out.json"
+    run = run_cli([command, "--xplane_path=%s" % JAX_GPU, "--output=json:outfile=%s" % out])
+    assert run.returncode == 0, run.stderr
+    rows = getattr(rtfprof, command)(xplane_path=JAX_GPU)
+    assert rows == json.loads(out.read_text())[key] and len(rows) > 5
+    with pytest.raises(ValueError, match="not an XSpace trace"):
+        getattr(rtfprof, command)(xplane_path=TESTDATA / "cnn" / "profile")
+
+
+def test_memory_is_the_clis_json(tmp_path):
+    for inputs in [{"xplane_path": str(JAX_GPU)}, absolute_inputs(FIXTURES["cnn"])]:
+        out = tmp_path / "memory.json"
+        flags = ["--%s=%s" % (k, ",".join(v) if isinstance(v, list) else v) for k, v in inputs.items()]
+        run = run_cli(["memory", "--output=json:outfile=%s" % out] + flags)
+        assert run.returncode == 0, run.stderr
+        assert rtfprof.memory(**inputs) == json.loads(out.read_text())
+    one = rtfprof.memory(step=1, **absolute_inputs(FIXTURES["cnn"]))
+    assert [s["step"] for s in one["steps"]] == [1]
+
+
+def test_results_become_dataframes():
+    pandas = pytest.importorskip("pandas")
+    kernels = rtfprof.to_dataframe(rtfprof.kernels(xplane_path=JAX_GPU))
+    assert list(kernels.columns)[:2] == ["kernel_name", "op_name"] and len(kernels) > 5
+    steps = rtfprof.to_dataframe(rtfprof.steps(xplane_path=JAX_GPU))
+    assert list(steps["step"]) == ["0", "1"]
+    memory = rtfprof.to_dataframe(rtfprof.memory(xplane_path=JAX_GPU))
+    assert set(memory["allocator"]) >= {"GPU_0_bfc"}
+    assert isinstance(memory, pandas.DataFrame)
+
+
+def test_steps_warns_as_the_cli_does(tmp_path):
+    """A run metadata without step stats: the CLI's stderr line, and a
+    RuntimeWarning from steps() (profile() warns the same)."""
+    from conftest import FIXTURES as F
+    inputs = absolute_inputs(F["cnn"])
+    empty = tmp_path / "empty_run_meta"
+    empty.write_bytes(b"\x12\x00")  # a RunMetadata with an empty cost graph
+    inputs["run_meta_path"] = inputs["run_meta_path"] + [str(empty)]
+    with pytest.warns(RuntimeWarning, match="Invalid RunMetadata"):
+        rtfprof.steps(**inputs)

@@ -18,6 +18,15 @@ pub fn check_output(command: &str, opts: &Options) -> Result<()> {
     }
 }
 
+/// The device tables of the loaded XPlane traces (every job's, merged);
+/// other inputs are an error naming `command`.
+pub fn tables(stats: &Stats, command: &str) -> Result<Tables> {
+    if stats.traces.is_empty() {
+        return Err(Error::flag(command, "needs a TF2 or JAX profiler trace (--xplane_path): other inputs record no XLA instructions or kernels"));
+    }
+    Ok(Tables::merge(stats.traces.iter().map(|(job, trace)| (job.clone(), trace.device.clone()))))
+}
+
 /// Writes the table of the loaded traces (every job's, merged) where
 /// `--output` says; `--max_depth` rows of text. Inputs other than XPlane
 /// traces, or a trace with no row, are an error saying why.
@@ -26,11 +35,7 @@ pub fn run(stats: &Stats, table: Table, opts: &Options, stdout: &mut String) -> 
         Table::Hlo => "hlo",
         Table::Kernels => "kernels",
     };
-    if stats.traces.is_empty() {
-        stdout.clear();
-        return Err(Error::flag(command, "needs a TF2 or JAX profiler trace (--xplane_path): other inputs record no XLA instructions or kernels"));
-    }
-    let tables = Tables::merge(stats.traces.iter().map(|(job, trace)| (job.clone(), trace.device.clone())));
+    let tables = tables(stats, command).inspect_err(|_| stdout.clear())?;
     let empty = match table {
         Table::Hlo => tables.hlo_ops.is_empty(),
         Table::Kernels => tables.kernels.is_empty(),

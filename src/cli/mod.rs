@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-mod device;
+pub(crate) mod device;
 mod diff;
 pub mod interactive;
 mod memory;
@@ -725,12 +725,35 @@ fn xplane_hosts(inputs: &InputArgs, stdout: &mut String) -> Result<Option<Vec<(S
 /// The steps of `inputs` as `rtfprof steps` finds them; no step is an
 /// error, as there. XPlane traces are read in place (no nodes are built).
 pub fn load_steps(inputs: &InputArgs, stdout: &mut String) -> Result<crate::steps::Steps> {
+    load_steps_warning(inputs, stdout).map(|(steps, _)| steps)
+}
+
+/// [`load_steps`], with the warnings about the inputs that the CLI prints
+/// on stderr.
+pub fn load_steps_warning(inputs: &InputArgs, stdout: &mut String) -> Result<(crate::steps::Steps, Vec<String>)> {
     check_event_flags(&inputs.paths(), &inputs.job, &Some(Command::Steps))?;
     if let Some(hosts) = xplane_hosts(inputs, stdout)? {
-        return steps::analyze_xplane(&hosts);
+        return Ok((steps::analyze_xplane(&hosts)?, Vec::new()));
     }
-    let stats = load(Some(&Command::Steps), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("steps loads stats");
-    steps::with_rows(crate::steps::analyze(&stats)?, &[])
+    let mut stats = load(Some(&Command::Steps), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("steps loads stats");
+    let warnings = std::mem::take(&mut stats.warnings);
+    Ok((steps::with_rows(crate::steps::analyze(&stats)?, &[])?, warnings))
+}
+
+/// Reads the inputs as `rtfprof memory` reads them (allocation records
+/// kept); start-up lines to `stdout`, warnings left in [`Stats::warnings`].
+pub fn load_memory(inputs: &InputArgs, stdout: &mut String) -> Result<Stats> {
+    check_event_flags(&inputs.paths(), &inputs.job, &Some(Command::Memory))?;
+    Ok(load(Some(&Command::Memory), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("memory loads stats"))
+}
+
+/// The XLA instructions and kernels of the inputs' XPlane traces, as `rtfprof
+/// hlo` and `rtfprof kernels` list them (every job's, merged); inputs other
+/// than XPlane traces are an error, as there.
+pub fn load_tables(inputs: &InputArgs, stdout: &mut String) -> Result<crate::device::Tables> {
+    check_event_flags(&inputs.paths(), &inputs.job, &Some(Command::Kernels))?;
+    let stats = load(Some(&Command::Kernels), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("kernels loads stats");
+    device::tables(&stats, "kernels")
 }
 
 /// Reads the inputs of one view as `rtfprof <view>` reads them (see

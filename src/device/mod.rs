@@ -12,7 +12,7 @@ pub mod kernel;
 
 use std::io::Write;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
 use crate::show::format;
 
@@ -203,84 +203,133 @@ pub fn render_text(tables: &Tables, table: Table, rows: usize) -> String {
 }
 
 /// `{"schema_version": 1, "hlo_ops": [...]}` or `{"schema_version": 1,
-/// "kernels": [...]}`, every row, XProf's column names.
+/// "kernels": [...]}`, every row, XProf's column names in its order.
 pub fn write_json<W: Write>(tables: &Tables, table: Table, mut out: W) -> std::io::Result<W> {
-    let mut doc = Map::new();
-    doc.insert("schema_version".into(), json!(1));
-    match table {
-        Table::Hlo => doc.insert("hlo_ops".into(), Value::Array(tables.hlo_ops.iter().map(hlo_json).collect())),
-        Table::Kernels => doc.insert("kernels".into(), Value::Array(tables.kernels.iter().map(kernel_json).collect())),
+    #[derive(Serialize)]
+    struct Doc<'t> {
+        schema_version: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hlo_ops: Option<Vec<HloRow<'t>>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kernels: Option<Vec<KernelRow<'t>>>,
+    }
+    let doc = match table {
+        Table::Hlo => Doc { schema_version: 1, hlo_ops: Some(tables.hlo_ops.iter().map(HloRow::of).collect()), kernels: None },
+        Table::Kernels => Doc { schema_version: 1, hlo_ops: None, kernels: Some(tables.kernels.iter().map(KernelRow::of).collect()) },
     };
-    serde_json::to_writer(&mut out, &Value::Object(doc))?;
+    serde_json::to_writer(&mut out, &doc)?;
     out.write_all(b"\n")?;
     Ok(out)
 }
 
-fn hlo_json(r: &HloOp) -> Value {
-    let mut m = Map::new();
-    if !r.job.is_empty() {
-        m.insert("job".into(), json!(r.job));
-    }
-    m.insert("program_id".into(), json!(r.program_id));
-    m.insert("module".into(), json!(r.module));
-    m.insert("hlo_op_name".into(), json!(r.hlo_op_name));
-    m.insert("category".into(), json!(r.category));
-    m.insert("framework_op".into(), json!(r.framework_op));
-    m.insert("occurrences".into(), json!(r.occurrences));
-    m.insert("total_time_us".into(), json!(us(r.total_ps)));
-    m.insert("avg_time_us".into(), json!(us(r.total_ps) / r.occurrences.max(1) as f64));
-    m.insert("total_self_time_us".into(), json!(us(r.self_ps)));
-    m.insert("avg_self_time_us".into(), json!(us(r.self_ps) / r.occurrences.max(1) as f64));
-    m.insert("source".into(), json!(r.source));
-    Value::Object(m)
-}
-
-fn kernel_json(k: &Kernel) -> Value {
-    let mut m = Map::new();
-    if !k.job.is_empty() {
-        m.insert("job".into(), json!(k.job));
-    }
-    let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
-    m.insert("kernel_name".into(), json!(k.kernel_name));
-    m.insert("op_name".into(), json!(k.op_name));
-    m.insert("registers_per_thread".into(), json!(k.registers_per_thread));
-    m.insert("shmem_bytes".into(), json!(k.shmem_bytes()));
-    m.insert("block_dim".into(), json!(dims(k.block_dim)));
-    m.insert("grid_dim".into(), json!(dims(k.grid_dim)));
-    m.insert("occupancy_pct".into(), json!(k.occupancy_pct));
-    m.insert("is_op_tensor_core_eligible".into(), json!(k.is_op_tensor_core_eligible));
-    m.insert("is_kernel_using_tensor_core".into(), json!(k.is_kernel_using_tensor_core));
-    m.insert("occurrences".into(), json!(k.occurrences));
-    m.insert("total_duration_us".into(), json!(ns_us(k.total_ns)));
-    m.insert("avg_duration_us".into(), json!(ns_us(k.total_ns) / k.occurrences.max(1) as f64));
-    m.insert("min_duration_us".into(), json!(ns_us(k.min_ns)));
-    m.insert("max_duration_us".into(), json!(ns_us(k.max_ns)));
-    Value::Object(m)
-}
-
-/// The JSON rows as CSV: a header of the keys, a line per row.
-pub fn write_csv<W: Write>(tables: &Tables, table: Table, mut out: W) -> std::io::Result<W> {
-    let rows: Vec<Value> = match table {
-        Table::Hlo => tables.hlo_ops.iter().map(hlo_json).collect(),
-        Table::Kernels => tables.kernels.iter().map(kernel_json).collect(),
-    };
-    let mut writer = csv::Writer::from_writer(&mut out);
-    let Some(first) = rows.first().and_then(Value::as_object) else {
-        drop(writer);
-        return Ok(out);
-    };
-    let keys: Vec<&String> = first.keys().collect();
-    writer.write_record(keys.iter().map(|k| k.as_str()))?;
-    for row in &rows {
-        writer.write_record(keys.iter().map(|k| match &row[k.as_str()] {
-            Value::String(s) => s.clone(),
-            Value::Array(frames) => frames.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" <- "),
-            other => other.to_string(),
-        }))?;
+/// The same rows as CSV: a header of the JSON's keys, a line per row (a
+/// row's Python frames joined by ` <- `, innermost first).
+pub fn write_csv<W: Write>(tables: &Tables, table: Table, out: W) -> std::io::Result<W> {
+    let mut writer = csv::Writer::from_writer(out);
+    match table {
+        Table::Hlo => {
+            for r in &tables.hlo_ops {
+                writer.serialize(HloRow { source: Source::Joined(r.source.join(" <- ")), ..HloRow::of(r) })?;
+            }
+        }
+        Table::Kernels => {
+            for k in &tables.kernels {
+                writer.serialize(KernelRow::of(k))?;
+            }
+        }
     }
     writer.flush()?;
-    drop(writer);
-    Ok(out)
+    writer.into_inner().map_err(|e| e.into_error())
+}
+
+/// One `hlo_ops` row as written.
+#[derive(Serialize)]
+struct HloRow<'t> {
+    #[serde(skip_serializing_if = "str::is_empty")]
+    job: &'t str,
+    program_id: u64,
+    module: &'t str,
+    hlo_op_name: &'t str,
+    category: &'t str,
+    framework_op: &'t str,
+    occurrences: i64,
+    total_time_us: f64,
+    avg_time_us: f64,
+    total_self_time_us: f64,
+    avg_self_time_us: f64,
+    source: Source<'t>,
+}
+
+/// Python frames: a list in JSON, one cell in CSV.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Source<'t> {
+    Frames(&'t [String]),
+    Joined(String),
+}
+
+impl<'t> HloRow<'t> {
+    fn of(r: &'t HloOp) -> HloRow<'t> {
+        let per = |total: f64| total / r.occurrences.max(1) as f64;
+        HloRow {
+            job: &r.job,
+            program_id: r.program_id,
+            module: &r.module,
+            hlo_op_name: &r.hlo_op_name,
+            category: &r.category,
+            framework_op: &r.framework_op,
+            occurrences: r.occurrences,
+            total_time_us: us(r.total_ps),
+            avg_time_us: per(us(r.total_ps)),
+            total_self_time_us: us(r.self_ps),
+            avg_self_time_us: per(us(r.self_ps)),
+            source: Source::Frames(&r.source),
+        }
+    }
+}
+
+/// One `kernels` row as written: XProf's `kernel_stats` columns.
+#[derive(Serialize)]
+struct KernelRow<'t> {
+    #[serde(skip_serializing_if = "str::is_empty")]
+    job: &'t str,
+    kernel_name: &'t str,
+    op_name: &'t str,
+    registers_per_thread: u32,
+    shmem_bytes: u64,
+    block_dim: String,
+    grid_dim: String,
+    occupancy_pct: f64,
+    is_op_tensor_core_eligible: bool,
+    is_kernel_using_tensor_core: bool,
+    occurrences: i64,
+    total_duration_us: f64,
+    avg_duration_us: f64,
+    min_duration_us: f64,
+    max_duration_us: f64,
+}
+
+impl<'t> KernelRow<'t> {
+    fn of(k: &'t Kernel) -> KernelRow<'t> {
+        let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
+        KernelRow {
+            job: &k.job,
+            kernel_name: &k.kernel_name,
+            op_name: &k.op_name,
+            registers_per_thread: k.registers_per_thread,
+            shmem_bytes: k.shmem_bytes(),
+            block_dim: dims(k.block_dim),
+            grid_dim: dims(k.grid_dim),
+            occupancy_pct: k.occupancy_pct,
+            is_op_tensor_core_eligible: k.is_op_tensor_core_eligible,
+            is_kernel_using_tensor_core: k.is_kernel_using_tensor_core,
+            occurrences: k.occurrences,
+            total_duration_us: ns_us(k.total_ns),
+            avg_duration_us: ns_us(k.total_ns) / k.occurrences.max(1) as f64,
+            min_duration_us: ns_us(k.min_ns),
+            max_duration_us: ns_us(k.max_ns),
+        }
+    }
 }
 
 /// Names come from the trace: control characters are escaped so a row
