@@ -97,3 +97,46 @@ fn large_views_stream_to_files_unchanged() {
     assert!(printed.ends_with(&written), "the file differs from stdout");
     assert!(written.starts_with("\nDoc:\n"), "{}", &written[..40]);
 }
+
+/// A mistyped flag or command gets clap's suggestion in its one line,
+/// whether typed with two dashes or with tfprof's one.
+#[test]
+fn typos_get_a_suggestion() {
+    for (args, says) in [
+        (&["scope", "--selct", "micros"][..], "unexpected argument '--selct' found; did you mean '--select'?"),
+        (&["scope", "-selct", "micros"], "unexpected argument '--selct' found; did you mean '--select'?"),
+        (&["scope", "-max_depht=3"], "unexpected argument '--max_depht' found; did you mean '--max_depth'?"),
+        (&["scoep"], "unrecognized subcommand 'scoep'; did you mean"),
+    ] {
+        let (out, err, code) = run(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // Negative numbers and short flags are left alone.
+    let (_, err, code) = run(&["scope", "--step", "-1", "-h"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Shell completions and the man page come from the same flag definitions.
+#[test]
+fn completions_and_the_man_page() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (out, err, code) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains("select") && out.contains("xplane_path") && out.contains("kernels"), "{shell}");
+    }
+    // bash loads its script: `complete` knows rtfprof afterwards.
+    let (script, _, _) = run(&["completions", "bash"]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rtfprof.bash"), &script).unwrap();
+    let bash = std::process::Command::new("bash").arg("-c").arg(format!("source {}/rtfprof.bash && complete -p rtfprof", dir.path().display())).output();
+    if let Ok(bash) = bash {
+        assert!(bash.status.success() && String::from_utf8_lossy(&bash.stdout).contains("rtfprof"), "{}", String::from_utf8_lossy(&bash.stderr));
+    }
+    let (out, _, code) = run(&["man"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with(".ie") && out.contains(".TH rtfprof 1") && out.contains("max_depth"), "{}", &out[..200.min(out.len())]);
+    let (_, err, code) = run(&["completions", "tcsh"]);
+    assert_eq!(code, 2, "{err}");
+}

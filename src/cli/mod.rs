@@ -74,6 +74,15 @@ pub enum Command {
     /// and op, occurrences, total, min and max duration, longest first
     /// (XPlane traces; --max_depth N shows N rows).
     Kernels,
+    /// Print a shell completion script: rtfprof completions bash >
+    /// ~/.local/share/bash-completion/completions/rtfprof (also zsh, fish,
+    /// elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print rtfprof's man page (roff): rtfprof man > rtfprof.1; man ./rtfprof.1
+    Man,
 }
 
 /// `rtfprof diff`: each side is profile inputs (the `--left_*`/`--right_*`
@@ -149,6 +158,8 @@ impl Command {
             Command::Steps => "steps",
             Command::Hlo => "hlo",
             Command::Kernels => "kernels",
+            Command::Completions { .. } => "completions",
+            Command::Man => "man",
         }
     }
 
@@ -166,7 +177,9 @@ impl Command {
             | Command::Report
             | Command::Steps
             | Command::Hlo
-            | Command::Kernels => None,
+            | Command::Kernels
+            | Command::Completions { .. }
+            | Command::Man => None,
         }
     }
 }
@@ -422,6 +435,9 @@ To skip interactive mode, append one of the following commands:
 ";
 
 /// Rewrites tfprof's single-dash long flags (`-max_depth 3`) to `--max_depth 3`.
+/// A single-dash word that is no flag but looks like one (`-selct`) is
+/// rewritten too, so that the error names it as typed, with clap's
+/// suggestion, not as the short flag `-s`.
 pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let command = Cli::command();
     let known: Vec<String> = command.get_arguments().filter_map(|a| a.get_long().map(str::to_owned)).collect();
@@ -429,11 +445,28 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         .map(|arg| match arg.to_str() {
             Some(s) if s.starts_with('-') && !s.starts_with("--") => {
                 let name = s[1..].split('=').next().unwrap_or("");
-                if known.iter().any(|k| k == name) { OsString::from(format!("-{s}")) } else { arg }
+                let looks_long = name.len() > 1 && name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if known.iter().any(|k| k == name) || looks_long { OsString::from(format!("-{s}")) } else { arg }
             }
             _ => arg,
         })
         .collect()
+}
+
+/// A usage error as one line: clap's first line, and its suggestion of a
+/// flag or command, if it has one.
+pub fn usage_error_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let rendered = e.render().to_string();
+    let mut line = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_owned();
+    for kind in [ContextKind::SuggestedArg, ContextKind::SuggestedSubcommand] {
+        match e.get(kind) {
+            Some(ContextValue::String(s)) => line.push_str(&format!("; did you mean '{s}'?")),
+            Some(ContextValue::Strings(s)) if !s.is_empty() => line.push_str(&format!("; did you mean '{}'?", s.join("' or '"))),
+            _ => {}
+        }
+    }
+    line
 }
 
 /// The `rtfprof` command: parses `args` (the program name first), runs it,
@@ -449,9 +482,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return 0;
         }
         Err(e) => {
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("rtfprof: {}; see 'rtfprof --help'", first.trim_start_matches("error: "));
+            eprintln!("rtfprof: {}; see 'rtfprof --help'", usage_error_line(&e));
             return 2;
         }
     };
@@ -512,6 +543,21 @@ enum Print {
 }
 
 fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
+    match &cli.command {
+        Some(Command::Completions { shell }) => {
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "rtfprof", &mut script);
+            stdout.push_str(&String::from_utf8_lossy(&script));
+            return Ok(());
+        }
+        Some(Command::Man) => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page).map_err(|e| Error::Io { kind: "man", path: PathBuf::from("-"), source: e })?;
+            stdout.push_str(&String::from_utf8_lossy(&page));
+            return Ok(());
+        }
+        _ => {}
+    }
     let mut opts = cli.show.to_options()?;
     let html = matches!(opts.output, Output::Html(_));
     match &cli.command {
