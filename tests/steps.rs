@@ -131,7 +131,9 @@ fn check_fixture(fixture: &str) {
     let mut lines = checker.lines();
     assert_eq!(lines.next(), p["input_conclusion"].as_str(), "{fixture}: conclusion");
     let next_step = lines.next().and_then(|l| l.strip_prefix(rtfprof::advise::NEXT_STEP_PREFIX));
-    assert_eq!(next_step.map(str::to_owned), p["summary_nextstep"].as_str().map(rtfprof::advise::strip_html), "{fixture}: next step");
+    // (XProf's, with its page's references said of rtfprof's commands.)
+    let xprofs = p["summary_nextstep"].as_str().map(|s| rtfprof::advise::next_step(&rtfprof::advise::strip_html(s)));
+    assert_eq!(next_step.map(str::to_owned), xprofs, "{fixture}: next step");
     for key in ["device_collectives_statement", "kernel_launch_statement", "all_other_statement"] {
         if let Some(statement) = p[key].as_str().filter(|s| !s.is_empty()) {
             assert!(checker.contains(statement), "{fixture}: {key}");

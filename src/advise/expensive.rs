@@ -42,10 +42,17 @@ pub fn check(stats: &Stats, warnings: &mut Vec<String>) -> Result<Vec<String>> {
     }
 
     let root = show::run(stats, View::Scope, &options(100, 100, "micros"))?.root;
-    reports.extend(top_three(&root, |node| format!("graph node: {}, {}", node.name, times(node, false))));
+    // tfprof names a top node's own time: a graph's top nodes are ops. A
+    // trace's are name scopes (`jit(step)`, `(transfer)`), whose own time
+    // is 0: their totals say where the time goes.
+    let scopes = !stats.traces.is_empty();
+    reports.extend(top_three(&root, |node| format!("graph node: {}, {}", node.name, times(node, scopes))));
 
     if !stats.has_code_traces {
-        warnings.push(format!("Missing op_log (code traces) for {NAME}"));
+        // (A trace cannot come with an op log: nothing is missing there.)
+        if stats.traces.is_empty() {
+            warnings.push(format!("Missing op_log (code traces) for {NAME}"));
+        }
         return Ok(reports);
     }
     let root = show::run(stats, View::Code, &options(100, 1, "micros"))?.root;

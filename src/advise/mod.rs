@@ -8,7 +8,7 @@ mod expensive;
 mod operation;
 mod step_time;
 
-pub use step_time::{strip_html, NEXT_STEP_PREFIX};
+pub use step_time::{next_step, strip_html, NEXT_STEP_PREFIX};
 
 use crate::error::Result;
 use crate::stats::Stats;
