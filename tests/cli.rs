@@ -36,9 +36,71 @@ fn help_lists_every_option_with_its_default() {
         let described: String = out.lines().skip(line).take(4).collect();
         assert!(described.contains(&format!("[default: {default}]")), "{flag}: {described}");
     }
+}
+
+/// `rtfprof` alone says what it is, its commands and examples, and no flag
+/// that it does not have (tfprof's help text names `--run_log_path`).
+#[test]
+fn no_arguments_print_an_overview() {
     let (out, _, code) = run(&[]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("See https://github.com/tensorflow/tensorflow/tree/master/tensorflow/core/profiler/README.md"));
+    assert!(out.starts_with("rtfprof: ") && out.contains("XPlane"), "{out}");
+    for command in ["scope", "op", "steps", "memory", "report", "hlo", "kernels"] {
+        assert!(out.lines().any(|l| l.trim_start().starts_with(&format!("{command} "))), "{command} missing:\n{out}");
+    }
+    assert!(out.contains("Examples") && !out.contains("run_log_path") && !out.contains("--min_bytes"), "{out}");
+}
+
+/// Each subcommand's help lists the flags that command reads and no other
+/// (they are still accepted, as tfprof's flags are anywhere).
+#[test]
+fn subcommand_help_lists_its_own_flags() {
+    let listed = |command: &str, flag: &str| {
+        let (out, _, code) = run(&[command, "--help"]);
+        assert_eq!(code, 0);
+        out.lines().any(|l| l.trim_start().starts_with(flag))
+    };
+    for (command, read, not_read) in [
+        ("steps", &["--xplane_path", "--profile_path", "--output"][..], &["--order_by", "--checkpoint_path", "--select", "--op_log_path"][..]),
+        ("hlo", &["--xplane_path", "--max_depth"], &["--graph_path", "--select", "--min_bytes"]),
+        ("scope", &["--select", "--order_by", "--xplane_path", "--graph_path"], &[]),
+        ("memory", &["--step", "--min_bytes"], &["--select", "--op_log_path"]),
+        ("man", &[], &["--graph_path", "--output"]),
+    ] {
+        for flag in read {
+            assert!(listed(command, flag), "{command} --help lacks {flag}");
+        }
+        for flag in not_read {
+            assert!(!listed(command, flag), "{command} --help lists {flag}");
+        }
+    }
+    // A flag a command does not list still parses anywhere.
+    let (_, err, code) = run(&["steps", "--profile_path", "testdata/cnn/profile", "--order_by", "micros", "--output", "none"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[cfg(unix)]
+/// Every example in the help texts runs as written, from the repository
+/// root's point of view (output files go to a scratch directory).
+#[test]
+fn help_examples_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata"), dir.path().join("testdata")).unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rtfprof"));
+    let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let mut helps = vec![run(&["--help"]).0];
+    for command in ["scope", "graph", "op", "code", "advise", "diff", "jobs", "memory", "report", "steps", "hlo", "kernels", "completions", "man"] {
+        let help = run(&[command, "--help"]).0;
+        assert!(help.contains("Examples:"), "{command} has no examples");
+        helps.push(help);
+    }
+    let examples: Vec<String> = helps.iter().flat_map(|h| h.lines()).filter_map(|l| l.strip_prefix("  rtfprof ")).map(|l| format!("rtfprof {l}")).collect();
+    assert!(examples.len() >= 30, "{examples:?}");
+    for example in examples {
+        let out = std::process::Command::new("sh").arg("-c").arg(&example).current_dir(dir.path()).env("PATH", &path).output().unwrap();
+        assert!(out.status.success(), "{example}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!out.stdout.is_empty() || example.contains('>') || example.contains("outfile="), "{example} printed nothing");
+    }
 }
 
 /// Inputs from pipes, as a shell's `<(…)` gives them: each is read once from

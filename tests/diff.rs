@@ -110,3 +110,35 @@ fn bad_diff_arguments_fail_with_one_line() {
         assert!(err.contains(flag), "{err}");
     }
 }
+
+/// Two XPlane traces (the same JAX program with and without command
+/// buffers) diff as their saved scope views do, on micros by default (a
+/// trace records no bytes per op); a run directory's hosts are one side.
+#[test]
+fn traces_diff_as_their_saved_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let xplane = testdata().join("xplane");
+    let (mlp, nocb) = (xplane.join("jax_gpu_mlp").display().to_string(), xplane.join("jax_gpu_mlp_nocb").display().to_string());
+    let mut texts = vec!["diff".to_owned(), "--max_depth=100".into(), "--delta=0.05".into()];
+    for (side, trace) in [("left", &mlp), ("right", &nocb)] {
+        let out = dir.path().join(format!("{side}.txt"));
+        let (_, err, ok) = rtfprof(&["scope".into(), format!("--xplane_path={trace}"), "--select=micros".into(), "--max_depth=100".into(), format!("--output=file:outfile={}", out.display())]);
+        assert!(ok, "{err}");
+        texts.extend([format!("--{side}_text={}", out.display()), "--metric=micros".into()]);
+    }
+    texts.pop();
+    let (from_texts, err_a, ok_a) = rtfprof(&texts);
+    let (from_traces, err_b, ok_b) = rtfprof(&["diff".into(), "--max_depth=100".into(), "--delta=0.05".into(), format!("--left_xplane_path={mlp}"), format!("--right_xplane_path={nocb}")]);
+    assert!(ok_a && ok_b, "{err_a}{err_b}");
+    assert!(from_traces.contains("relative difference in micros"), "default metric of traces: {from_traces}");
+    assert!(tree_lines(&from_traces).len() > 3, "{from_traces}");
+    assert_eq!(tree_lines(&from_texts), tree_lines(&from_traces));
+    // The global trace at two steps; a run directory's hosts as one side.
+    let (out, err, ok) = rtfprof(&["diff".into(), format!("--xplane_path={mlp}"), "--left_step=8".into(), "--right_step=9".into()]);
+    assert!(ok && out.contains("step 8 (left)") && out.contains("step 9 (right)"), "{out}{err}");
+    let hosts = xplane.join("two_hosts").display().to_string();
+    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_xplane_path={hosts}"), "--right_step=0".into(), "--delta=0".into()]);
+    assert!(ok && out.contains("hosts host0,host1 (left)") && out.contains("\n  host0") && out.contains("\n  host1"), "{out}{err}");
+    let (_, err, ok) = rtfprof(&["diff".into(), format!("--left_xplane_path={mlp}"), format!("--left_profile_path={mlp}"), format!("--right_xplane_path={nocb}")]);
+    assert!(!ok && err.contains("--left_xplane_path") && err.lines().count() == 1, "{err}");
+}

@@ -7,6 +7,7 @@ use super::{DiffArgs, load_stats, with_deep_stack};
 use crate::diff::{self, Labels, Metric, ValueTree};
 use crate::error::{Error, Result};
 use crate::inputs::{InputPaths, Inputs, tfprof_text};
+use crate::jobs::JobSpec;
 use crate::outputs;
 use crate::show::options::Output;
 use crate::show::{self, Options};
@@ -15,6 +16,8 @@ use crate::views::View;
 /// One side: profile inputs at a step, or a saved tfprof text output.
 enum Side {
     Profile(InputPaths, i64),
+    /// The hosts of an XPlane run directory, merged as jobs, at a step.
+    Jobs(Vec<JobSpec>, i64),
     /// A saved tfprof output, and the flag that named it (for errors).
     Text(PathBuf, &'static str),
 }
@@ -49,10 +52,36 @@ fn side_inputs(
     })
 }
 
+/// A side's `--left_xplane_path`/`--right_xplane_path` trace: one host's
+/// file, or a run directory's hosts as jobs.
+fn trace_side(path: &std::path::Path, flag: &'static str, step: i64, global: &InputPaths) -> Result<Side> {
+    let located = crate::inputs::xplane::locate(path, None).map_err(|e| match e {
+        Error::Io { path, source, .. } => Error::Io { kind: flag, path, source },
+        e => e,
+    })?;
+    let paths = |file: &PathBuf| InputPaths { xplane_path: Some(file.clone()), estimate_flops: global.estimate_flops, ..InputPaths::default() };
+    Ok(match located.hosts.as_slice() {
+        [(_, file)] => Side::Profile(paths(file), step),
+        hosts => Side::Jobs(hosts.iter().map(|(host, file)| JobSpec { name: host.clone(), inputs: paths(file) }).collect(), step),
+    })
+}
+
 impl Side {
+    fn is_trace(&self) -> bool {
+        match self {
+            Side::Profile(paths, _) => paths.xplane_path.is_some(),
+            Side::Jobs(..) => true,
+            Side::Text(..) => false,
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             Side::Text(path, _) => path.display().to_string(),
+            Side::Jobs(jobs, step) => {
+                let hosts = jobs.iter().map(|job| job.name.as_str()).collect::<Vec<_>>().join(",");
+                if *step >= 0 { format!("hosts {hosts} step {step}") } else { format!("hosts {hosts}") }
+            }
             Side::Profile(paths, step) => {
                 let source = paths
                     .profile_path
@@ -78,19 +107,33 @@ impl Side {
                 ValueTree::from_text(&tfprof_text::parse(&text, path)?, metric, path)
             }
             Side::Profile(paths, step) => {
-                let paths =
-                    &InputPaths { skip_code_traces: view != View::Code, skip_attrs: !paths.estimate_flops.is_on(), ..paths.clone() };
-                let stats = load_stats(Inputs::load(paths)?, paths, &mut String::new())?;
-                let opts = Options { step: *step, output: Output::None, ..opts.clone() };
-                let root = with_deep_stack(|| show::run(&stats, view, &opts))?.root;
-                Ok(ValueTree::from_view(&root, metric))
+                let stats = load_side(paths, view)?;
+                Self::view_tree(&stats, *step, view, metric, opts)
+            }
+            Side::Jobs(jobs, step) => {
+                let stats = crate::jobs::merge(crate::jobs::load(jobs, |paths| load_side(paths, view))?);
+                Self::view_tree(&stats, *step, view, metric, opts)
             }
         }
     }
+
+    fn view_tree(stats: &crate::stats::Stats, step: i64, view: View, metric: Metric, opts: &Options) -> Result<ValueTree> {
+        let opts = Options { step, output: Output::None, ..opts.clone() };
+        let root = with_deep_stack(|| show::run(stats, view, &opts))?.root;
+        Ok(ValueTree::from_view(&root, metric))
+    }
 }
 
-pub fn run(args: &DiffArgs, global: &InputPaths, opts: &Options, stdout: &mut String) -> Result<()> {
-    let metric = Metric::parse(&args.metric)?;
+/// One side's inputs as the view needs them.
+fn load_side(paths: &InputPaths, view: View) -> Result<crate::stats::Stats> {
+    let paths = &InputPaths { skip_code_traces: view != View::Code, skip_attrs: !paths.estimate_flops.is_on(), ..paths.clone() };
+    load_stats(Inputs::load(paths)?, paths, &mut String::new())
+}
+
+/// `global` is the global input flags (the default of both sides), with
+/// `--xplane_path` resolved: to its one host's file in `global`, or to
+/// `global_hosts`, one job a host.
+pub fn run(args: &DiffArgs, global: &InputPaths, global_hosts: &[JobSpec], opts: &Options, stdout: &mut String) -> Result<()> {
     let view = match args.view.as_str() {
         "scope" => View::Scope,
         "graph" => View::Graph,
@@ -106,6 +149,11 @@ pub fn run(args: &DiffArgs, global: &InputPaths, opts: &Options, stdout: &mut St
         return Err(Error::flag("--names", "give two names separated by a comma, e.g. bs32,bs64"));
     };
 
+    let (left_step, right_step) = (args.left_step.unwrap_or(opts.step), args.right_step.unwrap_or(opts.step));
+    let global_side = |step| match global_hosts {
+        [] => Side::Profile(global.clone(), step),
+        hosts => Side::Jobs(hosts.to_vec(), step),
+    };
     let left_inputs = side_inputs(
         &args.left_graph_path,
         &args.left_run_meta_path,
@@ -113,26 +161,41 @@ pub fn run(args: &DiffArgs, global: &InputPaths, opts: &Options, stdout: &mut St
         &args.left_profile_path,
         &args.left_events_path,
         global,
-    )
-    .unwrap_or_else(|| global.clone());
-    let left = match &args.left_text {
-        Some(path) => Side::Text(path.clone(), "--left_text"),
-        None => Side::Profile(left_inputs.clone(), args.left_step.unwrap_or(opts.step)),
-    };
-    let right = match &args.right_text {
-        Some(path) => Side::Text(path.clone(), "--right_text"),
-        None => {
-            let inputs = side_inputs(
-                &args.right_graph_path,
-                &args.right_run_meta_path,
-                &args.right_op_log_path,
-                &args.right_profile_path,
-                &args.right_events_path,
-                global,
-            )
-            .unwrap_or(left_inputs);
-            Side::Profile(inputs, args.right_step.unwrap_or(opts.step))
+    );
+    let right_inputs = side_inputs(
+        &args.right_graph_path,
+        &args.right_run_meta_path,
+        &args.right_op_log_path,
+        &args.right_profile_path,
+        &args.right_events_path,
+        global,
+    );
+    for (trace, files, flag) in [(&args.left_xplane_path, &left_inputs, "--left_xplane_path"), (&args.right_xplane_path, &right_inputs, "--right_xplane_path")] {
+        if trace.is_some() && files.is_some() {
+            return Err(Error::flag(flag, "a side is one trace or TF files, not both"));
         }
+    }
+    let left = match (&args.left_text, &args.left_xplane_path, left_inputs) {
+        (Some(path), _, _) => Side::Text(path.clone(), "--left_text"),
+        (None, Some(trace), _) => trace_side(trace, "--left_xplane_path", left_step, global)?,
+        (None, None, Some(inputs)) => Side::Profile(inputs, left_step),
+        (None, None, None) => global_side(left_step),
+    };
+    let right = match (&args.right_text, &args.right_xplane_path, right_inputs) {
+        (Some(path), _, _) => Side::Text(path.clone(), "--right_text"),
+        (None, Some(trace), _) => trace_side(trace, "--right_xplane_path", right_step, global)?,
+        (None, None, Some(inputs)) => Side::Profile(inputs, right_step),
+        // Without right-side inputs, the right side is the left's at --right_step.
+        (None, None, None) => match &left {
+            Side::Profile(paths, _) => Side::Profile(paths.clone(), right_step),
+            Side::Jobs(jobs, _) => Side::Jobs(jobs.clone(), right_step),
+            Side::Text(..) => global_side(right_step),
+        },
+    };
+    let metric = match &args.metric {
+        Some(metric) => Metric::parse(metric)?,
+        None if left.is_trace() || right.is_trace() => Metric::parse("micros")?,
+        None => Metric::parse("bytes")?,
     };
     for (side, flag) in [(&left, "--left_graph_path"), (&right, "--right_graph_path")] {
         if let Side::Profile(paths, _) = side {
@@ -146,10 +209,13 @@ pub fn run(args: &DiffArgs, global: &InputPaths, opts: &Options, stdout: &mut St
             }
         }
     }
-    if let (Side::Profile(a, s), Side::Profile(b, t)) = (&left, &right) {
-        if a == b && s == t {
-            return Err(Error::flag("diff", "both sides are the same inputs and step: give --right_* inputs or --left_step/--right_step"));
-        }
+    let same = match (&left, &right) {
+        (Side::Profile(a, s), Side::Profile(b, t)) => a == b && s == t,
+        (Side::Jobs(a, s), Side::Jobs(b, t)) => a.iter().map(|j| (&j.name, &j.inputs)).eq(b.iter().map(|j| (&j.name, &j.inputs))) && s == t,
+        _ => false,
+    };
+    if same {
+        return Err(Error::flag("diff", "both sides are the same inputs and step: give --right_* inputs or --left_step/--right_step"));
     }
 
     if !matches!(opts.output, Output::Stdout | Output::File(_) | Output::Folded(_) | Output::Html(_)) {

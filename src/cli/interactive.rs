@@ -16,7 +16,7 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper, history::DefaultHistory};
 
-use super::{Cli, ShowArgs, TFPROF_HELP, emit};
+use super::{Cli, ShowArgs, PROMPT_HELP, emit};
 use crate::error::{Error, Result};
 use crate::show::Options;
 use crate::stats::Stats;
@@ -70,7 +70,7 @@ pub fn run_line(stats: &Stats, line: &str, defaults: &mut Options, stdout: &mut 
     let view = match command {
         "quit" | "exit" => return Ok(Flow::Quit),
         "help" => {
-            stdout.push_str(TFPROF_HELP);
+            stdout.push_str(PROMPT_HELP);
             return Ok(Flow::Continue);
         }
         "scope" => Some(View::Scope),

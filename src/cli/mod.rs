@@ -21,10 +21,12 @@ use crate::show::options::{Options, Output, RegexList, Select, defaults};
 use crate::stats::Stats;
 use crate::views::View;
 
-/// rtfprof: TensorFlow's tfprof profiler, native. Reads GraphDef, RunMetadata
-/// and OpLogProto files and prints tfprof's views byte for byte.
+/// rtfprof: where a training step's time and memory go. Reads TensorFlow's
+/// tfprof inputs (GraphDef, RunMetadata, OpLog, ProfileProto, checkpoints,
+/// TensorBoard event files) and prints tfprof's views byte for byte, and reads
+/// TF2/JAX profiler traces (XPlane, CPU, GPU or TPU) with XProf's numbers.
 #[derive(Debug, Parser)]
-#[command(name = "rtfprof", version, max_term_width = 100)]
+#[command(name = "rtfprof", version, max_term_width = 100, after_help = ROOT_EXAMPLES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -42,8 +44,10 @@ pub enum Command {
     Graph,
     /// Nodes aggregated by op type (MatMul, Conv2D, …).
     Op,
-    /// Nodes organized by the Python call stacks that created them (needs
-    /// code traces in --op_log_path or the profile).
+    /// Nodes organized by the Python call stacks that created them.
+    ///
+    /// Needs code traces: TF's in --op_log_path or the profile, JAX's in
+    /// the XLA programs of an XPlane trace.
     Code,
     /// Run tfprof's checkers and print their advice (view options are ignored).
     Advise,
@@ -52,36 +56,48 @@ pub enum Command {
     Diff(DiffArgs),
     /// Summarize each --job: nodes, steps, step time, busiest devices.
     Jobs,
-    /// Replay the allocation records: each allocator's bytes in use over the
+    /// Bytes in use over a step, each allocator's peak and who holds it.
+    ///
+    /// Replays the allocation records: each allocator's bytes in use over the
     /// step, its peak, and the nodes holding live bytes at the peak (as a
     /// scope tree; --output json:outfile=PATH for the curves).
     Memory,
-    /// Write one self-contained HTML page of the profile (--output
-    /// html:outfile=PATH): flame charts of the scope and code views, the op
-    /// view as a table, step times and how nodes vary across steps.
-    /// --max_depth has no limit here unless given.
+    /// One self-contained HTML page of the profile.
+    ///
+    /// Written with --output html:outfile=PATH: flame charts of the scope and
+    /// code views, the op view as a table, step times and how nodes vary
+    /// across steps, memory, and a trace's HLO ops and kernels. --max_depth
+    /// has no limit here unless given.
     Report,
-    /// Each step's time and its split into XProf's categories (device
-    /// compute, device to device, collectives, host compute, kernel launch,
-    /// input, output, compilation, other), with mean, std and CV
-    /// (--output json:outfile=PATH or csv:outfile=PATH for the numbers).
+    /// Each step's time split into XProf's categories.
+    ///
+    /// The categories: device compute, device to device, collectives, host
+    /// compute, kernel launch, input, output, compilation, other; with mean,
+    /// std and CV (--output json:outfile=PATH or csv:outfile=PATH for the
+    /// numbers).
     Steps,
-    /// XLA instructions that ran (XProf's hlo_stats): program, category,
-    /// framework op, occurrences, total and self time, longest first
-    /// (XPlane traces; --max_depth N shows N rows).
+    /// XLA instructions that ran (XProf's hlo_stats).
+    ///
+    /// Per instruction: program, category, framework op, occurrences, total
+    /// and self time, longest first (XPlane traces; --max_depth N shows N
+    /// rows).
     Hlo,
-    /// GPU kernels (XProf's kernel_stats): per kernel, launch configuration
-    /// and op, occurrences, total, min and max duration, longest first
-    /// (XPlane traces; --max_depth N shows N rows).
+    /// GPU kernels (XProf's kernel_stats).
+    ///
+    /// Per kernel: launch configuration and op, occurrences, total, min and
+    /// max duration, longest first (XPlane traces; --max_depth N shows N
+    /// rows).
     Kernels,
-    /// Print a shell completion script: rtfprof completions bash >
+    /// Print a shell completion script.
+    ///
+    /// rtfprof completions bash >
     /// ~/.local/share/bash-completion/completions/rtfprof (also zsh, fish,
     /// elvish, powershell).
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print rtfprof's man page (roff): rtfprof man > rtfprof.1; man ./rtfprof.1
+    /// Print rtfprof's man page (roff).
     Man,
 }
 
@@ -92,32 +108,49 @@ pub enum Command {
 #[derive(Clone, Debug, Args)]
 #[command(rename_all = "snake_case")]
 pub struct DiffArgs {
+    /// Left side: GraphDef file.
     #[arg(long, value_name = "PATH")]
     pub left_graph_path: Option<PathBuf>,
+    /// Left side: RunMetadata files, comma-separated.
     #[arg(long, value_name = "PATHS")]
     pub left_run_meta_path: Option<String>,
+    /// Left side: OpLogProto file.
     #[arg(long, value_name = "PATH")]
     pub left_op_log_path: Option<PathBuf>,
+    /// Left side: ProfileProto file.
     #[arg(long, value_name = "PATH")]
     pub left_profile_path: Option<PathBuf>,
+    /// Left side: TensorBoard event file or log directory.
     #[arg(long, value_name = "PATH")]
     pub left_events_path: Option<PathBuf>,
+    /// Left side: TF2/JAX trace (as --xplane_path; a run directory's hosts
+    /// are merged as jobs).
+    #[arg(long, value_name = "PATH")]
+    pub left_xplane_path: Option<PathBuf>,
     /// Step of the left side (default: --step).
     #[arg(long, allow_negative_numbers = true)]
     pub left_step: Option<i64>,
     /// A saved tfprof scope/graph/code output as the left side.
     #[arg(long, value_name = "PATH")]
     pub left_text: Option<PathBuf>,
+    /// Right side: GraphDef file.
     #[arg(long, value_name = "PATH")]
     pub right_graph_path: Option<PathBuf>,
+    /// Right side: RunMetadata files, comma-separated.
     #[arg(long, value_name = "PATHS")]
     pub right_run_meta_path: Option<String>,
+    /// Right side: OpLogProto file.
     #[arg(long, value_name = "PATH")]
     pub right_op_log_path: Option<PathBuf>,
+    /// Right side: ProfileProto file.
     #[arg(long, value_name = "PATH")]
     pub right_profile_path: Option<PathBuf>,
+    /// Right side: TensorBoard event file or log directory.
     #[arg(long, value_name = "PATH")]
     pub right_events_path: Option<PathBuf>,
+    /// Right side: TF2/JAX trace (as --xplane_path).
+    #[arg(long, value_name = "PATH")]
+    pub right_xplane_path: Option<PathBuf>,
     /// Step of the right side (default: --step).
     #[arg(long, allow_negative_numbers = true)]
     pub right_step: Option<i64>,
@@ -128,9 +161,11 @@ pub struct DiffArgs {
     #[arg(long, default_value = "scope")]
     pub view: String,
     /// bytes, peak_bytes, residual_bytes, output_bytes, micros,
-    /// accelerator_micros, cpu_micros, params, float_ops or occurrence.
-    #[arg(long, default_value = "bytes")]
-    pub metric: String,
+    /// accelerator_micros, cpu_micros, params, float_ops or occurrence
+    /// [default: micros where a side is a trace, which records no bytes per
+    /// op; else bytes].
+    #[arg(long)]
+    pub metric: Option<String>,
     /// Least relative difference |left - right| / max(left, right) to list.
     #[arg(long, default_value_t = 0.1)]
     pub delta: f64,
@@ -412,26 +447,125 @@ impl ShowArgs {
     }
 }
 
-/// tfprof's help text, printed when rtfprof is run without inputs.
-pub const TFPROF_HELP: &str = "See https://github.com/tensorflow/tensorflow/tree/master/tensorflow/core/profiler/README.md for profiler tutorial.
-See https://github.com/tensorflow/tensorflow/tree/master/tensorflow/core/profiler/g3doc/command_line.md for command line tool tutorial.
-profiler --profile_path=<ProfileProto binary file> # required
+/// Examples under `rtfprof --help`, and what `rtfprof` alone prints after
+/// the usage: one command per kind of input, on the bundled samples.
+const ROOT_EXAMPLES: &str = "Examples (from the repository root, on the bundled samples):
+  rtfprof scope --profile_path testdata/cnn/profile --select micros,bytes --max_depth 3
+  rtfprof op --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros,occurrence --order_by accelerator_micros
+  rtfprof steps --xplane_path testdata/xplane/jax_gpu_cnn
+  rtfprof report --profile_path testdata/cnn/profile --output html:outfile=report.html
 
-Or:
+'rtfprof COMMAND --help' lists the flags each command reads.";
 
-profiler --graph_path=<GraphDef proto file>  # Contains model graph info (no needed for eager execution)
-         --run_meta_path=<RunMetadata proto file>  # Contains runtime info. Optional.
-         --run_log_path=<OpLogProto proto file>  # Contains extra source code, flops, custom type info. Optional
+/// The input flags, by the files they read.
+const TF_INPUTS: &[&str] = &["graph_path", "run_meta_path", "op_log_path", "profile_path", "checkpoint_path", "events_path", "events_run", "events_tags", "job", "estimate_flops", "default_op_log"];
+const XPLANE_INPUTS: &[&str] = &["xplane_path", "xplane_run"];
+/// The inputs that hold steps, allocations or timed events (no float ops,
+/// code traces or checkpoints).
+const RUN_INPUTS: &[&str] = &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run"];
+/// Every view option.
+const VIEW_OPTIONS: &[&str] = &[
+    "max_depth", "min_bytes", "min_peak_bytes", "min_residual_bytes", "min_output_bytes", "min_micros",
+    "min_accelerator_micros", "min_cpu_micros", "min_params", "min_float_ops", "min_occurrence", "step",
+    "order_by", "account_type_regexes", "start_name_regexes", "trim_name_regexes", "show_name_regexes",
+    "hide_name_regexes", "account_displayed_op_only", "select", "output",
+];
 
+/// Each subcommand's help: the global flags it reads (the others are
+/// accepted, as tfprof's flags are anywhere, but not listed) and two
+/// examples on the bundled samples (tests/cli.rs runs every one).
+const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
+    ("scope", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof scope --profile_path testdata/cnn/profile --select micros,bytes --max_depth 3
+  rtfprof scope --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --max_depth 4"),
+    ("graph", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof graph --profile_path testdata/cnn/profile --select micros --max_depth 3
+  rtfprof graph --graph_path testdata/cnn/graph.pbtxt --run_meta_path testdata/cnn/run_meta_1 --start_name_regexes gradients/.* --max_depth 2"),
+    ("op", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof op --profile_path testdata/cnn/profile --select micros,occurrence --order_by micros
+  rtfprof op --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros,occurrence --order_by accelerator_micros"),
+    ("code", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof code --profile_path testdata/cnn/profile --select micros --max_depth 4
+  rtfprof code --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --output pprof:outfile=cnn.pb.gz"),
+    ("advise", &[TF_INPUTS, XPLANE_INPUTS], "Examples:
+  rtfprof advise --profile_path testdata/cnn/profile
+  rtfprof advise --xplane_path testdata/xplane/jax_gpu_cnn"),
+    ("diff", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof diff --profile_path testdata/cnn/profile --left_step 0 --right_step 2 --metric micros
+  rtfprof diff --left_profile_path testdata/cnn/profile --right_profile_path testdata/cnn_b8/profile --metric bytes --output html:outfile=diff.html
+  rtfprof diff --left_xplane_path testdata/xplane/jax_gpu_mlp --right_xplane_path testdata/xplane/jax_gpu_mlp_nocb --metric accelerator_micros"),
+    ("jobs", &[&["job", "events_tags"]], "Examples:
+  rtfprof jobs --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile
+  rtfprof scope --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile --max_depth 2"),
+    ("memory", &[RUN_INPUTS, &["step", "output", "max_depth", "min_bytes", "start_name_regexes", "trim_name_regexes", "show_name_regexes", "hide_name_regexes"]], "Examples:
+  rtfprof memory --profile_path testdata/cnn/profile --step 1 --max_depth 3
+  rtfprof memory --xplane_path testdata/xplane/jax_gpu_cnn --output json:outfile=memory.json"),
+    ("report", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof report --profile_path testdata/cnn/profile --output html:outfile=report.html
+  rtfprof report --xplane_path testdata/xplane/jax_gpu_cnn --output html:outfile=report.html"),
+    ("steps", &[RUN_INPUTS, &["output"]], "Examples:
+  rtfprof steps --xplane_path testdata/xplane/jax_gpu_cnn
+  rtfprof steps --profile_path testdata/cnn/profile --output csv:outfile=steps.csv"),
+    ("hlo", &[XPLANE_INPUTS, &["max_depth", "output"]], "Examples:
+  rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --max_depth 10
+  rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --output csv:outfile=hlo.csv"),
+    ("kernels", &[XPLANE_INPUTS, &["max_depth", "output"]], "Examples:
+  rtfprof kernels --xplane_path testdata/xplane/jax_gpu_cnn --max_depth 10
+  rtfprof kernels --xplane_path testdata/xplane/jax_gpu_cnn --output json:outfile=kernels.json"),
+    ("completions", &[], "Examples:
+  rtfprof completions bash > rtfprof.bash
+  rtfprof completions zsh > _rtfprof"),
+    ("man", &[], "Examples:
+  rtfprof man > rtfprof.1
+  rtfprof man | gzip > rtfprof.1.gz"),
+];
 
-To skip interactive mode, append one of the following commands:
-  scope: Organize profiles based on name scopes.
-  graph: Organize profiles based on graph node input/output.
-  op: Organize profiles based on operation type.
-  code: Organize profiles based on python codes (need op_log_path).
-  advise: Auto-profile and advise. (experimental)
-  set: Set options that will be default for follow up commands.
-  help: Show helps.
+/// The command line as rtfprof parses it: [`Cli`] with each subcommand's
+/// help listing only the flags that command reads, and its examples.
+pub fn command() -> clap::Command {
+    let mut cli = Cli::command();
+    let globals: Vec<clap::Arg> = cli.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
+    for &(name, groups, examples) in SUBCOMMAND_HELP {
+        let read = |id: &str| groups.iter().any(|group| group.contains(&id));
+        cli = cli.mut_subcommand(name, |mut sub| {
+            // A subcommand's own copy of a global flag is not replaced by the
+            // propagated one (clap's build), and still parses as global.
+            for arg in globals.iter().filter(|a| !read(a.get_id().as_str())) {
+                sub = sub.arg(arg.clone().hide(true));
+            }
+            sub.after_help(examples)
+        });
+    }
+    cli
+}
+
+/// Parses `args` (the program name first) as [`command`] does.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> std::result::Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(normalize_args(args))?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// What `rtfprof` alone prints: the usage, the commands and examples,
+/// without the flags (`--help` lists them).
+fn overview() -> String {
+    command()
+        .help_template("{about}\n\n{usage-heading} {usage}\n\nCommands:\n{subcommands}{after-help}\n'rtfprof --help' lists every flag.\n")
+        .render_help()
+        .to_string()
+}
+
+/// The `tfprof>` prompt's `help`: its commands (tfprof's own help text
+/// is its command line's, with a flag it does not have, `--run_log_path`).
+pub const PROMPT_HELP: &str = "Commands (options as on the command line, -flag or --flag; 'rtfprof --help' lists them):
+  scope: nodes organized by name scope.
+  graph: nodes organized by graph edges.
+  op: nodes aggregated by op type.
+  code: nodes organized by the Python call stacks that created them.
+  advise: run tfprof's checkers and print their advice.
+  set: set options that become the defaults of the following commands.
+  help: this text.
+  quit (or exit, Ctrl-D): leave.
 ";
 
 /// Rewrites tfprof's single-dash long flags (`-max_depth 3`) to `--max_depth 3`.
@@ -474,7 +608,7 @@ pub fn usage_error_line(e: &clap::Error) -> String {
 /// bad input, 2 for bad usage. The binary's `main` and the Python package's
 /// `rtfprof` command both call this.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
-    let cli = match Cli::try_parse_from(normalize_args(args)) {
+    let cli = match parse(args) {
         Ok(cli) => cli,
         // --help and --version print in full; usage errors get one line.
         Err(e) if !e.use_stderr() => {
@@ -546,13 +680,13 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     match &cli.command {
         Some(Command::Completions { shell }) => {
             let mut script = Vec::new();
-            clap_complete::generate(*shell, &mut Cli::command(), "rtfprof", &mut script);
+            clap_complete::generate(*shell, &mut command(), "rtfprof", &mut script);
             stdout.push_str(&String::from_utf8_lossy(&script));
             return Ok(());
         }
         Some(Command::Man) => {
             let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command()).render(&mut page).map_err(|e| Error::Io { kind: "man", path: PathBuf::from("-"), source: e })?;
+            clap_mangen::Man::new(command()).render(&mut page).map_err(|e| Error::Io { kind: "man", path: PathBuf::from("-"), source: e })?;
             stdout.push_str(&String::from_utf8_lossy(&page));
             return Ok(());
         }
@@ -584,7 +718,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     check_event_flags(&cli.inputs.paths(), &cli.inputs.job, &cli.command)?;
     let no_inputs = !cli.inputs.has_inputs();
     if cli.command.is_none() && no_inputs {
-        stdout.push_str(TFPROF_HELP);
+        stdout.push_str(&overview());
         return Ok(());
     }
     if matches!(cli.command, Some(Command::Jobs)) && cli.inputs.job.is_empty() {
@@ -701,7 +835,7 @@ fn load(
         }
     }
     if let Some(Command::Diff(args)) = command {
-        crate::cli::diff::run(args, &paths, opts, stdout)?;
+        crate::cli::diff::run(args, &paths, &xplane_jobs, opts, stdout)?;
         return Ok(None);
     }
     if paths.xplane_path.is_some() || !xplane_jobs.is_empty() {
