@@ -37,6 +37,10 @@ enum Src {
     FirstHalf(&'static str),
     /// A committed regression input under `testdata/bad/`.
     Bad(&'static str),
+    /// A real fixture, gzipped.
+    Gzipped(&'static str),
+    /// The first half of a gzipped real fixture.
+    GzippedFirstHalf(&'static str),
     /// A checkpoint prefix whose `.index` is the first half of the ckpt
     /// fixture's (its data shard intact).
     CheckpointIndexFirstHalf,
@@ -94,13 +98,13 @@ const CASES: &[Case] = &[
     Case { name: "op_log_truncated", view: "code", flag: Some("--op_log_path"), src: Src::FirstHalf("mlp/tfprof_log"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "not a OpLogProto" } },
     Case { name: "profile_truncated", view: "scope", flag: Some("--profile_path"), src: Src::FirstHalf("mlp/profile"), extra: &[], expect: Expect::Err { code: 1, says: "not a ProfileProto" } },
     // --- the wrong kind of file ----------------------------------------------
-    Case { name: "run_meta_as_graph", view: "scope", flag: Some("--graph_path"), src: Src::Fixture("mlp/run_meta_0"), extra: &[], expect: Expect::Err { code: 1, says: "not a GraphDef" } },
-    Case { name: "profile_as_graph", view: "scope", flag: Some("--graph_path"), src: Src::Fixture("mlp/profile"), extra: &[], expect: Expect::Err { code: 1, says: "not a GraphDef" } },
-    Case { name: "graph_as_run_meta", view: "scope", flag: Some("--run_meta_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "not a RunMetadata" } },
-    Case { name: "graph_text_as_run_meta", view: "scope", flag: Some("--run_meta_path"), src: Src::Fixture("mlp/graph.pbtxt"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "not a RunMetadata" } },
-    Case { name: "graph_as_op_log", view: "code", flag: Some("--op_log_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "not a OpLogProto" } },
-    Case { name: "graph_as_profile", view: "scope", flag: Some("--profile_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[], expect: Expect::Err { code: 1, says: "not a ProfileProto" } },
-    Case { name: "run_meta_as_profile", view: "scope", flag: Some("--profile_path"), src: Src::Fixture("mlp/run_meta_0"), extra: &[], expect: Expect::Err { code: 1, says: "not a ProfileProto" } },
+    Case { name: "run_meta_as_graph", view: "scope", flag: Some("--graph_path"), src: Src::Fixture("mlp/run_meta_0"), extra: &[], expect: Expect::Err { code: 1, says: "the file looks like a RunMetadata: use --run_meta_path" } },
+    Case { name: "profile_as_graph", view: "scope", flag: Some("--graph_path"), src: Src::Fixture("mlp/profile"), extra: &[], expect: Expect::Err { code: 1, says: "the file looks like a ProfileProto: use --profile_path" } },
+    Case { name: "graph_as_run_meta", view: "scope", flag: Some("--run_meta_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "the file looks like a GraphDef: use --graph_path" } },
+    Case { name: "graph_text_as_run_meta", view: "scope", flag: Some("--run_meta_path"), src: Src::Fixture("mlp/graph.pbtxt"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "the file looks like a GraphDef in text format: use --graph_path" } },
+    Case { name: "graph_as_op_log", view: "code", flag: Some("--op_log_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "looks like a GraphDef: use --graph_path" } },
+    Case { name: "graph_as_profile", view: "scope", flag: Some("--profile_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a GraphDef: use --graph_path" } },
+    Case { name: "run_meta_as_profile", view: "scope", flag: Some("--profile_path"), src: Src::Fixture("mlp/run_meta_0"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a RunMetadata: use --run_meta_path" } },
     // --- random bytes ----------------------------------------------------------
     Case { name: "graph_random", view: "scope", flag: Some("--graph_path"), src: Src::Gen(random_bytes), extra: &[], expect: Expect::Err { code: 1, says: "not a GraphDef" } },
     Case { name: "run_meta_random", view: "scope", flag: Some("--run_meta_path"), src: Src::Gen(random_bytes), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "not a RunMetadata" } },
@@ -175,9 +179,20 @@ const CASES: &[Case] = &[
     // --- checkpoints -------------------------------------------------------------------
     Case { name: "checkpoint_missing", view: "scope", flag: Some("--checkpoint_path"), src: Src::Missing, extra: &["--graph_path=@ckpt/graph.pbtxt"], expect: Expect::Err { code: 1, says: "cannot read checkpoint index" } },
     // --- XPlane traces --------------------------------------------------------------
-    Case { name: "xplane_run_meta", view: "scope", flag: Some("--xplane_path"), src: Src::Fixture("mlp/run_meta_0"), extra: &[], expect: Expect::Err { code: 1, says: "not an XSpace" } },
-    Case { name: "xplane_graph", view: "scope", flag: Some("--xplane_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[], expect: Expect::Err { code: 1, says: "not an XSpace" } },
-    Case { name: "xplane_graph_text", view: "op", flag: Some("--xplane_path"), src: Src::Fixture("mlp/graph.pbtxt"), extra: &[], expect: Expect::Err { code: 1, says: "not an XSpace" } },
+    // A file given as another kind gets the flag that reads it; gzip is read.
+    Case { name: "xplane_as_profile", view: "scope", flag: Some("--profile_path"), src: Src::Fixture("xplane/jax_gpu_mlp/plugins/profile/run0/host0.xplane.pb"), extra: &[], expect: Expect::Err { code: 1, says: "looks like an XPlane trace (*.xplane.pb): use --xplane_path" } },
+    Case { name: "events_as_graph", view: "scope", flag: Some("--graph_path"), src: Src::Fixture("events/tutorial/events.out.tfevents.1700000000.tutorial"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a TensorBoard event file: use --events_path" } },
+    Case { name: "op_log_as_profile", view: "scope", flag: Some("--profile_path"), src: Src::Fixture("mlp/tfprof_log"), extra: &[], expect: Expect::Err { code: 1, says: "looks like an OpLogProto (tfprof_log): use --op_log_path" } },
+    Case { name: "chrome_trace_as_xplane", view: "op", flag: Some("--xplane_path"), src: Src::Bytes(b" {\"schemaVersion\": 1, \"traceEvents\": []}"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a Chrome trace (JSON)" } },
+    Case { name: "gzipped_xplane_as_graph", view: "scope", flag: Some("--graph_path"), src: Src::Gzipped("xplane/jax_gpu_mlp/plugins/profile/run0/host0.xplane.pb"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a gzipped XPlane trace (*.xplane.pb): use --xplane_path" } },
+    Case { name: "gzipped_graph", view: "scope", flag: Some("--graph_path"), src: Src::Gzipped("mlp/graph.pb"), extra: &["--run_meta_path=@mlp/run_meta_0"], expect: Expect::Ok { contains: &["_TFProfRoot"], absent: &[] } },
+    Case { name: "gzipped_profile", view: "op", flag: Some("--profile_path"), src: Src::Gzipped("mlp/profile"), extra: &[], expect: Expect::Ok { contains: &["MatMul"], absent: &[] } },
+    Case { name: "gzipped_xplane", view: "op", flag: Some("--xplane_path"), src: Src::Gzipped("xplane/jax_gpu_mlp/plugins/profile/run0/host0.xplane.pb"), extra: &[], expect: Expect::Ok { contains: &["dot_general"], absent: &[] } },
+    Case { name: "gzipped_steps", view: "steps", flag: Some("--xplane_path"), src: Src::Gzipped("xplane/jax_gpu_mlp/plugins/profile/run0/host0.xplane.pb"), extra: &[], expect: ok() },
+    Case { name: "gzipped_truncated", view: "scope", flag: Some("--profile_path"), src: Src::GzippedFirstHalf("mlp/profile"), extra: &[], expect: Expect::Err { code: 1, says: "is gzipped but cannot be decompressed" } },
+    Case { name: "xplane_run_meta", view: "scope", flag: Some("--xplane_path"), src: Src::Fixture("mlp/run_meta_0"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a RunMetadata: use --run_meta_path" } },
+    Case { name: "xplane_graph", view: "scope", flag: Some("--xplane_path"), src: Src::Fixture("mlp/graph.pb"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a GraphDef: use --graph_path" } },
+    Case { name: "xplane_graph_text", view: "op", flag: Some("--xplane_path"), src: Src::Fixture("mlp/graph.pbtxt"), extra: &[], expect: Expect::Err { code: 1, says: "looks like a GraphDef in text format: use --graph_path" } },
     Case { name: "xplane_truncated", view: "scope", flag: Some("--xplane_path"), src: Src::FirstHalf("xplane/keras_fit/plugins/profile/run0/host0.xplane.pb"), extra: &[], expect: Expect::Err { code: 1, says: "not an XSpace" } },
     Case { name: "xplane_no_planes", view: "scope", flag: Some("--xplane_path"), src: Src::Bytes(b"\x12\x03err"), extra: &[], expect: Expect::Err { code: 1, says: "no planes" } },
     Case { name: "xplane_empty", view: "scope", flag: Some("--xplane_path"), src: Src::Bytes(b""), extra: &[], expect: Expect::Err { code: 1, says: "is empty" } },
@@ -401,6 +416,14 @@ fn materialize(src: &Src, dir: &Path) -> PathBuf {
             all[..all.len() / 2].to_vec()
         }
         Src::Bad(p) => return testdata().join("bad").join(p),
+        Src::Gzipped(p) | Src::GzippedFirstHalf(p) => {
+            use std::io::Write;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&std::fs::read(testdata().join(p)).expect("fixture")).unwrap();
+            let all = gz.finish().unwrap();
+            let keep = if matches!(src, Src::GzippedFirstHalf(_)) { all.len() / 2 } else { all.len() };
+            all[..keep].to_vec()
+        }
         Src::CheckpointIndexFirstHalf | Src::CheckpointIndexEmpty => {
             let fixture = testdata().join("ckpt/model.ckpt");
             let index = std::fs::read(fixture.with_extension("ckpt.index")).expect("ckpt index");

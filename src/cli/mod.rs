@@ -620,7 +620,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return 2;
         }
     };
-    match run(cli) {
+    match run(cli).map_err(Error::with_file_kind_hint) {
         Ok(()) => 0,
         Err(e) if e.exit_code() == 2 => {
             eprintln!("rtfprof: {e}; see 'rtfprof --help'");

@@ -14,6 +14,7 @@ pub mod graph;
 pub mod profile;
 pub mod run_meta;
 mod read;
+pub mod sniff;
 pub mod text_format;
 pub mod tfprof_text;
 mod wire;
@@ -38,7 +39,26 @@ pub use profile::{NodeDetail, ProfileFile, decode_profile, load_profile};
 ///
 /// rtfprof reads its inputs once and exits; like other command-line tools
 /// that map their inputs, it assumes they are not truncated while it runs.
+///
+/// A gzipped file (`graph.pb.gz`, `trace.xplane.pb.gz`) is decompressed
+/// into memory.
 pub fn map_file(kind: &'static str, path: &Path) -> Result<bytes::Bytes> {
+    let bytes = map_file_as_is(kind, path)?;
+    if sniff::is_gzip(&bytes) { gunzip(kind, path, &bytes) } else { Ok(bytes) }
+}
+
+/// The decompressed content of the gzip stream `bytes` (of `path`).
+pub fn gunzip(kind: &'static str, path: &Path, bytes: &[u8]) -> Result<bytes::Bytes> {
+    let mut inflated = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(bytes), &mut inflated)
+        .map_err(|e| Error::input(kind, path, format!("is gzipped but cannot be decompressed ({e})")))?;
+    if inflated.is_empty() {
+        return Err(Error::input(kind, path, "is empty (a gzipped empty file)"));
+    }
+    Ok(bytes::Bytes::from(inflated))
+}
+
+fn map_file_as_is(kind: &'static str, path: &Path) -> Result<bytes::Bytes> {
     const MAP_AT_LEAST: u64 = 1 << 20;
     let io_error = |source| Error::Io { kind, path: path.to_owned(), source };
     let file = std::fs::File::open(path).map_err(io_error)?;

@@ -41,7 +41,9 @@ impl XplaneFile {
             // SAFETY: as in `map_file`: read-only, and rtfprof assumes its
             // inputs are not truncated while it runs. Not populated: a
             // trace of 1 GB would be resident before a byte is decoded.
-            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) }
+                && !super::sniff::is_gzip(&map)
+            {
                 let map = std::sync::Arc::new(map);
                 let bytes = bytes::Bytes::from_owner(SharedMap(map.clone()));
                 return Ok(XplaneFile { path: path.to_owned(), bytes, map: Some(map) });
@@ -291,12 +293,13 @@ fn profile_dir(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-/// The `*.xplane.pb` files directly in `dir`, by host name.
+/// The `*.xplane.pb` (or gzipped `*.xplane.pb.gz`) files directly in
+/// `dir`, by host name.
 fn host_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let mut hosts: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .map_err(|source| Error::Io { kind: FLAG, path: dir.to_owned(), source })?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SUFFIX)))
+        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SUFFIX) || n.strip_suffix(".gz").is_some_and(|n| n.ends_with(SUFFIX))))
         .map(|p| (host_name(&p), p))
         .collect();
     hosts.sort();
@@ -306,5 +309,6 @@ fn host_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
 /// `host0` for `…/host0.xplane.pb` (XProf names hosts after their files).
 fn host_name(path: &Path) -> String {
     let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let file = file.strip_suffix(".gz").unwrap_or(file);
     file.strip_suffix(SUFFIX).unwrap_or(file).to_owned()
 }
