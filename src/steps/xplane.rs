@@ -49,6 +49,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::inputs::xplane::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space};
 use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
+use crate::inputs::xplane::planes::PlaneKind;
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
 pub mod event_type {
@@ -269,7 +270,7 @@ struct Events<'a> {
     /// The nesting links (parent, child) between records, found in
     /// [`collect`] (async events are left out).
     nest: Vec<(u32, u32)>,
-    /// Per plane: is it `/host:CPU`.
+    /// Per plane: is it the host's ([`PlaneKind::Host`]).
     host: Vec<bool>,
     /// The context stats (`_pt`/`_p`, `_ct`/`_c`), by record: (context type
     /// and pid as a number in `context_classes`, record with
@@ -573,8 +574,9 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
 pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
-    let tpu = planes.iter().any(|p| p.name.starts_with("/device:TPU:"));
-    let gpu: Vec<usize> = (0..planes.len()).filter(|&i| planes[i].name.starts_with("/device:GPU:")).collect();
+    let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
+    let tpu = kinds.contains(&PlaneKind::Tpu);
+    let gpu: Vec<usize> = (0..planes.len()).filter(|&i| kinds[i] == PlaneKind::Gpu).collect();
     let hardware = if !gpu.is_empty() {
         Hardware::Gpu
     } else if tpu {
@@ -587,7 +589,7 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
 
     let mut events = collect(&planes, release)?;
     let grouping = !grouped && !loop_ops && !tpu;
-    let host = planes.iter().position(|p| p.name == "/host:CPU");
+    let host = kinds.iter().position(|&k| k == PlaneKind::Host);
     if host.is_some() || grouping {
         sort_contexts(&mut events);
     }
@@ -771,7 +773,7 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
     for (p, plane) in planes.iter().enumerate() {
         let ids = StatIds::new(plane);
         let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
-        ev.host.push(plane.name == "/host:CPU");
+        ev.host.push(PlaneKind::of(plane.name) == PlaneKind::Host);
         let mut names = Vec::with_capacity(plane.event_metadata.len());
         for (id, meta) in &plane.event_metadata {
             names.push((*id, ev.names.len() as u32));

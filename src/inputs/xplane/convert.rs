@@ -32,6 +32,7 @@ use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
 use super::names::{OpName, parse_op};
+use super::planes::PlaneKind;
 use crate::stats::{ExecTotal, MemoryTotal};
 
 const PS_PER_US: i128 = 1_000_000;
@@ -202,27 +203,6 @@ pub struct StepSpan {
     pub name: String,
     pub start_ps: i128,
     pub end_ps: i128,
-}
-
-/// What kind of plane, and so which of its events are op executions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PlaneKind {
-    Host,
-    Gpu,
-    Tpu,
-    Other,
-}
-
-fn plane_kind(name: &str) -> PlaneKind {
-    if name.starts_with("/host:CPU") {
-        PlaneKind::Host
-    } else if name.starts_with("/device:GPU:") {
-        PlaneKind::Gpu
-    } else if name.starts_with("/device:TPU:") {
-        PlaneKind::Tpu
-    } else {
-        PlaneKind::Other
-    }
 }
 
 /// An op an event runs: node name, op type, XLA instruction ("" if none)
@@ -410,13 +390,13 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     // line holds most of a TF trace.
     let mut pieces: Vec<(usize, usize, Line<'_>)> = Vec::new();
     for (index, ctx) in contexts.iter().enumerate() {
-        let kind = plane_kind(ctx.plane.name);
+        let kind = PlaneKind::of(ctx.plane.name);
         for (line_no, line) in ctx.plane.lines.iter().enumerate() {
             let read = match kind {
                 PlaneKind::Host => true,
                 PlaneKind::Gpu => !DERIVED_LINES.contains(&line.name),
                 PlaneKind::Tpu => line.name == "XLA Ops",
-                PlaneKind::Other => false,
+                PlaneKind::Metadata | PlaneKind::Other => false,
             };
             if read {
                 pieces.extend(line.pieces(EVENTS_PER_PIECE).into_iter().map(|piece| (index, line_no, piece)));
@@ -465,14 +445,14 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     }
     lines_read
         .par_iter_mut()
-        .filter(|line| plane_kind(planes[line.plane].name) == PlaneKind::Host)
+        .filter(|line| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host)
         .for_each(|line| subtract_nested(&mut line.pieces));
 
     let steps = step_spans(&markers);
     let mut converted = Converted {
         planes: planes.iter().map(|p| p.name.to_owned()).collect(),
         devices: planes.iter().map(|p| crate::stats::symbol::symbol(&p.name.to_ascii_lowercase())).collect(),
-        accelerators: planes.iter().map(|p| plane_kind(p.name) != PlaneKind::Host).collect(),
+        accelerators: planes.iter().map(|p| PlaneKind::of(p.name) != PlaneKind::Host).collect(),
         executions: lines_read.iter().flat_map(|l| &l.pieces).map(|p| p.len() as u64).sum(),
         memory_events: memory_events.len() as u64,
         ..Default::default()
@@ -621,7 +601,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     ) -> Self {
         // (id, kind); of one id, the last is kept.
         let mut kinds: Vec<(i64, u32)> = Vec::new();
-        match plane_kind(plane.name) {
+        match PlaneKind::of(plane.name) {
             PlaneKind::Host => {
                 for (id, meta) in &plane.event_metadata {
                     let kind = match (parse_op(meta.name), meta.name) {
@@ -653,7 +633,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                     kinds.push((*id, op));
                 }
             }
-            PlaneKind::Gpu | PlaneKind::Other => {}
+            PlaneKind::Gpu | PlaneKind::Metadata | PlaneKind::Other => {}
         }
         PlaneContext {
             plane,
@@ -684,7 +664,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     /// A piece of a line: its executions (times not yet made self times)
     /// and step markers.
     fn read_piece(&self, line: &Line<'a>, trace_bytes: usize) -> Result<LineResult<'a>, DecodeError> {
-        let kind = plane_kind(self.plane.name);
+        let kind = PlaneKind::of(self.plane.name);
         let base_ps = i128::from(line.timestamp_ns) * 1000;
         let mut result = LineResult {
             markers: Vec::new(),
@@ -721,7 +701,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                     Some(op)
                 }
                 PlaneKind::Tpu => self.kinds.op(event.metadata_id),
-                PlaneKind::Other => None,
+                PlaneKind::Metadata | PlaneKind::Other => None,
             };
             let Some(op) = op else { continue };
             let time_ps = match kind {
@@ -985,7 +965,7 @@ fn subtract_nested_in_order<P: std::ops::DerefMut<Target = [Execution]> + Send +
 fn eager_names(planes: &[Plane<'_>]) -> HashMap<usize, HashMap<i64, (String, String)>> {
     let mut all = HashMap::new();
     for (index, plane) in planes.iter().enumerate() {
-        if plane_kind(plane.name) != PlaneKind::Host {
+        if PlaneKind::of(plane.name) != PlaneKind::Host {
             continue;
         }
         let names: HashMap<i64, (String, String)> = plane
@@ -1037,7 +1017,7 @@ fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[L
     // Per op: executions, total and self time.
     let mut sums: FxHashMap<u32, (i64, i128, i128)> = FxHashMap::default();
     for line in lines {
-        let host = plane_kind(planes[line.plane].name) == PlaneKind::Host;
+        let host = PlaneKind::of(planes[line.plane].name) == PlaneKind::Host;
         for e in line.pieces.iter().flat_map(|p| p.iter()) {
             if ops[e.op as usize].3 == NO_PROGRAM {
                 continue;
@@ -1358,7 +1338,7 @@ fn totals(
     by_device.sort_by_key(|&p| &devices[p]);
     let mut device_rank = vec![0; planes.len()];
     by_device.iter().enumerate().for_each(|(rank, &p)| device_rank[p] = rank as u32);
-    let on_host: Vec<bool> = planes.iter().map(|p| plane_kind(p.name) == PlaneKind::Host).collect();
+    let on_host: Vec<bool> = planes.iter().map(|p| PlaneKind::of(p.name) == PlaneKind::Host).collect();
     converted.nodes = names.iter().zip(&nodes).map(|(name, (_, op_type))| (name.to_string(), (*op_type).to_owned())).collect();
 
     // Executions by step (a counting sort of references to them), so that
@@ -1713,6 +1693,33 @@ mod tests {
         let mut times = vec![0; spans.len()];
         order.iter().zip(&line[0]).for_each(|(&i, e)| times[i] = e.time_ps);
         assert_eq!(times, expected);
+    }
+
+    /// A plane with one line of one event of `metadata` (an op by name), 5 µs.
+    fn one_event_plane(name: &str, line_id: i64, metadata: &str) -> crate::proto::tensorflow::profiler::XPlane {
+        use crate::proto::tensorflow::profiler as xp;
+        let mut plane = xp::XPlane { id: 1, name: name.into(), ..Default::default() };
+        plane.event_metadata.insert(1, xp::XEventMetadata { id: 1, name: metadata.into(), ..Default::default() });
+        let event = xp::XEvent { metadata_id: 1, duration_ps: 5_000_000, data: Some(xp::x_event::Data::OffsetPs(0)), ..Default::default() };
+        plane.lines.push(xp::XLine { id: line_id, timestamp_ns: 1000, events: vec![event], ..Default::default() });
+        plane
+    }
+
+    /// The planes of a trace's totals, by plane name.
+    fn planes_of_totals(planes: Vec<crate::proto::tensorflow::profiler::XPlane>) -> Vec<String> {
+        use crate::proto::tensorflow::profiler as xp;
+        use prost::Message;
+        let wire = xp::XSpace { planes, ..Default::default() }.encode_to_vec();
+        let (converted, totals) = convert(&wire, false).unwrap();
+        totals.iter().map(|t| converted.planes[t.plane as usize].clone()).collect()
+    }
+
+    /// Only the plane named exactly `/host:CPU` is the host's, as XProf
+    /// finds it: the ops of a plane whose name only starts so are not read.
+    #[test]
+    fn only_the_host_plane_itself_has_host_ops() {
+        let planes = vec![one_event_plane("/host:CPU", 1, "dense/MatMul:MatMul"), one_event_plane("/host:CPU (something)", 1, "dense/MatMul:MatMul")];
+        assert_eq!(planes_of_totals(planes), ["/host:CPU"]);
     }
 
     /// Allocator events: their steps come from the markers, a free names

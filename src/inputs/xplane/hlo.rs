@@ -15,11 +15,9 @@ use rustc_hash::FxHashMap;
 
 use super::decode::{Plane, StatValue};
 use super::names::derive_op_type;
+use super::planes::PlaneKind;
 use super::thunks::CommandBuffer;
 use crate::proto::xla;
-
-/// The name of the plane that holds the programs.
-pub const METADATA_PLANE: &str = "/host:metadata";
 
 /// Every program of a trace, by program id.
 #[derive(Debug, Default)]
@@ -93,7 +91,7 @@ impl Programs {
     /// whose `HloProto` does not decode is an error: the trace is damaged.
     pub fn from_planes(planes: &[Plane<'_>]) -> Result<Programs, DecodeError> {
         let mut programs = Programs::default();
-        for plane in planes.iter().filter(|p| p.name == METADATA_PLANE) {
+        for plane in planes.iter().filter(|p| PlaneKind::of(p.name) == PlaneKind::Metadata) {
             let hlo_proto = plane.stat_id("Hlo Proto");
             let program_id = plane.stat_id("program_id");
             for (id, meta) in &plane.event_metadata {

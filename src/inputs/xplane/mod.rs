@@ -10,6 +10,7 @@ pub mod hlo;
 pub mod decode;
 pub mod ids;
 pub mod names;
+pub mod planes;
 pub mod thunks;
 
 use std::path::{Path, PathBuf};
