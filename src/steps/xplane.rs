@@ -49,7 +49,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::inputs::xplane::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space};
 use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
-use crate::inputs::xplane::planes::PlaneKind;
+use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
 pub mod event_type {
@@ -70,12 +70,6 @@ pub mod event_type {
     pub const LAST: u8 = DEVICE_WAIT_HOST;
 }
 use event_type as et;
-
-/// The lines XProf derives (ids `0xdeadbeef` .. `+99`, as int32).
-const DERIVED_MIN: i64 = 0xdead_beef_u32 as i32 as i64;
-const DERIVED_MAX: i64 = DERIVED_MIN + 99;
-/// The derived line of a device's steps.
-const STEP_INFO_LINE: i64 = DERIVED_MIN;
 
 /// More steps than this, and XProf drops a host's first and last
 /// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
@@ -1747,7 +1741,7 @@ fn device_step_events(
             for (group, b, e) in regions {
                 markers.entry(group).or_default().markers.push((true, b, e));
             }
-        } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
+        } else if is_derived_line(line_id) {
             continue;
         } else {
             walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
@@ -1798,7 +1792,7 @@ fn derived_device_step_events(
     let mut events: Vec<(i128, i128, Option<i64>, Option<u32>)> = Vec::new();
     let mut nesting = Vec::new();
     for (l, line) in lines_of(ev, plane, p) {
-        if (DERIVED_MIN..=DERIVED_MAX).contains(&ev.lines[l].id) {
+        if is_derived_line(ev.lines[l].id) {
             continue;
         }
         walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {

@@ -32,28 +32,10 @@ use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
 use super::names::{OpName, parse_op};
-use super::planes::PlaneKind;
+use super::planes::{PlaneKind, is_derived_line};
 use crate::stats::{ExecTotal, MemoryTotal};
 
 const PS_PER_US: i128 = 1_000_000;
-
-/// The lines XProf derives from the raw events of a device plane (older
-/// traces store them): their events repeat the kernels' time.
-const DERIVED_LINES: &[&str] = &[
-    "Steps",
-    "TensorFlow Ops",
-    "TensorFlow Name Scope",
-    "Framework Ops",
-    "Framework Name Scope",
-    "XLA Modules",
-    "XLA Ops",
-    "Async XLA Ops",
-    "XLA TraceMe",
-    "Launch Stats",
-    "Source code",
-    "_counters_",
-    "Overlay",
-];
 
 /// Everything a trace says about its ops but their totals, which
 /// [`convert_releasing`] hands to a sink as it makes them.
@@ -394,7 +376,8 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
         for (line_no, line) in ctx.plane.lines.iter().enumerate() {
             let read = match kind {
                 PlaneKind::Host => true,
-                PlaneKind::Gpu => !DERIVED_LINES.contains(&line.name),
+                // (Derived lines repeat the kernels' time.)
+                PlaneKind::Gpu => !is_derived_line(line.id),
                 PlaneKind::Tpu => line.name == "XLA Ops",
                 PlaneKind::Metadata | PlaneKind::Other => false,
             };
@@ -1705,13 +1688,13 @@ mod tests {
         plane
     }
 
-    /// The planes of a trace's totals, by plane name.
-    fn planes_of_totals(planes: Vec<crate::proto::tensorflow::profiler::XPlane>) -> Vec<String> {
+    /// The executions read from a trace of `planes`, and its totals' planes by name.
+    fn executions_and_planes(planes: Vec<crate::proto::tensorflow::profiler::XPlane>) -> (u64, Vec<String>) {
         use crate::proto::tensorflow::profiler as xp;
         use prost::Message;
         let wire = xp::XSpace { planes, ..Default::default() }.encode_to_vec();
         let (converted, totals) = convert(&wire, false).unwrap();
-        totals.iter().map(|t| converted.planes[t.plane as usize].clone()).collect()
+        (converted.executions, totals.iter().map(|t| converted.planes[t.plane as usize].clone()).collect())
     }
 
     /// Only the plane named exactly `/host:CPU` is the host's, as XProf
@@ -1719,7 +1702,19 @@ mod tests {
     #[test]
     fn only_the_host_plane_itself_has_host_ops() {
         let planes = vec![one_event_plane("/host:CPU", 1, "dense/MatMul:MatMul"), one_event_plane("/host:CPU (something)", 1, "dense/MatMul:MatMul")];
-        assert_eq!(planes_of_totals(planes), ["/host:CPU"]);
+        assert_eq!(executions_and_planes(planes), (1, vec!["/host:CPU".to_owned()]));
+    }
+
+    /// Of a GPU plane's lines, those XProf derives are known by their ids
+    /// (its `IsDerivedThreadId`), not their names: they are not read.
+    #[test]
+    fn derived_gpu_lines_are_known_by_id() {
+        let mut plane = one_event_plane("/device:GPU:0", super::super::planes::STEP_INFO_LINE + 3, "kernel");
+        plane.lines[0].name = "Stream #7(Compute)".into();
+        let mut raw = plane.lines[0].clone();
+        (raw.id, raw.name) = (7, "TensorFlow Ops".into());
+        plane.lines.push(raw);
+        assert_eq!(executions_and_planes(vec![plane]), (1, vec!["/device:GPU:0".to_owned()]));
     }
 
     /// Allocator events: their steps come from the markers, a free names

@@ -16,6 +16,22 @@ pub const METADATA_PLANE: &str = "/host:metadata";
 const GPU_PREFIX: &str = "/device:GPU:";
 const TPU_PREFIX: &str = "/device:TPU:";
 
+/// The ids of the lines XProf derives from a device plane's events, which
+/// traces written with them store: `kThreadIdDerivedMin` (0xdeadbeef as an
+/// int32) and the 99 after it, the range `rtfprof steps` was checked
+/// against XProf with (newer TSL reserves more after it, for host lines).
+const DERIVED_MIN: i64 = 0xdead_beef_u32 as i32 as i64;
+const DERIVED_MAX: i64 = DERIVED_MIN + 99;
+
+/// The derived line of a device's steps (`kThreadIdStepInfo`).
+pub const STEP_INFO_LINE: i64 = DERIVED_MIN;
+
+/// XProf's `IsDerivedThreadId`: a line XProf derived, whose events repeat
+/// the time of the device's own lines (steps, ops, modules, name scopes).
+pub fn is_derived_line(id: i64) -> bool {
+    (DERIVED_MIN..=DERIVED_MAX).contains(&id)
+}
+
 /// What kind of plane, and so which of its events are what.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlaneKind {
@@ -58,5 +74,12 @@ mod tests {
         assert_eq!(PlaneKind::of("/device:TPU_SYSTEM:0"), PlaneKind::Other);
         assert_eq!(PlaneKind::of("Task Environment"), PlaneKind::Other);
         assert_eq!(PlaneKind::of(""), PlaneKind::Other);
+    }
+
+    #[test]
+    fn derived_lines_are_known_by_id() {
+        assert_eq!(STEP_INFO_LINE, -559038737);
+        assert!([STEP_INFO_LINE, STEP_INFO_LINE + 3, STEP_INFO_LINE + 99].into_iter().all(is_derived_line));
+        assert!(![STEP_INFO_LINE - 1, STEP_INFO_LINE + 100, 0, 7, 0xdead_beef].into_iter().any(is_derived_line));
     }
 }
