@@ -277,6 +277,7 @@ pub fn write_xplane<W: Write>(
     out: W,
 ) -> std::io::Result<W> {
     use crate::inputs::xplane::decode::{PIECE_EVENTS, Plane, Space, StatValue};
+    use crate::inputs::xplane::stats::{StatKind, StatKinds};
     let invalid = |e: prost::DecodeError| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
     let mut w = TraceWriter::new(out)?;
     // Decoded once; the event walk below borrows from them.
@@ -312,8 +313,7 @@ pub fn write_xplane<W: Write>(
             let process = if job.is_empty() { plane.name.to_owned() } else { format!("/{job}{}", plane.name) };
             w.event(&process_name(pid, &process))?;
             w.event(&process_sort_index(pid))?;
-            let allocator = plane.stat_id("allocator_name");
-            let in_use = plane.stat_id("bytes_allocated");
+            let stat_kinds = StatKinds::of(plane);
             let mut tid = 0;
             for line in &plane.lines {
                 let base = i128::from(line.timestamp_ns) * 1000;
@@ -341,8 +341,8 @@ pub fn write_xplane<W: Write>(
                             args.insert(key.to_owned(), value);
                         }
                         if name == "MemoryAllocation" || name == "MemoryDeallocation" {
-                            let pool = event.stat(allocator).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
-                            if let Some(bytes) = event.stat(in_use).and_then(StatValue::as_i64) {
+                            let pool = stat_kinds.find(event.stats(), StatKind::AllocatorName).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
+                            if let Some(bytes) = stat_kinds.find(event.stats(), StatKind::BytesAllocated).and_then(StatValue::as_i64) {
                                 w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
                                     "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
                             }

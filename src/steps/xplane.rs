@@ -46,10 +46,11 @@ use prost::DecodeError;
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::inputs::xplane::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space};
+use crate::inputs::xplane::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
 use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
 use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
+use crate::inputs::xplane::stats::{StatKind, StatKinds};
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
 pub mod event_type {
@@ -498,66 +499,6 @@ impl Graph {
     }
 }
 
-/// The names grouping reads, by the plane's stat metadata ids (every stat
-/// of every event is looked up).
-struct StatIds(IdMap<Known>);
-
-/// The stats grouping reads.
-#[derive(Clone, Copy)]
-enum Known {
-    Pt,
-    P,
-    Ct,
-    C,
-    Pid,
-    R,
-    A,
-    Id,
-    IterNum,
-    StepNum,
-    GraphType,
-    CorrelationId,
-    GroupId,
-    StepName,
-    IplStageName,
-    Shape,
-    DeviceOffsetPs,
-    DeviceDurationPs,
-}
-
-const STATS: [(&str, Known); 18] = [
-    ("_pt", Known::Pt),
-    ("_p", Known::P),
-    ("_ct", Known::Ct),
-    ("_c", Known::C),
-    ("_pid", Known::Pid),
-    ("_r", Known::R),
-    ("_a", Known::A),
-    ("id", Known::Id),
-    ("iter_num", Known::IterNum),
-    ("step_num", Known::StepNum),
-    ("graph_type", Known::GraphType),
-    ("correlation_id", Known::CorrelationId),
-    ("group_id", Known::GroupId),
-    ("step_name", Known::StepName),
-    ("_ipl_stage_name", Known::IplStageName),
-    ("shape", Known::Shape),
-    ("device_offset_ps", Known::DeviceOffsetPs),
-    ("device_duration_ps", Known::DeviceDurationPs),
-];
-
-impl StatIds {
-    fn new(plane: &Plane<'_>) -> StatIds {
-        StatIds(IdMap::new(
-            plane.stat_names.iter().filter_map(|(&id, name)| STATS.iter().find(|s| s.0 == *name).map(|&(_, known)| (id, known))),
-        ))
-    }
-
-    fn get(&self, id: i64) -> Option<Known> {
-        self.0.get(id)
-    }
-}
-
 /// Analyzes one host's trace. Errors only on a malformed file.
 pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
     analyze_releasing(bytes, &|_| {})
@@ -578,10 +519,11 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
     } else {
         Hardware::CpuOnly
     };
-    let grouped = planes.iter().any(|p| p.stat_names.values().any(|n| *n == "group_id"));
+    let stats: Vec<StatKinds> = planes.iter().map(StatKinds::of).collect();
+    let grouped = stats.iter().any(|s| s.names(StatKind::GroupId));
     let loop_ops = planes.iter().any(|p| p.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name)));
 
-    let mut events = collect(&planes, release)?;
+    let mut events = collect(&planes, &stats, release)?;
     let grouping = !grouped && !loop_ops && !tpu;
     let host = kinds.iter().position(|&k| k == PlaneKind::Host);
     if host.is_some() || grouping {
@@ -732,7 +674,7 @@ impl Nesting {
 /// The events grouping needs, with their stats, in plane/line/event order
 /// (see [`Nesting`] for the events left out), and the nesting links
 /// between them.
-fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>, DecodeError> {
+fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) -> Result<Events<'a>, DecodeError> {
     // Room for every event and every threadpool region (one at most per
     // event) up front: growing a vector of tens of millions of events
     // would copy it and hold both copies at once. Only the part used is
@@ -764,9 +706,8 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
     let mut nesting = Nesting { stack: Vec::new(), decided: 0 };
     // (start offset, stop offset)
     let mut regions: Vec<(i64, i64)> = Vec::new();
-    for (p, plane) in planes.iter().enumerate() {
-        let ids = StatIds::new(plane);
-        let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
+    for ((p, plane), kinds) in planes.iter().enumerate().zip(stats) {
+        let plane_pid = kinds.find(plane.stats.iter().copied(), StatKind::ProcessId).and_then(StatValue::as_i64);
         ev.host.push(PlaneKind::of(plane.name) == PlaneKind::Host);
         let mut names = Vec::with_capacity(plane.event_metadata.len());
         for (id, meta) in &plane.event_metadata {
@@ -799,27 +740,28 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 let name = name_index.get(event.metadata_id).unwrap_or(0);
                 let mut s = EventStats::default();
                 for stat in event.stats() {
-                    let Some(known) = ids.get(stat.metadata_id) else { continue };
+                    let Some(known) = kinds.get(stat.metadata_id) else { continue };
                     let int = stat.value.as_i64();
                     match known {
-                        Known::Pt => s.pt = int,
-                        Known::P => s.pi = stat.value.as_id(),
-                        Known::Ct => s.ct = int,
-                        Known::C => s.ci = stat.value.as_id(),
-                        Known::Pid => s.pid = int.or(s.pid),
-                        Known::R => s.root_level = int.unwrap_or(0),
-                        Known::A => s.is_async = int.unwrap_or(0) != 0,
-                        Known::Id => s.step_id = int,
-                        Known::IterNum => s.iter_num = int,
-                        Known::StepNum => s.step_num = int,
-                        Known::GraphType => s.graph_type = stat.value.as_str(plane),
-                        Known::CorrelationId => s.correlation_id = stat.value.as_id(),
-                        Known::GroupId => s.group = int,
-                        Known::StepName => s.step_name = stat.value.as_str(plane),
-                        Known::IplStageName => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
-                        Known::Shape => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
-                        Known::DeviceOffsetPs => s.offset = stat.value.as_id(),
-                        Known::DeviceDurationPs => s.duration = stat.value.as_id(),
+                        StatKind::ProducerType => s.pt = int,
+                        StatKind::ProducerId => s.pi = stat.value.as_id(),
+                        StatKind::ConsumerType => s.ct = int,
+                        StatKind::ConsumerId => s.ci = stat.value.as_id(),
+                        StatKind::ContextPid => s.pid = int.or(s.pid),
+                        StatKind::IsRoot => s.root_level = int.unwrap_or(0),
+                        StatKind::IsAsync => s.is_async = int.unwrap_or(0) != 0,
+                        StatKind::StepId => s.step_id = int,
+                        StatKind::IterNum => s.iter_num = int,
+                        StatKind::StepNum => s.step_num = int,
+                        StatKind::GraphType => s.graph_type = stat.value.as_str(plane),
+                        StatKind::CorrelationId => s.correlation_id = stat.value.as_id(),
+                        StatKind::GroupId => s.group = int,
+                        StatKind::StepName => s.step_name = stat.value.as_str(plane),
+                        StatKind::InputPipelineStageName => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
+                        StatKind::TensorShapes => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
+                        StatKind::DeviceOffsetPs => s.offset = stat.value.as_id(),
+                        StatKind::DeviceDurationPs => s.duration = stat.value.as_id(),
+                        _ => {}
                     }
                 }
                 Ok((event.offset_ps, event.duration_ps, name, s))
@@ -1951,7 +1893,8 @@ mod tests {
     fn grouped(bytes: &[u8], through_hub: fn(usize, usize) -> bool) -> (Vec<Grouped>, usize) {
         let space = Space::decode(bytes).unwrap();
         let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode(p).unwrap()).collect();
-        let mut ev = collect(&planes, &|_| {}).unwrap();
+        let stats: Vec<StatKinds> = planes.iter().map(StatKinds::of).collect();
+        let mut ev = collect(&planes, &stats, &|_| {}).unwrap();
         sort_contexts(&mut ev);
         let hubs = std::cell::Cell::new(0);
         group_linking(&mut ev, |p, c| {

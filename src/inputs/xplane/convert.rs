@@ -33,6 +33,7 @@ use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
 use super::names::{OpName, parse_op};
 use super::planes::{PlaneKind, is_derived_line};
+use super::stats::{StatKind, StatKinds};
 use crate::stats::{ExecTotal, MemoryTotal};
 
 const PS_PER_US: i128 = 1_000_000;
@@ -490,25 +491,7 @@ struct PlaneContext<'p, 'a> {
     kinds: EventKinds,
     /// Per XLA program: its instructions' ops.
     module_ops: &'p ProgramOps<'p>,
-    step_num: Option<i64>,
-    hlo_op: Option<i64>,
-    cuda_graph_node_id: Option<i64>,
-    kernel_details: Option<i64>,
-    equation: Option<i64>,
-    correlation_id: Option<i64>,
-    program_id: Option<i64>,
-    tf_op: Option<i64>,
-    level0: Option<i64>,
-    annotation: Option<i64>,
-    device_duration: Option<i64>,
-    allocator_name: Option<i64>,
-    index_on_host: Option<i64>,
-    device_ordinal: Option<i64>,
-    addr: Option<i64>,
-    requested_bytes: Option<i64>,
-    allocation_bytes: Option<i64>,
-    bytes_allocated: Option<i64>,
-    bytes_reserved: Option<i64>,
+    stats: StatKinds,
 }
 
 /// A line's executions, with self times.
@@ -582,6 +565,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         module_ops: &'p ProgramOps<'p>,
         eager: Option<&'p HashMap<i64, (String, String)>>,
     ) -> Self {
+        let stats = StatKinds::of(plane);
         // (id, kind); of one id, the last is kept.
         let mut kinds: Vec<(i64, u32)> = Vec::new();
         match PlaneKind::of(plane.name) {
@@ -600,12 +584,10 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                 }
             }
             PlaneKind::Tpu => {
-                let tf_op = plane.stat_id("tf_op");
-                let program_id = plane.stat_id("program_id");
                 for (id, meta) in &plane.event_metadata {
-                    let framework = meta.stats.iter().find(|s| Some(s.metadata_id) == tf_op).and_then(|s| s.value.as_str(plane));
+                    let framework = stats.find(meta.stats.iter().copied(), StatKind::TfOp).and_then(|v| v.as_str(plane));
                     let instruction = if meta.display_name.is_empty() { meta.name } else { meta.display_name };
-                    let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id());
+                    let program = stats.find(meta.stats.iter().copied(), StatKind::ProgramId).and_then(StatValue::as_id);
                     let op = match framework.and_then(parse_op) {
                         Some(op) => ops.intern((op.name, op.op_type, instruction, program.unwrap_or(NO_PROGRAM))),
                         None => match program.and_then(|p| module_ops.op(p, instruction)) {
@@ -618,30 +600,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             }
             PlaneKind::Gpu | PlaneKind::Metadata | PlaneKind::Other => {}
         }
-        PlaneContext {
-            plane,
-            kinds: EventKinds(IdMap::new(kinds)),
-            module_ops,
-            step_num: plane.stat_id("step_num"),
-            hlo_op: plane.stat_id("hlo_op"),
-            cuda_graph_node_id: plane.stat_id("cuda_graph_node_id"),
-            kernel_details: plane.stat_id("kernel_details"),
-            equation: plane.stat_id("equation"),
-            correlation_id: plane.stat_id("correlation_id"),
-            program_id: plane.stat_id("program_id"),
-            tf_op: plane.stat_id("tf_op"),
-            level0: plane.stat_id("level 0"),
-            annotation: plane.stat_id("annotation"),
-            device_duration: plane.stat_id("device_duration_ps"),
-            allocator_name: plane.stat_id("allocator_name"),
-            index_on_host: plane.stat_id("index_on_host"),
-            device_ordinal: plane.stat_id("device_ordinal"),
-            addr: plane.stat_id("addr"),
-            requested_bytes: plane.stat_id("requested_bytes"),
-            allocation_bytes: plane.stat_id("allocation_bytes"),
-            bytes_allocated: plane.stat_id("bytes_allocated"),
-            bytes_reserved: plane.stat_id("bytes_reserved"),
-        }
+        PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats }
     }
 
     /// A piece of a line: its executions (times not yet made self times)
@@ -688,7 +647,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             };
             let Some(op) = op else { continue };
             let time_ps = match kind {
-                PlaneKind::Tpu => event.stat(self.device_duration).and_then(StatValue::as_i64).map_or(duration_ps, |d| d.max(0)),
+                PlaneKind::Tpu => self.stats.find(event.stats(), StatKind::DeviceDurationPs).and_then(StatValue::as_i64).map_or(duration_ps, |d| d.max(0)),
                 _ => duration_ps,
             };
             let runs = if event.num_occurrences > 0 { event.num_occurrences } else { 1 };
@@ -704,27 +663,26 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             return Some(kind);
         }
         if kind == EventKinds::ALLOCATION || kind == EventKinds::DEALLOCATION {
-            let stat = |id: Option<i64>| event.stat(id);
+            let stat = |kind| self.stats.find(event.stats(), kind);
             let mut allocator = AllocatorKey::Name("");
             for s in event.stats() {
-                let id = Some(s.metadata_id);
-                if id == self.allocator_name {
-                    allocator = AllocatorKey::Name(s.value.as_str(self.plane).unwrap_or(""));
-                } else if id == self.index_on_host || id == self.device_ordinal {
-                    allocator = AllocatorKey::Index(s.value.as_i64().unwrap_or(0));
+                match self.stats.get(s.metadata_id) {
+                    Some(StatKind::AllocatorName) => allocator = AllocatorKey::Name(s.value.as_str(self.plane).unwrap_or("")),
+                    Some(StatKind::IndexOnHost | StatKind::DeviceOrdinal) => allocator = AllocatorKey::Index(s.value.as_i64().unwrap_or(0)),
+                    _ => {}
                 }
             }
             result.memory.push(MemoryEvent {
                 time_ps: base_ps + i128::from(event.offset_ps),
                 allocation: kind == EventKinds::ALLOCATION,
                 allocator,
-                addr: stat(self.addr).and_then(StatValue::as_id).unwrap_or(0),
-                requested: stat(self.requested_bytes).and_then(StatValue::as_i64).unwrap_or(0),
-                bytes: stat(self.allocation_bytes).and_then(StatValue::as_i64).unwrap_or(0),
-                tf_op: stat(self.tf_op).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
-                in_use: [self.bytes_allocated, self.bytes_reserved]
+                addr: stat(StatKind::Address).and_then(StatValue::as_id).unwrap_or(0),
+                requested: stat(StatKind::RequestedBytes).and_then(StatValue::as_i64).unwrap_or(0),
+                bytes: stat(StatKind::AllocationBytes).and_then(StatValue::as_i64).unwrap_or(0),
+                tf_op: stat(StatKind::TfOp).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
+                in_use: [StatKind::BytesAllocated, StatKind::BytesReserved]
                     .into_iter()
-                    .map(|id| stat(id).and_then(StatValue::as_i64).unwrap_or(0))
+                    .map(|kind| stat(kind).and_then(StatValue::as_i64).unwrap_or(0))
                     .fold(0, i64::wrapping_add),
             });
             return None;
@@ -732,17 +690,17 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let mut hlo_op = None;
         let mut program = None;
         for stat in event.stats() {
-            let id = Some(stat.metadata_id);
-            if id == self.step_num {
-                if let Some(step) = stat.value.as_i64() {
-                    let name = self.plane.event_name(event.metadata_id);
-                    let start_ps = base_ps + i128::from(event.offset_ps);
-                    result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
+            match self.stats.get(stat.metadata_id) {
+                Some(StatKind::StepNum) => {
+                    if let Some(step) = stat.value.as_i64() {
+                        let name = self.plane.event_name(event.metadata_id);
+                        let start_ps = base_ps + i128::from(event.offset_ps);
+                        result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
+                    }
                 }
-            } else if id == self.hlo_op {
-                hlo_op = stat.value.as_str(self.plane);
-            } else if id == self.program_id {
-                program = stat.value.as_id();
+                Some(StatKind::HloOp) => hlo_op = stat.value.as_str(self.plane),
+                Some(StatKind::ProgramId) => program = stat.value.as_id(),
+                _ => {}
             }
         }
         // (An instruction the program's HloProto does not list is no op.)
@@ -804,21 +762,17 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     fn device_stats(&self, event: &Event<'a>) -> DeviceStats<'a> {
         let mut stats = DeviceStats::default();
         for stat in event.stats() {
-            let id = Some(stat.metadata_id);
-            if id == self.hlo_op {
-                stats.hlo_op = stat.value.as_str(self.plane);
-            } else if id == self.program_id {
-                stats.program = stat.value.as_id();
-            } else if id == self.cuda_graph_node_id {
-                stats.graph_node = stat.value.as_id();
-            } else if id == self.correlation_id {
-                stats.launch = stat.value.as_id();
-            } else if id == self.kernel_details {
-                stats.kernel_details = stat.value.as_str(self.plane);
-            } else if id == self.equation {
-                stats.equation = stat.value.as_str(self.plane);
-            } else if let Some(k) = [self.tf_op, self.level0, self.annotation].iter().position(|&a| a == id) {
-                stats.annotation[k] = stat.value.as_str(self.plane);
+            match self.stats.get(stat.metadata_id) {
+                Some(StatKind::HloOp) => stats.hlo_op = stat.value.as_str(self.plane),
+                Some(StatKind::ProgramId) => stats.program = stat.value.as_id(),
+                Some(StatKind::CudaGraphNodeId) => stats.graph_node = stat.value.as_id(),
+                Some(StatKind::CorrelationId) => stats.launch = stat.value.as_id(),
+                Some(StatKind::KernelDetails) => stats.kernel_details = stat.value.as_str(self.plane),
+                Some(StatKind::Equation) => stats.equation = stat.value.as_str(self.plane),
+                Some(StatKind::TfOp) => stats.annotation[0] = stat.value.as_str(self.plane),
+                Some(StatKind::Level0) => stats.annotation[1] = stat.value.as_str(self.plane),
+                Some(StatKind::Annotation) => stats.annotation[2] = stat.value.as_str(self.plane),
+                _ => {}
             }
         }
         stats

@@ -90,11 +90,6 @@ impl<'a> Plane<'a> {
         Ok(plane)
     }
 
-    /// The id of the stat metadata called `name`, if the plane has one.
-    pub fn stat_id(&self, name: &str) -> Option<i64> {
-        self.stat_names.iter().filter(|(_, n)| **n == name).map(|(id, _)| *id).min()
-    }
-
     /// The name of an event's metadata (empty if unknown).
     pub fn event_name(&self, metadata_id: i64) -> &'a str {
         self.event_metadata.get(&metadata_id).map_or("", |m| m.name)
@@ -442,12 +437,6 @@ impl<'a> Event<'a> {
             }
             None
         })
-    }
-
-    /// The value of the first stat with this metadata id.
-    pub fn stat(&self, metadata_id: Option<i64>) -> Option<StatValue<'a>> {
-        let id = metadata_id?;
-        self.stats().find(|s| s.metadata_id == id).map(|s| s.value)
     }
 }
 

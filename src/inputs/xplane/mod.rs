@@ -11,6 +11,7 @@ pub mod decode;
 pub mod ids;
 pub mod names;
 pub mod planes;
+pub mod stats;
 pub mod thunks;
 
 use std::path::{Path, PathBuf};
