@@ -80,7 +80,7 @@ impl<'a> Plane<'a> {
                 }
                 5 => {
                     let (key, value) = map_entry(payload(tag, wire_type, buf)?)?;
-                    plane.stat_names.insert(key, stat_metadata_name(value.unwrap_or_default())?);
+                    plane.stat_names.insert(key, name_field(value.unwrap_or_default())?);
                 }
                 6 => plane.stats.push(Stat::decode(payload(tag, wire_type, buf)?)?),
                 _ => skip(tag, wire_type, buf)?,
@@ -88,6 +88,11 @@ impl<'a> Plane<'a> {
             Ok(())
         })?;
         Ok(plane)
+    }
+
+    /// A plane's name alone: its other fields are skipped, its lines whole.
+    pub fn decode_name(wire: &'a [u8]) -> Result<&'a str, DecodeError> {
+        name_field(wire)
     }
 
     /// The name of an event's metadata (empty if unknown).
@@ -110,7 +115,9 @@ fn map_entry(wire: &[u8]) -> Result<(i64, Option<&[u8]>), DecodeError> {
     Ok((key, value))
 }
 
-fn stat_metadata_name(wire: &[u8]) -> Result<&str, DecodeError> {
+/// Field 2 of a message, a string: the name of an `XPlane` and of an
+/// `XStatMetadata`.
+fn name_field(wire: &[u8]) -> Result<&str, DecodeError> {
     let mut name = "";
     for_each_field(wire, |tag, wire_type, buf| {
         match tag {
