@@ -46,7 +46,7 @@ use prost::DecodeError;
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::inputs::xplane::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
+use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space, StatValue};
 use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
 use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
@@ -734,7 +734,6 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
             // that has one.
             let mut start: Option<i64> = None;
             regions.clear();
-            let mut walked = Walked::new(line.wire(), release);
             let decode = |_, wire| {
                 let event = Event::decode(wire)?;
                 let name = name_index.get(event.metadata_id).unwrap_or(0);
@@ -766,8 +765,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 }
                 Ok((event.offset_ps, event.duration_ps, name, s))
             };
-            walk_decoded(line, decode, |wire, (offset_ps, duration_ps, name, mut s)| {
-                walked.reached(wire);
+            line.walk(release, decode, |(offset_ps, duration_ps, name, mut s)| -> Result<(), DecodeError> {
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
                 match ev.names[name as usize] {
                     "ProcessBatch" => s.root_level = 2,
@@ -858,7 +856,6 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 ordinal += 1;
                 Ok(())
             })?;
-            drop(walked);
             // The regions nest like the line's events, after them.
             if let Some(&(b, e)) = regions.first() {
                 nesting.pop_to(&mut ev, base + i128::from(b), base + i128::from(e));
@@ -1305,93 +1302,6 @@ fn host_kind(name: &str) -> HostKind {
     }
 }
 
-/// Gives back the pages of a line's events as they are walked, every few
-/// MB (a line may hold most of a 1 GB trace).
-struct Walked<'w, 'r> {
-    wire: &'w [u8],
-    released: usize,
-    release: Release<'r>,
-}
-
-impl<'w, 'r> Walked<'w, 'r> {
-    const EVERY: usize = 8 << 20;
-
-    fn new(wire: &'w [u8], release: Release<'r>) -> Self {
-        Walked { wire, released: 0, release }
-    }
-
-    /// The walk has reached `part` (a slice of the line): what is before it
-    /// is done with.
-    fn reached(&mut self, part: &[u8]) {
-        let at = (part.as_ptr() as usize).wrapping_sub(self.wire.as_ptr() as usize).min(self.wire.len());
-        if at >= self.released + Self::EVERY {
-            (self.release)(&self.wire[self.released..at]);
-            self.released = at;
-        }
-    }
-}
-
-impl Drop for Walked<'_, '_> {
-    fn drop(&mut self) {
-        (self.release)(&self.wire[self.released..]);
-    }
-}
-
-/// A line's events as `decode` reads them (with their number on the line),
-/// handed in file order to `consume`. Decoding is most of a walk (on the
-/// 1 GB bench trace's one long line, 3.4 s of the first walk's 5 s): on
-/// lines of more than one [`PIECE_EVENTS`] piece it runs on a thread of
-/// its own, a piece ahead of `consume` (`steps` on that trace: 9.6 →
-/// 7.9 s). The first error stops both.
-fn walk_decoded<'a, T: Send>(
-    line: &Line<'a>,
-    decode: impl Fn(usize, &'a [u8]) -> Result<T, DecodeError> + Send,
-    mut consume: impl FnMut(&'a [u8], T) -> Result<(), DecodeError>,
-) -> Result<(), DecodeError> {
-    let pieces = line.pieces(PIECE_EVENTS);
-    if pieces.len() == 1 {
-        for (k, wire) in line.event_wires().enumerate() {
-            consume(wire, decode(k, wire)?)?;
-        }
-        return Ok(());
-    }
-    type Batch<'a, T> = Vec<(&'a [u8], T)>;
-    let (decoded, receive_decoded) = std::sync::mpsc::sync_channel::<Result<Batch<'a, T>, DecodeError>>(2);
-    let (reuse, receive_reuse) = std::sync::mpsc::channel::<Batch<'a, T>>();
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut k = 0;
-            for piece in &pieces {
-                let mut batch = receive_reuse.try_recv().unwrap_or_default();
-                let mut result = Ok(());
-                for wire in piece.event_wires() {
-                    match decode(k, wire) {
-                        Ok(t) => batch.push((wire, t)),
-                        Err(e) => {
-                            result = Err(e);
-                            break;
-                        }
-                    }
-                    k += 1;
-                }
-                let failed = result.is_err();
-                // (A closed channel: `consume` failed.)
-                if decoded.send(result.map(|()| batch)).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        for batch in receive_decoded {
-            let mut batch = batch?;
-            for (wire, t) in batch.drain(..) {
-                consume(wire, t)?;
-            }
-            let _ = reuse.send(batch);
-        }
-        Ok(())
-    })
-}
-
 /// An event as the second walk over a line ([`walk_line`]) sees it.
 #[derive(Clone, Copy)]
 struct Seen {
@@ -1423,7 +1333,6 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
     let (mut record, mut region) = (info.first, info.regions);
     let mut started = false;
     stack.clear();
-    let mut walked = Walked::new(line.wire(), release);
     // (The events `collect` kept are read from their records.)
     let decode = |k, wire| {
         if ev.kept(info.first_event + k) {
@@ -1432,8 +1341,7 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
         let event = Event::decode(wire)?;
         Ok(Some((names.get(event.metadata_id).unwrap_or(0), event.offset_ps, event.duration_ps)))
     };
-    walk_decoded(line, decode, |wire, decoded| {
-        walked.reached(wire);
+    line.walk(release, decode, |decoded| -> Result<(), DecodeError> {
         let mut seen = match decoded {
             None => {
                 let i = record;
@@ -1903,51 +1811,6 @@ mod tests {
             hub
         });
         ((0..ev.len()).map(|i| (ev.group(i), ev.step_name(i).map(str::to_owned))).collect(), hubs.get())
-    }
-
-    /// A line of several pieces is walked as a serial walk would: every
-    /// event once, in file order, numbered by its place on the line; an
-    /// error of `decode` or of `consume` stops the walk with that error.
-    #[test]
-    fn lines_of_many_pieces_are_walked_in_order() {
-        use crate::proto::tensorflow::profiler as xp;
-        use prost::Message;
-        let events = 3 * PIECE_EVENTS + 17;
-        let line = xp::XLine {
-            events: (0..events as i64).map(|k| xp::XEvent { metadata_id: k % 7, data: Some(xp::x_event::Data::OffsetPs(k)), ..Default::default() }).collect(),
-            ..Default::default()
-        };
-        let space = xp::XSpace { planes: vec![xp::XPlane { lines: vec![line], ..Default::default() }], ..Default::default() }.encode_to_vec();
-        let space = Space::decode(&space).unwrap();
-        let plane = Plane::decode(space.planes[0]).unwrap();
-        let line = &plane.lines[0];
-        assert!(line.pieces(PIECE_EVENTS).len() > 3);
-        let offset = |_, wire| Ok(Event::decode(wire)?.offset_ps);
-        let mut seen = Vec::new();
-        walk_decoded(line, |k, wire| Ok((k, offset(k, wire)?)), |_, (k, offset)| {
-            seen.push((k, offset));
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(seen, (0..events).map(|k| (k, k as i64)).collect::<Vec<_>>());
-
-        // (A field cut short.)
-        let error = || Event::decode(&[0x08]).unwrap_err();
-        let fail_at = 2 * PIECE_EVENTS + 5;
-        let mut consumed = 0;
-        let failing = |k, wire| if k == fail_at { Err(error()) } else { offset(k, wire) };
-        let failed = walk_decoded(line, failing, |_, _| {
-            consumed += 1;
-            Ok(())
-        });
-        assert_eq!(failed.unwrap_err(), error());
-        assert!(consumed <= fail_at);
-        let mut consumed = 0;
-        let stopped = walk_decoded(line, offset, |_, o| {
-            consumed += 1;
-            if o == 100 { Err(error()) } else { Ok(()) }
-        });
-        assert!(stopped.is_err() && consumed == 101);
     }
 
     /// Through a hub, an event's parents are listed as linking each pair
