@@ -48,7 +48,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space, StatValue};
 use crate::inputs::xplane::ids::IdMap;
-use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
+use crate::inputs::xplane::names::{DATASET_TYPE, GpuEventClass, classify_gpu_event, is_memcpy, parse_op, transfer};
 use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
 
@@ -1272,10 +1272,6 @@ pub fn non_overlapped(events: &[(u8, i128, i128)]) -> Vec<(u8, i128, i128)> {
     out
 }
 
-fn is_memcpy(name: &str, direction: &str) -> bool {
-    parse_op(name).is_some_and(|op| op.op_type == direction)
-}
-
 /// How XProf's host step rules see an event name (worked out once a name).
 #[derive(Clone, Copy)]
 enum HostKind {
@@ -1562,7 +1558,7 @@ fn device_step_events(
     if !plane.lines.iter().any(|line| line.id == STEP_INFO_LINE) {
         return derived_device_step_events(ev, plane, p, inherit, release, spans);
     }
-    let transfers: Vec<bool> = ev.names.iter().map(|n| crate::inputs::xplane::convert::transfer(n).is_some()).collect();
+    let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
     let mut events: BTreeMap<i64, Details> = BTreeMap::new();
     let mut nesting = Vec::new();
@@ -1637,7 +1633,7 @@ fn derived_device_step_events(
     release: Release<'_>,
     spans: &mut Vec<(i128, i128, bool)>,
 ) -> Result<BTreeMap<i64, Details>, DecodeError> {
-    let transfers: Vec<bool> = ev.names.iter().map(|n| crate::inputs::xplane::convert::transfer(n).is_some()).collect();
+    let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
     // (begin, end, group, record if it has a correlation id)
     let mut events: Vec<(i128, i128, Option<i64>, Option<u32>)> = Vec::new();
     let mut nesting = Vec::new();
@@ -1729,19 +1725,15 @@ fn is_real_cpu_compute(name: &str) -> bool {
         || is_explicit_marker(name))
 }
 
-/// XProf's `ClassifyGpuEvent`.
+/// The event type of a GPU event: XProf's class of it ([`classify_gpu_event`]).
 fn gpu_event_type(name: &str, shapes: &str) -> u8 {
-    if is_memcpy(name, "MemcpyHToD") {
-        et::HOST_TO_DEVICE
-    } else if is_memcpy(name, "MemcpyDToH") {
-        et::DEVICE_TO_HOST
-    } else if is_memcpy(name, "MemcpyDToD") {
-        et::DEVICE_TO_DEVICE
-    } else if name.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("nccl")) {
-        et::DEVICE_COLLECTIVES
-    } else {
-        let half = if shapes.is_empty() { name.contains("half") || name.contains("fp16") } else { shapes.contains("half") };
-        if half { et::DEVICE_COMPUTE_16 } else { et::DEVICE_COMPUTE_32 }
+    match classify_gpu_event(name, shapes) {
+        GpuEventClass::HostToDevice => et::HOST_TO_DEVICE,
+        GpuEventClass::DeviceToHost => et::DEVICE_TO_HOST,
+        GpuEventClass::DeviceToDevice => et::DEVICE_TO_DEVICE,
+        GpuEventClass::Collectives => et::DEVICE_COLLECTIVES,
+        GpuEventClass::Compute16 => et::DEVICE_COMPUTE_16,
+        GpuEventClass::Compute32 => et::DEVICE_COMPUTE_32,
     }
 }
 

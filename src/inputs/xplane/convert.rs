@@ -31,7 +31,7 @@ use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue}
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
-use super::names::{OpName, parse_op};
+use super::names::{OpName, parse_op, transfer};
 use super::planes::{PlaneKind, is_derived_line};
 use super::stats::{StatKind, StatKinds};
 use crate::stats::{ExecTotal, MemoryTotal};
@@ -926,23 +926,6 @@ pub const ANNOTATION_TYPE: &str = "(annotation)";
 /// replay, a kernel with no op at all. Shown, never dropped: XProf drops
 /// such events silently.
 pub const UNATTRIBUTED_TYPE: &str = "(unattributed)";
-
-/// The scope of memcpys that no op made (`jax.device_put`, `np.asarray`).
-pub const TRANSFER_SCOPE: &str = "(transfer)";
-
-/// A memcpy's transfer node and type, from its event name (`MemcpyH2D`,
-/// TF's `MEMCPYHtoD`, any case); `None` for other events.
-pub fn transfer(name: &str) -> Option<(&'static str, &'static str)> {
-    const TRANSFERS: [(&str, &str, &str, &str); 5] = [
-        ("memcpyh2d", "memcpyhtod", "(transfer)/host-to-device", "MemcpyHToD"),
-        ("memcpyd2h", "memcpydtoh", "(transfer)/device-to-host", "MemcpyDToH"),
-        ("memcpyd2d", "memcpydtod", "(transfer)/device-to-device", "MemcpyDToD"),
-        ("memcpyp2p", "memcpyptop", "(transfer)/peer-to-peer", "MemcpyPToP"),
-        ("memcpyh2h", "memcpyhtoh", "(transfer)/host-to-host", "MemcpyHToH"),
-    ];
-    let starts = |prefix: &str| name.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix));
-    TRANSFERS.iter().find(|(short, long, ..)| starts(short) || starts(long)).map(|&(_, _, node, op_type)| (node, op_type))
-}
 
 /// XProf's `hlo_stats` rows: per XLA instruction that ran (an op with a
 /// program), its executions, total time (on devices the time counted, on
