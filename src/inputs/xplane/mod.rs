@@ -1,13 +1,30 @@
 //! `--xplane_path`: the profiler traces TF2 and JAX write
 //! (`logdir/plugins/profile/<run>/<host>.xplane.pb`, an `XSpace` proto).
 //!
-//! [`decode`] reads the wire format in place, [`ids`] looks metadata up by
-//! id, [`names`] says which events are ops, [`convert`] turns executions into the per-step totals the node model
-//! takes ([`crate::stats::Stats::add_exec_totals`]).
+//! A layer that every reader of a trace goes through, so that each rule is
+//! written once:
+//! 1. Decoding. [`decode`] reads the wire format in place: planes with their
+//!    metadata, lines whose events are decoded as they are walked
+//!    ([`decode::Line::walk`]: a long line a piece ahead on a thread of its
+//!    own, its pages given back once walked). [`XplaneFile::check`] refuses
+//!    a file that is no trace, in the same words for every reader.
+//! 2. What things are. [`planes`]: the kind of a plane (host, GPU, TPU,
+//!    metadata) and the lines XProf derived; [`stats`]: the stats rtfprof
+//!    reads, by their ids, one map a plane ([`ids`]: lookups by id);
+//!    [`names`]: which events are ops and which are memcpys (XProf's rules
+//!    and rtfprof's own, side by side).
+//! 3. Programs. [`hlo`] reads the XLA programs of the metadata plane;
+//!    [`thunks`] replays their thunks (which tells a command buffer's
+//!    kernels apart).
+//! 4. Readers. [`convert`] turns executions into the per-step totals the
+//!    node model takes ([`crate::stats::Stats::add_exec_totals`]) and the
+//!    device tables; [`crate::steps::xplane`] is XProf's step breakdown
+//!    (`rtfprof steps`); [`crate::outputs::timeline::write_xplane`] writes a
+//!    trace's own events as a timeline.
 
 pub mod convert;
-pub mod hlo;
 pub mod decode;
+pub mod hlo;
 pub mod ids;
 pub mod names;
 pub mod planes;
@@ -61,7 +78,10 @@ impl XplaneFile {
         release_pages(self.map.as_deref(), part);
     }
 
-    /// Whether the file holds an `XSpace` trace (see [`check`]).
+    /// Whether the file holds an `XSpace` trace, from its framing and its
+    /// planes' names alone (the readers' walks find the rest): a file cut
+    /// short (see [`truncation`]), one that is no protobuf message, and one
+    /// without a named plane are errors naming it, for every reader.
     pub fn check(&self) -> Result<()> {
         check(&self.path, &self.bytes)
     }
@@ -75,10 +95,7 @@ impl XplaneFile {
     }
 }
 
-/// Whether `bytes`, the file at `path`, hold an `XSpace` trace, from its
-/// framing and its planes' names alone (the readers' walks find the rest):
-/// a file cut short (see [`truncation`]), one that is no protobuf message,
-/// and one without a named plane are errors naming it, for every reader.
+/// [`XplaneFile::check`] of `bytes`, the file at `path`.
 fn check(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(message) = truncation(bytes) {
         return Err(refused(path, message));
