@@ -4,7 +4,9 @@
 //!
 //! 1. [`inputs`] reads GraphDef, RunMetadata, OpLogProto and ProfileProto
 //!    files (binary or text) into lean records of what tfprof reads, decoded
-//!    on all cores, or into the typed messages of [`proto`];
+//!    on all cores, or into the typed messages of [`proto`]; TF2 and JAX
+//!    traces go through one layer, [`inputs::xplane`], which the views'
+//!    conversion, [`steps`] and the timeline read them with;
 //! 2. [`stats`] ingests them into one table of nodes with per-step execution
 //!    records, and defines the one accounting ([`stats::Metrics`]);
 //! 3. [`views`] arranges nodes into a tree (scope, …);

@@ -39,25 +39,11 @@ pub fn run_xplane(hosts: &[(String, PathBuf)], opts: &Options, stdout: &mut Stri
 pub fn analyze_xplane(hosts: &[(String, PathBuf)]) -> Result<steps::Steps> {
     let files = hosts.iter().map(|(_, path)| XplaneFile::open(path)).collect::<Result<Vec<_>>>()?;
     for file in &files {
-        check_xspace(file)?;
+        file.check()?;
     }
     let analyzed = steps::analyze_files(&files)?;
     let paths: Vec<PathBuf> = files.into_iter().map(|f| f.path).collect();
     with_rows(analyzed, &paths)
-}
-
-/// An empty file, or one without planes, is no trace (as the views say).
-fn check_xspace(file: &XplaneFile) -> Result<()> {
-    if file.bytes.is_empty() {
-        return Err(Error::input("--xplane_path", &file.path, "is empty"));
-    }
-    let planes = crate::inputs::xplane::decode::Space::decode(&file.bytes)
-        .map_err(|e| Error::input("--xplane_path", &file.path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string()))))?
-        .planes;
-    if planes.is_empty() {
-        return Err(Error::input("--xplane_path", &file.path, "not an XSpace trace (no planes)"));
-    }
-    Ok(())
 }
 
 /// `analyzed`, unless it has no step: then an error, one line naming the

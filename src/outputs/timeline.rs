@@ -276,15 +276,15 @@ pub fn write_xplane<W: Write>(
     step: i64,
     out: W,
 ) -> std::io::Result<W> {
-    use crate::inputs::xplane::decode::{PIECE_EVENTS, Plane, Space, StatValue};
-    let invalid = |e: prost::DecodeError| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string());
+    use crate::inputs::xplane::decode::{Event, Plane, Space, StatValue};
+    use crate::inputs::xplane::stats::{StatKind, StatKinds};
+    // (A trace that does not decode is invalid data: prost's `From`.)
     let mut w = TraceWriter::new(out)?;
-    // Decoded once; the event walk below borrows from them.
+    // Decoded once; the event walks below borrow from them.
     let mut sources = Vec::new();
     for (job, trace) in traces {
-        let space = Space::decode(&trace.bytes).map_err(invalid)?;
-        let release = |part: &[u8]| trace.release(part);
-        let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, &release)).collect::<Result<_, _>>().map_err(invalid)?;
+        let space = Space::decode(&trace.bytes)?;
+        let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, &|part| trace.release(part))).collect::<Result<_, _>>()?;
         sources.push((job, trace, trace.window(step), planes));
     }
     // The origin: the earliest event the window keeps.
@@ -292,15 +292,13 @@ pub fn write_xplane<W: Write>(
     for (_, trace, window, planes) in &sources {
         for line in planes.iter().flat_map(|p| &p.lines) {
             let base = i128::from(line.timestamp_ns) * 1000;
-            for piece in line.pieces(PIECE_EVENTS) {
-                for event in piece.events() {
-                    let start = base + i128::from(event.map_err(invalid)?.offset_ps);
-                    if window.contains(start) {
-                        origin = Some(origin.map_or(start, |o: i128| o.min(start)));
-                    }
+            line.walk(&|part| trace.release(part), |_, wire| Ok(Event::decode(wire)?.offset_ps), |offset_ps| {
+                let start = base + i128::from(offset_ps);
+                if window.contains(start) {
+                    origin = Some(origin.map_or(start, |o: i128| o.min(start)));
                 }
-                trace.release(piece.wire());
-            }
+                Ok::<_, std::io::Error>(())
+            })?;
         }
     }
     let origin = origin.unwrap_or_default();
@@ -312,48 +310,42 @@ pub fn write_xplane<W: Write>(
             let process = if job.is_empty() { plane.name.to_owned() } else { format!("/{job}{}", plane.name) };
             w.event(&process_name(pid, &process))?;
             w.event(&process_sort_index(pid))?;
-            let allocator = plane.stat_id("allocator_name");
-            let in_use = plane.stat_id("bytes_allocated");
+            let stat_kinds = StatKinds::of(plane);
             let mut tid = 0;
             for line in &plane.lines {
                 let base = i128::from(line.timestamp_ns) * 1000;
                 let mut slices: Vec<(i128, i128, Value)> = Vec::new();
-                // (In pieces, each given back once walked: one line holds
-                // most of a trace.)
-                for piece in line.pieces(PIECE_EVENTS) {
-                    for event in piece.events() {
-                        let event = event.map_err(invalid)?;
-                        let start = base + i128::from(event.offset_ps);
-                        if !window.contains(start) {
-                            continue;
-                        }
-                        let name = plane.event_name(event.metadata_id);
-                        let mut args = serde_json::Map::new();
-                        for stat in event.stats() {
-                            let key = plane.stat_names.get(&stat.metadata_id).copied().unwrap_or("?");
-                            let value = match stat.value {
-                                StatValue::Int64(v) => json!(v),
-                                StatValue::Uint64(v) => json!(v),
-                                StatValue::Double(v) if v.is_finite() => json!(v),
-                                StatValue::Str(_) | StatValue::Ref(_) => json!(stat.value.as_str(plane).unwrap_or_default()),
-                                _ => continue,
-                            };
-                            args.insert(key.to_owned(), value);
-                        }
-                        if name == "MemoryAllocation" || name == "MemoryDeallocation" {
-                            let pool = event.stat(allocator).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
-                            if let Some(bytes) = event.stat(in_use).and_then(StatValue::as_i64) {
-                                w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
-                                    "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
-                            }
-                            continue;
-                        }
-                        let end = start + i128::from(event.duration_ps.max(0));
-                        slices.push((start, end, json!({"ph": "X", "name": name, "pid": pid, "ts": micros(start - origin),
-                            "dur": (((end - origin) / 1000 - (start - origin) / 1000) as f64) / 1000.0, "args": args})));
+                line.walk(&|part| trace.release(part), |_, wire| Event::decode(wire), |event| -> std::io::Result<()> {
+                    let start = base + i128::from(event.offset_ps);
+                    if !window.contains(start) {
+                        return Ok(());
                     }
-                    trace.release(piece.wire());
-                }
+                    let name = plane.event_name(event.metadata_id);
+                    let mut args = serde_json::Map::new();
+                    for stat in event.stats() {
+                        let key = plane.stat_names.get(&stat.metadata_id).copied().unwrap_or("?");
+                        let value = match stat.value {
+                            StatValue::Int64(v) => json!(v),
+                            StatValue::Uint64(v) => json!(v),
+                            StatValue::Double(v) if v.is_finite() => json!(v),
+                            StatValue::Str(_) | StatValue::Ref(_) => json!(stat.value.as_str(plane).unwrap_or_default()),
+                            _ => continue,
+                        };
+                        args.insert(key.to_owned(), value);
+                    }
+                    if name == "MemoryAllocation" || name == "MemoryDeallocation" {
+                        let pool = stat_kinds.find(event.stats(), StatKind::AllocatorName).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
+                        if let Some(bytes) = stat_kinds.find(event.stats(), StatKind::BytesAllocated).and_then(StatValue::as_i64) {
+                            w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
+                                "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
+                        }
+                        return Ok(());
+                    }
+                    let end = start + i128::from(event.duration_ps.max(0));
+                    slices.push((start, end, json!({"ph": "X", "name": name, "pid": pid, "ts": micros(start - origin),
+                        "dur": (((end - origin) / 1000 - (start - origin) / 1000) as f64) / 1000.0, "args": args})));
+                    Ok(())
+                })?;
                 if slices.is_empty() {
                     continue;
                 }

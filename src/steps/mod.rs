@@ -13,8 +13,8 @@ pub mod xplane;
 
 use std::io::Write;
 
-use crate::error::{Error, Result};
-use crate::inputs::xplane::XplaneFile;
+use crate::error::Result;
+use crate::inputs::xplane::{XplaneFile, not_an_xspace};
 use crate::show::format;
 use crate::stats::Stats;
 use xplane::{Hardware, HostSteps, event_type as et};
@@ -90,8 +90,7 @@ pub fn analyze(stats: &Stats) -> Result<Steps> {
 pub fn analyze_traces<'a>(traces: impl Iterator<Item = (&'a std::path::Path, &'a [u8])>) -> Result<Steps> {
     let mut hosts = Vec::new();
     for (path, bytes) in traces {
-        let host = xplane::analyze(bytes)
-            .map_err(|e| Error::input("--xplane_path", path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string()))))?;
+        let host = xplane::analyze(bytes).map_err(|e| not_an_xspace(path, &e))?;
         hosts.push(host);
     }
     Ok(from_hosts(&hosts))
@@ -102,9 +101,7 @@ pub fn analyze_traces<'a>(traces: impl Iterator<Item = (&'a std::path::Path, &'a
 pub fn analyze_files(files: &[XplaneFile]) -> Result<Steps> {
     let mut hosts = Vec::new();
     for file in files {
-        let host = xplane::analyze_releasing(&file.bytes, &|part| file.release(part)).map_err(|e| {
-            Error::input("--xplane_path", &file.path, format!("not an XSpace trace ({})", crate::error::one_line(&e.to_string())))
-        })?;
+        let host = xplane::analyze_releasing(&file.bytes, &|part| file.release(part)).map_err(|e| not_an_xspace(&file.path, &e))?;
         hosts.push(host);
     }
     Ok(from_hosts(&hosts))

@@ -46,9 +46,11 @@ use prost::DecodeError;
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::inputs::xplane::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space};
+use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space, StatValue};
 use crate::inputs::xplane::ids::IdMap;
-use crate::inputs::xplane::names::{DATASET_TYPE, parse_op};
+use crate::inputs::xplane::names::{DATASET_TYPE, GpuEventClass, classify_gpu_event, is_memcpy, parse_op, transfer};
+use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
+use crate::inputs::xplane::stats::{StatKind, StatKinds};
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
 pub mod event_type {
@@ -69,12 +71,6 @@ pub mod event_type {
     pub const LAST: u8 = DEVICE_WAIT_HOST;
 }
 use event_type as et;
-
-/// The lines XProf derives (ids `0xdeadbeef` .. `+99`, as int32).
-const DERIVED_MIN: i64 = 0xdead_beef_u32 as i32 as i64;
-const DERIVED_MAX: i64 = DERIVED_MIN + 99;
-/// The derived line of a device's steps.
-const STEP_INFO_LINE: i64 = DERIVED_MIN;
 
 /// More steps than this, and XProf drops a host's first and last
 /// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
@@ -269,7 +265,7 @@ struct Events<'a> {
     /// The nesting links (parent, child) between records, found in
     /// [`collect`] (async events are left out).
     nest: Vec<(u32, u32)>,
-    /// Per plane: is it `/host:CPU`.
+    /// Per plane: is it the host's ([`PlaneKind::Host`]).
     host: Vec<bool>,
     /// The context stats (`_pt`/`_p`, `_ct`/`_c`), by record: (context type
     /// and pid as a number in `context_classes`, record with
@@ -503,66 +499,6 @@ impl Graph {
     }
 }
 
-/// The names grouping reads, by the plane's stat metadata ids (every stat
-/// of every event is looked up).
-struct StatIds(IdMap<Known>);
-
-/// The stats grouping reads.
-#[derive(Clone, Copy)]
-enum Known {
-    Pt,
-    P,
-    Ct,
-    C,
-    Pid,
-    R,
-    A,
-    Id,
-    IterNum,
-    StepNum,
-    GraphType,
-    CorrelationId,
-    GroupId,
-    StepName,
-    IplStageName,
-    Shape,
-    DeviceOffsetPs,
-    DeviceDurationPs,
-}
-
-const STATS: [(&str, Known); 18] = [
-    ("_pt", Known::Pt),
-    ("_p", Known::P),
-    ("_ct", Known::Ct),
-    ("_c", Known::C),
-    ("_pid", Known::Pid),
-    ("_r", Known::R),
-    ("_a", Known::A),
-    ("id", Known::Id),
-    ("iter_num", Known::IterNum),
-    ("step_num", Known::StepNum),
-    ("graph_type", Known::GraphType),
-    ("correlation_id", Known::CorrelationId),
-    ("group_id", Known::GroupId),
-    ("step_name", Known::StepName),
-    ("_ipl_stage_name", Known::IplStageName),
-    ("shape", Known::Shape),
-    ("device_offset_ps", Known::DeviceOffsetPs),
-    ("device_duration_ps", Known::DeviceDurationPs),
-];
-
-impl StatIds {
-    fn new(plane: &Plane<'_>) -> StatIds {
-        StatIds(IdMap::new(
-            plane.stat_names.iter().filter_map(|(&id, name)| STATS.iter().find(|s| s.0 == *name).map(|&(_, known)| (id, known))),
-        ))
-    }
-
-    fn get(&self, id: i64) -> Option<Known> {
-        self.0.get(id)
-    }
-}
-
 /// Analyzes one host's trace. Errors only on a malformed file.
 pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
     analyze_releasing(bytes, &|_| {})
@@ -573,8 +509,9 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
 pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
-    let tpu = planes.iter().any(|p| p.name.starts_with("/device:TPU:"));
-    let gpu: Vec<usize> = (0..planes.len()).filter(|&i| planes[i].name.starts_with("/device:GPU:")).collect();
+    let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
+    let tpu = kinds.contains(&PlaneKind::Tpu);
+    let gpu: Vec<usize> = (0..planes.len()).filter(|&i| kinds[i] == PlaneKind::Gpu).collect();
     let hardware = if !gpu.is_empty() {
         Hardware::Gpu
     } else if tpu {
@@ -582,12 +519,13 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
     } else {
         Hardware::CpuOnly
     };
-    let grouped = planes.iter().any(|p| p.stat_names.values().any(|n| *n == "group_id"));
+    let stats: Vec<StatKinds> = planes.iter().map(StatKinds::of).collect();
+    let grouped = stats.iter().any(|s| s.names(StatKind::GroupId));
     let loop_ops = planes.iter().any(|p| p.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name)));
 
-    let mut events = collect(&planes, release)?;
+    let mut events = collect(&planes, &stats, release)?;
     let grouping = !grouped && !loop_ops && !tpu;
-    let host = planes.iter().position(|p| p.name == "/host:CPU");
+    let host = kinds.iter().position(|&k| k == PlaneKind::Host);
     if host.is_some() || grouping {
         sort_contexts(&mut events);
     }
@@ -736,7 +674,7 @@ impl Nesting {
 /// The events grouping needs, with their stats, in plane/line/event order
 /// (see [`Nesting`] for the events left out), and the nesting links
 /// between them.
-fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>, DecodeError> {
+fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) -> Result<Events<'a>, DecodeError> {
     // Room for every event and every threadpool region (one at most per
     // event) up front: growing a vector of tens of millions of events
     // would copy it and hold both copies at once. Only the part used is
@@ -768,10 +706,9 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
     let mut nesting = Nesting { stack: Vec::new(), decided: 0 };
     // (start offset, stop offset)
     let mut regions: Vec<(i64, i64)> = Vec::new();
-    for (p, plane) in planes.iter().enumerate() {
-        let ids = StatIds::new(plane);
-        let plane_pid = plane.stats.iter().find(|s| plane.stat_names.get(&s.metadata_id) == Some(&"process_id")).and_then(|s| s.value.as_i64());
-        ev.host.push(plane.name == "/host:CPU");
+    for ((p, plane), kinds) in planes.iter().enumerate().zip(stats) {
+        let plane_pid = kinds.find(plane.stats.iter().copied(), StatKind::ProcessId).and_then(StatValue::as_i64);
+        ev.host.push(PlaneKind::of(plane.name) == PlaneKind::Host);
         let mut names = Vec::with_capacity(plane.event_metadata.len());
         for (id, meta) in &plane.event_metadata {
             names.push((*id, ev.names.len() as u32));
@@ -797,39 +734,38 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
             // that has one.
             let mut start: Option<i64> = None;
             regions.clear();
-            let mut walked = Walked::new(line.wire(), release);
             let decode = |_, wire| {
                 let event = Event::decode(wire)?;
                 let name = name_index.get(event.metadata_id).unwrap_or(0);
                 let mut s = EventStats::default();
                 for stat in event.stats() {
-                    let Some(known) = ids.get(stat.metadata_id) else { continue };
+                    let Some(known) = kinds.get(stat.metadata_id) else { continue };
                     let int = stat.value.as_i64();
                     match known {
-                        Known::Pt => s.pt = int,
-                        Known::P => s.pi = stat.value.as_id(),
-                        Known::Ct => s.ct = int,
-                        Known::C => s.ci = stat.value.as_id(),
-                        Known::Pid => s.pid = int.or(s.pid),
-                        Known::R => s.root_level = int.unwrap_or(0),
-                        Known::A => s.is_async = int.unwrap_or(0) != 0,
-                        Known::Id => s.step_id = int,
-                        Known::IterNum => s.iter_num = int,
-                        Known::StepNum => s.step_num = int,
-                        Known::GraphType => s.graph_type = stat.value.as_str(plane),
-                        Known::CorrelationId => s.correlation_id = stat.value.as_id(),
-                        Known::GroupId => s.group = int,
-                        Known::StepName => s.step_name = stat.value.as_str(plane),
-                        Known::IplStageName => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
-                        Known::Shape => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
-                        Known::DeviceOffsetPs => s.offset = stat.value.as_id(),
-                        Known::DeviceDurationPs => s.duration = stat.value.as_id(),
+                        StatKind::ProducerType => s.pt = int,
+                        StatKind::ProducerId => s.pi = stat.value.as_id(),
+                        StatKind::ConsumerType => s.ct = int,
+                        StatKind::ConsumerId => s.ci = stat.value.as_id(),
+                        StatKind::ContextPid => s.pid = int.or(s.pid),
+                        StatKind::IsRoot => s.root_level = int.unwrap_or(0),
+                        StatKind::IsAsync => s.is_async = int.unwrap_or(0) != 0,
+                        StatKind::StepId => s.step_id = int,
+                        StatKind::IterNum => s.iter_num = int,
+                        StatKind::StepNum => s.step_num = int,
+                        StatKind::GraphType => s.graph_type = stat.value.as_str(plane),
+                        StatKind::CorrelationId => s.correlation_id = stat.value.as_id(),
+                        StatKind::GroupId => s.group = int,
+                        StatKind::StepName => s.step_name = stat.value.as_str(plane),
+                        StatKind::InputPipelineStageName => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
+                        StatKind::TensorShapes => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
+                        StatKind::DeviceOffsetPs => s.offset = stat.value.as_id(),
+                        StatKind::DeviceDurationPs => s.duration = stat.value.as_id(),
+                        _ => {}
                     }
                 }
                 Ok((event.offset_ps, event.duration_ps, name, s))
             };
-            walk_decoded(line, decode, |wire, (offset_ps, duration_ps, name, mut s)| {
-                walked.reached(wire);
+            line.walk(release, decode, |(offset_ps, duration_ps, name, mut s)| -> Result<(), DecodeError> {
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
                 match ev.names[name as usize] {
                     "ProcessBatch" => s.root_level = 2,
@@ -920,7 +856,6 @@ fn collect<'a>(planes: &[Plane<'a>], release: Release<'_>) -> Result<Events<'a>,
                 ordinal += 1;
                 Ok(())
             })?;
-            drop(walked);
             // The regions nest like the line's events, after them.
             if let Some(&(b, e)) = regions.first() {
                 nesting.pop_to(&mut ev, base + i128::from(b), base + i128::from(e));
@@ -1337,10 +1272,6 @@ pub fn non_overlapped(events: &[(u8, i128, i128)]) -> Vec<(u8, i128, i128)> {
     out
 }
 
-fn is_memcpy(name: &str, direction: &str) -> bool {
-    parse_op(name).is_some_and(|op| op.op_type == direction)
-}
-
 /// How XProf's host step rules see an event name (worked out once a name).
 #[derive(Clone, Copy)]
 enum HostKind {
@@ -1365,93 +1296,6 @@ fn host_kind(name: &str) -> HostKind {
     } else {
         HostKind::Ignored
     }
-}
-
-/// Gives back the pages of a line's events as they are walked, every few
-/// MB (a line may hold most of a 1 GB trace).
-struct Walked<'w, 'r> {
-    wire: &'w [u8],
-    released: usize,
-    release: Release<'r>,
-}
-
-impl<'w, 'r> Walked<'w, 'r> {
-    const EVERY: usize = 8 << 20;
-
-    fn new(wire: &'w [u8], release: Release<'r>) -> Self {
-        Walked { wire, released: 0, release }
-    }
-
-    /// The walk has reached `part` (a slice of the line): what is before it
-    /// is done with.
-    fn reached(&mut self, part: &[u8]) {
-        let at = (part.as_ptr() as usize).wrapping_sub(self.wire.as_ptr() as usize).min(self.wire.len());
-        if at >= self.released + Self::EVERY {
-            (self.release)(&self.wire[self.released..at]);
-            self.released = at;
-        }
-    }
-}
-
-impl Drop for Walked<'_, '_> {
-    fn drop(&mut self) {
-        (self.release)(&self.wire[self.released..]);
-    }
-}
-
-/// A line's events as `decode` reads them (with their number on the line),
-/// handed in file order to `consume`. Decoding is most of a walk (on the
-/// 1 GB bench trace's one long line, 3.4 s of the first walk's 5 s): on
-/// lines of more than one [`PIECE_EVENTS`] piece it runs on a thread of
-/// its own, a piece ahead of `consume` (`steps` on that trace: 9.6 →
-/// 7.9 s). The first error stops both.
-fn walk_decoded<'a, T: Send>(
-    line: &Line<'a>,
-    decode: impl Fn(usize, &'a [u8]) -> Result<T, DecodeError> + Send,
-    mut consume: impl FnMut(&'a [u8], T) -> Result<(), DecodeError>,
-) -> Result<(), DecodeError> {
-    let pieces = line.pieces(PIECE_EVENTS);
-    if pieces.len() == 1 {
-        for (k, wire) in line.event_wires().enumerate() {
-            consume(wire, decode(k, wire)?)?;
-        }
-        return Ok(());
-    }
-    type Batch<'a, T> = Vec<(&'a [u8], T)>;
-    let (decoded, receive_decoded) = std::sync::mpsc::sync_channel::<Result<Batch<'a, T>, DecodeError>>(2);
-    let (reuse, receive_reuse) = std::sync::mpsc::channel::<Batch<'a, T>>();
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut k = 0;
-            for piece in &pieces {
-                let mut batch = receive_reuse.try_recv().unwrap_or_default();
-                let mut result = Ok(());
-                for wire in piece.event_wires() {
-                    match decode(k, wire) {
-                        Ok(t) => batch.push((wire, t)),
-                        Err(e) => {
-                            result = Err(e);
-                            break;
-                        }
-                    }
-                    k += 1;
-                }
-                let failed = result.is_err();
-                // (A closed channel: `consume` failed.)
-                if decoded.send(result.map(|()| batch)).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        for batch in receive_decoded {
-            let mut batch = batch?;
-            for (wire, t) in batch.drain(..) {
-                consume(wire, t)?;
-            }
-            let _ = reuse.send(batch);
-        }
-        Ok(())
-    })
 }
 
 /// An event as the second walk over a line ([`walk_line`]) sees it.
@@ -1485,7 +1329,6 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
     let (mut record, mut region) = (info.first, info.regions);
     let mut started = false;
     stack.clear();
-    let mut walked = Walked::new(line.wire(), release);
     // (The events `collect` kept are read from their records.)
     let decode = |k, wire| {
         if ev.kept(info.first_event + k) {
@@ -1494,8 +1337,7 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
         let event = Event::decode(wire)?;
         Ok(Some((names.get(event.metadata_id).unwrap_or(0), event.offset_ps, event.duration_ps)))
     };
-    walk_decoded(line, decode, |wire, decoded| {
-        walked.reached(wire);
+    line.walk(release, decode, |decoded| -> Result<(), DecodeError> {
         let mut seen = match decoded {
             None => {
                 let i = record;
@@ -1716,7 +1558,7 @@ fn device_step_events(
     if !plane.lines.iter().any(|line| line.id == STEP_INFO_LINE) {
         return derived_device_step_events(ev, plane, p, inherit, release, spans);
     }
-    let transfers: Vec<bool> = ev.names.iter().map(|n| crate::inputs::xplane::convert::transfer(n).is_some()).collect();
+    let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
     let mut events: BTreeMap<i64, Details> = BTreeMap::new();
     let mut nesting = Vec::new();
@@ -1745,7 +1587,7 @@ fn device_step_events(
             for (group, b, e) in regions {
                 markers.entry(group).or_default().markers.push((true, b, e));
             }
-        } else if (DERIVED_MIN..=DERIVED_MAX).contains(&line_id) {
+        } else if is_derived_line(line_id) {
             continue;
         } else {
             walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
@@ -1791,12 +1633,12 @@ fn derived_device_step_events(
     release: Release<'_>,
     spans: &mut Vec<(i128, i128, bool)>,
 ) -> Result<BTreeMap<i64, Details>, DecodeError> {
-    let transfers: Vec<bool> = ev.names.iter().map(|n| crate::inputs::xplane::convert::transfer(n).is_some()).collect();
+    let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
     // (begin, end, group, record if it has a correlation id)
     let mut events: Vec<(i128, i128, Option<i64>, Option<u32>)> = Vec::new();
     let mut nesting = Vec::new();
     for (l, line) in lines_of(ev, plane, p) {
-        if (DERIVED_MIN..=DERIVED_MAX).contains(&ev.lines[l].id) {
+        if is_derived_line(ev.lines[l].id) {
             continue;
         }
         walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
@@ -1883,19 +1725,15 @@ fn is_real_cpu_compute(name: &str) -> bool {
         || is_explicit_marker(name))
 }
 
-/// XProf's `ClassifyGpuEvent`.
+/// The event type of a GPU event: XProf's class of it ([`classify_gpu_event`]).
 fn gpu_event_type(name: &str, shapes: &str) -> u8 {
-    if is_memcpy(name, "MemcpyHToD") {
-        et::HOST_TO_DEVICE
-    } else if is_memcpy(name, "MemcpyDToH") {
-        et::DEVICE_TO_HOST
-    } else if is_memcpy(name, "MemcpyDToD") {
-        et::DEVICE_TO_DEVICE
-    } else if name.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("nccl")) {
-        et::DEVICE_COLLECTIVES
-    } else {
-        let half = if shapes.is_empty() { name.contains("half") || name.contains("fp16") } else { shapes.contains("half") };
-        if half { et::DEVICE_COMPUTE_16 } else { et::DEVICE_COMPUTE_32 }
+    match classify_gpu_event(name, shapes) {
+        GpuEventClass::HostToDevice => et::HOST_TO_DEVICE,
+        GpuEventClass::DeviceToHost => et::DEVICE_TO_HOST,
+        GpuEventClass::DeviceToDevice => et::DEVICE_TO_DEVICE,
+        GpuEventClass::Collectives => et::DEVICE_COLLECTIVES,
+        GpuEventClass::Compute16 => et::DEVICE_COMPUTE_16,
+        GpuEventClass::Compute32 => et::DEVICE_COMPUTE_32,
     }
 }
 
@@ -1955,7 +1793,8 @@ mod tests {
     fn grouped(bytes: &[u8], through_hub: fn(usize, usize) -> bool) -> (Vec<Grouped>, usize) {
         let space = Space::decode(bytes).unwrap();
         let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode(p).unwrap()).collect();
-        let mut ev = collect(&planes, &|_| {}).unwrap();
+        let stats: Vec<StatKinds> = planes.iter().map(StatKinds::of).collect();
+        let mut ev = collect(&planes, &stats, &|_| {}).unwrap();
         sort_contexts(&mut ev);
         let hubs = std::cell::Cell::new(0);
         group_linking(&mut ev, |p, c| {
@@ -1964,51 +1803,6 @@ mod tests {
             hub
         });
         ((0..ev.len()).map(|i| (ev.group(i), ev.step_name(i).map(str::to_owned))).collect(), hubs.get())
-    }
-
-    /// A line of several pieces is walked as a serial walk would: every
-    /// event once, in file order, numbered by its place on the line; an
-    /// error of `decode` or of `consume` stops the walk with that error.
-    #[test]
-    fn lines_of_many_pieces_are_walked_in_order() {
-        use crate::proto::tensorflow::profiler as xp;
-        use prost::Message;
-        let events = 3 * PIECE_EVENTS + 17;
-        let line = xp::XLine {
-            events: (0..events as i64).map(|k| xp::XEvent { metadata_id: k % 7, data: Some(xp::x_event::Data::OffsetPs(k)), ..Default::default() }).collect(),
-            ..Default::default()
-        };
-        let space = xp::XSpace { planes: vec![xp::XPlane { lines: vec![line], ..Default::default() }], ..Default::default() }.encode_to_vec();
-        let space = Space::decode(&space).unwrap();
-        let plane = Plane::decode(space.planes[0]).unwrap();
-        let line = &plane.lines[0];
-        assert!(line.pieces(PIECE_EVENTS).len() > 3);
-        let offset = |_, wire| Ok(Event::decode(wire)?.offset_ps);
-        let mut seen = Vec::new();
-        walk_decoded(line, |k, wire| Ok((k, offset(k, wire)?)), |_, (k, offset)| {
-            seen.push((k, offset));
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(seen, (0..events).map(|k| (k, k as i64)).collect::<Vec<_>>());
-
-        // (A field cut short.)
-        let error = || Event::decode(&[0x08]).unwrap_err();
-        let fail_at = 2 * PIECE_EVENTS + 5;
-        let mut consumed = 0;
-        let failing = |k, wire| if k == fail_at { Err(error()) } else { offset(k, wire) };
-        let failed = walk_decoded(line, failing, |_, _| {
-            consumed += 1;
-            Ok(())
-        });
-        assert_eq!(failed.unwrap_err(), error());
-        assert!(consumed <= fail_at);
-        let mut consumed = 0;
-        let stopped = walk_decoded(line, offset, |_, o| {
-            consumed += 1;
-            if o == 100 { Err(error()) } else { Ok(()) }
-        });
-        assert!(stopped.is_err() && consumed == 101);
     }
 
     /// Through a hub, an event's parents are listed as linking each pair

@@ -31,28 +31,12 @@ use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue}
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
-use super::names::{OpName, parse_op};
+use super::names::{OpName, parse_op, transfer};
+use super::planes::{PlaneKind, is_derived_line};
+use super::stats::{StatKind, StatKinds};
 use crate::stats::{ExecTotal, MemoryTotal};
 
 const PS_PER_US: i128 = 1_000_000;
-
-/// The lines XProf derives from the raw events of a device plane (older
-/// traces store them): their events repeat the kernels' time.
-const DERIVED_LINES: &[&str] = &[
-    "Steps",
-    "TensorFlow Ops",
-    "TensorFlow Name Scope",
-    "Framework Ops",
-    "Framework Name Scope",
-    "XLA Modules",
-    "XLA Ops",
-    "Async XLA Ops",
-    "XLA TraceMe",
-    "Launch Stats",
-    "Source code",
-    "_counters_",
-    "Overlay",
-];
 
 /// Everything a trace says about its ops but their totals, which
 /// [`convert_releasing`] hands to a sink as it makes them.
@@ -202,27 +186,6 @@ pub struct StepSpan {
     pub name: String,
     pub start_ps: i128,
     pub end_ps: i128,
-}
-
-/// What kind of plane, and so which of its events are op executions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PlaneKind {
-    Host,
-    Gpu,
-    Tpu,
-    Other,
-}
-
-fn plane_kind(name: &str) -> PlaneKind {
-    if name.starts_with("/host:CPU") {
-        PlaneKind::Host
-    } else if name.starts_with("/device:GPU:") {
-        PlaneKind::Gpu
-    } else if name.starts_with("/device:TPU:") {
-        PlaneKind::Tpu
-    } else {
-        PlaneKind::Other
-    }
 }
 
 /// An op an event runs: node name, op type, XLA instruction ("" if none)
@@ -410,13 +373,14 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     // line holds most of a TF trace.
     let mut pieces: Vec<(usize, usize, Line<'_>)> = Vec::new();
     for (index, ctx) in contexts.iter().enumerate() {
-        let kind = plane_kind(ctx.plane.name);
+        let kind = PlaneKind::of(ctx.plane.name);
         for (line_no, line) in ctx.plane.lines.iter().enumerate() {
             let read = match kind {
                 PlaneKind::Host => true,
-                PlaneKind::Gpu => !DERIVED_LINES.contains(&line.name),
+                // (Derived lines repeat the kernels' time.)
+                PlaneKind::Gpu => !is_derived_line(line.id),
                 PlaneKind::Tpu => line.name == "XLA Ops",
-                PlaneKind::Other => false,
+                PlaneKind::Metadata | PlaneKind::Other => false,
             };
             if read {
                 pieces.extend(line.pieces(EVENTS_PER_PIECE).into_iter().map(|piece| (index, line_no, piece)));
@@ -465,14 +429,14 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     }
     lines_read
         .par_iter_mut()
-        .filter(|line| plane_kind(planes[line.plane].name) == PlaneKind::Host)
+        .filter(|line| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host)
         .for_each(|line| subtract_nested(&mut line.pieces));
 
     let steps = step_spans(&markers);
     let mut converted = Converted {
         planes: planes.iter().map(|p| p.name.to_owned()).collect(),
         devices: planes.iter().map(|p| crate::stats::symbol::symbol(&p.name.to_ascii_lowercase())).collect(),
-        accelerators: planes.iter().map(|p| plane_kind(p.name) != PlaneKind::Host).collect(),
+        accelerators: planes.iter().map(|p| PlaneKind::of(p.name) != PlaneKind::Host).collect(),
         executions: lines_read.iter().flat_map(|l| &l.pieces).map(|p| p.len() as u64).sum(),
         memory_events: memory_events.len() as u64,
         ..Default::default()
@@ -527,25 +491,7 @@ struct PlaneContext<'p, 'a> {
     kinds: EventKinds,
     /// Per XLA program: its instructions' ops.
     module_ops: &'p ProgramOps<'p>,
-    step_num: Option<i64>,
-    hlo_op: Option<i64>,
-    cuda_graph_node_id: Option<i64>,
-    kernel_details: Option<i64>,
-    equation: Option<i64>,
-    correlation_id: Option<i64>,
-    program_id: Option<i64>,
-    tf_op: Option<i64>,
-    level0: Option<i64>,
-    annotation: Option<i64>,
-    device_duration: Option<i64>,
-    allocator_name: Option<i64>,
-    index_on_host: Option<i64>,
-    device_ordinal: Option<i64>,
-    addr: Option<i64>,
-    requested_bytes: Option<i64>,
-    allocation_bytes: Option<i64>,
-    bytes_allocated: Option<i64>,
-    bytes_reserved: Option<i64>,
+    stats: StatKinds,
 }
 
 /// A line's executions, with self times.
@@ -619,9 +565,10 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         module_ops: &'p ProgramOps<'p>,
         eager: Option<&'p HashMap<i64, (String, String)>>,
     ) -> Self {
+        let stats = StatKinds::of(plane);
         // (id, kind); of one id, the last is kept.
         let mut kinds: Vec<(i64, u32)> = Vec::new();
-        match plane_kind(plane.name) {
+        match PlaneKind::of(plane.name) {
             PlaneKind::Host => {
                 for (id, meta) in &plane.event_metadata {
                     let kind = match (parse_op(meta.name), meta.name) {
@@ -637,12 +584,10 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                 }
             }
             PlaneKind::Tpu => {
-                let tf_op = plane.stat_id("tf_op");
-                let program_id = plane.stat_id("program_id");
                 for (id, meta) in &plane.event_metadata {
-                    let framework = meta.stats.iter().find(|s| Some(s.metadata_id) == tf_op).and_then(|s| s.value.as_str(plane));
+                    let framework = stats.find(meta.stats.iter().copied(), StatKind::TfOp).and_then(|v| v.as_str(plane));
                     let instruction = if meta.display_name.is_empty() { meta.name } else { meta.display_name };
-                    let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id());
+                    let program = stats.find(meta.stats.iter().copied(), StatKind::ProgramId).and_then(StatValue::as_id);
                     let op = match framework.and_then(parse_op) {
                         Some(op) => ops.intern((op.name, op.op_type, instruction, program.unwrap_or(NO_PROGRAM))),
                         None => match program.and_then(|p| module_ops.op(p, instruction)) {
@@ -653,38 +598,15 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                     kinds.push((*id, op));
                 }
             }
-            PlaneKind::Gpu | PlaneKind::Other => {}
+            PlaneKind::Gpu | PlaneKind::Metadata | PlaneKind::Other => {}
         }
-        PlaneContext {
-            plane,
-            kinds: EventKinds(IdMap::new(kinds)),
-            module_ops,
-            step_num: plane.stat_id("step_num"),
-            hlo_op: plane.stat_id("hlo_op"),
-            cuda_graph_node_id: plane.stat_id("cuda_graph_node_id"),
-            kernel_details: plane.stat_id("kernel_details"),
-            equation: plane.stat_id("equation"),
-            correlation_id: plane.stat_id("correlation_id"),
-            program_id: plane.stat_id("program_id"),
-            tf_op: plane.stat_id("tf_op"),
-            level0: plane.stat_id("level 0"),
-            annotation: plane.stat_id("annotation"),
-            device_duration: plane.stat_id("device_duration_ps"),
-            allocator_name: plane.stat_id("allocator_name"),
-            index_on_host: plane.stat_id("index_on_host"),
-            device_ordinal: plane.stat_id("device_ordinal"),
-            addr: plane.stat_id("addr"),
-            requested_bytes: plane.stat_id("requested_bytes"),
-            allocation_bytes: plane.stat_id("allocation_bytes"),
-            bytes_allocated: plane.stat_id("bytes_allocated"),
-            bytes_reserved: plane.stat_id("bytes_reserved"),
-        }
+        PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats }
     }
 
     /// A piece of a line: its executions (times not yet made self times)
     /// and step markers.
     fn read_piece(&self, line: &Line<'a>, trace_bytes: usize) -> Result<LineResult<'a>, DecodeError> {
-        let kind = plane_kind(self.plane.name);
+        let kind = PlaneKind::of(self.plane.name);
         let base_ps = i128::from(line.timestamp_ns) * 1000;
         let mut result = LineResult {
             markers: Vec::new(),
@@ -721,11 +643,11 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                     Some(op)
                 }
                 PlaneKind::Tpu => self.kinds.op(event.metadata_id),
-                PlaneKind::Other => None,
+                PlaneKind::Metadata | PlaneKind::Other => None,
             };
             let Some(op) = op else { continue };
             let time_ps = match kind {
-                PlaneKind::Tpu => event.stat(self.device_duration).and_then(StatValue::as_i64).map_or(duration_ps, |d| d.max(0)),
+                PlaneKind::Tpu => self.stats.find(event.stats(), StatKind::DeviceDurationPs).and_then(StatValue::as_i64).map_or(duration_ps, |d| d.max(0)),
                 _ => duration_ps,
             };
             let runs = if event.num_occurrences > 0 { event.num_occurrences } else { 1 };
@@ -741,27 +663,26 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             return Some(kind);
         }
         if kind == EventKinds::ALLOCATION || kind == EventKinds::DEALLOCATION {
-            let stat = |id: Option<i64>| event.stat(id);
+            let stat = |kind| self.stats.find(event.stats(), kind);
             let mut allocator = AllocatorKey::Name("");
             for s in event.stats() {
-                let id = Some(s.metadata_id);
-                if id == self.allocator_name {
-                    allocator = AllocatorKey::Name(s.value.as_str(self.plane).unwrap_or(""));
-                } else if id == self.index_on_host || id == self.device_ordinal {
-                    allocator = AllocatorKey::Index(s.value.as_i64().unwrap_or(0));
+                match self.stats.get(s.metadata_id) {
+                    Some(StatKind::AllocatorName) => allocator = AllocatorKey::Name(s.value.as_str(self.plane).unwrap_or("")),
+                    Some(StatKind::IndexOnHost | StatKind::DeviceOrdinal) => allocator = AllocatorKey::Index(s.value.as_i64().unwrap_or(0)),
+                    _ => {}
                 }
             }
             result.memory.push(MemoryEvent {
                 time_ps: base_ps + i128::from(event.offset_ps),
                 allocation: kind == EventKinds::ALLOCATION,
                 allocator,
-                addr: stat(self.addr).and_then(StatValue::as_id).unwrap_or(0),
-                requested: stat(self.requested_bytes).and_then(StatValue::as_i64).unwrap_or(0),
-                bytes: stat(self.allocation_bytes).and_then(StatValue::as_i64).unwrap_or(0),
-                tf_op: stat(self.tf_op).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
-                in_use: [self.bytes_allocated, self.bytes_reserved]
+                addr: stat(StatKind::Address).and_then(StatValue::as_id).unwrap_or(0),
+                requested: stat(StatKind::RequestedBytes).and_then(StatValue::as_i64).unwrap_or(0),
+                bytes: stat(StatKind::AllocationBytes).and_then(StatValue::as_i64).unwrap_or(0),
+                tf_op: stat(StatKind::TfOp).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
+                in_use: [StatKind::BytesAllocated, StatKind::BytesReserved]
                     .into_iter()
-                    .map(|id| stat(id).and_then(StatValue::as_i64).unwrap_or(0))
+                    .map(|kind| stat(kind).and_then(StatValue::as_i64).unwrap_or(0))
                     .fold(0, i64::wrapping_add),
             });
             return None;
@@ -769,17 +690,17 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let mut hlo_op = None;
         let mut program = None;
         for stat in event.stats() {
-            let id = Some(stat.metadata_id);
-            if id == self.step_num {
-                if let Some(step) = stat.value.as_i64() {
-                    let name = self.plane.event_name(event.metadata_id);
-                    let start_ps = base_ps + i128::from(event.offset_ps);
-                    result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
+            match self.stats.get(stat.metadata_id) {
+                Some(StatKind::StepNum) => {
+                    if let Some(step) = stat.value.as_i64() {
+                        let name = self.plane.event_name(event.metadata_id);
+                        let start_ps = base_ps + i128::from(event.offset_ps);
+                        result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
+                    }
                 }
-            } else if id == self.hlo_op {
-                hlo_op = stat.value.as_str(self.plane);
-            } else if id == self.program_id {
-                program = stat.value.as_id();
+                Some(StatKind::HloOp) => hlo_op = stat.value.as_str(self.plane),
+                Some(StatKind::ProgramId) => program = stat.value.as_id(),
+                _ => {}
             }
         }
         // (An instruction the program's HloProto does not list is no op.)
@@ -841,21 +762,17 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     fn device_stats(&self, event: &Event<'a>) -> DeviceStats<'a> {
         let mut stats = DeviceStats::default();
         for stat in event.stats() {
-            let id = Some(stat.metadata_id);
-            if id == self.hlo_op {
-                stats.hlo_op = stat.value.as_str(self.plane);
-            } else if id == self.program_id {
-                stats.program = stat.value.as_id();
-            } else if id == self.cuda_graph_node_id {
-                stats.graph_node = stat.value.as_id();
-            } else if id == self.correlation_id {
-                stats.launch = stat.value.as_id();
-            } else if id == self.kernel_details {
-                stats.kernel_details = stat.value.as_str(self.plane);
-            } else if id == self.equation {
-                stats.equation = stat.value.as_str(self.plane);
-            } else if let Some(k) = [self.tf_op, self.level0, self.annotation].iter().position(|&a| a == id) {
-                stats.annotation[k] = stat.value.as_str(self.plane);
+            match self.stats.get(stat.metadata_id) {
+                Some(StatKind::HloOp) => stats.hlo_op = stat.value.as_str(self.plane),
+                Some(StatKind::ProgramId) => stats.program = stat.value.as_id(),
+                Some(StatKind::CudaGraphNodeId) => stats.graph_node = stat.value.as_id(),
+                Some(StatKind::CorrelationId) => stats.launch = stat.value.as_id(),
+                Some(StatKind::KernelDetails) => stats.kernel_details = stat.value.as_str(self.plane),
+                Some(StatKind::Equation) => stats.equation = stat.value.as_str(self.plane),
+                Some(StatKind::TfOp) => stats.annotation[0] = stat.value.as_str(self.plane),
+                Some(StatKind::Level0) => stats.annotation[1] = stat.value.as_str(self.plane),
+                Some(StatKind::Annotation) => stats.annotation[2] = stat.value.as_str(self.plane),
+                _ => {}
             }
         }
         stats
@@ -985,7 +902,7 @@ fn subtract_nested_in_order<P: std::ops::DerefMut<Target = [Execution]> + Send +
 fn eager_names(planes: &[Plane<'_>]) -> HashMap<usize, HashMap<i64, (String, String)>> {
     let mut all = HashMap::new();
     for (index, plane) in planes.iter().enumerate() {
-        if plane_kind(plane.name) != PlaneKind::Host {
+        if PlaneKind::of(plane.name) != PlaneKind::Host {
             continue;
         }
         let names: HashMap<i64, (String, String)> = plane
@@ -1010,23 +927,6 @@ pub const ANNOTATION_TYPE: &str = "(annotation)";
 /// such events silently.
 pub const UNATTRIBUTED_TYPE: &str = "(unattributed)";
 
-/// The scope of memcpys that no op made (`jax.device_put`, `np.asarray`).
-pub const TRANSFER_SCOPE: &str = "(transfer)";
-
-/// A memcpy's transfer node and type, from its event name (`MemcpyH2D`,
-/// TF's `MEMCPYHtoD`, any case); `None` for other events.
-pub fn transfer(name: &str) -> Option<(&'static str, &'static str)> {
-    const TRANSFERS: [(&str, &str, &str, &str); 5] = [
-        ("memcpyh2d", "memcpyhtod", "(transfer)/host-to-device", "MemcpyHToD"),
-        ("memcpyd2h", "memcpydtoh", "(transfer)/device-to-host", "MemcpyDToH"),
-        ("memcpyd2d", "memcpydtod", "(transfer)/device-to-device", "MemcpyDToD"),
-        ("memcpyp2p", "memcpyptop", "(transfer)/peer-to-peer", "MemcpyPToP"),
-        ("memcpyh2h", "memcpyhtoh", "(transfer)/host-to-host", "MemcpyHToH"),
-    ];
-    let starts = |prefix: &str| name.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix));
-    TRANSFERS.iter().find(|(short, long, ..)| starts(short) || starts(long)).map(|&(_, _, node, op_type)| (node, op_type))
-}
-
 /// XProf's `hlo_stats` rows: per XLA instruction that ran (an op with a
 /// program), its executions, total time (on devices the time counted, on
 /// hosts the events' durations) and self time.
@@ -1037,7 +937,7 @@ fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[L
     // Per op: executions, total and self time.
     let mut sums: FxHashMap<u32, (i64, i128, i128)> = FxHashMap::default();
     for line in lines {
-        let host = plane_kind(planes[line.plane].name) == PlaneKind::Host;
+        let host = PlaneKind::of(planes[line.plane].name) == PlaneKind::Host;
         for e in line.pieces.iter().flat_map(|p| p.iter()) {
             if ops[e.op as usize].3 == NO_PROGRAM {
                 continue;
@@ -1358,7 +1258,7 @@ fn totals(
     by_device.sort_by_key(|&p| &devices[p]);
     let mut device_rank = vec![0; planes.len()];
     by_device.iter().enumerate().for_each(|(rank, &p)| device_rank[p] = rank as u32);
-    let on_host: Vec<bool> = planes.iter().map(|p| plane_kind(p.name) == PlaneKind::Host).collect();
+    let on_host: Vec<bool> = planes.iter().map(|p| PlaneKind::of(p.name) == PlaneKind::Host).collect();
     converted.nodes = names.iter().zip(&nodes).map(|(name, (_, op_type))| (name.to_string(), (*op_type).to_owned())).collect();
 
     // Executions by step (a counting sort of references to them), so that
@@ -1713,6 +1613,45 @@ mod tests {
         let mut times = vec![0; spans.len()];
         order.iter().zip(&line[0]).for_each(|(&i, e)| times[i] = e.time_ps);
         assert_eq!(times, expected);
+    }
+
+    /// A plane with one line of one event of `metadata` (an op by name), 5 µs.
+    fn one_event_plane(name: &str, line_id: i64, metadata: &str) -> crate::proto::tensorflow::profiler::XPlane {
+        use crate::proto::tensorflow::profiler as xp;
+        let mut plane = xp::XPlane { id: 1, name: name.into(), ..Default::default() };
+        plane.event_metadata.insert(1, xp::XEventMetadata { id: 1, name: metadata.into(), ..Default::default() });
+        let event = xp::XEvent { metadata_id: 1, duration_ps: 5_000_000, data: Some(xp::x_event::Data::OffsetPs(0)), ..Default::default() };
+        plane.lines.push(xp::XLine { id: line_id, timestamp_ns: 1000, events: vec![event], ..Default::default() });
+        plane
+    }
+
+    /// The executions read from a trace of `planes`, and its totals' planes by name.
+    fn executions_and_planes(planes: Vec<crate::proto::tensorflow::profiler::XPlane>) -> (u64, Vec<String>) {
+        use crate::proto::tensorflow::profiler as xp;
+        use prost::Message;
+        let wire = xp::XSpace { planes, ..Default::default() }.encode_to_vec();
+        let (converted, totals) = convert(&wire, false).unwrap();
+        (converted.executions, totals.iter().map(|t| converted.planes[t.plane as usize].clone()).collect())
+    }
+
+    /// Only the plane named exactly `/host:CPU` is the host's, as XProf
+    /// finds it: the ops of a plane whose name only starts so are not read.
+    #[test]
+    fn only_the_host_plane_itself_has_host_ops() {
+        let planes = vec![one_event_plane("/host:CPU", 1, "dense/MatMul:MatMul"), one_event_plane("/host:CPU (something)", 1, "dense/MatMul:MatMul")];
+        assert_eq!(executions_and_planes(planes), (1, vec!["/host:CPU".to_owned()]));
+    }
+
+    /// Of a GPU plane's lines, those XProf derives are known by their ids
+    /// (its `IsDerivedThreadId`), not their names: they are not read.
+    #[test]
+    fn derived_gpu_lines_are_known_by_id() {
+        let mut plane = one_event_plane("/device:GPU:0", super::super::planes::STEP_INFO_LINE + 3, "kernel");
+        plane.lines[0].name = "Stream #7(Compute)".into();
+        let mut raw = plane.lines[0].clone();
+        (raw.id, raw.name) = (7, "TensorFlow Ops".into());
+        plane.lines.push(raw);
+        assert_eq!(executions_and_planes(vec![plane]), (1, vec!["/device:GPU:0".to_owned()]));
     }
 
     /// Allocator events: their steps come from the markers, a free names

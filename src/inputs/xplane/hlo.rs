@@ -15,11 +15,10 @@ use rustc_hash::FxHashMap;
 
 use super::decode::{Plane, StatValue};
 use super::names::derive_op_type;
+use super::planes::PlaneKind;
+use super::stats::{StatKind, StatKinds};
 use super::thunks::CommandBuffer;
 use crate::proto::xla;
-
-/// The name of the plane that holds the programs.
-pub const METADATA_PLANE: &str = "/host:metadata";
 
 /// Every program of a trace, by program id.
 #[derive(Debug, Default)]
@@ -93,24 +92,18 @@ impl Programs {
     /// whose `HloProto` does not decode is an error: the trace is damaged.
     pub fn from_planes(planes: &[Plane<'_>]) -> Result<Programs, DecodeError> {
         let mut programs = Programs::default();
-        for plane in planes.iter().filter(|p| p.name == METADATA_PLANE) {
-            let hlo_proto = plane.stat_id("Hlo Proto");
-            let program_id = plane.stat_id("program_id");
+        for plane in planes.iter().filter(|p| PlaneKind::of(p.name) == PlaneKind::Metadata) {
+            let stats = StatKinds::of(plane);
             for (id, meta) in &plane.event_metadata {
-                let bytes = meta
-                    .stats
-                    .iter()
-                    .find(|s| Some(s.metadata_id) == hlo_proto)
-                    .and_then(|s| match s.value {
-                        StatValue::Bytes(b) => Some(b),
-                        _ => None,
-                    })
-                    .unwrap_or(meta.metadata);
+                let bytes = match stats.find(meta.stats.iter().copied(), StatKind::HloProto) {
+                    Some(StatValue::Bytes(b)) => b,
+                    _ => meta.metadata,
+                };
                 if bytes.is_empty() {
                     continue;
                 }
                 let Some(module) = xla::HloProto::decode(bytes)?.hlo_module else { continue };
-                let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id()).unwrap_or(*id);
+                let program = stats.find(meta.stats.iter().copied(), StatKind::ProgramId).and_then(StatValue::as_id).unwrap_or(*id);
                 programs.by_id.insert(program, Program::new(program, module));
             }
         }

@@ -1,15 +1,34 @@
 //! `--xplane_path`: the profiler traces TF2 and JAX write
 //! (`logdir/plugins/profile/<run>/<host>.xplane.pb`, an `XSpace` proto).
 //!
-//! [`decode`] reads the wire format in place, [`ids`] looks metadata up by
-//! id, [`names`] says which events are ops, [`convert`] turns executions into the per-step totals the node model
-//! takes ([`crate::stats::Stats::add_exec_totals`]).
+//! A layer that every reader of a trace goes through, so that each rule is
+//! written once:
+//! 1. Decoding. [`decode`] reads the wire format in place: planes with their
+//!    metadata, lines whose events are decoded as they are walked
+//!    ([`decode::Line::walk`]: a long line a piece ahead on a thread of its
+//!    own, its pages given back once walked). [`XplaneFile::check`] refuses
+//!    a file that is no trace, in the same words for every reader.
+//! 2. What things are. [`planes`]: the kind of a plane (host, GPU, TPU,
+//!    metadata) and the lines XProf derived; [`stats`]: the stats rtfprof
+//!    reads, by their ids, one map a plane ([`ids`]: lookups by id);
+//!    [`names`]: which events are ops and which are memcpys (XProf's rules
+//!    and rtfprof's own, side by side).
+//! 3. Programs. [`hlo`] reads the XLA programs of the metadata plane;
+//!    [`thunks`] replays their thunks (which tells a command buffer's
+//!    kernels apart).
+//! 4. Readers. [`convert`] turns executions into the per-step totals the
+//!    node model takes ([`crate::stats::Stats::add_exec_totals`]) and the
+//!    device tables; [`crate::steps::xplane`] is XProf's step breakdown
+//!    (`rtfprof steps`); [`crate::outputs::timeline::write_xplane`] writes a
+//!    trace's own events as a timeline.
 
 pub mod convert;
-pub mod hlo;
 pub mod decode;
+pub mod hlo;
 pub mod ids;
 pub mod names;
+pub mod planes;
+pub mod stats;
 pub mod thunks;
 
 use std::path::{Path, PathBuf};
@@ -61,20 +80,45 @@ impl XplaneFile {
         release_pages(self.map.as_deref(), part);
     }
 
+    /// Whether the file holds an `XSpace` trace, from its framing and its
+    /// planes' names alone (the readers' walks find the rest): a file cut
+    /// short (see [`truncation`]), one that is no protobuf message, and one
+    /// without a named plane are errors naming it, for every reader.
+    pub fn check(&self) -> Result<()> {
+        check(&self.path, &self.bytes)
+    }
+
     /// Converts the trace, giving its totals to `sink` as they are made; a
     /// file that is not an `XSpace` is an error naming it. With
     /// `allocator_events`, keeps those.
     pub fn convert(&self, allocator_events: bool, sink: convert::TotalsSink<'_>) -> Result<convert::Converted> {
-        if let Some(message) = truncation(&self.bytes) {
-            return Err(Error::input(FLAG, &self.path, format!("not an XSpace trace ({message})")));
-        }
-        let converted = convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part), sink)
-            .map_err(|e| Error::input(FLAG, &self.path, format!("not an XSpace trace ({})", super::read::describe_decode_error(&e))))?;
-        if converted.planes.is_empty() || converted.planes.iter().all(|p| p.is_empty()) {
-            return Err(Error::input(FLAG, &self.path, "not an XSpace trace (no planes)"));
-        }
-        Ok(converted)
+        self.check()?;
+        convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part), sink).map_err(|e| not_an_xspace(&self.path, &e))
     }
+}
+
+/// [`XplaneFile::check`] of `bytes`, the file at `path`.
+fn check(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(message) = truncation(bytes) {
+        return Err(refused(path, message));
+    }
+    let space = decode::Space::decode(bytes).map_err(|e| not_an_xspace(path, &e))?;
+    // (A plane whose name does not decode is left to the readers, which
+    // say what is wrong with it.)
+    if space.planes.iter().all(|plane| matches!(decode::Plane::decode_name(plane), Ok(""))) {
+        return Err(refused(path, "no planes"));
+    }
+    Ok(())
+}
+
+/// A trace that a reader found malformed: the error names the file and
+/// what is wrong, in one line.
+pub fn not_an_xspace(path: &Path, error: &prost::DecodeError) -> Error {
+    refused(path, super::read::describe_decode_error(error))
+}
+
+fn refused(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::input(FLAG, path, format!("not an XSpace trace ({why})"))
 }
 
 /// Drops the resident pages of `part` if it lies in `map` (nothing for a
@@ -311,4 +355,34 @@ fn host_name(path: &Path) -> String {
     let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let file = file.strip_suffix(".gz").unwrap_or(file);
     file.strip_suffix(SUFFIX).unwrap_or(file).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::tensorflow::profiler as xp;
+    use prost::Message;
+
+    /// What [`check`] says of a file: nothing for a trace.
+    fn refusal(bytes: &[u8]) -> String {
+        check(Path::new("t.xplane.pb"), bytes).err().map_or_else(String::new, |e| e.to_string())
+    }
+
+    #[test]
+    fn files_that_are_no_trace_are_refused_saying_why() {
+        let space = |names: &[&str]| {
+            let planes = names.iter().map(|&name| xp::XPlane { name: name.into(), ..Default::default() }).collect();
+            xp::XSpace { planes, ..Default::default() }.encode_to_vec()
+        };
+        assert_eq!(refusal(&space(&["", "/host:CPU"])), "");
+        assert_eq!(refusal(&space(&[])), "--xplane_path t.xplane.pb: not an XSpace trace (no planes)");
+        assert_eq!(refusal(&space(&["", ""])), "--xplane_path t.xplane.pb: not an XSpace trace (no planes)");
+        let whole = space(&["/host:CPU", "/device:GPU:0"]);
+        assert!(refusal(&whole[..whole.len() - 3]).starts_with("--xplane_path t.xplane.pb: not an XSpace trace (truncated at byte "));
+        // A group, which no trace holds.
+        assert!(refusal(b"\x0b\x0c").starts_with("--xplane_path t.xplane.pb: not an XSpace trace ("));
+        // A plane whose name is not UTF-8 is left to the readers, which say so.
+        assert_eq!(refusal(b"\x0a\x03\x12\x01\xff"), "");
+        assert!(convert::convert(b"\x0a\x03\x12\x01\xff", false).is_err());
+    }
 }

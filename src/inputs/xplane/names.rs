@@ -1,7 +1,7 @@
 //! What an XPlane event name says about the op it runs: XProf's
 //! `ParseTfOpFullname` (`xla/tsl/profiler/utils/tf_op_utils.cc`), so that
 //! rtfprof and XProf agree on which events are ops, and on their names and
-//! types.
+//! types; and which events are memcpys, by XProf's rule and by rtfprof's.
 
 /// An op named by an event: its name (the node) and its type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -70,12 +70,75 @@ fn is_jax_op_type(op_type: &str) -> bool {
         && bracket.is_none_or(|b| b.len() >= 2 && b.ends_with(']'))
 }
 
-/// GPU memcpy events (`MEMCPYHToD …`), matched ignoring case.
+// Memcpys. Two rules read them from event names, side by side here:
+// XProf's (`memcpy_type`, `is_memcpy`, `classify_gpu_event`) knows only
+// TF's spellings (`MEMCPYHToD …`), and decides `rtfprof steps`, which must
+// give XProf's numbers; rtfprof's own (`transfer`) also knows JAX's
+// (`MemcpyH2D`), so that a JAX trace's copies show as transfers in the
+// views and in steps' transfer time, where XProf files them as compute.
+
+/// XProf's memcpy op types (`ParseTfOpFullname`): an event whose name
+/// starts with `MEMCPYHToD` (any case) is a `MemcpyHToD` op, and so on.
 fn memcpy_type(name: &str) -> Option<&'static str> {
     const MEMCPYS: [(&str, &str); 4] =
         [("MEMCPYHToD", "MemcpyHToD"), ("MEMCPYDToH", "MemcpyDToH"), ("MEMCPYDToD", "MemcpyDToD"), ("MEMCPYHToH", "MemcpyHToH")];
     let starts = |prefix: &str| name.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix));
     MEMCPYS.into_iter().find(|(prefix, _)| starts(prefix)).map(|(_, op_type)| op_type)
+}
+
+/// XProf's memcpy test (`IsMemcpyHToDOp(ParseTfOpFullname(name))` and its
+/// kin): whether the event is an op of type `op_type` (`MemcpyHToD`, ...)
+/// as XProf parses names. JAX's `MemcpyH2D` is none.
+pub fn is_memcpy(name: &str, op_type: &str) -> bool {
+    parse_op(name).is_some_and(|op| op.op_type == op_type)
+}
+
+/// What XProf's `ClassifyGpuEvent` makes of a GPU event for its step
+/// breakdown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuEventClass {
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    Collectives,
+    /// Compute in half precision (by its shapes, else its name), and not.
+    Compute16,
+    Compute32,
+}
+
+/// XProf's `ClassifyGpuEvent`: memcpys by [`is_memcpy`] (TF's spellings
+/// only), `nccl…` collectives, the rest compute.
+pub fn classify_gpu_event(name: &str, shapes: &str) -> GpuEventClass {
+    if is_memcpy(name, "MemcpyHToD") {
+        GpuEventClass::HostToDevice
+    } else if is_memcpy(name, "MemcpyDToH") {
+        GpuEventClass::DeviceToHost
+    } else if is_memcpy(name, "MemcpyDToD") {
+        GpuEventClass::DeviceToDevice
+    } else if name.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("nccl")) {
+        GpuEventClass::Collectives
+    } else {
+        let half = if shapes.is_empty() { name.contains("half") || name.contains("fp16") } else { shapes.contains("half") };
+        if half { GpuEventClass::Compute16 } else { GpuEventClass::Compute32 }
+    }
+}
+
+/// The scope of memcpys that no op made (`jax.device_put`, `np.asarray`).
+pub const TRANSFER_SCOPE: &str = "(transfer)";
+
+/// rtfprof's memcpy rule: a memcpy's transfer node and type, from its
+/// event name in JAX's spelling (`MemcpyH2D`) or TF's (`MEMCPYHtoD`), any
+/// case; `None` for other events.
+pub fn transfer(name: &str) -> Option<(&'static str, &'static str)> {
+    const TRANSFERS: [(&str, &str, &str, &str); 5] = [
+        ("memcpyh2d", "memcpyhtod", "(transfer)/host-to-device", "MemcpyHToD"),
+        ("memcpyd2h", "memcpydtoh", "(transfer)/device-to-host", "MemcpyDToH"),
+        ("memcpyd2d", "memcpydtod", "(transfer)/device-to-device", "MemcpyDToD"),
+        ("memcpyp2p", "memcpyptop", "(transfer)/peer-to-peer", "MemcpyPToP"),
+        ("memcpyh2h", "memcpyhtoh", "(transfer)/host-to-host", "MemcpyHToH"),
+    ];
+    let starts = |prefix: &str| name.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix));
+    TRANSFERS.iter().find(|(short, long, ..)| starts(short) || starts(long)).map(|&(_, _, node, op_type)| (node, op_type))
 }
 
 #[cfg(test)]
@@ -103,6 +166,32 @@ mod tests {
         assert_eq!(parsed("$main.py:12 step"), None);
         assert_eq!(parsed("train"), None);
         assert_eq!(parsed("ExecutorState::Process"), None);
+    }
+
+    /// TF's memcpys are memcpys to XProf and to rtfprof; JAX's
+    /// (`MemcpyH2D`) are transfers to rtfprof only: XProf's step rules,
+    /// which `rtfprof steps` follows, count them as compute.
+    #[test]
+    fn memcpys_by_xprofs_rule_and_by_rtfprofs() {
+        for name in ["MEMCPYHToD", "memcpyHtoD 1024 bytes"] {
+            assert!(is_memcpy(name, "MemcpyHToD"), "{name}");
+            assert_eq!(classify_gpu_event(name, ""), GpuEventClass::HostToDevice, "{name}");
+            assert_eq!(transfer(name), Some(("(transfer)/host-to-device", "MemcpyHToD")), "{name}");
+        }
+        assert_eq!(transfer("MemcpyH2D"), Some(("(transfer)/host-to-device", "MemcpyHToD")));
+        assert_eq!(parse_op("MemcpyH2D"), None);
+        assert!(!is_memcpy("MemcpyH2D", "MemcpyHToD"));
+        assert_eq!(classify_gpu_event("MemcpyH2D", ""), GpuEventClass::Compute32);
+        assert_eq!(classify_gpu_event("MEMCPYDToH", ""), GpuEventClass::DeviceToHost);
+        assert_eq!(classify_gpu_event("MemcpyD2H", ""), GpuEventClass::Compute32);
+        assert_eq!(transfer("MemcpyD2H"), Some(("(transfer)/device-to-host", "MemcpyDToH")));
+        assert_eq!(transfer("MemcpyP2P"), Some(("(transfer)/peer-to-peer", "MemcpyPToP")));
+        // Not memcpys.
+        assert_eq!(transfer("volta_sgemm_128x64_nn"), None);
+        assert_eq!(classify_gpu_event("ncclAllReduceRingLLKernel", ""), GpuEventClass::Collectives);
+        assert_eq!(classify_gpu_event("volta_fp16_sgemm", ""), GpuEventClass::Compute16);
+        assert_eq!(classify_gpu_event("volta_fp16_sgemm", "(float[8])"), GpuEventClass::Compute32);
+        assert!(["MemcpyH2D", "MEMCPYDToD", "memcpyh2h"].iter().all(|n| transfer(n).is_some_and(|(node, _)| node.starts_with(TRANSFER_SCOPE))));
     }
 
     #[test]
