@@ -9,7 +9,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rtfprof::inputs::{InputPaths, Inputs, NodeDetail};
+use rtfprof::inputs::tf::TfFiles;
+use rtfprof::inputs::{InputPaths, NodeDetail};
 use rtfprof::show::{self, Options};
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
@@ -57,7 +58,7 @@ fn main() {
         ..Default::default()
     };
     let t = Instant::now();
-    let inputs = Inputs::load(&paths).expect("inputs");
+    let inputs = TfFiles::open(&paths, None).expect("inputs");
     let decoded = t.elapsed();
     let t = Instant::now();
     let mut stats = Stats::new();

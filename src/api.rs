@@ -3,11 +3,12 @@
 //! `tf.profiler.profile` gives — the displayed tree as tfprof's message —
 //! plus the displayed nodes and per-step values the CSV/JSON outputs read.
 
-use crate::cli::InputArgs;
 use crate::error::Result;
+use crate::load::{self, Purpose, Sources};
 use crate::outputs::node_proto::{self, ViewProto};
 use crate::show::options::Output;
 use crate::show::{Displayed, Options, PerStep};
+use crate::stack::with_deep_stack;
 use crate::views::View;
 
 /// What [`profile`] computed.
@@ -29,47 +30,53 @@ pub struct Profiled {
     pub warnings: Vec<String>,
 }
 
-/// Loads `inputs` as `rtfprof <view>` does and shows `view` with `opts`,
+/// Loads `sources` as `rtfprof <view>` does and shows `view` with `opts`,
 /// writing the file `opts.output` names, if any. Runs on a thread with a deep
 /// stack (views recurse along name scopes and input chains).
-pub fn profile(view: View, inputs: &InputArgs, opts: &Options) -> Result<Profiled> {
-    crate::cli::with_deep_stack(|| {
-        let mut stats = crate::cli::load_view(view, inputs, &mut String::new())?;
-        let warnings = std::mem::take(&mut stats.warnings);
-        let result = crate::show::run(&stats, view, opts)?;
+pub fn profile(view: View, sources: &Sources, opts: &Options) -> Result<Profiled> {
+    with_deep_stack(|| {
+        load::check_event_flags(sources, Purpose::View(view))?;
+        let mut loaded = load::load(sources, Purpose::View(view))?;
+        let warnings = std::mem::take(&mut loaded.stats.warnings);
+        let stats = &loaded.stats;
+        let result = crate::show::run(stats, view, opts)?;
         let mut printed = String::new();
         match &opts.output {
             Output::Stdout => printed = result.text,
             Output::None => {}
             Output::File(path) => crate::outputs::write_atomic(path, result.text.as_bytes())?,
-            _ => crate::cli::emit(&stats, view, opts, &mut printed)?,
+            _ => crate::outputs::view::write(&loaded, view, opts, &mut printed)?,
         }
-        let proto = node_proto::build(&stats, view, opts, &result.root);
-        let per_step = (stats.steps.len() > 1).then(|| crate::show::per_step(&stats, view, opts));
+        let proto = node_proto::build(stats, view, opts, &result.root);
+        let per_step = (stats.steps.len() > 1).then(|| crate::show::per_step(stats, view, opts));
         Ok(Profiled { proto, root: result.root, per_step, printed, warnings })
     })
 }
 
 /// Each step's time and its split into XProf's categories, as `rtfprof
-/// steps` finds them in `inputs` (XPlane traces, run metadata, event files
+/// steps` finds them in `sources` (XPlane traces, run metadata, event files
 /// or a profile), with the warnings about the inputs the CLI prints; a
 /// profile without steps is an error saying why.
-pub fn steps(inputs: &InputArgs) -> Result<(crate::steps::Steps, Vec<String>)> {
-    crate::cli::with_deep_stack(|| crate::cli::load_steps_warning(inputs, &mut String::new()))
+pub fn steps(sources: &Sources) -> Result<(crate::steps::Steps, Vec<String>)> {
+    with_deep_stack(|| load::steps(sources))
 }
 
 /// Each allocator's bytes in use at `step` (every step when negative), as
 /// `rtfprof memory` replays them, with the warnings about the inputs.
-pub fn memory(inputs: &InputArgs, step: i64) -> Result<(crate::memory::MemoryProfile, Vec<String>)> {
-    crate::cli::with_deep_stack(|| {
-        let mut stats = crate::cli::load_memory(inputs, &mut String::new())?;
-        let warnings = std::mem::take(&mut stats.warnings);
-        Ok((crate::memory::analyze(&stats, step)?, warnings))
+pub fn memory(sources: &Sources, step: i64) -> Result<(crate::memory::MemoryProfile, Vec<String>)> {
+    with_deep_stack(|| {
+        load::check_event_flags(sources, Purpose::Memory)?;
+        let mut loaded = load::load(sources, Purpose::Memory)?;
+        let warnings = std::mem::take(&mut loaded.stats.warnings);
+        Ok((crate::memory::analyze(&loaded.stats, step)?, warnings))
     })
 }
 
 /// The XLA instructions and GPU kernels of XPlane traces, as `rtfprof hlo`
 /// and `rtfprof kernels` list them.
-pub fn device_tables(inputs: &InputArgs) -> Result<crate::device::Tables> {
-    crate::cli::with_deep_stack(|| crate::cli::load_tables(inputs, &mut String::new()))
+pub fn device_tables(sources: &Sources) -> Result<crate::device::Tables> {
+    with_deep_stack(|| {
+        load::check_event_flags(sources, Purpose::Tables)?;
+        load::tables(&load::load(sources, Purpose::Tables)?, "kernels")
+    })
 }

@@ -2,23 +2,29 @@
 //!
 //! The flow follows the module layout:
 //!
-//! 1. [`inputs`] reads GraphDef, RunMetadata, OpLogProto and ProfileProto
-//!    files (binary or text) into lean records of what tfprof reads, decoded
-//!    on all cores, or into the typed messages of [`proto`]; TF2 and JAX
-//!    traces go through one layer, [`inputs::xplane`], which the views'
-//!    conversion, [`steps`] and the timeline read them with;
-//! 2. [`stats`] ingests them into one table of nodes with per-step execution
-//!    records, and defines the one accounting ([`stats::Metrics`]);
-//! 3. [`views`] arranges nodes into a tree (scope, …);
-//! 4. [`show`] accounts, filters, orders and formats a view exactly as tfprof;
-//! 5. [`outputs`] writes the result (stdout or a file, atomically).
+//! 1. [`load`] is the one loader: the [`load::Sources`] a user gave, for a
+//!    [`load::Purpose`], become a [`load::Loaded`]: the node model and the
+//!    trace events the analyses read;
+//! 2. [`inputs`] has one module per input kind behind [`inputs::Input`]:
+//!    GraphDef, RunMetadata, OpLogProto and event files ([`inputs::tf`]),
+//!    ProfileProto ([`inputs::profile`]), each decoded on all cores into
+//!    lean records; TF2 and JAX traces go through one layer,
+//!    [`inputs::xplane`], which the conversion, [`steps`] and the timeline
+//!    read them with;
+//! 3. [`stats`] is the node model: one table of nodes with per-step
+//!    execution records, and the one accounting ([`stats::Metrics`]);
+//! 4. [`views`] arranges nodes into a tree (scope, …);
+//! 5. [`show`] accounts, filters, orders and formats a view exactly as tfprof;
+//! 6. [`outputs`] writes the result (stdout or a file, atomically).
 //!
 //! [`advise`] runs tfprof's checkers over the stats and views; [`memory`]
 //! replays the allocation records into bytes in use and the live nodes at
-//! the peak; [`diff`] compares two profiles. [`cli`] is the
+//! the peak; [`steps`] splits step time as XProf does; [`device`] lists XLA
+//! instructions and kernels; [`diff`] compares two profiles. [`cli`] is the
 //! `rtfprof` command line on top of the library; [`api`] is one view as a
 //! function call, what the Python module calls. [`cache`] prefetches what
-//! the passes over scattered records read next.
+//! the passes over scattered records read next; [`stack`] gives the views'
+//! recursion deep stacks.
 
 pub mod advise;
 pub mod api;
@@ -29,10 +35,12 @@ pub mod diff;
 pub mod error;
 pub mod inputs;
 pub mod jobs;
+pub mod load;
 pub mod memory;
 pub mod outputs;
 pub mod proto;
 pub mod show;
+pub mod stack;
 pub mod stats;
 pub mod steps;
 #[cfg(test)]

@@ -12,8 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-use rtfprof::cli::{Cli, execute, normalize_args};
+use rtfprof::cli::execute;
 
 struct Case {
     name: String,

@@ -272,16 +272,7 @@ fn xplane_peaks_are_xprofs() {
     // step starts at the library's `start_micros`.
     let mut paths = rtfprof::inputs::InputPaths { xplane_path: Some(trace.clone()), allocations: true, ..Default::default() };
     paths.skip_code_traces = true;
-    let inputs = rtfprof::inputs::Inputs::load(&paths).unwrap();
-    let mut stats = rtfprof::stats::Stats::new();
-    let mut known = rtfprof::stats::InputNodes::default();
-    let converted = inputs
-        .xplane
-        .as_ref()
-        .unwrap()
-        .convert(true, &mut |names, totals| stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i])))
-        .unwrap();
-    stats.add_allocator_events(&converted.allocator_events);
+    let stats = rtfprof::load::load_paths(&paths).unwrap().stats;
     let profile = rtfprof::memory::analyze(&stats, -1).unwrap();
     let start = profile.steps[0].start_micros;
     let line_ns = host_line_timestamp_ns(&trace);

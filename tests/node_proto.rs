@@ -10,7 +10,8 @@ use std::io::Read;
 
 use prost::Message;
 use prost_reflect::{DynamicMessage, ReflectMessage, Value as Field};
-use rtfprof::cli::InputArgs;
+use rtfprof::inputs::InputPaths;
+use rtfprof::load::Sources;
 use rtfprof::outputs::node_proto::ViewProto;
 use rtfprof::show::Options;
 use rtfprof::show::options::DictValue;
@@ -37,18 +38,20 @@ fn dict_value(value: &Value) -> DictValue {
     }
 }
 
-fn inputs(case: &Value) -> InputArgs {
+fn inputs(case: &Value) -> Sources {
     let path = |key: &str| case["inputs"][key].as_str().map(|p| common::testdata().join(p));
-    let run_metas: Option<Vec<String>> = case["inputs"]["run_meta_path"]
+    let run_meta_paths = case["inputs"]["run_meta_path"]
         .as_array()
-        .map(|list| list.iter().map(|p| common::testdata().join(p.as_str().unwrap()).display().to_string()).collect());
-    InputArgs {
+        .map(|list| list.iter().map(|p| common::testdata().join(p.as_str().unwrap())).collect())
+        .unwrap_or_default();
+    let paths = InputPaths {
         graph_path: path("graph_path"),
-        run_meta_path: run_metas.map(|l| l.join(",")),
+        run_meta_paths,
         op_log_path: path("op_log_path"),
         profile_path: path("profile_path"),
-        ..InputArgs::default()
-    }
+        ..InputPaths::default()
+    };
+    Sources { paths, ..Sources::default() }
 }
 
 /// A message as the generator writes it: every field, a shape as its

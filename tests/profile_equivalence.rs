@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use rtfprof::inputs::{InputPaths, Inputs};
+use rtfprof::inputs::InputPaths;
 use rtfprof::show::{self, Options, options::Select};
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
@@ -14,8 +14,7 @@ mod common;
 
 fn stats_from_profile(dir: &Path) -> Stats {
     let paths = InputPaths { profile_path: Some(dir.join("profile")), ..Default::default() };
-    let inputs = Inputs::load(&paths).expect("profile loads");
-    Stats::from_profile(inputs.profile.expect("profile")).expect("consistent profile")
+    rtfprof::load::load_paths(&paths).expect("profile loads").stats
 }
 
 #[test]

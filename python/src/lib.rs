@@ -14,7 +14,7 @@ use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPe
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use rtfprof::cli::InputArgs;
+use rtfprof::load::Sources;
 use rtfprof::outputs::node_proto::ViewProto;
 use rtfprof::outputs::table::{self, Cell};
 use rtfprof::proto::tensorflow::tfprof::{GraphNodeProto, MultiGraphNodeProto, TfProfTensorProto};
@@ -510,12 +510,12 @@ fn profile(
         })?),
     };
     let opts = parse_options(options)?;
-    let mut inputs = InputArgs {
-        checkpoint_path: path_arg("checkpoint_path", checkpoint_path)?,
-        ..input_args("profile", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?
-    };
+    let mut inputs = input_args("profile", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?;
+    inputs.paths.checkpoint_path = path_arg("checkpoint_path", checkpoint_path)?;
     // (TF's function takes a graph: a profile holds its own float ops.)
-    inputs.default_op_log = default_op_log && (inputs.graph_path.is_some() || inputs.events_path.is_some());
+    if default_op_log && (inputs.paths.graph_path.is_some() || inputs.paths.events_path.is_some()) {
+        inputs.paths.estimate_flops = rtfprof::stats::flops::FlopsEstimate::TfDefaultOpLog;
+    }
     let profiled = py.detach(|| rtfprof::api::profile(view, &inputs, &opts)).map_err(to_py_err)?;
     warn_all(py, &profiled.warnings)?;
     if !profiled.printed.is_empty() {
@@ -538,17 +538,18 @@ fn input_args(
     profile_path: Option<&Bound<'_, PyAny>>,
     events_path: Option<&Bound<'_, PyAny>>,
     xplane_path: Option<&Bound<'_, PyAny>>,
-) -> PyResult<InputArgs> {
-    let inputs = InputArgs {
+) -> PyResult<Sources> {
+    let run_meta_paths = run_meta_arg(run_meta_path)?.unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+    let paths = rtfprof::inputs::InputPaths {
         graph_path: path_arg("graph_path", graph_path)?,
-        run_meta_path: run_meta_arg(run_meta_path)?,
+        run_meta_paths,
         op_log_path: path_arg("op_log_path", op_log_path)?,
         profile_path: path_arg("profile_path", profile_path)?,
         events_path: path_arg("events_path", events_path)?,
-        xplane_path: path_arg("xplane_path", xplane_path)?,
-        ..InputArgs::default()
+        ..Default::default()
     };
-    if !inputs.has_inputs() {
+    let inputs = Sources { paths, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
+    if inputs.is_empty() {
         return Err(PyValueError::new_err(format!(
             "{function}: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path)"
         )));

@@ -28,7 +28,9 @@ fn times(node: &Displayed, totals: bool) -> String {
     format!("cpu: {}, accelerator: {}, total: {}", micros(m.cpu_micros), micros(m.accelerator_micros), micros(m.exec_micros))
 }
 
-pub fn check(stats: &Stats, warnings: &mut Vec<String>) -> Result<Vec<String>> {
+/// `from_traces`: the profile was read from traces, whose top nodes are
+/// scopes and which can have no op log.
+pub fn check(stats: &Stats, from_traces: bool, warnings: &mut Vec<String>) -> Result<Vec<String>> {
     let mut reports = Vec::new();
     if stats.steps.is_empty() {
         warnings.push(format!("Missing RunMetadata info. Skip {NAME}"));
@@ -45,12 +47,12 @@ pub fn check(stats: &Stats, warnings: &mut Vec<String>) -> Result<Vec<String>> {
     // tfprof names a top node's own time: a graph's top nodes are ops. A
     // trace's are name scopes (`jit(step)`, `(transfer)`), whose own time
     // is 0: their totals say where the time goes.
-    let scopes = !stats.traces.is_empty();
+    let scopes = from_traces;
     reports.extend(top_three(&root, |node| format!("graph node: {}, {}", node.name, times(node, scopes))));
 
     if !stats.has_code_traces {
         // (A trace cannot come with an op log: nothing is missing there.)
-        if stats.traces.is_empty() {
+        if !from_traces {
             warnings.push(format!("Missing op_log (code traces) for {NAME}"));
         }
         return Ok(reports);

@@ -4,7 +4,7 @@
 //! no such checker, so profiles read from tfprof's own files do not get it.
 
 use crate::error::Result;
-use crate::stats::Stats;
+use crate::load::Loaded;
 use crate::steps;
 
 /// Before the next step (XProf's, with its pointers into its own page
@@ -12,11 +12,11 @@ use crate::steps;
 pub const NEXT_STEP_PREFIX: &str = "Next step: ";
 
 /// `None` when the profile has no XPlane trace.
-pub fn check(stats: &Stats) -> Result<Option<Vec<String>>> {
-    if stats.traces.is_empty() {
+pub fn check(loaded: &Loaded) -> Result<Option<Vec<String>>> {
+    if !loaded.from_traces() {
         return Ok(None);
     }
-    let analyzed = steps::analyze(stats)?;
+    let analyzed = steps::analyze(loaded)?;
     if analyzed.rows.is_empty() {
         if let steps::Source::Xplane(steps::xplane::Hardware::Tpu) = analyzed.source {
             return Ok(Some(vec![steps::no_steps_message(&analyzed)]));

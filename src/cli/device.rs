@@ -1,11 +1,11 @@
 //! `rtfprof hlo` and `rtfprof kernels`: the glue between the command line
 //! and [`crate::device`].
 
-use crate::device::{Table, Tables};
+use crate::device::Table;
+use crate::load::Loaded;
 use crate::error::{Error, Result};
 use crate::outputs;
 use crate::show::options::{Options, Output};
-use crate::stats::Stats;
 
 /// The outputs a table writes: its text (stdout, a file), JSON or CSV.
 pub fn check_output(command: &str, opts: &Options) -> Result<()> {
@@ -18,24 +18,15 @@ pub fn check_output(command: &str, opts: &Options) -> Result<()> {
     }
 }
 
-/// The device tables of the loaded XPlane traces (every job's, merged);
-/// other inputs are an error naming `command`.
-pub fn tables(stats: &Stats, command: &str) -> Result<Tables> {
-    if stats.traces.is_empty() {
-        return Err(Error::flag(command, "needs a TF2 or JAX profiler trace (--xplane_path): other inputs record no XLA instructions or kernels"));
-    }
-    Ok(Tables::merge(stats.traces.iter().map(|(job, trace)| (job.clone(), trace.device.clone()))))
-}
-
 /// Writes the table of the loaded traces (every job's, merged) where
 /// `--output` says; `--max_depth` rows of text. Inputs other than XPlane
 /// traces, or a trace with no row, are an error saying why.
-pub fn run(stats: &Stats, table: Table, opts: &Options, stdout: &mut String) -> Result<()> {
+pub fn run(loaded: &Loaded, table: Table, opts: &Options, stdout: &mut String) -> Result<()> {
     let command = match table {
         Table::Hlo => "hlo",
         Table::Kernels => "kernels",
     };
-    let tables = tables(stats, command).inspect_err(|_| stdout.clear())?;
+    let tables = crate::load::tables(loaded, command).inspect_err(|_| stdout.clear())?;
     let empty = match table {
         Table::Hlo => tables.hlo_ops.is_empty(),
         Table::Kernels => tables.kernels.is_empty(),

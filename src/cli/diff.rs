@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
-use super::{DiffArgs, load_stats, with_deep_stack};
+use super::DiffArgs;
+use crate::stack::with_deep_stack;
 use crate::diff::{self, Labels, Metric, ValueTree};
 use crate::error::{Error, Result};
-use crate::inputs::{InputPaths, Inputs, tfprof_text};
+use crate::inputs::{InputPaths, tfprof_text};
 use crate::jobs::JobSpec;
 use crate::outputs;
 use crate::show::options::Output;
@@ -127,7 +128,7 @@ impl Side {
 /// One side's inputs as the view needs them.
 fn load_side(paths: &InputPaths, view: View) -> Result<crate::stats::Stats> {
     let paths = &InputPaths { skip_code_traces: view != View::Code, skip_attrs: !paths.estimate_flops.is_on(), ..paths.clone() };
-    load_stats(Inputs::load(paths)?, paths, &mut String::new())
+    Ok(crate::load::load_paths(paths)?.stats)
 }
 
 /// `global` is the global input flags (the default of both sides), with

@@ -16,17 +16,17 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper, history::DefaultHistory};
 
-use super::{Cli, ShowArgs, PROMPT_HELP, emit};
+use super::{Cli, ShowArgs, PROMPT_HELP};
+use crate::load::Loaded;
 use crate::error::{Error, Result};
 use crate::show::Options;
-use crate::stats::Stats;
 use crate::views::View;
 
 const HISTORY_FILE: &str = ".tfprof_history.txt";
 const COMMANDS: &[&str] = &["scope", "graph", "code", "op", "advise", "set", "help", "quit"];
 
 /// Runs the prompt until `quit` or end of input.
-pub fn run(stats: &Stats, mut defaults: Options) -> Result<()> {
+pub fn run(loaded: &Loaded, mut defaults: Options) -> Result<()> {
     let mut editor: Editor<Completion, DefaultHistory> =
         Editor::new().map_err(|e| Error::Profile(format!("cannot start the prompt: {e}")))?;
     editor.set_helper(Some(Completion::new()));
@@ -43,7 +43,7 @@ pub fn run(stats: &Stats, mut defaults: Options) -> Result<()> {
             let _ = editor.save_history(HISTORY_FILE);
         }
         let mut stdout = String::new();
-        match run_line(stats, &line, &mut defaults, &mut stdout) {
+        match run_line(loaded, &line, &mut defaults, &mut stdout) {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => return Ok(()),
             Err(e) => eprintln!("rtfprof: {e}"),
@@ -61,7 +61,7 @@ pub enum Flow {
 }
 
 /// Runs one prompt line, appending what it prints to `stdout`.
-pub fn run_line(stats: &Stats, line: &str, defaults: &mut Options, stdout: &mut String) -> Result<Flow> {
+pub fn run_line(loaded: &Loaded, line: &str, defaults: &mut Options, stdout: &mut String) -> Result<Flow> {
     let words: Vec<&str> = line.split(' ').filter(|w| !w.is_empty()).collect();
     let Some((&command, flags)) = words.split_first() else {
         stdout.push_str(&defaults.listing());
@@ -83,8 +83,8 @@ pub fn run_line(stats: &Stats, line: &str, defaults: &mut Options, stdout: &mut 
     let opts = parse_flags(flags, defaults)?;
     match (command, view) {
         ("set", _) => *defaults = opts,
-        (_, Some(view)) => emit(stats, view, &opts, stdout)?,
-        _ => stdout.push_str(&crate::advise::render(&crate::advise::advise_printing_warnings(stats)?)),
+        (_, Some(view)) => crate::outputs::view::write(loaded, view, &opts, stdout)?,
+        _ => stdout.push_str(&crate::advise::render(&crate::advise::advise_printing_warnings(loaded)?)),
     }
     Ok(Flow::Continue)
 }

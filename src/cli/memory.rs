@@ -1,11 +1,11 @@
 //! `rtfprof memory`: the glue between the command line and [`crate::memory`].
 
 use crate::error::{Error, Result};
-use crate::inputs::InputPaths;
+use crate::inputs::Kind;
+use crate::load::Loaded;
 use crate::memory;
 use crate::outputs;
 use crate::show::options::{Options, Output};
-use crate::stats::Stats;
 
 /// The outputs `memory` writes: its text (stdout, a file) or its JSON.
 pub fn check_output(opts: &Options) -> Result<()> {
@@ -16,15 +16,16 @@ pub fn check_output(opts: &Options) -> Result<()> {
 }
 
 /// Analyzes the steps `--step` names and writes the result where `--output`
-/// says; `xplane` tells that the inputs are XPlane traces.
-pub fn run(stats: &Stats, paths: &InputPaths, xplane: bool, opts: &Options, stdout: &mut String) -> Result<()> {
+/// says.
+pub fn run(loaded: &Loaded, opts: &Options, stdout: &mut String) -> Result<()> {
+    let stats = &loaded.stats;
     let profile = memory::analyze(stats, opts.step)?;
     match &opts.output {
         Output::Json(path) => outputs::stream_atomic(path, |out| memory::json::write(&profile, out)),
         output => {
             let mut text = memory::text::render(&profile, opts);
             if stats.allocations.is_empty() {
-                text.push_str(no_records_note(paths, xplane));
+                text.push_str(no_records_note(loaded));
                 text.push('\n');
             }
             match output {
@@ -40,10 +41,10 @@ pub fn run(stats: &Stats, paths: &InputPaths, xplane: bool, opts: &Options, stdo
 }
 
 /// Why there is nothing to replay, by kind of input.
-pub(crate) fn no_records_note(paths: &InputPaths, xplane: bool) -> &'static str {
-    if paths.profile_path.is_some() {
+pub(crate) fn no_records_note(loaded: &Loaded) -> &'static str {
+    if loaded.kinds == [Kind::Profile] {
         "No allocation records: a ProfileProto keeps only those of GPU allocators (tfprof drops the others); the RunMetadata files have them all."
-    } else if xplane {
+    } else if loaded.from_traces() {
         "No allocation records: the trace has no MemoryAllocation/MemoryDeallocation events (TensorFlow records them for GPU allocators)."
     } else {
         "No allocation records in the inputs (RunMetadata has them when traced with FULL_TRACE)."

@@ -15,8 +15,10 @@ mod memory;
 mod steps;
 
 use crate::error::{Error, Result};
-use crate::inputs::{InputPaths, Inputs};
+use crate::inputs::InputPaths;
+use crate::load::{self, Purpose, Sources};
 use crate::outputs;
+use crate::stack::with_deep_stack;
 use crate::show::options::{Options, Output, RegexList, Select, defaults};
 use crate::stats::Stats;
 use crate::views::View;
@@ -198,6 +200,25 @@ impl Command {
         }
     }
 
+    /// What the command loads its inputs for.
+    fn purpose(&self) -> Purpose {
+        match self {
+            Command::Scope => Purpose::View(View::Scope),
+            Command::Graph => Purpose::View(View::Graph),
+            Command::Op => Purpose::View(View::Op),
+            Command::Code => Purpose::View(View::Code),
+            Command::Advise => Purpose::Advise,
+            Command::Diff(_) => Purpose::Diff,
+            Command::Jobs => Purpose::Jobs,
+            Command::Memory => Purpose::Memory,
+            Command::Report => Purpose::Report,
+            Command::Steps => Purpose::Steps,
+            Command::Hlo | Command::Kernels => Purpose::Tables,
+            // (They read no inputs.)
+            Command::Completions { .. } | Command::Man => Purpose::Prompt,
+        }
+    }
+
     /// The view this command shows; `None` for `advise`.
     fn view(&self) -> Option<View> {
         match self {
@@ -256,8 +277,8 @@ pub struct InputArgs {
     pub events_tags: Option<String>,
     /// A job to profile with others: NAME=DIR (graph.pb|graph.pbtxt,
     /// run_meta_N, tfprof_log, profile or event files inside), NAME=PROFILE
-    /// or NAME=EVENT_FILE. Repeat for each job; nodes become NAME/<node>,
-    /// devices /NAME<device>.
+    /// or NAME=EVENT_FILE. Repeat for each job; nodes become `NAME/<node>`,
+    /// devices `/NAME<device>`.
     #[arg(long, global = true, value_name = "NAME=PATH")]
     pub job: Vec<String>,
     /// TF2/JAX profiler trace: a .xplane.pb file, a run directory (each
@@ -297,15 +318,9 @@ impl InputArgs {
         }
     }
 
-    /// Whether any input was given (without, the CLI prints tfprof's help).
-    pub fn has_inputs(&self) -> bool {
-        let paths = self.paths();
-        paths.graph_path.is_some()
-            || !paths.run_meta_paths.is_empty()
-            || paths.profile_path.is_some()
-            || self.xplane_path.is_some()
-            || paths.events_path.is_some()
-            || !self.job.is_empty()
+    /// The inputs as the library's loader takes them.
+    pub fn sources(&self) -> Sources {
+        Sources { paths: self.paths(), xplane_path: self.xplane_path.clone(), xplane_run: self.xplane_run.clone(), jobs: self.job.clone() }
     }
 
     pub fn paths(&self) -> InputPaths {
@@ -408,7 +423,7 @@ pub struct ShowArgs {
     #[arg(long, global = true, default_value = defaults::SELECT)]
     pub select: String,
     /// Where the result goes: stdout, none, file:outfile=PATH, or
-    /// timeline:outfile=PATH (Chrome/Perfetto trace written to PATH_<step>), or
+    /// timeline:outfile=PATH (Chrome/Perfetto trace written to `PATH_<step>`), or
     /// pprof:outfile=PATH (code view, one --select metric; gzipped pprof),
     /// csv:outfile=PATH or json:outfile=PATH (raw numbers, per-step stats),
     /// folded:outfile=PATH (scope and code views, one time or bytes
@@ -643,10 +658,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
 /// scope view.
 pub fn run(cli: Cli) -> Result<()> {
     // Built by the first call only; later calls find the deep pool there.
-    if rayon::ThreadPoolBuilder::new().stack_size(DEEP_STACK_BYTES).build_global().is_ok() {
-        DEEP_POOL.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-    let deep = DEEP_POOL.load(std::sync::atomic::Ordering::Relaxed);
+    let deep = crate::stack::install_deep_pool();
     let mut stdout = String::new();
     let result = if deep {
         let mut result = None;
@@ -704,7 +716,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         _ => {}
     }
     if let (Output::Folded(_), Some(view)) = (&opts.output, cli.command.as_ref().and_then(Command::view)) {
-        check_folded(view, &opts)?;
+        outputs::view::check_folded(view, &opts)?;
     }
     if matches!(cli.command, Some(Command::Memory)) {
         memory::check_output(&opts)?;
@@ -715,36 +727,49 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     if let Some(table @ (Command::Hlo | Command::Kernels)) = &cli.command {
         device::check_output(table.name(), &opts)?;
     }
-    check_event_flags(&cli.inputs.paths(), &cli.inputs.job, &cli.command)?;
-    let no_inputs = !cli.inputs.has_inputs();
-    if cli.command.is_none() && no_inputs {
+    let sources = cli.inputs.sources();
+    let purpose = cli.command.as_ref().map_or(Purpose::Prompt, Command::purpose);
+    load::check_event_flags(&sources, purpose)?;
+    if cli.command.is_none() && sources.is_empty() {
         stdout.push_str(&overview());
         return Ok(());
     }
-    if matches!(cli.command, Some(Command::Jobs)) && cli.inputs.job.is_empty() {
-        return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
+    match &cli.command {
+        Some(Command::Jobs) if sources.jobs.is_empty() => {
+            return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
+        }
+        Some(Command::Jobs) => {
+            let jobs = load::load_jobs_apart(&sources, purpose)?;
+            let summaries: Vec<_> = jobs.iter().map(|(name, job)| crate::jobs::summarize(name, &job.stats)).collect();
+            stdout.push_str(&crate::jobs::render(&summaries));
+            return Ok(());
+        }
+        // `steps` reads XPlane traces in place: it needs no nodes.
+        Some(Command::Steps) => {
+            if let Some((hosts, note)) = load::xplane_hosts(&sources)? {
+                push_note(stdout, note);
+                return steps::run_xplane(&hosts, &opts, stdout);
+            }
+        }
+        Some(Command::Diff(args)) => {
+            let resolved = load::resolve(&sources, purpose)?;
+            push_note(stdout, resolved.note);
+            return diff::run(args, &resolved.paths, &resolved.hosts, &opts, stdout);
+        }
+        _ => {}
     }
-    // `steps` reads XPlane traces in place: it needs no nodes.
-    if matches!(cli.command, Some(Command::Steps))
-        && let Some(hosts) = xplane_hosts(&cli.inputs, stdout)?
-    {
-        return steps::run_xplane(&hosts, &opts, stdout);
-    }
-    // Run graph coverage for the report's header: of the inputs, or of each job.
-    let mut coverage = Vec::new();
-    let Some(mut stats) = load(cli.command.as_ref(), &cli.inputs, &opts, &mut coverage, stdout)? else {
-        return Ok(());
-    };
-    for warning in stats.warnings.drain(..) {
+    let mut loaded = load::load(&sources, purpose)?;
+    stdout.push_str(&std::mem::take(&mut loaded.listing));
+    for warning in loaded.stats.warnings.drain(..) {
         eprintln!("{warning}");
     }
     if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
-        let no_allocations = memory::no_records_note(&cli.inputs.paths(), cli.inputs.xplane_path.is_some()).to_owned();
-        let sources = outputs::html::Sources { inputs: input_flags(&cli.inputs), coverage, no_allocations };
-        let page = with_deep_stack(|| outputs::html::report_page(&stats, &opts, &sources))?;
+        let no_allocations = memory::no_records_note(&loaded).to_owned();
+        let sources = outputs::html::Sources { inputs: input_flags(&cli.inputs), coverage: loaded.coverage.clone(), no_allocations };
+        let page = with_deep_stack(|| outputs::html::report_page(&loaded, &opts, &sources))?;
         outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
         stdout.push_str(&format!("Report written to {}\n", path.display()));
-        std::mem::forget(stats);
+        std::mem::forget(loaded);
         return Ok(());
     }
     let Some(command) = cli.command else {
@@ -752,202 +777,32 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         let mut out = io::stdout().lock();
         let _ = out.write_all(std::mem::take(stdout).as_bytes()).and_then(|()| out.flush());
         drop(out);
-        return with_deep_stack(|| interactive::run(&stats, opts));
+        return with_deep_stack(|| interactive::run(&loaded, opts));
     };
     let result = match command.view() {
-        _ if matches!(command, Command::Memory) => memory::run(&stats, &cli.inputs.paths(), cli.inputs.xplane_path.is_some(), &opts, stdout),
-        _ if matches!(command, Command::Steps) => steps::run(&stats, &opts, stdout),
-        _ if matches!(command, Command::Hlo) => device::run(&stats, crate::device::Table::Hlo, &opts, stdout),
-        _ if matches!(command, Command::Kernels) => device::run(&stats, crate::device::Table::Kernels, &opts, stdout),
+        _ if matches!(command, Command::Memory) => memory::run(&loaded, &opts, stdout),
+        _ if matches!(command, Command::Steps) => steps::run(&loaded, &opts, stdout),
+        _ if matches!(command, Command::Hlo) => device::run(&loaded, crate::device::Table::Hlo, &opts, stdout),
+        _ if matches!(command, Command::Kernels) => device::run(&loaded, crate::device::Table::Kernels, &opts, stdout),
         Some(view) if print == Print::Live && opts.output == Output::Stdout => {
-            with_deep_stack(|| print_live(&stats, view, &opts, stdout))
+            with_deep_stack(|| print_live(&loaded.stats, view, &opts, stdout))
         }
-        Some(view) => with_deep_stack(|| emit(&stats, view, &opts, stdout)),
-        None => with_deep_stack(|| crate::advise::advise_printing_warnings(&stats))
+        Some(view) => with_deep_stack(|| outputs::view::write(&loaded, view, &opts, stdout)),
+        None => with_deep_stack(|| crate::advise::advise_printing_warnings(&loaded))
             .map(|checkers| stdout.push_str(&crate::advise::render(&checkers))),
     };
     // The process ends right after; freeing a large profile node by node
     // costs more than the view itself.
-    std::mem::forget(stats);
+    std::mem::forget(loaded);
     result
 }
 
-/// `--events_run` and `--events_tags` go with event logs (`--events_path`,
-/// or `diff` sides and, for the tags, jobs that may be event logs); the tag
-/// regex is checked before any file is read.
-fn check_event_flags(paths: &InputPaths, jobs: &[String], command: &Option<Command>) -> Result<()> {
-    let diff = matches!(command, Some(Command::Diff(_)));
-    if paths.events_run.is_some() && !jobs.is_empty() {
-        return Err(Error::flag("--events_run", "with --job, give each job its run's directory (--job NAME=LOGDIR/RUN)"));
-    }
-    if paths.events_run.is_some() && paths.events_path.is_none() && !diff {
-        return Err(Error::flag("--events_run", "needs --events_path"));
-    }
-    if paths.events_tags.is_some() && paths.events_path.is_none() && jobs.is_empty() && !diff {
-        return Err(Error::flag("--events_tags", "needs --events_path (or --job)"));
-    }
-    paths.events_tags.as_deref().map(crate::inputs::events::tag_filter).transpose().map(drop)
-}
-
-/// Reads the inputs `command` needs into stats, with tfprof's start-up lines
-/// appended to `stdout`: an XPlane run directory becomes one job a host,
-/// `--job`s are loaded and merged. `None` when the command (diff, jobs) has
-/// already made its report. The run graph coverage of the inputs, or of each
-/// job, is added to `coverage` (for the report's header).
-fn load(
-    command: Option<&Command>,
-    inputs: &InputArgs,
-    opts: &Options,
-    coverage: &mut Vec<(String, f64)>,
-    stdout: &mut String,
-) -> Result<Option<Stats>> {
-    let mut paths = inputs.paths();
-    // Only the code view (text or pprof), advise and the prompt read code traces.
-    paths.skip_code_traces = matches!(command, Some(Command::Scope | Command::Graph | Command::Op));
-    // Only advise, the prompt and FLOPs estimates read node attributes.
-    paths.skip_attrs =
-        matches!(command, Some(Command::Scope | Command::Graph | Command::Op | Command::Code | Command::Report)) && !paths.estimate_flops.is_on();
-    // The report's memory tab replays the allocation records.
-    paths.allocations = matches!(command, Some(Command::Report));
-    if matches!(command, Some(Command::Memory)) {
-        paths.allocations = true;
-        paths.skip_code_traces = true;
-        paths.skip_attrs = !paths.estimate_flops.is_on();
-    }
-    if matches!(command, Some(Command::Steps | Command::Hlo | Command::Kernels)) {
-        paths.skip_code_traces = true;
-        paths.skip_attrs = !paths.estimate_flops.is_on();
-    }
-    // A run directory with several hosts' traces is read as one job a host.
-    let mut xplane_jobs = Vec::new();
-    if let Some(hosts) = xplane_hosts(inputs, stdout)? {
-        match hosts.as_slice() {
-            [(_, file)] => paths.xplane_path = Some(file.clone()),
-            hosts => {
-                xplane_jobs = hosts
-                    .iter()
-                    .map(|(host, file)| crate::jobs::JobSpec {
-                        name: host.clone(),
-                        inputs: InputPaths { xplane_path: Some(file.clone()), graph_path: paths.graph_path.clone(), ..paths.clone() },
-                    })
-                    .collect();
-            }
-        }
-    }
-    if let Some(Command::Diff(args)) = command {
-        crate::cli::diff::run(args, &paths, &xplane_jobs, opts, stdout)?;
-        return Ok(None);
-    }
-    if paths.xplane_path.is_some() || !xplane_jobs.is_empty() {
-        if matches!(command, Some(Command::Graph)) && paths.graph_path.is_none() {
-            return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));
-        }
-    }
-    if inputs.job.is_empty() && xplane_jobs.is_empty() {
-        let stats = load_stats(Inputs::load(&paths)?, &paths, stdout)?;
-        if !paths.run_meta_paths.is_empty() {
-            coverage.push((String::new(), stats.run_coverage()));
-        }
-        check_code_traces(command, &stats).inspect_err(|_| stdout.clear())?;
-        return Ok(Some(stats));
-    }
-    let jobs = if xplane_jobs.is_empty() {
-        load_jobs(&inputs.job, &paths)?
-    } else {
-        crate::jobs::load(&xplane_jobs, |inputs| load_stats(Inputs::load(inputs)?, inputs, &mut String::new()))?
-    };
-    if matches!(command, Some(Command::Jobs)) {
-        let summaries: Vec<_> = jobs.iter().map(|(name, stats)| crate::jobs::summarize(name, stats)).collect();
-        stdout.push_str(&crate::jobs::render(&summaries));
-        return Ok(None);
-    }
-    stdout.push_str("Reading Files...\n");
-    for (name, stats) in &jobs {
-        stdout.push_str(&format!("job {name}: run graph coverage: {:.2}\n", stats.run_coverage()));
-        coverage.push((name.clone(), stats.run_coverage()));
-    }
-    let merged = crate::jobs::merge(jobs);
-    check_code_traces(command, &merged).inspect_err(|_| stdout.clear())?;
-    Ok(Some(merged))
-}
-
-/// The code view of XPlane traces needs the Python frames XLA programs
-/// record for their instructions (JAX's do); TF's ops carry none.
-fn check_code_traces(command: Option<&Command>, stats: &Stats) -> Result<()> {
-    if matches!(command, Some(Command::Code)) && !stats.traces.is_empty() && !stats.has_code_traces {
-        return Err(Error::flag(
-            "code",
-            "this XPlane trace has no Python call stacks for its ops (JAX's XLA programs record them; TF's ops do not): use scope or op",
-        ));
-    }
-    Ok(())
-}
-
-/// The trace files of `inputs`' `--xplane_path`, one a host (`None`
-/// without one); [`crate::inputs::xplane::locate`]'s note about the run it
-/// chose goes to `stdout`.
-fn xplane_hosts(inputs: &InputArgs, stdout: &mut String) -> Result<Option<Vec<(String, PathBuf)>>> {
-    if inputs.xplane_run.is_some() && inputs.xplane_path.is_none() {
-        return Err(Error::flag("--xplane_run", "needs --xplane_path LOGDIR"));
-    }
-    let Some(path) = &inputs.xplane_path else { return Ok(None) };
-    if !inputs.job.is_empty() {
-        return Err(Error::flag("--xplane_path", "give each job's trace with --job NAME=PATH instead"));
-    }
-    let located = crate::inputs::xplane::locate(path, inputs.xplane_run.as_deref())?;
-    if let Some(note) = located.note {
+/// The note about which run of a log directory was read, as a start-up line.
+fn push_note(stdout: &mut String, note: Option<String>) {
+    if let Some(note) = note {
         stdout.push_str(&note);
         stdout.push('\n');
     }
-    Ok(Some(located.hosts))
-}
-
-/// The steps of `inputs` as `rtfprof steps` finds them; no step is an
-/// error, as there. XPlane traces are read in place (no nodes are built).
-pub fn load_steps(inputs: &InputArgs, stdout: &mut String) -> Result<crate::steps::Steps> {
-    load_steps_warning(inputs, stdout).map(|(steps, _)| steps)
-}
-
-/// [`load_steps`], with the warnings about the inputs that the CLI prints
-/// on stderr.
-pub fn load_steps_warning(inputs: &InputArgs, stdout: &mut String) -> Result<(crate::steps::Steps, Vec<String>)> {
-    check_event_flags(&inputs.paths(), &inputs.job, &Some(Command::Steps))?;
-    if let Some(hosts) = xplane_hosts(inputs, stdout)? {
-        return Ok((steps::analyze_xplane(&hosts)?, Vec::new()));
-    }
-    let mut stats = load(Some(&Command::Steps), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("steps loads stats");
-    let warnings = std::mem::take(&mut stats.warnings);
-    Ok((steps::with_rows(crate::steps::analyze(&stats)?, &[])?, warnings))
-}
-
-/// Reads the inputs as `rtfprof memory` reads them (allocation records
-/// kept); start-up lines to `stdout`, warnings left in [`Stats::warnings`].
-pub fn load_memory(inputs: &InputArgs, stdout: &mut String) -> Result<Stats> {
-    check_event_flags(&inputs.paths(), &inputs.job, &Some(Command::Memory))?;
-    Ok(load(Some(&Command::Memory), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("memory loads stats"))
-}
-
-/// The XLA instructions and kernels of the inputs' XPlane traces, as `rtfprof
-/// hlo` and `rtfprof kernels` list them (every job's, merged); inputs other
-/// than XPlane traces are an error, as there.
-pub fn load_tables(inputs: &InputArgs, stdout: &mut String) -> Result<crate::device::Tables> {
-    check_event_flags(&inputs.paths(), &inputs.job, &Some(Command::Kernels))?;
-    let stats = load(Some(&Command::Kernels), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("kernels loads stats");
-    device::tables(&stats, "kernels")
-}
-
-/// Reads the inputs of one view as `rtfprof <view>` reads them (see
-/// [`load`]); tfprof's start-up lines are appended to `stdout`, warnings
-/// left in [`Stats::warnings`].
-pub fn load_view(view: View, inputs: &InputArgs, stdout: &mut String) -> Result<Stats> {
-    let command = match view {
-        View::Scope => Command::Scope,
-        View::Graph => Command::Graph,
-        View::Op => Command::Op,
-        View::Code => Command::Code,
-    };
-    check_event_flags(&inputs.paths(), &inputs.job, &Some(command.clone()))?;
-    Ok(load(Some(&command), inputs, &Options::default(), &mut Vec::new(), stdout)?.expect("a view command always loads stats"))
 }
 
 /// The input flags as given, for the report's header.
@@ -983,255 +838,6 @@ fn print_live(stats: &Stats, view: View, opts: &Options, stdout: &mut String) ->
     write_stdout(std::mem::take(stdout).as_bytes())?;
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     stdout_written(crate::show::write_checked(stats, view, opts, &mut out).and_then(|()| out.flush()))
-}
-
-/// Shows one view where `--output` says: its text on stdout or in a file, a
-/// timeline, or a pprof profile. Needs a deep stack (see `with_deep_stack`).
-pub fn emit(stats: &Stats, view: View, opts: &Options, stdout: &mut String) -> Result<()> {
-    match &opts.output {
-        Output::Timeline(path) => write_timeline(stats, view, opts, path, stdout),
-        Output::Pprof(path) => write_pprof(stats, view, opts, path, stdout),
-        Output::Folded(path) => {
-            let metric = check_folded(view, opts)?;
-            let root = crate::show::run(stats, view, opts)?.root;
-            outputs::stream_atomic(path, |out| outputs::folded::write(&root, metric, out))
-        }
-        Output::Stdout => {
-            stdout.push_str(&crate::show::render(stats, view, opts)?);
-            Ok(())
-        }
-        Output::None => crate::show::render(stats, view, opts).map(drop),
-        Output::File(path) => {
-            crate::show::check(stats, view, opts)?;
-            outputs::stream_atomic(path, |mut out| crate::show::write_checked(stats, view, opts, &mut out).map(|()| out))
-        }
-        Output::Html(_) => Err(Error::flag("--output", "html output is written by 'rtfprof report' and 'rtfprof diff'")),
-        Output::Csv(path) | Output::Json(path) => {
-            use crate::outputs::table;
-            let root = crate::show::run(stats, view, opts)?.root;
-            let per_step = crate::show::per_step(stats, view, opts);
-            let csv = matches!(opts.output, Output::Csv(_));
-            outputs::stream_atomic(path, |out| {
-                if csv { table::write_csv(&root, Some(&per_step), out) } else { table::write_json(view, opts.step, &root, Some(&per_step), out) }
-            })
-        }
-    }
-}
-
-/// Folded stacks exist for the tree views whose nodes nest (scope and
-/// code), with one time or bytes metric.
-fn check_folded(view: View, opts: &Options) -> Result<crate::show::options::Shown> {
-    if !matches!(view, View::Scope | View::Code) {
-        return Err(Error::flag("--output", format!("folded output is only available for the scope and code views, not {}", view.as_str())));
-    }
-    outputs::folded::selected_metric(opts)
-}
-
-/// pprof output exists for the code view only, with one metric selected.
-fn write_pprof(stats: &Stats, view: View, opts: &Options, path: &std::path::Path, stdout: &mut String) -> Result<()> {
-    use crate::outputs::pprof;
-    if view != View::Code {
-        return Err(Error::flag("--output", "pprof output is only available for the code view"));
-    }
-    pprof::selected_metric(opts)?;
-    crate::show::check(stats, view, opts)?;
-    let code = crate::views::code::build(stats);
-    let root = crate::show::tree::TreeShow::new(stats, &code.tree, opts, view).run(&mut String::new());
-    let profile = pprof::build(stats, &code.tree, &root, opts)?;
-    outputs::stream_atomic(path, |out| pprof::write(&profile, out))?;
-    stdout.push_str(&pprof::written_message(path));
-    Ok(())
-}
-
-/// Timelines go to `<outfile>_<step>`, as tfprof names them. The graph view
-/// needs a concrete step; with `--step -1` it writes one file per step.
-fn write_timeline(stats: &Stats, view: View, opts: &Options, outfile: &std::path::Path, stdout: &mut String) -> Result<()> {
-    use crate::outputs::timeline;
-    if !stats.traces.is_empty() {
-        // An XPlane trace: its own events, for the step asked for.
-        crate::show::check(stats, view, opts)?;
-        let path = timeline::file_for_step(outfile, opts.step);
-        outputs::stream_atomic(&path, |out| timeline::write_xplane(&stats.traces, opts.step, out))?;
-        stdout.push_str(&timeline::written_message(&path));
-        return Ok(());
-    }
-    match view {
-        View::Op => Err(Error::flag("--output", "the op view has no timeline; use the graph, scope or code view")),
-        View::Graph => {
-            let steps: Vec<i64> = if opts.step < 0 { stats.steps.iter().copied().collect() } else { vec![opts.step] };
-            for step in steps {
-                let opts = Options { step, ..opts.clone() };
-                let root = crate::show::run(stats, view, &opts)?.root;
-                let path = timeline::file_for_step(outfile, step);
-                stdout.push_str("generating trace file.\n");
-                outputs::stream_atomic(&path, |out| timeline::write_graph(stats, &root, step, out))?;
-                stdout.push_str(&timeline::peak_memory_note(stats, &root, step));
-                stdout.push_str(&timeline::written_message(&path));
-            }
-            Ok(())
-        }
-        View::Scope | View::Code => {
-            let root = crate::show::run(stats, view, opts)?.root;
-            let path = timeline::file_for_step(outfile, opts.step);
-            outputs::stream_atomic(&path, |out| timeline::write_tree(&root, view.as_str(), out))?;
-            stdout.push_str(&timeline::written_message(&path));
-            Ok(())
-        }
-    }
-}
-
-/// Loads each `--job` on its own (in parallel); no other inputs may be given.
-fn load_jobs(specs: &[String], paths: &InputPaths) -> Result<Vec<(String, Stats)>> {
-    if paths.graph_path.is_some()
-        || !paths.run_meta_paths.is_empty()
-        || paths.profile_path.is_some()
-        || paths.op_log_path.is_some()
-        || paths.events_path.is_some()
-    {
-        return Err(Error::flag("--job", "give each job's files with --job NAME=PATH, not with the single-job input flags"));
-    }
-    let mut specs = specs.iter().map(|s| crate::jobs::JobSpec::parse(s)).collect::<Result<Vec<_>>>()?;
-    for spec in &mut specs {
-        spec.inputs.estimate_flops = paths.estimate_flops;
-        if spec.inputs.events_path.is_some() {
-            spec.inputs.events_tags.clone_from(&paths.events_tags);
-        }
-        spec.inputs.allocations = paths.allocations;
-    }
-    let mut names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-    names.sort_unstable();
-    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(Error::flag("--job", format!("job name '{}' given twice", w[0])));
-    }
-    crate::jobs::load(&specs, |inputs| load_stats(Inputs::load(inputs)?, inputs, &mut String::new()))
-}
-
-/// Ingests the inputs, printing tfprof's start-up lines to `stdout`.
-pub(crate) fn load_stats(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Stats> {
-    let mut stats = ingest(inputs, paths, stdout)?;
-    stats.estimate_missing_flops(paths.estimate_flops);
-    Ok(stats)
-}
-
-fn ingest(inputs: Inputs, paths: &InputPaths, stdout: &mut String) -> Result<Stats> {
-    if let Some(profile) = inputs.profile {
-        let path = paths.profile_path.clone().unwrap_or_default();
-        let mut stats = Stats::from_profile(profile).map_err(|e| Error::input("--profile_path", path, e))?;
-        stats.keep_allocations = paths.allocations;
-        // As in tfprof, a profile's nodes are not tagged _checkpoint_variables.
-        if let Some(checkpoint) = inputs.checkpoint {
-            stats.add_checkpoint(checkpoint, false);
-        }
-        stdout.push_str("Reading Files...\n");
-        return Ok(stats);
-    }
-    let mut stats = Stats::new();
-    stats.warnings = inputs.warnings;
-    stats.skip_runtime_shapes = !paths.estimate_flops.is_on();
-    stats.keep_allocations = paths.allocations;
-    stats.add_graph(inputs.graph);
-    if let Some(op_log) = inputs.op_log {
-        stats.add_op_log(op_log);
-    }
-    if let Some(checkpoint) = inputs.checkpoint {
-        stats.add_checkpoint(checkpoint, true);
-    }
-    if let Some(trace) = &inputs.xplane {
-        let mut known = crate::stats::InputNodes::default();
-        let mut converted = trace.convert(paths.allocations, &mut |names, totals| {
-            stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
-        })?;
-        stats.add_memory_totals(&converted.memory);
-        stats.add_frames(&converted.frames);
-        stats.add_allocator_events(&converted.allocator_events);
-        stdout.push_str("Reading Files...\n");
-        stdout.push_str(&xplane_summary(&trace.path, &converted, &stats));
-        let source = crate::inputs::xplane::TraceSource::new(trace, &mut converted);
-        stats.traces.push((String::new(), std::sync::Arc::new(source)));
-        return Ok(stats);
-    }
-    // Printed only once every file has been read: a bad file prints nothing.
-    let mut lines = String::from("Reading Files...\n");
-    lines.push_str("Try to use a single --profile_path instead of graph_path,op_log_path,run_meta_path\n");
-    lines.push_str(&inputs.listing);
-    stats.add_run_meta_files(&inputs.run_metas, |coverage| lines.push_str(&format!("run graph coverage: {coverage:.2}\n")))?;
-    stdout.push_str(&lines);
-    Ok(stats)
-}
-
-/// The start-up lines of an XPlane trace: what it holds and how it was split
-/// into steps.
-fn xplane_summary(path: &std::path::Path, trace: &crate::inputs::xplane::convert::Converted, stats: &Stats) -> String {
-    let mut lines = format!(
-        "xplane: {}: {} planes ({}), {} op executions, {} nodes\n",
-        path.display(),
-        trace.planes.len(),
-        trace.planes.join(", "),
-        trace.executions,
-        stats.nodes.len()
-    );
-    if trace.steps.is_empty() {
-        lines.push_str("xplane: no step markers: the whole trace is step 0\n");
-    } else {
-        let mut names: Vec<&str> = trace.steps.values().map(|s| s.name.as_str()).collect();
-        names.dedup();
-        let steps: Vec<i64> = trace.steps.keys().copied().collect();
-        lines.push_str(&format!("xplane: steps {} (markers '{}')", format_ranges(&steps), names.join("', '")));
-        match trace.outside_step {
-            Some(step) => lines.push_str(&format!("; step {step}: executions outside every marker\n")),
-            None => lines.push('\n'),
-        }
-    }
-    if trace.memory_events == 0 {
-        lines.push_str("xplane: the trace holds no memory records: the bytes columns are 0\n");
-    } else {
-        lines.push_str(&format!(
-            "xplane: {} allocator events: bytes go to the op their tf_op names ({} allocations name no op)\n",
-            trace.memory_events, trace.unattributed_allocations
-        ));
-    }
-    lines
-}
-
-/// `0..3, 7, 9..12` for a sorted list of step numbers.
-fn format_ranges(steps: &[i64]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < steps.len() {
-        let mut j = i;
-        while j + 1 < steps.len() && steps[j + 1] == steps[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i { format!("{}..{}", steps[i], steps[j]) } else { steps[i].to_string() });
-        i = j + 1;
-    }
-    parts.join(", ")
-}
-
-/// Stack of a thread that builds views (address space; only what the
-/// recursion reaches is touched).
-const DEEP_STACK_BYTES: usize = 1 << 30;
-
-/// Whether [`run`] built rayon's global pool with deep stacks.
-static DEEP_POOL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Views recurse along name scopes and input chains, which can be thousands
-/// deep in real graphs, so they run on a thread with a large stack: the
-/// current one when it is a worker of the pool [`run`] built, else one of
-/// their own.
-pub fn with_deep_stack<T: Send>(work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-    if DEEP_POOL.load(std::sync::atomic::Ordering::Relaxed) && rayon::current_thread_index().is_some() {
-        return work();
-    }
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("rtfprof-render".into())
-            .stack_size(DEEP_STACK_BYTES)
-            .spawn_scoped(scope, work)
-            .map_err(|e| Error::Profile(format!("cannot start the render thread: {e}")))?
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
 }
 
 /// Writes to stdout; a closed pipe (`rtfprof … | head`) is not an error.

@@ -16,6 +16,7 @@ pub mod run_meta;
 mod read;
 pub mod sniff;
 pub mod text_format;
+pub mod tf;
 pub mod tfprof_text;
 mod wire;
 pub mod xplane;
@@ -145,100 +146,112 @@ impl RunMetaFile {
     }
 }
 
-/// Decoded inputs, ready to be ingested by [`crate::stats::Stats`].
-#[derive(Debug, Default)]
-pub struct Inputs {
-    pub graph: GraphRecord,
-    /// One file per step, in step order.
-    pub run_metas: Vec<RunMetaFile>,
-    pub op_log: Option<OpLogProto>,
-    pub profile: Option<ProfileFile>,
-    pub checkpoint: Option<checkpoint::Checkpoint>,
-    pub xplane: Option<xplane::XplaneFile>,
-    /// Start-up lines of rtfprof's own (an event log's steps).
-    pub listing: String,
-    /// Lines for stderr.
-    pub warnings: Vec<String>,
+/// The kinds of input, each read by its own module into the node model
+/// (samply's importers, Perfetto's per-format readers): adding a kind is a
+/// module, an arm here, and the arms of [`Input`]'s matches the compiler
+/// points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// GraphDef, RunMetadata and OpLog files ([`tf`]).
+    TfFiles,
+    /// A TensorBoard event log's graph and run metadata ([`events`], [`tf`]).
+    Events,
+    /// A multi-step ProfileProto ([`profile`]).
+    Profile,
+    /// One host's TF2/JAX trace ([`xplane`]).
+    Xplane,
 }
 
-impl Inputs {
-    /// Reads and decodes all inputs. The graph and op log are read while the
-    /// run metadata files decode on the rayon pool.
-    pub fn load(paths: &InputPaths) -> Result<Inputs> {
+/// One kind of input, opened and decoded as far as importing needs.
+#[derive(Debug)]
+pub enum Input {
+    /// GraphDef, RunMetadata, OpLog (and checkpoint) records, from their
+    /// files or from an event log.
+    Tf(tf::TfFiles),
+    /// A ProfileProto (and a checkpoint).
+    Profile(ProfileFile, Option<checkpoint::Checkpoint>),
+    /// One host's XPlane trace, with a GraphDef, op log and checkpoint if
+    /// given (the graph view needs the graph's edges).
+    Xplane(xplane::XplaneFile, tf::TfFiles),
+}
+
+/// The events of a trace that outlive its import: what `steps`, the
+/// timeline and the device tables read (the node model keeps totals only).
+#[derive(Clone, Debug)]
+pub enum Trace {
+    Xplane(std::sync::Arc<xplane::TraceSource>),
+}
+
+/// What an input became: the node model, the events kept, and tfprof's
+/// start-up lines.
+#[derive(Debug)]
+pub struct Imported {
+    pub kind: Kind,
+    pub stats: crate::stats::Stats,
+    pub trace: Option<Trace>,
+    /// What the CLI prints before a view ("Reading Files...", the trace's
+    /// planes, an event log's runs).
+    pub listing: String,
+}
+
+impl Input {
+    /// Opens the inputs `paths` names (one kind; mixing kinds is an error
+    /// naming the flags). The files decode on all cores.
+    pub fn open(paths: &InputPaths) -> Result<Input> {
         let checkpoint = paths.checkpoint_path.as_deref().map(checkpoint::Checkpoint::open).transpose()?;
         if let Some(path) = &paths.events_path {
-            return Self::load_events(path, paths, checkpoint);
+            if paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() || paths.profile_path.is_some() || paths.xplane_path.is_some() {
+                return Err(Error::flag(events::KIND, "is set: do not set --graph_path, --run_meta_path, --profile_path or --xplane_path"));
+            }
+            return Ok(Input::Tf(tf::TfFiles::open_events(path, paths, checkpoint)?));
         }
         if let Some(path) = &paths.profile_path {
             if paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() || paths.xplane_path.is_some() {
                 return Err(Error::flag("--profile_path", "is set: do not set --graph_path, --run_meta_path or --xplane_path"));
             }
             let detail = NodeDetail { code_traces: !paths.skip_code_traces, attrs: !paths.skip_attrs, allocations: paths.allocations };
-            let profile = load_profile(path, detail)?;
-            return Ok(Inputs { profile: Some(profile), checkpoint, ..Default::default() });
+            return Ok(Input::Profile(load_profile(path, detail)?, checkpoint));
         }
-        let xplane = match &paths.xplane_path {
+        match &paths.xplane_path {
             Some(_) if paths.profile_path.is_some() || !paths.run_meta_paths.is_empty() => {
-                return Err(Error::flag("--xplane_path", "is set: do not set --profile_path or --run_meta_path"));
+                Err(Error::flag("--xplane_path", "is set: do not set --profile_path or --run_meta_path"))
             }
-            Some(path) => Some(xplane::XplaneFile::open(path)?),
-            None => None,
-        };
-        // Every file decodes on its own rayon task.
-        let ((graph, op_log), run_metas) = rayon::join(
-            || {
-                rayon::join(
-                    || paths.graph_path.as_deref().map(|path| load_graph(path, !paths.skip_attrs)).transpose(),
-                    || {
-                        let load = if paths.skip_code_traces { load_op_log_without_traces } else { load_op_log };
-                        paths.op_log_path.as_deref().map(load).transpose()
-                    },
-                )
-            },
-            || {
-                paths
-                    .run_meta_paths
-                    .par_iter()
-                    .map(|p| {
-                        let detail = run_meta::Detail { shapes: paths.estimate_flops.is_on(), allocations: paths.allocations };
-                        Ok(RunMetaFile { path: p.clone(), bytes: map_file("--run_meta_path", p)?, detail, in_events: None })
-                    })
-                    .collect::<Result<Vec<_>>>()
-            },
-        );
-        let (graph, op_log) = (graph?.unwrap_or_default(), op_log?);
-        Ok(Inputs { graph, run_metas: run_metas?, op_log, checkpoint, xplane, ..Default::default() })
+            Some(path) => {
+                let (trace, files) = rayon::join(|| xplane::XplaneFile::open(path), || tf::TfFiles::open(paths, checkpoint));
+                Ok(Input::Xplane(trace?, files?))
+            }
+            None => Ok(Input::Tf(tf::TfFiles::open(paths, checkpoint)?)),
+        }
     }
 
-    /// `--events_path` (with an op log and a checkpoint if given): the
-    /// event log is read while the op log decodes.
-    fn load_events(path: &Path, paths: &InputPaths, checkpoint: Option<checkpoint::Checkpoint>) -> Result<Inputs> {
-        if paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() || paths.profile_path.is_some() || paths.xplane_path.is_some() {
-            return Err(Error::flag(events::KIND, "is set: do not set --graph_path, --run_meta_path, --profile_path or --xplane_path"));
+    pub fn kind(&self) -> Kind {
+        match self {
+            Input::Tf(files) if files.from_events => Kind::Events,
+            Input::Tf(_) => Kind::TfFiles,
+            Input::Profile(..) => Kind::Profile,
+            Input::Xplane(..) => Kind::Xplane,
         }
-        let options = events::Options {
-            run: paths.events_run.as_deref(),
-            tags: paths.events_tags.as_deref(),
-            with_attrs: !paths.skip_attrs,
-            run_meta: run_meta::Detail { shapes: paths.estimate_flops.is_on(), allocations: paths.allocations },
+    }
+
+    /// Maps the input into the node model, by its kind's module.
+    pub fn import(self, paths: &InputPaths) -> Result<Imported> {
+        let kind = self.kind();
+        let (stats, trace, listing) = match self {
+            Input::Tf(files) => {
+                let (stats, listing) = files.import(paths)?;
+                (stats, None, listing)
+            }
+            Input::Profile(profile, checkpoint) => {
+                let path = paths.profile_path.as_deref().unwrap_or(Path::new(""));
+                (profile::import(profile, checkpoint, path, paths.allocations)?, None, "Reading Files...\n".to_owned())
+            }
+            Input::Xplane(trace, mut files) => {
+                let mut stats = files.model(paths);
+                let (source, listing) = trace.import(&mut stats, paths.allocations)?;
+                (stats, Some(Trace::Xplane(std::sync::Arc::new(source))), listing)
+            }
         };
-        let (log, op_log) = rayon::join(
-            || events::load(path, options),
-            || {
-                let load = if paths.skip_code_traces { load_op_log_without_traces } else { load_op_log };
-                paths.op_log_path.as_deref().map(load).transpose()
-            },
-        );
-        let log = log?;
-        Ok(Inputs {
-            graph: log.graph,
-            run_metas: log.run_metas,
-            op_log: op_log?,
-            checkpoint,
-            listing: log.listing,
-            warnings: log.warnings,
-            ..Default::default()
-        })
+        Ok(Imported { kind, stats, trace, listing })
     }
 }
 

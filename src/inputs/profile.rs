@@ -82,6 +82,18 @@ pub struct ProfileNodeEntry {
 /// alloc_bytes)`.
 pub type StepAllocations = Vec<(i64, Vec<(i64, i64)>)>;
 
+/// The profile into the node model (with the checkpoint's variables,
+/// not tagged as tfprof does not tag a profile's); `path` names it in
+/// errors.
+pub fn import(profile: ProfileFile, checkpoint: Option<super::checkpoint::Checkpoint>, path: &Path, allocations: bool) -> Result<crate::stats::Stats> {
+    let mut stats = crate::stats::Stats::from_profile(profile).map_err(|e| Error::input(KIND, path, e))?;
+    stats.keep_allocations = allocations;
+    if let Some(checkpoint) = checkpoint {
+        stats.add_checkpoint(checkpoint, false);
+    }
+    Ok(stats)
+}
+
 /// A `ProfileProto` file, binary only as in tfprof.
 pub fn load_profile(path: &Path, detail: NodeDetail) -> Result<ProfileFile> {
     decode_profile(super::map_file(KIND, path)?, path, detail)

@@ -82,7 +82,7 @@ fn discover(dir: &Path) -> Result<InputPaths> {
 }
 
 /// Loads every job (in parallel) with `load`, then merges them.
-pub fn load(specs: &[JobSpec], load: impl Fn(&InputPaths) -> Result<Stats> + Sync) -> Result<Vec<(String, Stats)>> {
+pub fn load<T: Send>(specs: &[JobSpec], load: impl Fn(&InputPaths) -> Result<T> + Sync) -> Result<Vec<(String, T)>> {
     specs.par_iter().map(|spec| Ok((spec.name.clone(), load(&spec.inputs)?))).collect()
 }
 
@@ -109,7 +109,6 @@ pub fn merge(jobs: Vec<(String, Stats)>) -> Stats {
         merged.has_code_traces |= stats.has_code_traces;
         merged.miss_accelerator_stream |= stats.miss_accelerator_stream;
         merged.warnings.extend(stats.warnings.into_iter().map(|w| format!("job {job}: {w}")));
-        merged.traces.extend(stats.traces.into_iter().map(|(_, trace)| (job.clone(), trace)));
         // Each job's allocators are its own, like its devices.
         merged.keep_allocations |= stats.keep_allocations;
         let job_symbol = symbol(&job);

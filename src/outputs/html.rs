@@ -247,7 +247,8 @@ fn push_metrics(columns: &mut BTreeMap<&'static str, Vec<i64>>, m: &Metrics) {
 /// type that passes the filters: `--max_depth` limits the trees only (in
 /// tfprof's op view it would cut the list after that many rows). Needs a deep
 /// stack, like the views.
-pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<Page> {
+pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sources) -> Result<Page> {
+    let stats = &loaded.stats;
     let scope = show::run(stats, View::Scope, opts)?.root;
     let mut trees = vec![flame_tree(stats, View::Scope, &scope)];
     let mut notes = Vec::new();
@@ -262,9 +263,9 @@ pub fn report_page(stats: &Stats, opts: &Options, sources: &Sources) -> Result<P
     // (Each step's wall time and device busy times, for the steps tab and the header.)
     let summary = crate::jobs::summarize("", stats);
     let mut steps = steps_panel(stats, opts, &scope, &summary);
-    steps.breakdown = breakdown(stats);
+    steps.breakdown = breakdown(loaded);
     let memory = memory_panel(stats, opts, &sources.no_allocations)?;
-    let device = device_panel(stats);
+    let device = device_panel(loaded);
     let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
     let header = Header {
         title: format!("rtfprof report: {first_input}"),
@@ -446,8 +447,8 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed, summary: &crate
 
 /// `rtfprof steps`' rows, if it finds steps (a profile without any has
 /// only the panel above).
-fn breakdown(stats: &Stats) -> Option<Breakdown> {
-    let analyzed = crate::steps::analyze(stats).ok().filter(|s| !s.rows.is_empty())?;
+fn breakdown(loaded: &crate::load::Loaded) -> Option<Breakdown> {
+    let analyzed = crate::steps::analyze(loaded).ok().filter(|s| !s.rows.is_empty())?;
     let labels = ["Step time"].into_iter().chain(crate::steps::LABELS).chain(["Transfers", "Device idle"]);
     let columns = crate::steps::number_names()
         .zip(labels)
@@ -459,9 +460,9 @@ fn breakdown(stats: &Stats) -> Option<Breakdown> {
 }
 
 /// The device tables of the profile's XPlane traces, if any has a row.
-fn device_panel(stats: &Stats) -> Option<DevicePanel> {
+fn device_panel(loaded: &crate::load::Loaded) -> Option<DevicePanel> {
     use serde_json::json;
-    let tables = crate::device::Tables::merge(stats.traces.iter().map(|(job, trace)| (job.clone(), trace.device.clone())));
+    let tables = crate::device::Tables::merge(loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.device.clone())));
     if tables.is_empty() {
         return None;
     }

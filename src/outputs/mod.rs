@@ -9,6 +9,7 @@ pub mod node_proto;
 pub mod pprof;
 pub mod table;
 pub mod timeline;
+pub mod view;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

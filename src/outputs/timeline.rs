@@ -271,8 +271,8 @@ pub fn written_message(path: &Path) -> String {
 /// it go to another lane of that line. Allocator events become an
 /// `Allocator Bytes in Use` counter per allocator. Times are µs with ns
 /// precision from the first event written.
-pub fn write_xplane<W: Write>(
-    traces: &[(String, std::sync::Arc<crate::inputs::xplane::TraceSource>)],
+pub fn write_xplane<'a, W: Write>(
+    traces: impl Iterator<Item = (&'a str, &'a std::sync::Arc<crate::inputs::xplane::TraceSource>)>,
     step: i64,
     out: W,
 ) -> std::io::Result<W> {

@@ -128,9 +128,6 @@ pub struct Stats {
     expected_steps: usize,
     /// Where `--select tensor_value` reads variable values.
     pub checkpoint: Option<crate::inputs::checkpoint::Checkpoint>,
-    /// The XPlane traces the nodes came from, by job ("" for one trace):
-    /// timelines show their events themselves.
-    pub traces: Vec<(String, std::sync::Arc<crate::inputs::xplane::TraceSource>)>,
     /// Keep the inputs' allocation records in [`Stats::allocations`].
     pub keep_allocations: bool,
     /// Every allocation and free the inputs recorded, by input order (empty

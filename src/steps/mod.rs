@@ -16,7 +16,6 @@ use std::io::Write;
 use crate::error::Result;
 use crate::inputs::xplane::{XplaneFile, not_an_xspace};
 use crate::show::format;
-use crate::stats::Stats;
 use xplane::{Hardware, HostSteps, event_type as et};
 
 /// The categories, in the order of XProf's step-time graph.
@@ -76,13 +75,40 @@ pub struct Steps {
     pub tf_data_in_use: bool,
 }
 
-/// The steps of the profile `stats` holds: from its XPlane traces if it was
-/// read from traces, else from its run metadata.
-pub fn analyze(stats: &Stats) -> Result<Steps> {
-    if stats.traces.is_empty() {
-        return Ok(run_meta::analyze(stats));
+/// The steps of a loaded profile: from its XPlane traces if it was read
+/// from traces, else from its run metadata.
+pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
+    if !loaded.from_traces() {
+        return Ok(run_meta::analyze(&loaded.stats));
     }
-    analyze_traces(stats.traces.iter().map(|(_, trace)| (trace.path.as_path(), &trace.bytes[..])))
+    analyze_traces(loaded.xplane_traces().map(|(_, trace)| (trace.path.as_path(), &trace.bytes[..])))
+}
+
+/// The steps of XPlane traces, one file a host: read in place, without
+/// loading them into nodes (the views' conversion is not needed). No step
+/// is an error naming the trace (its run directory for several hosts).
+pub fn analyze_xplane(hosts: &[(String, std::path::PathBuf)]) -> Result<Steps> {
+    let files = hosts.iter().map(|(_, path)| XplaneFile::open(path)).collect::<Result<Vec<_>>>()?;
+    for file in &files {
+        file.check()?;
+    }
+    let analyzed = analyze_files(&files)?;
+    let paths: Vec<std::path::PathBuf> = files.into_iter().map(|f| f.path).collect();
+    with_rows(analyzed, &paths)
+}
+
+/// `analyzed`, unless it has no step: then an error, one line naming the
+/// trace (the run directory of several).
+pub fn with_rows(analyzed: Steps, traces: &[std::path::PathBuf]) -> Result<Steps> {
+    if !analyzed.rows.is_empty() {
+        return Ok(analyzed);
+    }
+    let message = no_steps_message(&analyzed);
+    Err(match traces {
+        [] => crate::error::Error::Profile(message),
+        [trace] => crate::error::Error::input("--xplane_path", trace, message),
+        [trace, ..] => crate::error::Error::input("--xplane_path", trace.parent().unwrap_or(trace), message),
+    })
 }
 
 /// The steps of XPlane trace files, one a host (the first host's rows are

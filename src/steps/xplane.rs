@@ -34,9 +34,9 @@
 //!    the host whose steps span least; the rows are the first host's.
 //!
 //! A trace is walked twice, without allocating per event. The first walk
-//! ([`collect`]) keeps as records only the events grouping reads and the
+//! (`collect`) keeps as records only the events grouping reads and the
 //! events they nest in; the others (most op events) can only take the group
-//! of the event they nest in. The second walk ([`walk_line`]) gives them
+//! of the event they nest in. The second walk (`walk_line`) gives them
 //! that group and resolves each step once none of its events can follow.
 
 use std::borrow::Cow;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rtfprof::inputs::{InputPaths, Inputs};
+use rtfprof::inputs::InputPaths;
 use rtfprof::stats::Stats;
 
 pub fn testdata() -> PathBuf {
@@ -33,14 +33,9 @@ pub fn fixture_flags(model: &str) -> Vec<String> {
     ]
 }
 
-/// A fixture ingested as the CLI does it.
+/// A fixture loaded by the library's loader, as the CLI loads it.
 pub fn fixture_stats(model: &str) -> Stats {
-    let inputs = Inputs::load(&fixture_paths(model)).expect("fixture loads");
-    let mut stats = Stats::new();
-    stats.add_graph(inputs.graph);
-    stats.add_op_log(inputs.op_log.expect("op log"));
-    stats.add_run_meta_files(&inputs.run_metas, |_| {}).expect("run metadata decodes");
-    stats
+    rtfprof::load::load_paths(&fixture_paths(model)).expect("fixture loads").stats
 }
 
 /// Headless Chromium for the tests that check what a browser renders:

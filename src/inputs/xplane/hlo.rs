@@ -8,7 +8,7 @@
 //! the module's stack frames the Python lines that made it. The module's
 //! schedule gives the order in which XLA runs, and numbers, its thunks,
 //! which is how kernels inside a command buffer are told apart (see
-//! [`Program::thunk`]).
+//! [`Program::command_buffer`] and [`super::thunks`]).
 
 use prost::{DecodeError, Message};
 use rustc_hash::FxHashMap;

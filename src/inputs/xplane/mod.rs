@@ -175,6 +175,73 @@ pub fn truncation(wire: &[u8]) -> Option<String> {
     None
 }
 
+impl XplaneFile {
+    /// Converts the trace into `stats` (which may hold a GraphDef's nodes
+    /// already): its executions as per-step totals, its memory totals,
+    /// Python frames and, with `allocator_events`, allocator events.
+    /// Returns what outlives the conversion and the start-up lines.
+    pub fn import(&self, stats: &mut crate::stats::Stats, allocator_events: bool) -> Result<(TraceSource, String)> {
+        let mut known = crate::stats::InputNodes::default();
+        let mut converted = self.convert(allocator_events, &mut |names, totals| {
+            stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
+        })?;
+        stats.add_memory_totals(&converted.memory);
+        stats.add_frames(&converted.frames);
+        stats.add_allocator_events(&converted.allocator_events);
+        let listing = format!("Reading Files...\n{}", summary(&self.path, &converted, stats));
+        Ok((TraceSource::new(self, &mut converted), listing))
+    }
+}
+
+/// The start-up lines of an XPlane trace: what it holds and how it was split
+/// into steps.
+fn summary(path: &Path, trace: &convert::Converted, stats: &crate::stats::Stats) -> String {
+    let mut lines = format!(
+        "xplane: {}: {} planes ({}), {} op executions, {} nodes\n",
+        path.display(),
+        trace.planes.len(),
+        trace.planes.join(", "),
+        trace.executions,
+        stats.nodes.len()
+    );
+    if trace.steps.is_empty() {
+        lines.push_str("xplane: no step markers: the whole trace is step 0\n");
+    } else {
+        let mut names: Vec<&str> = trace.steps.values().map(|s| s.name.as_str()).collect();
+        names.dedup();
+        let steps: Vec<i64> = trace.steps.keys().copied().collect();
+        lines.push_str(&format!("xplane: steps {} (markers '{}')", format_ranges(&steps), names.join("', '")));
+        match trace.outside_step {
+            Some(step) => lines.push_str(&format!("; step {step}: executions outside every marker\n")),
+            None => lines.push('\n'),
+        }
+    }
+    if trace.memory_events == 0 {
+        lines.push_str("xplane: the trace holds no memory records: the bytes columns are 0\n");
+    } else {
+        lines.push_str(&format!(
+            "xplane: {} allocator events: bytes go to the op their tf_op names ({} allocations name no op)\n",
+            trace.memory_events, trace.unattributed_allocations
+        ));
+    }
+    lines
+}
+
+/// `0..3, 7, 9..12` for a sorted list of step numbers.
+fn format_ranges(steps: &[i64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < steps.len() {
+        let mut j = i;
+        while j + 1 < steps.len() && steps[j + 1] == steps[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i { format!("{}..{}", steps[i], steps[j]) } else { steps[i].to_string() });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 /// A trace kept for outputs that show its events (timelines), with the
 /// steps its markers gave.
 #[derive(Debug)]

@@ -1,0 +1,318 @@
+//! The loader: from the files a user names to the node model and the trace
+//! events the analyses read. The command line, [`crate::api`] and the
+//! Python module all load through here.
+//!
+//! [`Sources`] says what was given; [`Purpose`] what it is for (which
+//! decides what is worth decoding: code traces, node attributes,
+//! allocations). An XPlane run directory becomes one job a host; `--job`s
+//! are loaded apart and merged. Each input is opened and imported by its
+//! kind's module through [`crate::inputs::Input`].
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::inputs::{Input, InputPaths, Kind, Trace};
+use crate::jobs::JobSpec;
+use crate::stats::Stats;
+use crate::views::View;
+
+/// What a user gave: the files of one kind (TF files, a profile, an event
+/// log) in `paths`, or a trace, or jobs.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    /// The files and how to read them; `paths.xplane_path` is the one
+    /// host's trace the loader resolves `xplane_path` to.
+    pub paths: InputPaths,
+    /// A TF2/JAX trace: a `.xplane.pb` file, a run directory (one job a
+    /// host) or a log directory (its newest run, or `xplane_run`).
+    pub xplane_path: Option<PathBuf>,
+    pub xplane_run: Option<String>,
+    /// `NAME=PATH` jobs to load apart and merge.
+    pub jobs: Vec<String>,
+}
+
+impl Sources {
+    /// Whether any input was given.
+    pub fn is_empty(&self) -> bool {
+        let paths = &self.paths;
+        paths.graph_path.is_none()
+            && paths.run_meta_paths.is_empty()
+            && paths.profile_path.is_none()
+            && self.xplane_path.is_none()
+            && paths.events_path.is_none()
+            && self.jobs.is_empty()
+    }
+}
+
+/// What the inputs are loaded for, which decides what is worth decoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    View(View),
+    Advise,
+    /// The `tfprof>` prompt: any view or advice may follow.
+    Prompt,
+    Memory,
+    Steps,
+    /// `hlo` and `kernels`.
+    Tables,
+    Report,
+    /// `diff`: each side is loaded as its view needs.
+    Diff,
+    /// `jobs`: each job's summary.
+    Jobs,
+}
+
+/// A loaded profile: the node model every view reads, and what the
+/// analyses read besides.
+#[derive(Debug)]
+pub struct Loaded {
+    pub stats: Stats,
+    /// The kind of each job's input (one entry without jobs).
+    pub kinds: Vec<Kind>,
+    /// The traces whose events `steps`, timelines and the device tables
+    /// read, with their job's name ("" without jobs).
+    pub traces: Vec<(String, Trace)>,
+    /// tfprof's start-up lines, printed before a view ("Reading Files...").
+    pub listing: String,
+    /// Run graph coverage of the run metadata, or of each job (the report's
+    /// header).
+    pub coverage: Vec<(String, f64)>,
+}
+
+impl Loaded {
+    /// Whether every input is of `kind`.
+    pub fn all(&self, kind: Kind) -> bool {
+        !self.kinds.is_empty() && self.kinds.iter().all(|k| *k == kind)
+    }
+
+    /// Whether the profile was read from traces (XPlane), whose nodes are
+    /// the ops and scopes of executions rather than of a graph.
+    pub fn from_traces(&self) -> bool {
+        self.kinds.contains(&Kind::Xplane)
+    }
+
+    /// The XPlane traces, with their job's name.
+    pub fn xplane_traces(&self) -> impl Iterator<Item = (&str, &std::sync::Arc<crate::inputs::xplane::TraceSource>)> {
+        self.traces.iter().map(|(job, trace)| match trace {
+            Trace::Xplane(source) => (job.as_str(), source),
+        })
+    }
+}
+
+/// `--events_run` and `--events_tags` go with event logs (`--events_path`,
+/// or `diff` sides and, for the tags, jobs that may be event logs); the tag
+/// regex is checked before any file is read.
+pub fn check_event_flags(sources: &Sources, purpose: Purpose) -> Result<()> {
+    let (paths, jobs) = (&sources.paths, &sources.jobs);
+    let diff = purpose == Purpose::Diff;
+    if paths.events_run.is_some() && !jobs.is_empty() {
+        return Err(Error::flag("--events_run", "with --job, give each job its run's directory (--job NAME=LOGDIR/RUN)"));
+    }
+    if paths.events_run.is_some() && paths.events_path.is_none() && !diff {
+        return Err(Error::flag("--events_run", "needs --events_path"));
+    }
+    if paths.events_tags.is_some() && paths.events_path.is_none() && jobs.is_empty() && !diff {
+        return Err(Error::flag("--events_tags", "needs --events_path (or --job)"));
+    }
+    paths.events_tags.as_deref().map(crate::inputs::events::tag_filter).transpose().map(drop)
+}
+
+/// The trace files of `--xplane_path`, one a host (`None` without one),
+/// and [`crate::inputs::xplane::locate`]'s note about the run it chose.
+pub fn xplane_hosts(sources: &Sources) -> Result<Option<(Vec<(String, PathBuf)>, Option<String>)>> {
+    if sources.xplane_run.is_some() && sources.xplane_path.is_none() {
+        return Err(Error::flag("--xplane_run", "needs --xplane_path LOGDIR"));
+    }
+    let Some(path) = &sources.xplane_path else { return Ok(None) };
+    if !sources.jobs.is_empty() {
+        return Err(Error::flag("--xplane_path", "give each job's trace with --job NAME=PATH instead"));
+    }
+    let located = crate::inputs::xplane::locate(path, sources.xplane_run.as_deref())?;
+    Ok(Some((located.hosts, located.note)))
+}
+
+/// The inputs resolved for loading: the paths of a single input (with its
+/// one host's trace), or jobs (`--job`s, or an XPlane run directory's
+/// hosts), and the note about the trace's run.
+pub struct Resolved {
+    pub paths: InputPaths,
+    /// One job a host of a run directory with several.
+    pub hosts: Vec<JobSpec>,
+    pub note: Option<String>,
+}
+
+/// What `purpose` reads, set on `sources`' paths, and the XPlane trace
+/// resolved to its host files.
+pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
+    let mut paths = sources.paths.clone();
+    // Only the code view (text or pprof), advise and the prompt read code traces.
+    paths.skip_code_traces = matches!(purpose, Purpose::View(View::Scope | View::Graph | View::Op));
+    // Only advise, the prompt and FLOPs estimates read node attributes.
+    paths.skip_attrs = matches!(purpose, Purpose::View(_) | Purpose::Report) && !paths.estimate_flops.is_on();
+    // The report's memory tab replays the allocation records.
+    paths.allocations = purpose == Purpose::Report;
+    if matches!(purpose, Purpose::Memory) {
+        paths.allocations = true;
+        paths.skip_code_traces = true;
+        paths.skip_attrs = !paths.estimate_flops.is_on();
+    }
+    if matches!(purpose, Purpose::Steps | Purpose::Tables) {
+        paths.skip_code_traces = true;
+        paths.skip_attrs = !paths.estimate_flops.is_on();
+    }
+    let mut hosts = Vec::new();
+    let mut note = None;
+    if let Some((files, chosen)) = xplane_hosts(sources)? {
+        note = chosen;
+        match files.as_slice() {
+            [(_, file)] => paths.xplane_path = Some(file.clone()),
+            files => {
+                hosts = files
+                    .iter()
+                    .map(|(host, file)| JobSpec {
+                        name: host.clone(),
+                        inputs: InputPaths { xplane_path: Some(file.clone()), graph_path: paths.graph_path.clone(), ..paths.clone() },
+                    })
+                    .collect();
+            }
+        }
+    }
+    Ok(Resolved { paths, hosts, note })
+}
+
+/// Opens and imports one input (no jobs): its kind's module maps it into
+/// the node model; float ops are estimated as `paths` asks.
+pub fn load_paths(paths: &InputPaths) -> Result<Loaded> {
+    let imported = Input::open(paths)?.import(paths)?;
+    let mut stats = imported.stats;
+    stats.estimate_missing_flops(paths.estimate_flops);
+    let coverage = if paths.run_meta_paths.is_empty() { Vec::new() } else { vec![(String::new(), stats.run_coverage())] };
+    Ok(Loaded {
+        stats,
+        kinds: vec![imported.kind],
+        traces: imported.trace.map(|t| (String::new(), t)).into_iter().collect(),
+        listing: imported.listing,
+        coverage,
+    })
+}
+
+/// Loads `sources` for `purpose`: one input, or each job (in parallel)
+/// merged into one profile. The note about the trace's run, if any, starts
+/// the listing.
+pub fn load(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
+    let resolved = resolve(sources, purpose)?;
+    let mut loaded = load_resolved(sources, &resolved, purpose)?;
+    if let Some(note) = resolved.note {
+        loaded.listing.insert_str(0, &format!("{note}\n"));
+    }
+    Ok(loaded)
+}
+
+fn load_resolved(sources: &Sources, resolved: &Resolved, purpose: Purpose) -> Result<Loaded> {
+    let paths = &resolved.paths;
+    if (paths.xplane_path.is_some() || !resolved.hosts.is_empty()) && purpose == Purpose::View(View::Graph) && paths.graph_path.is_none() {
+        return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));
+    }
+    if sources.jobs.is_empty() && resolved.hosts.is_empty() {
+        let loaded = load_paths(paths)?;
+        check_code_traces(purpose, &loaded)?;
+        return Ok(loaded);
+    }
+    let jobs = load_jobs(sources, resolved)?;
+    let mut listing = String::from("Reading Files...\n");
+    let mut coverage = Vec::new();
+    for (name, job) in &jobs {
+        let job_coverage = job.stats.run_coverage();
+        listing.push_str(&format!("job {name}: run graph coverage: {job_coverage:.2}\n"));
+        coverage.push((name.clone(), job_coverage));
+    }
+    let loaded = merge(jobs, listing, coverage);
+    check_code_traces(purpose, &loaded)?;
+    Ok(loaded)
+}
+
+/// Each job loaded on its own (in parallel): `--job`s, or the hosts of an
+/// XPlane run directory (for `rtfprof jobs`, and to merge).
+pub fn load_jobs_apart(sources: &Sources, purpose: Purpose) -> Result<Vec<(String, Loaded)>> {
+    load_jobs(sources, &resolve(sources, purpose)?)
+}
+
+fn load_jobs(sources: &Sources, resolved: &Resolved) -> Result<Vec<(String, Loaded)>> {
+    let specs = if resolved.hosts.is_empty() { job_specs(&sources.jobs, &resolved.paths)? } else { resolved.hosts.clone() };
+    crate::jobs::load(&specs, load_paths)
+}
+
+/// The `--job NAME=PATH` specs, with the global reading options; no other
+/// inputs may be given.
+fn job_specs(specs: &[String], paths: &InputPaths) -> Result<Vec<JobSpec>> {
+    if paths.graph_path.is_some()
+        || !paths.run_meta_paths.is_empty()
+        || paths.profile_path.is_some()
+        || paths.op_log_path.is_some()
+        || paths.events_path.is_some()
+    {
+        return Err(Error::flag("--job", "give each job's files with --job NAME=PATH, not with the single-job input flags"));
+    }
+    let mut specs = specs.iter().map(|s| JobSpec::parse(s)).collect::<Result<Vec<_>>>()?;
+    for spec in &mut specs {
+        spec.inputs.estimate_flops = paths.estimate_flops;
+        if spec.inputs.events_path.is_some() {
+            spec.inputs.events_tags.clone_from(&paths.events_tags);
+        }
+        spec.inputs.allocations = paths.allocations;
+    }
+    let mut names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::flag("--job", format!("job name '{}' given twice", w[0])));
+    }
+    Ok(specs)
+}
+
+/// Jobs merged into one profile (see [`crate::jobs::merge`]): their
+/// traces and kinds kept, each trace under its job's name.
+pub fn merge(jobs: Vec<(String, Loaded)>, listing: String, coverage: Vec<(String, f64)>) -> Loaded {
+    let mut kinds = Vec::new();
+    let mut traces = Vec::new();
+    let mut models = Vec::new();
+    for (name, job) in jobs {
+        kinds.extend(job.kinds);
+        traces.extend(job.traces.into_iter().map(|(_, trace)| (name.clone(), trace)));
+        models.push((name, job.stats));
+    }
+    Loaded { stats: crate::jobs::merge(models), kinds, traces, listing, coverage }
+}
+
+/// The code view of XPlane traces needs the Python frames XLA programs
+/// record for their instructions (JAX's do); TF's ops carry none.
+fn check_code_traces(purpose: Purpose, loaded: &Loaded) -> Result<()> {
+    if purpose == Purpose::View(View::Code) && loaded.from_traces() && !loaded.stats.has_code_traces {
+        return Err(Error::flag(
+            "code",
+            "this XPlane trace has no Python call stacks for its ops (JAX's XLA programs record them; TF's ops do not): use scope or op",
+        ));
+    }
+    Ok(())
+}
+
+/// The steps of `sources`, as `rtfprof steps` finds them, with the
+/// warnings about the inputs: XPlane traces are read in place (no node
+/// model); other inputs are loaded. No step is an error saying why.
+pub fn steps(sources: &Sources) -> Result<(crate::steps::Steps, Vec<String>)> {
+    check_event_flags(sources, Purpose::Steps)?;
+    if let Some((hosts, _)) = xplane_hosts(sources)? {
+        return Ok((crate::steps::analyze_xplane(&hosts)?, Vec::new()));
+    }
+    let mut loaded = load(sources, Purpose::Steps)?;
+    let warnings = std::mem::take(&mut loaded.stats.warnings);
+    Ok((crate::steps::with_rows(crate::steps::analyze(&loaded)?, &[])?, warnings))
+}
+
+/// The XLA instructions and kernels of the loaded XPlane traces (every
+/// job's, merged); other inputs are an error naming `command`.
+pub fn tables(loaded: &Loaded, command: &str) -> Result<crate::device::Tables> {
+    if !loaded.from_traces() {
+        return Err(Error::flag(command, "needs a TF2 or JAX profiler trace (--xplane_path): other inputs record no XLA instructions or kernels"));
+    }
+    Ok(crate::device::Tables::merge(loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.device.clone()))))
+}

@@ -1,0 +1,109 @@
+//! One view written where `--output` says: its text on stdout or in a
+//! file, CSV or JSON, folded stacks, a pprof profile or a timeline. The
+//! command line, the prompt and [`crate::api`] all write views through
+//! [`write()`].
+
+use crate::error::{Error, Result};
+use crate::load::Loaded;
+use crate::outputs;
+use crate::show::options::{Options, Output};
+use crate::stats::Stats;
+use crate::views::View;
+
+/// Shows one view where `--output` says: its text on stdout or in a file, a
+/// timeline, or a pprof profile. Needs a deep stack (see [`crate::stack::with_deep_stack`]).
+pub fn write(loaded: &Loaded, view: View, opts: &Options, stdout: &mut String) -> Result<()> {
+    let stats = &loaded.stats;
+    match &opts.output {
+        Output::Timeline(path) => write_timeline(loaded, view, opts, path, stdout),
+        Output::Pprof(path) => write_pprof(stats, view, opts, path, stdout),
+        Output::Folded(path) => {
+            let metric = check_folded(view, opts)?;
+            let root = crate::show::run(stats, view, opts)?.root;
+            outputs::stream_atomic(path, |out| outputs::folded::write(&root, metric, out))
+        }
+        Output::Stdout => {
+            stdout.push_str(&crate::show::render(stats, view, opts)?);
+            Ok(())
+        }
+        Output::None => crate::show::render(stats, view, opts).map(drop),
+        Output::File(path) => {
+            crate::show::check(stats, view, opts)?;
+            outputs::stream_atomic(path, |mut out| crate::show::write_checked(stats, view, opts, &mut out).map(|()| out))
+        }
+        Output::Html(_) => Err(Error::flag("--output", "html output is written by 'rtfprof report' and 'rtfprof diff'")),
+        Output::Csv(path) | Output::Json(path) => {
+            use crate::outputs::table;
+            let root = crate::show::run(stats, view, opts)?.root;
+            let per_step = crate::show::per_step(stats, view, opts);
+            let csv = matches!(opts.output, Output::Csv(_));
+            outputs::stream_atomic(path, |out| {
+                if csv { table::write_csv(&root, Some(&per_step), out) } else { table::write_json(view, opts.step, &root, Some(&per_step), out) }
+            })
+        }
+    }
+}
+
+/// Folded stacks exist for the tree views whose nodes nest (scope and
+/// code), with one time or bytes metric.
+pub fn check_folded(view: View, opts: &Options) -> Result<crate::show::options::Shown> {
+    if !matches!(view, View::Scope | View::Code) {
+        return Err(Error::flag("--output", format!("folded output is only available for the scope and code views, not {}", view.as_str())));
+    }
+    outputs::folded::selected_metric(opts)
+}
+
+/// pprof output exists for the code view only, with one metric selected.
+fn write_pprof(stats: &Stats, view: View, opts: &Options, path: &std::path::Path, stdout: &mut String) -> Result<()> {
+    use crate::outputs::pprof;
+    if view != View::Code {
+        return Err(Error::flag("--output", "pprof output is only available for the code view"));
+    }
+    pprof::selected_metric(opts)?;
+    crate::show::check(stats, view, opts)?;
+    let code = crate::views::code::build(stats);
+    let root = crate::show::tree::TreeShow::new(stats, &code.tree, opts, view).run(&mut String::new());
+    let profile = pprof::build(stats, &code.tree, &root, opts)?;
+    outputs::stream_atomic(path, |out| pprof::write(&profile, out))?;
+    stdout.push_str(&pprof::written_message(path));
+    Ok(())
+}
+
+/// Timelines go to `<outfile>_<step>`, as tfprof names them. The graph view
+/// needs a concrete step; with `--step -1` it writes one file per step.
+fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::path::Path, stdout: &mut String) -> Result<()> {
+    use crate::outputs::timeline;
+    let stats = &loaded.stats;
+    if loaded.from_traces() {
+        // An XPlane trace: its own events, for the step asked for.
+        crate::show::check(stats, view, opts)?;
+        let path = timeline::file_for_step(outfile, opts.step);
+        outputs::stream_atomic(&path, |out| timeline::write_xplane(loaded.xplane_traces(), opts.step, out))?;
+        stdout.push_str(&timeline::written_message(&path));
+        return Ok(());
+    }
+    match view {
+        View::Op => Err(Error::flag("--output", "the op view has no timeline; use the graph, scope or code view")),
+        View::Graph => {
+            let steps: Vec<i64> = if opts.step < 0 { stats.steps.iter().copied().collect() } else { vec![opts.step] };
+            for step in steps {
+                let opts = Options { step, ..opts.clone() };
+                let root = crate::show::run(stats, view, &opts)?.root;
+                let path = timeline::file_for_step(outfile, step);
+                stdout.push_str("generating trace file.\n");
+                outputs::stream_atomic(&path, |out| timeline::write_graph(stats, &root, step, out))?;
+                stdout.push_str(&timeline::peak_memory_note(stats, &root, step));
+                stdout.push_str(&timeline::written_message(&path));
+            }
+            Ok(())
+        }
+        View::Scope | View::Code => {
+            let root = crate::show::run(stats, view, opts)?.root;
+            let path = timeline::file_for_step(outfile, opts.step);
+            outputs::stream_atomic(&path, |out| timeline::write_tree(&root, view.as_str(), out))?;
+            stdout.push_str(&timeline::written_message(&path));
+            Ok(())
+        }
+    }
+}
+
