@@ -201,6 +201,36 @@ fn plain_and_gzip_read_the_same() {
     assert_eq!(key_averages(&plain, true), key_averages(&compressed, true));
 }
 
+/// Hands out its bytes a few at a time, so that every token of a trace
+/// meets a refill of the parser's buffer somewhere.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.step = self.step % 7 + 1;
+        let n = self.step.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn reads_in_small_pieces_equal_one_read() {
+    for (name, path) in fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        let whole = Trace::from_bytes(&bytes).unwrap();
+        let trickled = Trace::from_reader(Trickle { bytes: &bytes, step: 0 }).unwrap();
+        assert_eq!(whole.events, trickled.events, "{name}");
+        assert_eq!(whole.memory, trickled.memory, "{name}");
+        assert_eq!(whole.flows, trickled.flows, "{name}");
+        assert_eq!(key_averages(&whole, true), key_averages(&trickled, true), "{name}");
+    }
+}
+
 #[test]
 fn model_holds_links_steps_memory_and_python_frames() {
     let (_, path) = fixtures().into_iter().find(|(n, _)| n == "schedule").unwrap();

@@ -45,6 +45,8 @@ pub struct Parser<R> {
     base: u64,
     /// Unescaped strings that need it.
     scratch: Vec<u8>,
+    /// A position in `buf` that a refill must keep (a key being returned).
+    pin: Option<usize>,
     read_error: Option<std::io::Error>,
 }
 
@@ -52,7 +54,7 @@ const CHUNK: usize = 1 << 20;
 
 impl<R: Read> Parser<R> {
     pub fn new(src: R) -> Self {
-        Parser { src, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false, base: 0, scratch: Vec::new(), read_error: None }
+        Parser { src, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false, base: 0, scratch: Vec::new(), pin: None, read_error: None }
     }
 
     /// The I/O error that ended the input early, if one did (it is reported
@@ -75,6 +77,7 @@ impl<R: Read> Parser<R> {
         if self.eof {
             return false;
         }
+        let keep = self.pin.map_or(keep, |pin| pin.min(keep));
         if keep > 0 {
             self.buf.copy_within(keep..self.end, 0);
             self.base += keep as u64;
@@ -167,9 +170,21 @@ impl<R: Read> Parser<R> {
         if !self.more(b'}', first)? {
             return Ok(None);
         }
-        let range = self.string_range()?;
-        self.expect(b':')?;
-        Ok(Some(self.string_at(range)))
+        let (mut start, mut end, scratch) = self.string_range()?;
+        // The key must outlive the refill that reading ':' may need.
+        if !scratch {
+            self.pin = Some(start);
+        }
+        let base = self.base;
+        let colon = self.expect(b':');
+        self.pin = None;
+        colon?;
+        if !scratch {
+            let shift = (self.base - base) as usize;
+            start -= shift;
+            end -= shift;
+        }
+        Ok(Some(self.string_at((start, end, scratch))))
     }
 
     /// Whether an array being read (after `begin_array`) has another

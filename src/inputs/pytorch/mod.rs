@@ -298,6 +298,14 @@ impl Trace {
         })
     }
 
+    /// Reads a trace from any reader (plain or gzip), as [`Trace::open`].
+    pub fn from_reader(reader: impl std::io::Read) -> std::result::Result<Trace, String> {
+        read::read_file(reader).map_err(|e| match e {
+            read::ReadError::Io(e) => e.to_string(),
+            read::ReadError::Invalid(message) => message,
+        })
+    }
+
     pub fn str(&self, sym: Sym) -> &str {
         self.strings.get(sym)
     }
