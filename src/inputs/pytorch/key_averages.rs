@@ -125,7 +125,9 @@ pub fn key_averages(trace: &Trace, group_by_input_shape: bool) -> Vec<KeyAverage
 /// `_parse_kineto_results`: the FunctionEvents, sorted by (start, -end).
 fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
     let t0 = trace.start_ns();
-    let us = |ns: i64| (ns - t0) as f64 / 1000.0;
+    // Exact for any trace torch could have made (differences under 2^53 ns);
+    // i128 so that absurd times cannot overflow.
+    let us = |ns: i64| (i128::from(ns) - i128::from(t0)) as f64 / 1000.0;
     let filtered: Vec<Sym> = FILTERED_NAMES.iter().filter_map(|n| trace.strings.lookup(n)).collect();
     let step = |name: Sym| trace.str(name).starts_with("ProfilerStep#");
 
@@ -139,8 +141,8 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
             if matches!(e.category, Category::PythonFunction | Category::Trace) || is_op(e.category) != pass_ops {
                 continue;
             }
-            let (ts, dur) = if e.category == Category::GpuUserAnnotation { (e.ts + 1, e.dur - 2) } else { (e.ts, e.dur) };
-            records.push((ts, ts + dur, i as u32));
+            let (ts, dur) = if e.category == Category::GpuUserAnnotation { (e.ts.saturating_add(1), e.dur.saturating_sub(2)) } else { (e.ts, e.dur) };
+            records.push((ts, ts.saturating_add(dur), i as u32));
         }
     }
     records.sort_by_key(|r| r.0);
@@ -193,8 +195,9 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
             let hi = memory_ts.partition_point(|&t| t <= end);
             for k in lo..hi.max(lo) {
                 let (c, d) = bytes(memory[k]);
-                cpu_memory_usage += c;
-                device_memory_usage += d;
+                // torch's ints do not overflow; i64 wraps only on absurd sizes.
+                cpu_memory_usage = i64::wrapping_add(cpu_memory_usage, c);
+                device_memory_usage = i64::wrapping_add(device_memory_usage, d);
                 memory_used[k] = true;
             }
         }
@@ -391,8 +394,8 @@ fn averages(trace: &Trace, events: &[FunctionEvent], order: &[u32], by_shape: bo
             (
                 cpu_total - children().fold(0.0, |s, c| s + c.cpu_time_total()),
                 device - e.children.iter().fold(0.0, |s, &c| s + device_total[c as usize]),
-                e.cpu_memory_usage - children().map(|c| c.cpu_memory_usage).sum::<i64>(),
-                e.device_memory_usage - children().map(|c| c.device_memory_usage).sum::<i64>(),
+                e.cpu_memory_usage.wrapping_sub(children().fold(0i64, |s, c| s.wrapping_add(c.cpu_memory_usage))),
+                e.device_memory_usage.wrapping_sub(children().fold(0i64, |s, c| s.wrapping_add(c.device_memory_usage))),
             )
         };
         let r = &mut rows[row];
@@ -400,10 +403,10 @@ fn averages(trace: &Trace, events: &[FunctionEvent], order: &[u32], by_shape: bo
         r.device_time_total += device;
         r.self_cpu_time_total += self_cpu;
         r.self_device_time_total += self_device;
-        r.cpu_memory_usage += e.cpu_memory_usage;
-        r.device_memory_usage += e.device_memory_usage;
-        r.self_cpu_memory_usage += self_cpu_memory;
-        r.self_device_memory_usage += self_device_memory;
+        r.cpu_memory_usage = r.cpu_memory_usage.wrapping_add(e.cpu_memory_usage);
+        r.device_memory_usage = r.device_memory_usage.wrapping_add(e.device_memory_usage);
+        r.self_cpu_memory_usage = r.self_cpu_memory_usage.wrapping_add(self_cpu_memory);
+        r.self_device_memory_usage = r.self_device_memory_usage.wrapping_add(self_device_memory);
         r.count += 1;
     }
     rows

@@ -197,7 +197,7 @@ pub struct Event {
 
 impl Event {
     pub fn end(&self) -> i64 {
-        self.ts + self.dur
+        self.ts.saturating_add(self.dur)
     }
 }
 
