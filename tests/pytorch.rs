@@ -265,6 +265,60 @@ fn model_holds_links_steps_memory_and_python_frames() {
     assert!(kernels.iter().all(|k| k.device == Some(0) && k.stream.is_some()));
 }
 
+/// HTA 0.5.0's breakdowns of the shared traces (`testdata/pytorch/hta/`,
+/// by `tools/torch/hta_goldens.py`): equal with HTA's rounding; with exact
+/// nanoseconds, the parts still add up to the span, and each differs from
+/// HTA's by its rounding at most.
+#[test]
+fn gpu_breakdowns_equal_hta() {
+    use rtfprof::inputs::pytorch::breakdown::{CONSECUTIVE_KERNEL_DELAY_US, Timing, idle_time_breakdown, temporal_breakdown};
+    let Some(traces) = shared_torch_traces() else { return };
+    for (name, path) in traces {
+        let golden = read_json(&fixture_dir().join(format!("hta/shared.{name}.hta.json")));
+        let trace = Trace::open(&path).unwrap();
+        let hta = temporal_breakdown(&trace, Timing::Hta);
+        assert_eq!(hta.len(), 1, "{name}: one GPU");
+        let theirs = &golden["temporal_breakdown"][0];
+        let pairs = [
+            ("idle_time(us)", hta[0].idle_us),
+            ("compute_time(us)", hta[0].compute_us),
+            ("non_compute_time(us)", hta[0].non_compute_us),
+            ("kernel_time(us)", hta[0].span_us),
+        ];
+        for (field, ours) in pairs {
+            assert_eq!(Some(ours), theirs[field].as_f64(), "{name} {field}");
+        }
+        let exact = &temporal_breakdown(&trace, Timing::Exact)[0];
+        let sum = exact.compute_us + exact.non_compute_us + exact.idle_us;
+        assert!((sum - exact.span_us).abs() < 1e-6, "{name}: {exact:?}");
+        // HTA's rounding moves each start up and each end down by under
+        // 1 µs: its intervals lie inside the real ones, so it finds less
+        // busy time, by under 2 µs a kernel, and a span under 2 µs shorter.
+        let kernels = trace.events.iter().filter(|e| e.stream.is_some()).count() as f64;
+        let (busy, hta_busy) = (exact.compute_us + exact.non_compute_us, hta[0].compute_us + hta[0].non_compute_us);
+        for (what, ours, theirs) in [("compute", exact.compute_us, hta[0].compute_us), ("busy", busy, hta_busy)] {
+            assert!(theirs <= ours && ours - theirs < 2.0 * kernels, "{name} {what}: exact {ours} vs HTA {theirs}");
+        }
+        assert!(hta[0].span_us <= exact.span_us && exact.span_us - hta[0].span_us < 2.0, "{name}: {exact:?}");
+        eprintln!("{name}: exact {exact:?}, HTA {:?}", hta[0]);
+
+        let idle = idle_time_breakdown(&trace, Timing::Hta, CONSECUTIVE_KERNEL_DELAY_US);
+        for row in golden["idle_time_breakdown"].as_array().unwrap() {
+            let stream = row["stream"].as_u64().unwrap() as u32;
+            let ours = idle.iter().find(|s| s.stream == stream).unwrap_or_else(|| panic!("{name}: stream {stream}"));
+            let value = match row["idle_category"].as_str().unwrap() {
+                "host_wait" => ours.host_wait_us,
+                "kernel_wait" => ours.kernel_wait_us,
+                "other" => ours.other_us,
+                other => panic!("{other}"),
+            };
+            assert_eq!(Some(value), row["idle_time"].as_f64(), "{name} stream {stream} {}", row["idle_category"]);
+        }
+        let exact_idle = idle_time_breakdown(&trace, Timing::Exact, CONSECUTIVE_KERNEL_DELAY_US);
+        eprintln!("{name}: idle exact {exact_idle:?}, HTA {idle:?}");
+    }
+}
+
 // ---- bad input: one error, never a panic ----
 
 fn error_of(bytes: &[u8]) -> String {

@@ -8,8 +8,10 @@
 //! Python frames, `[memory]` records, flows and thread names. Names are
 //! interned ([`Strings`]). Analyses read this model, never the file:
 //! [`key_averages`] gives PyTorch's own `prof.key_averages()` and
-//! [`table`] prints it as `EventList.table()` does.
+//! [`table`] prints it as `EventList.table()` does; [`breakdown`] splits
+//! GPU time as Holistic Trace Analysis does.
 
+pub mod breakdown;
 mod json;
 pub mod key_averages;
 mod read;
