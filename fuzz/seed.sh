@@ -115,3 +115,29 @@ done
 find "$data/xplane" -name '*.xplane.pb' | while read -r t; do
     seed xplane "$t" "$(echo "${t#"$data/xplane/"}" | tr / _)"
 done
+
+# pytorch: each committed trace as is, read at once (mode byte 0) and in
+# small pieces (1), and a GPU trace's first events (the shared traces are
+# too big to mutate quickly).
+mkdir -p "$fuzz/corpus/pytorch"
+for t in "$data"/pytorch/*.pt.trace.json*; do
+    { printf '\x00'; cat "$t"; } > "$fuzz/corpus/pytorch/at_once.$(basename "$t")"
+    { printf '\x01'; cat "$t"; } > "$fuzz/corpus/pytorch/pieces.$(basename "$t")"
+done
+gpu="$fuzz/../../shared/traces/torch_h200/torch_resnet18"
+if [ -d "$gpu" ]; then
+    python3 - "$gpu" "$fuzz/corpus/pytorch/gpu_head.json" <<'PY'
+import glob, gzip, json, sys
+trace = json.load(gzip.open(glob.glob(sys.argv[1] + "/*.pt.trace.json.gz")[0], "rt"))
+events = trace["traceEvents"]
+# The profiler span and 40 events of each category, in file order.
+keep, seen = [], {}
+for e in events:
+    c = e.get("cat")
+    if c == "Trace" or seen.get(c, 0) < 40:
+        seen[c] = seen.get(c, 0) + 1
+        keep.append(e)
+trace["traceEvents"] = keep
+open(sys.argv[2], "w").write("\x02" + json.dumps(trace))
+PY
+fi

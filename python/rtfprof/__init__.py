@@ -7,6 +7,7 @@
     df = rtfprof.to_dataframe(root)   # pandas; rtfprof.to_records(root) without
     rtfprof.steps(xplane_path="logdir")  # each step's time split as XProf splits it
     rtfprof.kernels(xplane_path="logdir")  # GPU kernels (also hlo, memory)
+    print(rtfprof.key_averages("x.pt.trace.json").table(sort_by="self_cpu_time_total"))
 
 ``profile`` takes tf.profiler's option dicts (``ProfileOptionBuilder(...).build()``)
 and returns nodes with the field names of tfprof's ``GraphNodeProto`` (scope and
@@ -16,12 +17,28 @@ step's time and its split into XProf's categories (``rtfprof steps``), one dict
 a step with the JSON output's keys: ``pandas.DataFrame(rtfprof.steps(...))``.
 ``hlo`` and ``kernels`` list an XPlane trace's XLA instructions and GPU
 kernels, ``memory`` replays the allocations, each as the CLI's JSON output
-holds them; ``to_dataframe`` takes any of these results.
+holds them; ``to_dataframe`` takes any of these results. ``key_averages``
+reads a ``torch.profiler`` trace and gives PyTorch's own
+``prof.key_averages()`` rows (same attributes, same values) and ``table()``.
 """
 
 from __future__ import annotations
 
-from ._rtfprof import GraphNode, MultiGraphNode, TensorValue, __version__, _table, hlo, kernels, memory, profile, steps
+from ._rtfprof import (
+    GraphNode,
+    KeyAverage,
+    KeyAverages,
+    MultiGraphNode,
+    TensorValue,
+    __version__,
+    _table,
+    hlo,
+    kernels,
+    key_averages,
+    memory,
+    profile,
+    steps,
+)
 
 # Annotations only: the `rtfprof` command imports this package, and typing
 # would add to its start-up time.
@@ -33,11 +50,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GraphNode",
+    "KeyAverage",
+    "KeyAverages",
     "MultiGraphNode",
     "TensorValue",
     "__version__",
     "hlo",
     "kernels",
+    "key_averages",
     "memory",
     "profile",
     "steps",

@@ -1,9 +1,9 @@
 """Type stubs of the extension module (the Rust library through PyO3)."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, final, overload
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "MultiGraphNode", "TensorValue", "hlo", "kernels", "memory", "profile", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "hlo", "kernels", "key_averages", "memory", "profile", "steps", "__version__"]
 
 __version__: str
 
@@ -215,5 +215,83 @@ def hlo(*, xplane_path: _Path) -> List[Dict[str, Any]]:
     """The XLA instructions that ran, as `rtfprof hlo --output json` lists them."""
 def kernels(*, xplane_path: _Path) -> List[Dict[str, Any]]:
     """The GPU kernels, as `rtfprof kernels --output json` lists them."""
+@final
+class KeyAverage:
+    """A row of PyTorch's ``prof.key_averages()`` (FunctionEventAvg), read from
+    its trace: the same attributes, the same values. Times in microseconds,
+    memory in bytes."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def device_type(self) -> str:
+        """"CPU" or "CUDA"."""
+    @property
+    def is_user_annotation(self) -> bool: ...
+    @property
+    def cpu_time_total(self) -> float: ...
+    @property
+    def self_cpu_time_total(self) -> float: ...
+    @property
+    def device_time_total(self) -> float: ...
+    @property
+    def self_device_time_total(self) -> float: ...
+    @property
+    def cpu_time(self) -> float:
+        """Average CPU time per call."""
+    @property
+    def device_time(self) -> float:
+        """Average device time per call."""
+    @property
+    def cpu_memory_usage(self) -> int: ...
+    @property
+    def self_cpu_memory_usage(self) -> int: ...
+    @property
+    def device_memory_usage(self) -> int: ...
+    @property
+    def self_device_memory_usage(self) -> int: ...
+    @property
+    def input_shapes(self) -> Union[str, List[List[int]]]:
+        """The first event's input shapes when grouped by input shape, else ""."""
+    @property
+    def node_id(self) -> int: ...
+    @property
+    def is_legacy(self) -> bool: ...
+    @property
+    def is_async(self) -> bool: ...
+    @property
+    def is_remote(self) -> bool: ...
+    @property
+    def overload_name(self) -> str: ...
+    @property
+    def stack(self) -> List[str]: ...
+
+@final
+class KeyAverages:
+    """The rows of ``key_averages()``, in torch's order, with torch's ``table()``."""
+
+    def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, index: int, /) -> KeyAverage: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> List[KeyAverage]: ...
+    def __iter__(self) -> Iterator[KeyAverage]: ...
+    def table(
+        self,
+        sort_by: Optional[str] = None,
+        row_limit: Optional[int] = 100,
+        max_src_column_width: Optional[int] = 75,
+        max_name_column_width: Optional[int] = 55,
+        max_shapes_column_width: Optional[int] = 80,
+        header: Optional[str] = None,
+        top_level_events_only: bool = False,
+        time_unit: Optional[str] = None,
+    ) -> str:
+        """torch's ``EventList.table()``, byte for byte."""
+
+def key_averages(path: _Path, group_by_input_shape: bool = False) -> KeyAverages:
+    """PyTorch's ``prof.key_averages()`` from a torch.profiler trace (``*.pt.trace.json[.gz]``)."""
 def _table(node: Union[GraphNode, MultiGraphNode], step_values: bool) -> Tuple[List[str], List[Tuple[Any, ...]]]: ...
 def _main(argv: List[str]) -> int: ...

@@ -704,10 +704,188 @@ fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
     })
 }
 
+// ---------------------------------------------------------------------------
+// PyTorch traces: torch's key_averages() and table()
+// ---------------------------------------------------------------------------
+
+/// One row of torch's `prof.key_averages()` (a `FunctionEventAvg`), from a
+/// trace file: the same attribute names, and the same values to the bit.
+/// Times in microseconds, memory in bytes.
+#[pyclass(module = "rtfprof", frozen, get_all)]
+struct KeyAverage {
+    key: String,
+    count: u64,
+    /// `"CPU"` or `"CUDA"` (torch: `DeviceType.CPU`, `DeviceType.CUDA`).
+    device_type: &'static str,
+    is_user_annotation: bool,
+    cpu_time_total: f64,
+    self_cpu_time_total: f64,
+    device_time_total: f64,
+    self_device_time_total: f64,
+    cpu_time: f64,
+    device_time: f64,
+    cpu_memory_usage: i64,
+    self_cpu_memory_usage: i64,
+    device_memory_usage: i64,
+    self_device_memory_usage: i64,
+    /// The first event's input shapes (a list of lists of ints) when grouped
+    /// by input shape, else `""`, as in torch.
+    input_shapes: Py<PyAny>,
+    /// Always -1, False, False, False, "" and []: what torch has for a
+    /// profile of one process read back from its trace.
+    node_id: i64,
+    is_legacy: bool,
+    is_async: bool,
+    is_remote: bool,
+    overload_name: &'static str,
+    stack: Vec<String>,
+}
+
+#[pymethods]
+impl KeyAverage {
+    fn __repr__(&self) -> String {
+        format!(
+            "<KeyAverage key={:?} count={} device_type={} self_cpu_time_total={} cpu_time_total={} self_device_time_total={} device_time_total={}>",
+            self.key, self.count, self.device_type, self.self_cpu_time_total, self.cpu_time_total, self.self_device_time_total, self.device_time_total
+        )
+    }
+}
+
+/// torch's `str(input_shapes)` back as lists: `[[8, 16], []]`.
+fn shapes_list<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    let mut rest = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')).unwrap_or("");
+    while let Some(open) = rest.find('[') {
+        let close = rest[open..].find(']').map_or(rest.len(), |c| open + c);
+        let sizes: Vec<i64> = rest[open + 1..close].split(',').filter_map(|n| n.trim().parse().ok()).collect();
+        list.append(sizes)?;
+        rest = &rest[(close + 1).min(rest.len())..];
+    }
+    Ok(list)
+}
+
+/// The rows of `rtfprof.key_averages()`: a sequence of `KeyAverage`, with
+/// torch's `table()`.
+#[pyclass(module = "rtfprof", frozen, sequence)]
+struct KeyAverages {
+    rows: Vec<rtfprof::inputs::pytorch::KeyAverage>,
+    objects: Vec<Py<KeyAverage>>,
+    profile_memory: bool,
+    use_device: Option<String>,
+}
+
+#[pymethods]
+impl KeyAverages {
+    fn __len__(&self) -> usize {
+        self.objects.len()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        // As a list's: an int (negative counts from the end) or a slice.
+        Ok(PyList::new(py, &self.objects)?.as_any().get_item(index)?.unbind())
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(PyList::new(py, &self.objects)?.as_any().try_iter()?.into_any().unbind())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<KeyAverages: {} rows>", self.objects.len())
+    }
+
+    /// torch's `EventList.table()`, byte for byte. `max_src_column_width`
+    /// is accepted for torch's signature (rows carry no stacks); with_flops
+    /// is not: the trace does not hold flops.
+    #[pyo3(
+        signature = (sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=Some(55), max_shapes_column_width=Some(80), header=None, top_level_events_only=false, time_unit=None),
+        text_signature = "(self, /, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55, max_shapes_column_width=80, header=None, top_level_events_only=False, time_unit=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn table(
+        &self,
+        sort_by: Option<String>,
+        row_limit: Option<i64>,
+        max_src_column_width: Option<i64>,
+        max_name_column_width: Option<usize>,
+        max_shapes_column_width: Option<usize>,
+        header: Option<String>,
+        top_level_events_only: bool,
+        time_unit: Option<String>,
+    ) -> PyResult<String> {
+        use rtfprof::inputs::pytorch::{TableOptions, table::attribute};
+        let _ = max_src_column_width;
+        if let (Some(sort_by), Some(first)) = (&sort_by, self.rows.first())
+            && attribute(first, sort_by).is_none()
+        {
+            return Err(pyo3::exceptions::PyAttributeError::new_err(format!("'FunctionEventAvg' object has no attribute '{sort_by}'")));
+        }
+        let mut options = TableOptions::default();
+        options.sort_by = sort_by;
+        options.row_limit = row_limit.and_then(|n| usize::try_from(n).ok());
+        options.max_name_column_width = max_name_column_width;
+        options.max_shapes_column_width = max_shapes_column_width;
+        options.header = header;
+        options.top_level_events_only = top_level_events_only;
+        options.time_unit = time_unit;
+        options.profile_memory = self.profile_memory;
+        options.use_device = self.use_device.clone();
+        rtfprof::inputs::pytorch::table(&self.rows, &options).map_err(pyo3::exceptions::PyRuntimeError::new_err)
+    }
+}
+
+/// PyTorch's `prof.key_averages(group_by_input_shape=...)` from a trace
+/// that `torch.profiler` wrote (`*.pt.trace.json`, or `.json.gz`).
+#[pyfunction]
+#[pyo3(signature = (path, group_by_input_shape=false))]
+fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: bool) -> PyResult<KeyAverages> {
+    use rtfprof::inputs::pytorch::{TableOptions, Trace};
+    let path = path_arg("path", Some(path))?.ok_or_else(|| PyValueError::new_err("--path: expected a path, got None"))?;
+    let (rows, options) = py
+        .detach(|| {
+            let trace = Trace::open(&path)?;
+            let rows = rtfprof::inputs::pytorch::key_averages(&trace, group_by_input_shape);
+            Ok::<_, rtfprof::Error>((rows, TableOptions::for_trace(&trace)))
+        })
+        .map_err(to_py_err)?;
+    let objects = rows
+        .iter()
+        .map(|r| {
+            let input_shapes = if group_by_input_shape { shapes_list(py, &r.input_shapes)?.into_any().unbind() } else { PyString::new(py, "").into_any().unbind() };
+            Py::new(
+                py,
+                KeyAverage {
+                    key: r.key.clone(),
+                    count: r.count,
+                    device_type: r.device_type.as_str(),
+                    is_user_annotation: r.is_user_annotation,
+                    cpu_time_total: r.cpu_time_total,
+                    self_cpu_time_total: r.self_cpu_time_total,
+                    device_time_total: r.device_time_total,
+                    self_device_time_total: r.self_device_time_total,
+                    cpu_time: r.cpu_time(),
+                    device_time: r.device_time(),
+                    cpu_memory_usage: r.cpu_memory_usage,
+                    self_cpu_memory_usage: r.self_cpu_memory_usage,
+                    device_memory_usage: r.device_memory_usage,
+                    self_device_memory_usage: r.self_device_memory_usage,
+                    input_shapes,
+                    node_id: -1,
+                    is_legacy: false,
+                    is_async: false,
+                    is_remote: false,
+                    overload_name: "",
+                    stack: Vec::new(),
+                },
+            )
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(KeyAverages { rows, objects, profile_memory: options.profile_memory, use_device: options.use_device })
+}
+
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, MultiGraphNode, TensorValue, hlo, kernels, memory, profile, steps};
+    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, hlo, kernels, key_averages, memory, profile, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod events;
 pub mod graph;
 pub mod profile;
+pub mod pytorch;
 pub mod run_meta;
 mod read;
 pub mod sniff;

@@ -1,0 +1,238 @@
+//! Where a GPU's time goes, as Holistic Trace Analysis (HTA 0.5.0) splits
+//! it: `get_temporal_breakdown()` (the span from the first kernel's start to
+//! the last one's end, as compute, non-compute and idle time) and
+//! `get_idle_time_breakdown()` (each stream's gaps between kernels, as
+//! waiting on the host, launch delay between back-to-back kernels, or other).
+//!
+//! HTA's event selection is followed: only GPU events with a stream; with
+//! two or more `ProfilerStep` spans, the last (incomplete) step is left out,
+//! and a kernel counts only if its launch came before it. HTA rounds every
+//! event to whole microseconds (start up, end down, each in f64), so short
+//! kernels can end before they start there; [`Timing::Hta`] does the same
+//! and gives HTA's numbers, [`Timing::Exact`] keeps nanoseconds.
+//! Differences kept on purpose: HTA analyses a rank (all its GPUs at once),
+//! this one device at a time; a kernel whose launch is not in the trace has
+//! no launch time here (HTA's join takes the trace's first event for it).
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{Category, Event, Trace};
+
+/// How event times are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Nanoseconds as written.
+    Exact,
+    /// HTA's whole microseconds: `ceil(ts)`, `floor(ts + dur)` in f64 µs.
+    Hta,
+}
+
+/// One device's split of its busy span (µs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceBreakdown {
+    pub device: u32,
+    /// From the first kernel's start to the last one's end (HTA's
+    /// `kernel_time`).
+    pub span_us: f64,
+    /// Time some computation kernel ran (not communication, copy, set or
+    /// sync).
+    pub compute_us: f64,
+    /// Time only other GPU work ran.
+    pub non_compute_us: f64,
+    /// Time no GPU work ran.
+    pub idle_us: f64,
+}
+
+/// One stream's gaps between consecutive kernels (µs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamIdle {
+    pub device: u32,
+    pub stream: u32,
+    /// The kernel was launched after the previous one had ended: the host
+    /// was late.
+    pub host_wait_us: f64,
+    /// A gap shorter than `consecutive_kernel_delay_us`: launch overhead.
+    pub kernel_wait_us: f64,
+    pub other_us: f64,
+}
+
+/// HTA's default `consecutive_kernel_delay` (µs).
+pub const CONSECUTIVE_KERNEL_DELAY_US: i64 = 30;
+
+/// An event's (start, end) in the units of `timing`: ns or µs.
+fn span(e: &Event, timing: Timing) -> (i64, i64) {
+    match timing {
+        Timing::Exact => (e.ts, e.end()),
+        Timing::Hta => {
+            // pandas holds ts and dur as f64 µs, parsed from the decimals:
+            // the correctly rounded ns / 1000.
+            let (ts, dur) = (e.ts as f64 / 1000.0, e.dur as f64 / 1000.0);
+            (ts.ceil() as i64, (ts + dur).floor() as i64)
+        }
+    }
+}
+
+fn to_us(v: i64, timing: Timing) -> f64 {
+    match timing {
+        Timing::Exact => v as f64 / 1000.0,
+        Timing::Hta => v as f64,
+    }
+}
+
+/// The events HTA keeps, as (index, start, end): GPU events (a stream and a
+/// correlation, or a device-wide sync) whose launch is kept, and CPU events
+/// before the last profiler step.
+struct Selection {
+    /// GPU events with a stream: (event index, start, end).
+    gpu: Vec<(u32, i64, i64)>,
+    /// Launch start of each correlation among the CPU events kept.
+    launch_start: FxHashMap<u64, i64>,
+}
+
+fn select(trace: &Trace, timing: Timing) -> Selection {
+    let sync = ["Event Sync", "Context Sync"].map(|n| trace.strings.lookup(n));
+    let events = || trace.events.iter().enumerate().filter(|(_, e)| e.category != Category::Trace);
+    let is_gpu = |e: &Event| (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name));
+    // HTA looks for "ProfilerStep" in any name and counts distinct names.
+    let step_names: FxHashSet<_> = events().filter(|(_, e)| trace.str(e.name).contains("ProfilerStep")).map(|(_, e)| e.name).collect();
+    let last_step_start = if step_names.len() >= 2 {
+        events().filter(|(_, e)| !is_gpu(e) && step_names.contains(&e.name)).map(|(_, e)| span(e, timing).0).max()
+    } else {
+        None
+    };
+    let cpu_kept = |e: &Event| last_step_start.is_none_or(|last| span(e, timing).0 < last);
+    let mut launch_start = FxHashMap::default();
+    let mut correlations = FxHashSet::default();
+    for (_, e) in events().filter(|(_, e)| !is_gpu(e) && cpu_kept(e)) {
+        correlations.insert(e.correlation.map(|c| c.get()));
+        if let Some(c) = e.correlation {
+            // A later launch with the same id wins, as in HTA's assignment.
+            launch_start.insert(c.get(), span(e, timing).0);
+        }
+    }
+    let gpu = events()
+        .filter(|(_, e)| is_gpu(e) && e.stream.is_some())
+        .filter(|(_, e)| last_step_start.is_none() || correlations.contains(&e.correlation.map(|c| c.get())))
+        .map(|(i, e)| {
+            let (start, end) = span(e, timing);
+            (i as u32, start, end)
+        })
+        .collect();
+    Selection { gpu, launch_start }
+}
+
+/// HTA's `merge_kernel_intervals`: sorted by start, an interval joins the
+/// group before it unless it starts after every end so far. Returns the
+/// sum of (end - start) over groups, and the first start and last end.
+fn merged(mut intervals: Vec<(i64, i64)>) -> (i64, i64, i64) {
+    intervals.sort_by_key(|&(start, _)| start);
+    let (mut busy, mut first, mut last) = (0i64, 0i64, 0i64);
+    let mut group: Option<(i64, i64)> = None;
+    let mut max_end = i64::MIN;
+    for (k, &(start, end)) in intervals.iter().enumerate() {
+        if k > 0 && start > max_end {
+            let (s, e) = group.take().expect("a group is open");
+            busy += e - s;
+            last = e;
+        }
+        let (s, e) = group.get_or_insert((start, end));
+        *s = (*s).min(start);
+        *e = (*e).max(end);
+        if k == 0 {
+            first = start;
+        }
+        max_end = max_end.max(end);
+    }
+    if let Some((s, e)) = group {
+        busy += e - s;
+        last = e;
+    }
+    (busy, first, last)
+}
+
+/// HTA's `get_kernel_type` is COMPUTATION: not `^nccl.*Kernel`, not
+/// `Memcpy`/`Memset`/`dma` first, and not matching
+/// `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)` from the start (where
+/// `.` stops at a newline).
+pub fn is_compute_kernel(name: &str) -> bool {
+    let line = name.split('\n').next().unwrap_or("");
+    let nccl = name.starts_with("nccl") && line[4..].contains("Kernel");
+    let memory = name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma");
+    let not_compute = nccl || line.contains("Memcpy") || name.starts_with("Memset") || line.contains("Sync");
+    !nccl && !memory && !not_compute
+}
+
+/// HTA's `get_temporal_breakdown()`, one row per device (by `args.device`).
+pub fn temporal_breakdown(trace: &Trace, timing: Timing) -> Vec<DeviceBreakdown> {
+    let selection = select(trace, timing);
+    let mut by_device: std::collections::BTreeMap<u32, (Vec<(i64, i64)>, Vec<(i64, i64)>)> = Default::default();
+    for &(i, start, end) in &selection.gpu {
+        let e = &trace.events[i as usize];
+        let (all, compute) = by_device.entry(e.device.unwrap_or(0)).or_default();
+        all.push((start, end));
+        if is_compute_kernel(trace.str(e.name)) {
+            compute.push((start, end));
+        }
+    }
+    by_device
+        .into_iter()
+        .map(|(device, (all, compute))| {
+            let (busy, first, last) = merged(all);
+            let span = last - first;
+            let idle = span - busy;
+            let (compute, _, _) = if compute.is_empty() { (0, 0, 0) } else { merged(compute) };
+            DeviceBreakdown {
+                device,
+                span_us: to_us(span, timing),
+                compute_us: to_us(compute, timing),
+                non_compute_us: to_us(span - compute - idle, timing),
+                idle_us: to_us(idle, timing),
+            }
+        })
+        .collect()
+}
+
+/// HTA's `get_idle_time_breakdown()`: per (device, stream), the gap before
+/// each kernel, copy or set (after the stream's previous one ended) is host
+/// wait when its launch started after that end, else kernel wait when
+/// shorter than `consecutive_kernel_delay_us` (HTA's default: 30), else
+/// other.
+pub fn idle_time_breakdown(trace: &Trace, timing: Timing, consecutive_kernel_delay_us: i64) -> Vec<StreamIdle> {
+    let selection = select(trace, timing);
+    let delay = match timing {
+        Timing::Exact => consecutive_kernel_delay_us * 1000,
+        Timing::Hta => consecutive_kernel_delay_us,
+    };
+    let mut streams: std::collections::BTreeMap<(u32, u32), Vec<(i64, i64, Option<i64>)>> = Default::default();
+    for &(i, start, end) in &selection.gpu {
+        let e = &trace.events[i as usize];
+        if !matches!(e.category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset) {
+            continue;
+        }
+        let launch = e.correlation.and_then(|c| selection.launch_start.get(&c.get()).copied());
+        streams.entry((e.device.unwrap_or(0), e.stream.unwrap_or(0))).or_default().push((start, end, launch));
+    }
+    streams
+        .into_iter()
+        .map(|((device, stream), mut kernels)| {
+            kernels.sort_by_key(|k| k.0);
+            let mut row = StreamIdle { device, stream, ..StreamIdle::default() };
+            let (mut host, mut kernel, mut other) = (0i64, 0i64, 0i64);
+            for pair in kernels.windows(2) {
+                let (prev_end, (start, _, launch)) = (pair[0].1, pair[1]);
+                let gap = start - prev_end;
+                if launch.is_some_and(|l| l > prev_end) {
+                    host += gap;
+                } else if gap < delay {
+                    kernel += gap;
+                } else {
+                    other += gap;
+                }
+            }
+            row.host_wait_us = to_us(host, timing);
+            row.kernel_wait_us = to_us(kernel, timing);
+            row.other_us = to_us(other, timing);
+            row
+        })
+        .collect()
+}

@@ -1,0 +1,441 @@
+//! PyTorch traces against PyTorch's own `key_averages()` and `table()`.
+//!
+//! `testdata/pytorch/NAME.*` come from `tools/torch/gen_key_averages.py`
+//! (torch 2.11 on CPU): the trace, every row of `key_averages()` with and
+//! without `group_by_input_shape`, and `table()` for several arguments.
+//! The GPU traces of `../shared/traces/torch_h200/` (with torch's rows and
+//! two printed tables) are checked too when that directory exists.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use rtfprof::inputs::pytorch::{KeyAverage, TableOptions, Trace, key_averages, table};
+use serde_json::Value;
+
+fn fixture_dir() -> PathBuf {
+    common::testdata().join("pytorch")
+}
+
+/// The fixtures: (name, trace path).
+fn fixtures() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(fixture_dir()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(stem) = name.strip_suffix(".key_averages.json") {
+            let trace = ["json", "json.gz"].iter().map(|ext| fixture_dir().join(format!("{stem}.pt.trace.{ext}"))).find(|p| p.exists());
+            out.push((stem.to_owned(), trace.unwrap_or_else(|| panic!("no trace for {stem}"))));
+        }
+    }
+    out.sort();
+    assert!(out.len() >= 3, "{out:?}");
+    out
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+/// Compares one of our rows with torch's; floats bit for bit. Returns the
+/// differences.
+fn row_differences(ours: &KeyAverage, theirs: &Value) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let fields = theirs.as_object().unwrap();
+    for (field, value) in fields {
+        let ok = match field.as_str() {
+            "key" => value.as_str() == Some(&ours.key),
+            "count" => value.as_u64() == Some(ours.count),
+            "device_type" => value.as_str() == Some(ours.device_type.as_str()),
+            "is_user_annotation" => value.as_bool() == Some(ours.is_user_annotation),
+            "input_shapes" => value.as_str() == Some(&ours.input_shapes),
+            "cpu_memory_usage" => value.as_i64() == Some(ours.cpu_memory_usage),
+            "self_cpu_memory_usage" => value.as_i64() == Some(ours.self_cpu_memory_usage),
+            "device_memory_usage" => value.as_i64() == Some(ours.device_memory_usage),
+            "self_device_memory_usage" => value.as_i64() == Some(ours.self_device_memory_usage),
+            float => {
+                let ours = match float {
+                    "cpu_time_total" => ours.cpu_time_total,
+                    "self_cpu_time_total" => ours.self_cpu_time_total,
+                    "device_time_total" => ours.device_time_total,
+                    "self_device_time_total" => ours.self_device_time_total,
+                    "cpu_time" => ours.cpu_time(),
+                    "device_time" => ours.device_time(),
+                    other => panic!("field {other} is not compared"),
+                };
+                // torch's int 0 and float 0.0 are the same number here.
+                value.as_f64().map(f64::to_bits) == Some(ours.to_bits()) || (value.as_f64() == Some(0.0) && ours == 0.0)
+            }
+        };
+        if !ok {
+            diffs.push(format!("{field}: ours {ours:?}, torch {value}"));
+        }
+    }
+    diffs
+}
+
+fn assert_rows_equal(what: &str, ours: &[KeyAverage], theirs: &[Value]) {
+    let mut bad = Vec::new();
+    for (i, (o, t)) in ours.iter().zip(theirs).enumerate() {
+        for d in row_differences(o, t) {
+            bad.push(format!("row {i} ({}): {d}", o.key));
+        }
+    }
+    assert!(bad.is_empty(), "{what}: {} differences:\n{}", bad.len(), bad.join("\n"));
+    assert_eq!(ours.len(), theirs.len(), "{what}: number of rows");
+}
+
+#[test]
+fn fixture_rows_equal_torch() {
+    let mut rows = 0;
+    for (name, trace_path) in fixtures() {
+        let trace = Trace::open(&trace_path).unwrap();
+        let expected = read_json(&fixture_dir().join(format!("{name}.key_averages.json")));
+        let cases = expected["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 2);
+        for case in cases {
+            let by_shape = case["group_by_input_shape"].as_bool().unwrap();
+            let theirs = case["rows"].as_array().unwrap();
+            let ours = key_averages(&trace, by_shape);
+            assert_rows_equal(&format!("{name} group_by_input_shape={by_shape}"), &ours, theirs);
+            rows += theirs.len();
+        }
+    }
+    eprintln!("{rows} rows equal");
+}
+
+/// `table()`'s keyword arguments as TableOptions.
+fn table_options(trace: &Trace, args: &Value) -> TableOptions {
+    let mut options = TableOptions::for_trace(trace);
+    for (key, value) in args.as_object().unwrap() {
+        match key.as_str() {
+            "sort_by" => options.sort_by = value.as_str().map(String::from),
+            "row_limit" => options.row_limit = value.as_i64().and_then(|n| usize::try_from(n).ok()),
+            "max_name_column_width" => options.max_name_column_width = value.as_u64().map(|n| n as usize),
+            "max_shapes_column_width" => options.max_shapes_column_width = value.as_u64().map(|n| n as usize),
+            "header" => options.header = value.as_str().map(String::from),
+            "top_level_events_only" => options.top_level_events_only = value.as_bool().unwrap(),
+            "time_unit" => options.time_unit = value.as_str().map(String::from),
+            other => panic!("table argument {other} is not handled"),
+        }
+    }
+    options
+}
+
+/// The first line where two texts differ, for failure messages.
+fn first_difference(ours: &str, theirs: &str) -> String {
+    for (i, (a, b)) in ours.lines().zip(theirs.lines()).enumerate() {
+        if a != b {
+            return format!("line {}:\n ours: {a:?}\ntorch: {b:?}", i + 1);
+        }
+    }
+    format!("lengths differ: ours {} lines, torch {}", ours.lines().count(), theirs.lines().count())
+}
+
+#[test]
+fn fixture_tables_equal_torch() {
+    let mut tables = 0;
+    for (name, trace_path) in fixtures() {
+        let trace = Trace::open(&trace_path).unwrap();
+        let expected = read_json(&fixture_dir().join(format!("{name}.tables.json")));
+        for case in expected["tables"].as_array().unwrap() {
+            let by_shape = case["group_by_input_shape"].as_bool().unwrap();
+            let rows = key_averages(&trace, by_shape);
+            let options = table_options(&trace, &case["args"]);
+            let ours = table(&rows, &options).unwrap();
+            let theirs = case["text"].as_str().unwrap();
+            assert!(ours == theirs, "{name} {} by_shape={by_shape}: {}", case["args"], first_difference(&ours, theirs));
+            tables += 1;
+        }
+    }
+    assert!(tables >= 20, "{tables}");
+}
+
+/// The shared H200 traces, or `None` (saying so) where they are absent.
+fn shared_torch_traces() -> Option<Vec<(String, PathBuf)>> {
+    let dir = common::shared_traces().join("torch_h200");
+    if !dir.exists() {
+        eprintln!("skipped: {} is absent (it is not part of the repository)", dir.display());
+        return None;
+    }
+    let mut out = Vec::new();
+    for name in ["torch_resnet18", "torch_tx"] {
+        let sub = dir.join(name);
+        let trace = std::fs::read_dir(&sub).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz")).unwrap();
+        out.push((name.to_owned(), trace));
+    }
+    Some(out)
+}
+
+#[test]
+fn shared_gpu_traces_rows_and_tables_equal_torch() {
+    let Some(traces) = shared_torch_traces() else { return };
+    for (name, path) in traces {
+        let dir = path.parent().unwrap();
+        let trace = Trace::open(&path).unwrap();
+        let ours = key_averages(&trace, false);
+        let theirs = read_json(&dir.join("key_averages.json"));
+        assert_rows_equal(&name, &ours, theirs.as_array().unwrap());
+        for sort_by in ["self_cpu_time_total", "self_device_time_total"] {
+            let theirs = std::fs::read_to_string(dir.join(format!("table.{sort_by}.txt"))).unwrap();
+            let mut options = TableOptions::for_trace(&trace);
+            options.sort_by = Some(sort_by.to_owned());
+            options.row_limit = None;
+            let ours = table(&ours, &options).unwrap();
+            assert!(ours == theirs, "{name} {sort_by}: {}", first_difference(&ours, &theirs));
+        }
+    }
+}
+
+#[test]
+fn plain_and_gzip_read_the_same() {
+    use std::io::Write;
+    let (_, path) = fixtures().into_iter().find(|(n, _)| n == "threads_memory").unwrap();
+    let text = std::fs::read(&path).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&text).unwrap();
+    let gz = gz.finish().unwrap();
+    let plain = Trace::from_bytes(&text).unwrap();
+    let compressed = Trace::from_bytes(&gz).unwrap();
+    assert_eq!(plain.events, compressed.events);
+    assert_eq!(plain.memory, compressed.memory);
+    assert_eq!(key_averages(&plain, true), key_averages(&compressed, true));
+}
+
+/// Hands out its bytes a few at a time, so that every token of a trace
+/// meets a refill of the parser's buffer somewhere.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.step = self.step % 7 + 1;
+        let n = self.step.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn reads_in_small_pieces_equal_one_read() {
+    for (name, path) in fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        let whole = Trace::from_bytes(&bytes).unwrap();
+        let trickled = Trace::from_reader(Trickle { bytes: &bytes, step: 0 }).unwrap();
+        assert_eq!(whole.events, trickled.events, "{name}");
+        assert_eq!(whole.memory, trickled.memory, "{name}");
+        assert_eq!(whole.flows, trickled.flows, "{name}");
+        assert_eq!(key_averages(&whole, true), key_averages(&trickled, true), "{name}");
+    }
+}
+
+#[test]
+fn model_holds_links_steps_memory_and_python_frames() {
+    let (_, path) = fixtures().into_iter().find(|(n, _)| n == "schedule").unwrap();
+    let trace = Trace::open(&path).unwrap();
+    // The schedule records two active steps (wait=1, warmup=1, active=2).
+    let steps: Vec<u64> = trace.steps().iter().map(|s| s.0).collect();
+    assert_eq!(steps, [2, 3]);
+    assert!(!trace.python_frames.is_empty(), "with_stack=True writes python_function events");
+    assert!(trace.python_frames.iter().any(|f| f.parent.is_none()));
+    assert!(!trace.memory.is_empty() && trace.profile_memory);
+    let ops = trace.ops_by_external_id();
+    assert!(ops.len() > 10);
+    for (&id, &i) in &ops {
+        assert_eq!(trace.events[i as usize].external_id.map(|x| x.get()), Some(id));
+    }
+    let Some(traces) = shared_torch_traces() else { return };
+    let trace = Trace::open(&traces[0].1).unwrap();
+    let launches = trace.launches_by_correlation();
+    let ops = trace.ops_by_external_id();
+    let kernels: Vec<_> = trace.events.iter().filter(|e| e.category == rtfprof::inputs::pytorch::Category::Kernel).collect();
+    // Every kernel's correlation leads to its launch, and a launch with an
+    // External id to the op that made it, as Kineto's flows (ac2g) say.
+    assert_eq!(kernels.len(), 1502);
+    let flows = trace.flows.iter().filter(|f| trace.str(f.cat) == "ac2g").count();
+    assert!(flows > 0);
+    // 6 kernels, launched before the profiler recorded the CPU side, have
+    // neither a launch nor an External id.
+    let launched = |k: &&&rtfprof::inputs::pytorch::Event| k.correlation.is_some_and(|c| launches.contains_key(&c.get()));
+    let with_op = |k: &&&rtfprof::inputs::pytorch::Event| k.external_id.is_some_and(|x| ops.contains_key(&x.get()));
+    assert_eq!(kernels.iter().filter(launched).count(), 1496);
+    assert!(kernels.iter().all(|k| launched(&k) == with_op(&k)));
+    assert!(kernels.iter().all(|k| k.device == Some(0) && k.stream.is_some()));
+}
+
+/// HTA 0.5.0's breakdowns of the shared traces (`testdata/pytorch/hta/`,
+/// by `tools/torch/hta_goldens.py`): equal with HTA's rounding; with exact
+/// nanoseconds, the parts still add up to the span, and each differs from
+/// HTA's by its rounding at most.
+#[test]
+fn gpu_breakdowns_equal_hta() {
+    use rtfprof::inputs::pytorch::breakdown::{CONSECUTIVE_KERNEL_DELAY_US, Timing, idle_time_breakdown, temporal_breakdown};
+    let Some(traces) = shared_torch_traces() else { return };
+    for (name, path) in traces {
+        let golden = read_json(&fixture_dir().join(format!("hta/shared.{name}.hta.json")));
+        let trace = Trace::open(&path).unwrap();
+        let hta = temporal_breakdown(&trace, Timing::Hta);
+        assert_eq!(hta.len(), 1, "{name}: one GPU");
+        let theirs = &golden["temporal_breakdown"][0];
+        let pairs = [
+            ("idle_time(us)", hta[0].idle_us),
+            ("compute_time(us)", hta[0].compute_us),
+            ("non_compute_time(us)", hta[0].non_compute_us),
+            ("kernel_time(us)", hta[0].span_us),
+        ];
+        for (field, ours) in pairs {
+            assert_eq!(Some(ours), theirs[field].as_f64(), "{name} {field}");
+        }
+        let exact = &temporal_breakdown(&trace, Timing::Exact)[0];
+        let sum = exact.compute_us + exact.non_compute_us + exact.idle_us;
+        assert!((sum - exact.span_us).abs() < 1e-6, "{name}: {exact:?}");
+        // HTA's rounding moves each start up and each end down by under
+        // 1 µs: its intervals lie inside the real ones, so it finds less
+        // busy time, by under 2 µs a kernel, and a span under 2 µs shorter.
+        let kernels = trace.events.iter().filter(|e| e.stream.is_some()).count() as f64;
+        let (busy, hta_busy) = (exact.compute_us + exact.non_compute_us, hta[0].compute_us + hta[0].non_compute_us);
+        for (what, ours, theirs) in [("compute", exact.compute_us, hta[0].compute_us), ("busy", busy, hta_busy)] {
+            assert!(theirs <= ours && ours - theirs < 2.0 * kernels, "{name} {what}: exact {ours} vs HTA {theirs}");
+        }
+        assert!(hta[0].span_us <= exact.span_us && exact.span_us - hta[0].span_us < 2.0, "{name}: {exact:?}");
+        eprintln!("{name}: exact {exact:?}, HTA {:?}", hta[0]);
+
+        let idle = idle_time_breakdown(&trace, Timing::Hta, CONSECUTIVE_KERNEL_DELAY_US);
+        for row in golden["idle_time_breakdown"].as_array().unwrap() {
+            let stream = row["stream"].as_u64().unwrap() as u32;
+            let ours = idle.iter().find(|s| s.stream == stream).unwrap_or_else(|| panic!("{name}: stream {stream}"));
+            let value = match row["idle_category"].as_str().unwrap() {
+                "host_wait" => ours.host_wait_us,
+                "kernel_wait" => ours.kernel_wait_us,
+                "other" => ours.other_us,
+                other => panic!("{other}"),
+            };
+            assert_eq!(Some(value), row["idle_time"].as_f64(), "{name} stream {stream} {}", row["idle_category"]);
+        }
+        let exact_idle = idle_time_breakdown(&trace, Timing::Exact, CONSECUTIVE_KERNEL_DELAY_US);
+        eprintln!("{name}: idle exact {exact_idle:?}, HTA {idle:?}");
+    }
+}
+
+// ---- bad input: one error, never a panic ----
+
+fn error_of(bytes: &[u8]) -> String {
+    Trace::from_bytes(bytes).err().unwrap_or_else(|| panic!("no error for {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(200)])))
+}
+
+#[test]
+fn truncated_traces_are_errors() {
+    for (name, path) in fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        let gz = path.to_string_lossy().ends_with(".gz");
+        // The end of the JSON value (the last '}'), in the text.
+        let text_len = if gz {
+            let mut text = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut text).unwrap();
+            text.len()
+        } else {
+            bytes.len()
+        };
+        assert!(text_len > 1000);
+        let steps = 300;
+        for k in 0..steps {
+            let cut = bytes.len() * k / steps;
+            if gz {
+                let e = error_of(&bytes[..cut]);
+                assert!(e.contains("gzip") || e.contains("JSON") || e == "is empty", "{name} cut at {cut}: {e}");
+            } else {
+                let end = bytes.iter().rposition(|&b| b == b'}').unwrap();
+                if cut <= end {
+                    let e = error_of(&bytes[..cut]);
+                    assert!(e == "is empty" || e.starts_with("not a Kineto trace"), "{name} cut at {cut}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn flipped_bytes_never_panic() {
+    let (_, path) = fixtures().into_iter().find(|(n, _)| n == "threads_memory").unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    // A fixed pseudo-random walk over positions and values.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let (mut ok, mut errors) = (0, 0);
+    for _ in 0..400 {
+        let mut copy = bytes.clone();
+        for _ in 0..3 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let at = (state % copy.len() as u64) as usize;
+            copy[at] = (state >> 32) as u8;
+        }
+        match Trace::from_bytes(&copy) {
+            Ok(trace) => {
+                ok += 1;
+                let rows = key_averages(&trace, true);
+                let _ = table(&rows, &TableOptions::for_trace(&trace));
+            }
+            Err(e) => {
+                errors += 1;
+                assert!(!e.contains('\n'), "{e}");
+            }
+        }
+    }
+    assert!(ok > 0 && errors > 0, "{ok} read, {errors} errors");
+}
+
+#[test]
+fn errors_say_what_is_wrong() {
+    let cases: &[(&[u8], &str)] = &[
+        (b"", "is empty"),
+        (b"   ", "not a Kineto trace (invalid JSON at byte 3: unexpected end of input)"),
+        (b"\"text\"", "not a Kineto trace (not a JSON object)"),
+        (b"{\"schemaVersion\": 1}", "not a Kineto trace (no traceEvents)"),
+        (b"{\"traceEvents\": {}}", "not a Kineto trace (traceEvents is not an array)"),
+        (b"{\"traceEvents\": [1]}", "event 0 at byte 17: not an object"),
+        (b"{\"traceEvents\": []} x", "not a Kineto trace (text after the JSON value at byte 20)"),
+        (b"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\"}]}", "event 0 at byte 17: complete event without ts"),
+        (b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": \"1\"}]}", "event 0 at byte 17: ts is not a number"),
+        (
+            b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"args\": {\"External id\": 18446744073709551616}}]}",
+            "event 0 at byte 17: External id 18446744073709551616 is not a 64-bit unsigned integer",
+        ),
+        (b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1e30}]}", "event 0 at byte 17: ts 1e30 does not fit 64 bits of nanoseconds"),
+        (b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 01}]}", "not a Kineto trace (invalid JSON at byte 35: invalid number \"01\")"),
+        (b"{\"traceEvents\": [{\"name\": \"a\\q\"}]}", "not a Kineto trace (invalid JSON at byte 29: invalid escape 'q')"),
+        (b"PK\x03\x04", "not a Kineto trace (invalid JSON at byte 0: unexpected 'P')"),
+        (b"\x1f\x8b\x08\x00garbage", "not a valid gzip stream"),
+    ];
+    for (input, expected) in cases {
+        let e = error_of(input);
+        assert!(e.starts_with(expected), "{:?}: {e:?} does not start with {expected:?}", String::from_utf8_lossy(input));
+    }
+    // Through a file, the message names it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.pt.trace.json");
+    std::fs::write(&path, b"{\"displayTimeUnit\": \"ms\"}").unwrap();
+    let e = Trace::open(&path).unwrap_err().to_string();
+    assert_eq!(e, format!("PyTorch trace {}: not a Kineto trace (no traceEvents)", path.display()));
+    let e = Trace::open(&dir.path().join("absent.json")).unwrap_err().to_string();
+    assert!(e.starts_with("PyTorch trace ") && e.contains("absent.json"), "{e}");
+}
+
+#[test]
+fn tolerated_oddities() {
+    // Raw control characters in a name, a bare event array, an X event
+    // without dur, integer microseconds, an unknown phase, unknown args.
+    let text = b"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\x01\tb\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"args\": {\"x\": [[{}]]}},\n\
+                 {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"\\u00e9\\ud83d\\ude00\", \"pid\": 1, \"tid\": 1, \"ts\": 10.5, \"dur\": 2},\n\
+                 {\"ph\": \"Q\"}]";
+    let trace = Trace::from_bytes(text).unwrap();
+    assert_eq!(trace.events.len(), 2);
+    assert_eq!(trace.str(trace.events[0].name), "a\x01\tb");
+    assert_eq!((trace.events[0].ts, trace.events[0].dur), (10_000, 0));
+    assert_eq!(trace.str(trace.events[1].name), "é😀");
+    assert_eq!((trace.events[1].ts, trace.events[1].dur), (10_500, 2_000));
+    let rows = key_averages(&trace, false);
+    assert_eq!(rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["a\x01\tb", "é😀"]);
+}

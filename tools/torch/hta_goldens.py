@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Writes Holistic Trace Analysis' (HTA 0.5.0) GPU time breakdowns of the
+shared PyTorch GPU traces, as goldens for rtfprof's
+inputs::pytorch::breakdown (tests/pytorch.rs).
+
+    /work/venvs/hta/bin/python tools/torch/hta_goldens.py [SHARED_TRACES] [OUT_DIR]
+
+(venv: python3 -m venv /work/venvs/hta && /work/venvs/hta/bin/pip install
+holistictraceanalysis==0.5.0). SHARED_TRACES defaults to
+../shared/traces/torch_h200, OUT_DIR to testdata/pytorch/hta. For each trace
+NAME it writes OUT_DIR/shared.NAME.hta.json, derived from the shared trace
+(which is not in the repository): TraceAnalysis(trace_dir).
+get_temporal_breakdown() (one rank: idle, compute, non-compute and kernel
+time, µs) and get_idle_time_breakdown() (per stream: host_wait, kernel_wait,
+other, µs), with HTA's default options.
+"""
+
+import json
+import logging
+import os
+import sys
+import tempfile
+
+logging.disable(logging.WARNING)
+
+from hta.trace_analysis import TraceAnalysis  # noqa: E402
+from importlib.metadata import version  # noqa: E402
+
+hta_version = version("HolisticTraceAnalysis")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../../../shared/traces/torch_h200")
+    out_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "../../testdata/pytorch/hta")
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sorted(os.listdir(shared)):
+        d = os.path.join(shared, name)
+        if not os.path.isdir(d):
+            continue
+        traces = [f for f in os.listdir(d) if f.endswith(".pt.trace.json.gz") or f.endswith(".pt.trace.json")]
+        if len(traces) != 1:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            # HTA reads every trace of a directory as a rank.
+            os.symlink(os.path.join(os.path.abspath(d), traces[0]), os.path.join(tmp, traces[0]))
+            analysis = TraceAnalysis(trace_dir=tmp)
+            temporal = analysis.get_temporal_breakdown(visualize=False)
+            idle, _ = analysis.get_idle_time_breakdown(visualize=False)
+        golden = {
+            "derived_from": f"shared/traces/torch_h200/{name}/{traces[0]}",
+            "hta": hta_version,
+            "temporal_breakdown": [
+                {k: r[k] for k in ("rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)")}
+                for r in temporal.to_dict("records")
+            ],
+            "idle_time_breakdown": [
+                {k: r[k] for k in ("rank", "stream", "idle_category", "idle_time")} for r in idle.to_dict("records")
+            ],
+        }
+        path = os.path.join(out_dir, f"shared.{name}.hta.json")
+        with open(path, "w") as f:
+            json.dump(golden, f, indent=1, default=lambda v: v.item())
+            f.write("\n")
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
