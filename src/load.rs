@@ -27,6 +27,9 @@ pub struct Sources {
     /// host) or a log directory (its newest run, or `xplane_run`).
     pub xplane_path: Option<PathBuf>,
     pub xplane_run: Option<String>,
+    /// A PyTorch trace (`*.pt.trace.json[.gz]`), or a directory of them
+    /// (one a rank: one job a rank).
+    pub pytorch_path: Option<PathBuf>,
     /// `NAME=PATH` jobs to load apart and merge.
     pub jobs: Vec<String>,
 }
@@ -39,6 +42,7 @@ impl Sources {
             && paths.run_meta_paths.is_empty()
             && paths.profile_path.is_none()
             && self.xplane_path.is_none()
+            && self.pytorch_path.is_none()
             && paths.events_path.is_none()
             && self.jobs.is_empty()
     }
@@ -85,16 +89,25 @@ impl Loaded {
         !self.kinds.is_empty() && self.kinds.iter().all(|k| *k == kind)
     }
 
-    /// Whether the profile was read from traces (XPlane), whose nodes are
-    /// the ops and scopes of executions rather than of a graph.
+    /// Whether the profile was read from traces (XPlane, PyTorch), whose
+    /// nodes are the ops and scopes of executions rather than of a graph.
     pub fn from_traces(&self) -> bool {
-        self.kinds.contains(&Kind::Xplane)
+        self.kinds.iter().any(|k| matches!(k, Kind::Xplane | Kind::PyTorch))
     }
 
     /// The XPlane traces, with their job's name.
     pub fn xplane_traces(&self) -> impl Iterator<Item = (&str, &std::sync::Arc<crate::inputs::xplane::TraceSource>)> {
-        self.traces.iter().map(|(job, trace)| match trace {
-            Trace::Xplane(source) => (job.as_str(), source),
+        self.traces.iter().filter_map(|(job, trace)| match trace {
+            Trace::Xplane(source) => Some((job.as_str(), source)),
+            Trace::PyTorch(_) => None,
+        })
+    }
+
+    /// The PyTorch traces, with their job's (rank's) name.
+    pub fn pytorch_traces(&self) -> impl Iterator<Item = (&str, &std::sync::Arc<crate::inputs::pytorch::Trace>)> {
+        self.traces.iter().filter_map(|(job, trace)| match trace {
+            Trace::PyTorch(trace) => Some((job.as_str(), trace)),
+            Trace::Xplane(_) => None,
         })
     }
 }
@@ -177,7 +190,49 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
             }
         }
     }
+    if let Some(path) = &sources.pytorch_path {
+        if !sources.jobs.is_empty() || sources.xplane_path.is_some() {
+            return Err(Error::flag("--pytorch_path", "is set: do not set --job or --xplane_path"));
+        }
+        match pytorch_ranks(path)?.as_slice() {
+            [(_, file)] => paths.pytorch_path = Some(file.clone()),
+            ranks => {
+                hosts = ranks.iter().map(|(rank, file)| JobSpec { name: rank.clone(), inputs: InputPaths { pytorch_path: Some(file.clone()), ..paths.clone() } }).collect();
+            }
+        }
+    }
     Ok(Resolved { paths, hosts, note })
+}
+
+/// The PyTorch traces `path` names, one a rank, named after their files:
+/// the file itself, or a directory's `*.json` and `*.json.gz` files that
+/// are traces.
+fn pytorch_ranks(path: &std::path::Path) -> Result<Vec<(String, PathBuf)>> {
+    const FLAG: &str = "--pytorch_path";
+    let metadata = std::fs::metadata(path).map_err(|source| Error::Io { kind: FLAG, path: path.to_owned(), source })?;
+    if !metadata.is_dir() {
+        return Ok(vec![(rank_name(path), path.to_owned())]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|source| Error::Io { kind: FLAG, path: path.to_owned(), source })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz")))
+        // (Other JSON files may lie beside the traces.)
+        .filter(|p| crate::inputs::sniff::sniff_file(p).is_some_and(|(kind, _)| kind == crate::inputs::sniff::Kind::ChromeTrace))
+        .collect();
+    if files.is_empty() {
+        return Err(Error::input(FLAG, path, "holds no *.pt.trace.json or *.json.gz trace"));
+    }
+    files.sort();
+    Ok(files.into_iter().map(|f| (rank_name(&f), f)).collect())
+}
+
+/// `worker0.1234` for `…/worker0.1234.pt.trace.json.gz`.
+fn rank_name(file: &std::path::Path) -> String {
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    let name = name.strip_suffix(".json").unwrap_or(name);
+    name.strip_suffix(".pt.trace").unwrap_or(name).to_owned()
 }
 
 /// Opens and imports one input (no jobs): its kind's module maps it into

@@ -418,9 +418,9 @@ fn errors_say_what_is_wrong() {
     let path = dir.path().join("model.pt.trace.json");
     std::fs::write(&path, b"{\"displayTimeUnit\": \"ms\"}").unwrap();
     let e = Trace::open(&path).unwrap_err().to_string();
-    assert_eq!(e, format!("PyTorch trace {}: not a Kineto trace (no traceEvents)", path.display()));
+    assert_eq!(e, format!("--pytorch_path {}: not a Kineto trace (no traceEvents)", path.display()));
     let e = Trace::open(&dir.path().join("absent.json")).unwrap_err().to_string();
-    assert!(e.starts_with("PyTorch trace ") && e.contains("absent.json"), "{e}");
+    assert!(e.starts_with("--pytorch_path ") && e.contains("absent.json"), "{e}");
 }
 
 #[test]

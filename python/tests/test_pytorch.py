@@ -99,7 +99,7 @@ def test_a_sequence_with_torchs_attributes():
 def test_errors_name_the_file(tmp_path):
     bad = tmp_path / "bad.pt.trace.json"
     bad.write_text('{"schemaVersion": 1}')
-    with pytest.raises(ValueError, match=r"PyTorch trace .*bad\.pt\.trace\.json: not a Kineto trace \(no traceEvents\)"):
+    with pytest.raises(ValueError, match=r"--pytorch_path .*bad\.pt\.trace\.json: not a Kineto trace \(no traceEvents\)"):
         rtfprof.key_averages(bad)
     with pytest.raises(FileNotFoundError):
         rtfprof.key_averages(tmp_path / "absent.json")

@@ -13,7 +13,8 @@ pub const NEXT_STEP_PREFIX: &str = "Next step: ";
 
 /// `None` when the profile has no XPlane trace.
 pub fn check(loaded: &Loaded) -> Result<Option<Vec<String>>> {
-    if !loaded.from_traces() {
+    // (PyTorch traces have steps of their own: see `rtfprof steps`.)
+    if loaded.xplane_traces().next().is_none() {
         return Ok(None);
     }
     let analyzed = steps::analyze(loaded)?;

@@ -43,6 +43,7 @@ fn side_inputs(
         profile_path: profile.clone(),
         checkpoint_path: None,
         xplane_path: None,
+        pytorch_path: None,
         events_path: events.clone(),
         events_run: global.events_run.clone(),
         events_tags: global.events_tags.clone(),

@@ -290,6 +290,11 @@ pub struct InputArgs {
     /// the newest).
     #[arg(long, global = true, value_name = "NAME")]
     pub xplane_run: Option<String>,
+    /// PyTorch trace: a *.pt.trace.json or .json.gz as torch.profiler writes
+    /// it (export_chrome_trace, tensorboard_trace_handler), or a directory
+    /// of them (each rank's file becomes a job).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub pytorch_path: Option<PathBuf>,
     /// Estimate float ops natively for nodes the op log gives none, with the
     /// formulas of TF's flops registry (every op type it knows) plus Einsum;
     /// off by default, as tfprof counts none then. Unlike TF, it also counts
@@ -320,7 +325,13 @@ impl InputArgs {
 
     /// The inputs as the library's loader takes them.
     pub fn sources(&self) -> Sources {
-        Sources { paths: self.paths(), xplane_path: self.xplane_path.clone(), xplane_run: self.xplane_run.clone(), jobs: self.job.clone() }
+        Sources {
+            paths: self.paths(),
+            xplane_path: self.xplane_path.clone(),
+            xplane_run: self.xplane_run.clone(),
+            pytorch_path: self.pytorch_path.clone(),
+            jobs: self.job.clone(),
+        }
     }
 
     pub fn paths(&self) -> InputPaths {
@@ -337,8 +348,9 @@ impl InputArgs {
             op_log_path: self.op_log_path.clone(),
             profile_path: self.profile_path.clone(),
             checkpoint_path: self.checkpoint_path.clone(),
-            // Resolved to one host's file (or to jobs) by `execute_to`.
+            // Resolved to one host's (rank's) file, or to jobs, by the loader.
             xplane_path: None,
+            pytorch_path: None,
             events_path: self.events_path.clone(),
             events_run: self.events_run.clone(),
             events_tags: self.events_tags.clone(),
@@ -474,10 +486,10 @@ const ROOT_EXAMPLES: &str = "Examples (from the repository root, on the bundled 
 
 /// The input flags, by the files they read.
 const TF_INPUTS: &[&str] = &["graph_path", "run_meta_path", "op_log_path", "profile_path", "checkpoint_path", "events_path", "events_run", "events_tags", "job", "estimate_flops", "default_op_log"];
-const XPLANE_INPUTS: &[&str] = &["xplane_path", "xplane_run"];
+const XPLANE_INPUTS: &[&str] = &["xplane_path", "xplane_run", "pytorch_path"];
 /// The inputs that hold steps, allocations or timed events (no float ops,
 /// code traces or checkpoints).
-const RUN_INPUTS: &[&str] = &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run"];
+const RUN_INPUTS: &[&str] = &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run", "pytorch_path"];
 /// Every view option.
 const VIEW_OPTIONS: &[&str] = &[
     "max_depth", "min_bytes", "min_peak_bytes", "min_residual_bytes", "min_output_bytes", "min_micros",

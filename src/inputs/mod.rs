@@ -98,6 +98,9 @@ pub struct InputPaths {
     /// One host's XPlane trace (`*.xplane.pb`); excludes run metadata and
     /// profiles.
     pub xplane_path: Option<PathBuf>,
+    /// One rank's PyTorch trace (`*.pt.trace.json[.gz]`); excludes the
+    /// other inputs.
+    pub pytorch_path: Option<PathBuf>,
     /// A TensorBoard event file or log directory: the graph and the run
     /// metadata (steps) instead of `graph_path` and `run_meta_paths`.
     pub events_path: Option<PathBuf>,
@@ -161,6 +164,8 @@ pub enum Kind {
     Profile,
     /// One host's TF2/JAX trace ([`xplane`]).
     Xplane,
+    /// One rank's torch.profiler trace ([`pytorch`]).
+    PyTorch,
 }
 
 /// One kind of input, opened and decoded as far as importing needs.
@@ -174,6 +179,8 @@ pub enum Input {
     /// One host's XPlane trace, with a GraphDef, op log and checkpoint if
     /// given (the graph view needs the graph's edges).
     Xplane(xplane::XplaneFile, tf::TfFiles),
+    /// One rank's PyTorch trace.
+    PyTorch(pytorch::Trace, PathBuf),
 }
 
 /// The events of a trace that outlive its import: what `steps`, the
@@ -181,6 +188,7 @@ pub enum Input {
 #[derive(Clone, Debug)]
 pub enum Trace {
     Xplane(std::sync::Arc<xplane::TraceSource>),
+    PyTorch(std::sync::Arc<pytorch::Trace>),
 }
 
 /// What an input became: the node model, the events kept, and tfprof's
@@ -199,6 +207,12 @@ impl Input {
     /// Opens the inputs `paths` names (one kind; mixing kinds is an error
     /// naming the flags). The files decode on all cores.
     pub fn open(paths: &InputPaths) -> Result<Input> {
+        if let Some(path) = &paths.pytorch_path {
+            if paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() || paths.profile_path.is_some() || paths.xplane_path.is_some() || paths.events_path.is_some() || paths.op_log_path.is_some() || paths.checkpoint_path.is_some() {
+                return Err(Error::flag(pytorch::KIND, "is set: do not set --graph_path, --run_meta_path, --op_log_path, --profile_path, --events_path, --checkpoint_path or --xplane_path"));
+            }
+            return Ok(Input::PyTorch(pytorch::Trace::open(path)?, path.clone()));
+        }
         let checkpoint = paths.checkpoint_path.as_deref().map(checkpoint::Checkpoint::open).transpose()?;
         if let Some(path) = &paths.events_path {
             if paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() || paths.profile_path.is_some() || paths.xplane_path.is_some() {
@@ -231,6 +245,7 @@ impl Input {
             Input::Tf(_) => Kind::TfFiles,
             Input::Profile(..) => Kind::Profile,
             Input::Xplane(..) => Kind::Xplane,
+            Input::PyTorch(..) => Kind::PyTorch,
         }
     }
 
@@ -250,6 +265,12 @@ impl Input {
                 let mut stats = files.model(paths);
                 let (source, listing) = trace.import(&mut stats, paths.allocations)?;
                 (stats, Some(Trace::Xplane(std::sync::Arc::new(source))), listing)
+            }
+            Input::PyTorch(trace, path) => {
+                let mut stats = crate::stats::Stats::new();
+                stats.keep_allocations = paths.allocations;
+                let listing = format!("Reading Files...\n{}", pytorch::import::import(&trace, &path, &mut stats, paths.allocations));
+                (stats, Some(Trace::PyTorch(std::sync::Arc::new(trace))), listing)
             }
         };
         Ok(Imported { kind, stats, trace, listing })

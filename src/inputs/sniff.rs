@@ -38,7 +38,7 @@ impl Kind {
             Kind::Profile => "a ProfileProto",
             Kind::Xplane => "an XPlane trace (*.xplane.pb)",
             Kind::Events => "a TensorBoard event file",
-            Kind::ChromeTrace => "a Chrome trace (JSON)",
+            Kind::ChromeTrace => "a PyTorch (Chrome JSON) trace",
         }
     }
 
@@ -51,7 +51,7 @@ impl Kind {
             Kind::Profile => Some("--profile_path"),
             Kind::Xplane => Some("--xplane_path"),
             Kind::Events => Some("--events_path"),
-            Kind::ChromeTrace => None,
+            Kind::ChromeTrace => Some("--pytorch_path"),
         }
     }
 }

@@ -74,16 +74,16 @@ impl Stats {
     pub fn add_allocator_events(&mut self, events: &[AllocatorEvent]) {
         const PS_PER_US: i128 = 1_000_000;
         for e in events {
-            let node = if e.node.is_empty() { NodeName::from("") } else { self.allocation_owner(&e.node) };
-            self.allocations.push(AllocationEvent {
-                step: e.step,
-                allocator: symbol(&e.allocator),
-                micros: i64::try_from(e.time_ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX),
-                bytes: e.bytes,
-                node,
-                in_use: Some(e.in_use),
-                job: "",
-            });
+            let micros = i64::try_from(e.time_ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX);
+            self.add_allocation(e.step, &e.allocator, micros, e.bytes, &e.node, Some(e.in_use));
         }
+    }
+
+    /// Keeps one allocation (`bytes` > 0) or free (< 0) of a trace, in time
+    /// order: by `node` (a node's name, or "" for none), with the
+    /// allocator's own count of bytes in use after it, if recorded.
+    pub fn add_allocation(&mut self, step: i64, allocator: &str, micros: i64, bytes: i64, node: &str, in_use: Option<i64>) {
+        let node = if node.is_empty() { NodeName::from("") } else { self.allocation_owner(node) };
+        self.allocations.push(AllocationEvent { step, allocator: symbol(allocator), micros, bytes, node, in_use, job: "" });
     }
 }

@@ -94,6 +94,18 @@ pub fn jax_gpu_trace(name: &str) -> Option<PathBuf> {
     }
 }
 
+/// A directory of `../shared/traces` (e.g. `torch_h200/torch_tx`), or
+/// `None`, saying so, where it is absent (it is not part of the repository).
+pub fn shared_trace_dir(name: &str) -> Option<PathBuf> {
+    let dir = shared_traces().join(name);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipped: {} is absent (it is not part of the repository)", dir.display());
+        None
+    }
+}
+
 /// XProf's answer for a trace (`testdata/xplane/expected/<name>.json`, by
 /// `tools/xplane/xprof_goldens.py`), e.g. `jax_mlp.kernel_stats`.
 pub fn xprof_golden(name: &str) -> serde_json::Value {

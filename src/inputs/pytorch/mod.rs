@@ -12,6 +12,7 @@
 //! GPU time as Holistic Trace Analysis does.
 
 pub mod breakdown;
+pub mod import;
 mod json;
 pub mod key_averages;
 mod read;
@@ -25,8 +26,8 @@ use crate::error::{Error, Result};
 pub use key_averages::{KeyAverage, key_averages};
 pub use table::{TableOptions, table};
 
-/// The `kind` of errors about these files.
-pub const KIND: &str = "PyTorch trace";
+/// The `kind` of errors about these files: the flag that reads them.
+pub const KIND: &str = "--pytorch_path";
 
 /// An interned string; [`Trace::str`] gives its text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
