@@ -265,8 +265,11 @@ pub fn load(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
 
 fn load_resolved(sources: &Sources, resolved: &Resolved, purpose: Purpose) -> Result<Loaded> {
     let paths = &resolved.paths;
-    if (paths.xplane_path.is_some() || !resolved.hosts.is_empty()) && purpose == Purpose::View(View::Graph) && paths.graph_path.is_none() {
+    if (paths.xplane_path.is_some() || !resolved.hosts.is_empty() && sources.xplane_path.is_some()) && purpose == Purpose::View(View::Graph) && paths.graph_path.is_none() {
         return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));
+    }
+    if sources.pytorch_path.is_some() && purpose == Purpose::View(View::Graph) {
+        return Err(Error::flag("graph", "a PyTorch trace has no graph edges: use scope, op or code"));
     }
     if sources.jobs.is_empty() && resolved.hosts.is_empty() {
         let loaded = load_paths(paths)?;

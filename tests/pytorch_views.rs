@@ -145,3 +145,61 @@ fn scopes_are_modules_with_their_gpu_time() {
         assert!(out.lines().any(|l| l.trim_start().starts_with(&format!("{scope} ("))), "{scope} missing:\n{out}");
     }
 }
+
+fn rtfprof(args: &[String]) -> (String, String, bool) {
+    let run = common::run_rtfprof(args, "", None);
+    (String::from_utf8_lossy(&run.stdout).into_owned(), String::from_utf8_lossy(&run.stderr).into_owned(), run.status.success())
+}
+
+/// Every command takes a PyTorch trace: two steps diff, jobs summarize, a
+/// directory of ranks loads one job a rank, the graph view is refused.
+#[test]
+fn commands_take_pytorch_traces() {
+    let trace = common::testdata().join("pytorch/schedule.pt.trace.json.gz");
+    let flag = format!("--pytorch_path={}", trace.display());
+    let (out, err, ok) = rtfprof(&["diff".into(), flag.clone(), "--left_step=2".into(), "--right_step=3".into(), "--delta=0".into()]);
+    assert!(ok && out.contains("step 2 (left)") && out.contains("relative difference in micros"), "{out}{err}");
+    let (out, err, ok) = rtfprof(&["jobs".into(), format!("--job=a={}", trace.display()), format!("--job=b={}", common::testdata().join("mlp/profile").display())]);
+    assert!(ok && out.contains("job a:") && out.contains("job b:"), "{out}{err}");
+    let ranks = tempfile::tempdir().unwrap();
+    for rank in ["rank0", "rank1"] {
+        std::fs::copy(&trace, ranks.path().join(format!("{rank}.pt.trace.json.gz"))).unwrap();
+    }
+    std::fs::write(ranks.path().join("notes.json"), "{\"not\": \"a trace\"}").unwrap();
+    let (out, err, ok) = rtfprof(&["scope".into(), format!("--pytorch_path={}", ranks.path().display()), "--max_depth=2".into()]);
+    assert!(ok && out.contains("job rank0:") && out.contains("\n  rank1 (") && !out.contains("notes"), "{out}{err}");
+    let (_, err, ok) = rtfprof(&["graph".into(), flag.clone()]);
+    assert!(!ok && err.contains("no graph edges"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    for (command, output) in [("scope", "timeline:outfile=t.json"), ("report", "html:outfile=r.html"), ("code", "pprof:outfile=p.pb.gz")] {
+        let output = format!("--output={}", output.replace("outfile=", &format!("outfile={}/", dir.path().display())));
+        let (out, err, ok) = rtfprof(&[command.into(), flag.clone(), output]);
+        assert!(ok, "{command}: {out}{err}");
+    }
+}
+
+/// At each step's peak of a GPU's memory, what ops hold and what was
+/// allocated before the step ("(untracked)": weights, optimizer state) add
+/// up to the allocator's bytes in use, and ops hold most of a training
+/// step's peak (frees are matched to their allocations by address).
+#[test]
+fn memory_at_the_peak_is_held_by_ops() {
+    let Some(dir) = common::shared_trace_dir("torch_h200/torch_tx") else { return };
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("memory.json");
+    let (_, err, ok) = rtfprof(&["memory".into(), format!("--pytorch_path={}", dir.display()), format!("--output=json:outfile={}", json.display())]);
+    assert!(ok, "{err}");
+    let memory: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let mut checked = 0;
+    for step in memory["steps"].as_array().unwrap() {
+        let allocator = &step["allocators"]["cuda:0"];
+        let live = allocator["live_at_peak"].as_object().unwrap();
+        let all: i64 = live.values().map(|b| b.as_i64().unwrap()).sum();
+        let peak = allocator["peak_bytes"].as_i64().unwrap();
+        assert_eq!(all, peak, "step {}", step["step"]);
+        let untracked = live.get("(untracked)").and_then(Value::as_i64).unwrap_or(0);
+        assert!(untracked < peak / 2 && live.keys().any(|k| k.starts_with("forward/TransformerEncoder_0/")), "step {}: {live:?}", step["step"]);
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}

@@ -54,24 +54,30 @@ fn side_inputs(
     })
 }
 
-/// A side's `--left_xplane_path`/`--right_xplane_path` trace: one host's
-/// file, or a run directory's hosts as jobs.
-fn trace_side(path: &std::path::Path, flag: &'static str, step: i64, global: &InputPaths) -> Result<Side> {
-    let located = crate::inputs::xplane::locate(path, None).map_err(|e| match e {
+/// A side's trace (`--left_xplane_path`, `--right_pytorch_path`, …): one
+/// host's or rank's file, or a directory's hosts or ranks as jobs.
+/// Errors name the side's flag (`side`: left or right).
+fn trace_side(sources: crate::load::Sources, side: &str, step: i64, global: &InputPaths) -> Result<Side> {
+    let kind = if sources.xplane_path.is_some() { "xplane" } else { "pytorch" };
+    let flag: &'static str = match (side, kind) {
+        ("left", "xplane") => "--left_xplane_path",
+        ("left", _) => "--left_pytorch_path",
+        (_, "xplane") => "--right_xplane_path",
+        _ => "--right_pytorch_path",
+    };
+    let sources = crate::load::Sources { paths: InputPaths { estimate_flops: global.estimate_flops, ..InputPaths::default() }, ..sources };
+    let resolved = crate::load::resolve(&sources, crate::load::Purpose::Diff).map_err(|e| match e {
         Error::Io { path, source, .. } => Error::Io { kind: flag, path, source },
+        Error::Input { path, message, .. } => Error::Input { kind: flag, path, message },
         e => e,
     })?;
-    let paths = |file: &PathBuf| InputPaths { xplane_path: Some(file.clone()), estimate_flops: global.estimate_flops, ..InputPaths::default() };
-    Ok(match located.hosts.as_slice() {
-        [(_, file)] => Side::Profile(paths(file), step),
-        hosts => Side::Jobs(hosts.iter().map(|(host, file)| JobSpec { name: host.clone(), inputs: paths(file) }).collect(), step),
-    })
+    Ok(if resolved.hosts.is_empty() { Side::Profile(resolved.paths, step) } else { Side::Jobs(resolved.hosts, step) })
 }
 
 impl Side {
     fn is_trace(&self) -> bool {
         match self {
-            Side::Profile(paths, _) => paths.xplane_path.is_some(),
+            Side::Profile(paths, _) => paths.xplane_path.is_some() || paths.pytorch_path.is_some(),
             Side::Jobs(..) => true,
             Side::Text(..) => false,
         }
@@ -89,6 +95,7 @@ impl Side {
                     .profile_path
                     .as_ref()
                     .or(paths.xplane_path.as_ref())
+                    .or(paths.pytorch_path.as_ref())
                     .or(paths.events_path.as_ref())
                     .or(paths.graph_path.as_ref())
                     .or(paths.run_meta_paths.first())
@@ -172,20 +179,26 @@ pub fn run(args: &DiffArgs, global: &InputPaths, global_hosts: &[JobSpec], opts:
         &args.right_events_path,
         global,
     );
-    for (trace, files, flag) in [(&args.left_xplane_path, &left_inputs, "--left_xplane_path"), (&args.right_xplane_path, &right_inputs, "--right_xplane_path")] {
+    let trace_sources = |xplane: &Option<PathBuf>, pytorch: &Option<PathBuf>| {
+        (xplane.is_some() || pytorch.is_some())
+            .then(|| crate::load::Sources { xplane_path: xplane.clone(), pytorch_path: pytorch.clone(), ..Default::default() })
+    };
+    let left_trace = trace_sources(&args.left_xplane_path, &args.left_pytorch_path);
+    let right_trace = trace_sources(&args.right_xplane_path, &args.right_pytorch_path);
+    for (trace, files, flag) in [(&left_trace, &left_inputs, "--left_xplane_path"), (&right_trace, &right_inputs, "--right_xplane_path")] {
         if trace.is_some() && files.is_some() {
             return Err(Error::flag(flag, "a side is one trace or TF files, not both"));
         }
     }
-    let left = match (&args.left_text, &args.left_xplane_path, left_inputs) {
+    let left = match (&args.left_text, left_trace, left_inputs) {
         (Some(path), _, _) => Side::Text(path.clone(), "--left_text"),
-        (None, Some(trace), _) => trace_side(trace, "--left_xplane_path", left_step, global)?,
+        (None, Some(trace), _) => trace_side(trace, "left", left_step, global)?,
         (None, None, Some(inputs)) => Side::Profile(inputs, left_step),
         (None, None, None) => global_side(left_step),
     };
-    let right = match (&args.right_text, &args.right_xplane_path, right_inputs) {
+    let right = match (&args.right_text, right_trace, right_inputs) {
         (Some(path), _, _) => Side::Text(path.clone(), "--right_text"),
-        (None, Some(trace), _) => trace_side(trace, "--right_xplane_path", right_step, global)?,
+        (None, Some(trace), _) => trace_side(trace, "right", right_step, global)?,
         (None, None, Some(inputs)) => Side::Profile(inputs, right_step),
         // Without right-side inputs, the right side is the left's at --right_step.
         (None, None, None) => match &left {
@@ -205,6 +218,7 @@ pub fn run(args: &DiffArgs, global: &InputPaths, global_hosts: &[JobSpec], opts:
                 && paths.run_meta_paths.is_empty()
                 && paths.profile_path.is_none()
                 && paths.xplane_path.is_none()
+                && paths.pytorch_path.is_none()
                 && paths.events_path.is_none()
             {
                 return Err(Error::flag(flag, "no inputs for this side (give profile files or --left_text/--right_text)"));

@@ -129,6 +129,10 @@ pub struct DiffArgs {
     /// are merged as jobs).
     #[arg(long, value_name = "PATH")]
     pub left_xplane_path: Option<PathBuf>,
+    /// Left side: PyTorch trace (as --pytorch_path; a directory's ranks are
+    /// merged as jobs).
+    #[arg(long, value_name = "PATH")]
+    pub left_pytorch_path: Option<PathBuf>,
     /// Step of the left side (default: --step).
     #[arg(long, allow_negative_numbers = true)]
     pub left_step: Option<i64>,
@@ -153,6 +157,9 @@ pub struct DiffArgs {
     /// Right side: TF2/JAX trace (as --xplane_path).
     #[arg(long, value_name = "PATH")]
     pub right_xplane_path: Option<PathBuf>,
+    /// Right side: PyTorch trace (as --pytorch_path).
+    #[arg(long, value_name = "PATH")]
+    pub right_pytorch_path: Option<PathBuf>,
     /// Step of the right side (default: --step).
     #[arg(long, allow_negative_numbers = true)]
     pub right_step: Option<i64>,

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::inputs::sniff;
 use crate::inputs::{InputPaths, events};
 use crate::show::format;
 use crate::stats::device::DeviceName;
@@ -28,8 +29,9 @@ pub struct JobSpec {
 
 impl JobSpec {
     /// `NAME=DIR` (with graph.pbtxt or graph.pb, run_meta_0…, optionally
-    /// tfprof_log, or a profile, or event files), `NAME=PROFILE_FILE` or
-    /// `NAME=EVENT_FILE`.
+    /// tfprof_log, or a profile, or event files, or one PyTorch trace),
+    /// `NAME=PROFILE_FILE`, `NAME=EVENT_FILE`, or a trace file (XPlane or
+    /// PyTorch, known by its content).
     pub fn parse(spec: &str) -> Result<JobSpec> {
         let bad = |m: String| Error::flag("--job", m);
         let (name, path) = spec.split_once('=').ok_or_else(|| bad(format!("'{spec}' is not NAME=PATH")))?;
@@ -41,6 +43,14 @@ impl JobSpec {
             discover(&path)?
         } else if events::is_event_file_name(&path) {
             InputPaths { events_path: Some(path), ..Default::default() }
+        } else if let Some((kind, _)) = crate::inputs::sniff::sniff_file(&path)
+            && matches!(kind, sniff::Kind::Xplane | sniff::Kind::ChromeTrace)
+        {
+            if kind == sniff::Kind::Xplane {
+                InputPaths { xplane_path: Some(path), ..Default::default() }
+            } else {
+                InputPaths { pytorch_path: Some(path), ..Default::default() }
+            }
         } else {
             InputPaths { profile_path: Some(path), ..Default::default() }
         };
@@ -70,7 +80,16 @@ fn discover(dir: &Path) -> Result<InputPaths> {
         if !events::runs(dir)?.is_empty() {
             return Ok(InputPaths { events_path: Some(dir.to_owned()), ..Default::default() });
         }
-        return Err(Error::input("--job", dir, "no graph.pb, graph.pbtxt, run_meta_N, profile or event files in this directory"));
+        // One PyTorch trace (a rank's, as tensorboard_trace_handler writes).
+        let traces: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|source| Error::Io { kind: "--job", path: dir.to_owned(), source })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && crate::inputs::sniff::sniff_file(p).is_some_and(|(kind, _)| kind == sniff::Kind::ChromeTrace))
+            .collect();
+        if let [trace] = traces.as_slice() {
+            return Ok(InputPaths { pytorch_path: Some(trace.clone()), ..Default::default() });
+        }
+        return Err(Error::input("--job", dir, "no graph.pb, graph.pbtxt, run_meta_N, profile, event files or one PyTorch trace in this directory"));
     }
     let op_log = dir.join("tfprof_log");
     Ok(InputPaths {

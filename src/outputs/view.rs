@@ -74,7 +74,7 @@ fn write_pprof(stats: &Stats, view: View, opts: &Options, path: &std::path::Path
 fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::path::Path, stdout: &mut String) -> Result<()> {
     use crate::outputs::timeline;
     let stats = &loaded.stats;
-    if loaded.from_traces() {
+    if loaded.xplane_traces().next().is_some() {
         // An XPlane trace: its own events, for the step asked for.
         crate::show::check(stats, view, opts)?;
         let path = timeline::file_for_step(outfile, opts.step);

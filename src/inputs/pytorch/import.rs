@@ -211,7 +211,7 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
             .and_then(|&k| node_of_placed[k as usize].map(|n| (k, n)));
         let (node, step) = match op {
             Some((k, node)) => (node, steps.of(trace.events[placed[k as usize].event as usize].ts)),
-            None => (intern(&format!("(unattributed)/{kind}"), kind), steps.of(e.ts)),
+            None => (intern(&format!("(unattributed)/{kind}"), "(unattributed)"), steps.of(e.ts)),
         };
         let gpu = e.device.unwrap_or(0);
         let device = *device_of.entry(gpu).or_insert_with(|| {
