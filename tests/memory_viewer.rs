@@ -197,3 +197,50 @@ fn the_shared_traces_main_programs_are_xprofs() {
         check(&format!("{name} {main}"), program, &xprof[main]);
     }
 }
+
+/// `rtfprof memory --output json` lists the programs that ran (the
+/// fixtures' `jit_step`), with the library's numbers; the text says what
+/// the trace tells.
+#[test]
+fn the_cli_lists_the_programs_that_ran() {
+    let trace = testdata().join("xplane/jax_gpu_cnn");
+    let doc = common::rtfprof_json(&["memory", &format!("--xplane_path={}", trace.display())]);
+    let listed = doc["programs"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let ours = trace_programs(&testdata().join("xplane/jax_gpu_cnn/plugins/profile/run0/host0.xplane.pb"));
+    let step = ours.iter().find(|p| p.module == "jit_step").unwrap();
+    let heap = step.heap.as_ref().unwrap();
+    let p = &listed[0];
+    assert_eq!((p["module"].as_str(), p["program_id"].as_i64()), (Some("jit_step"), Some(step.program_id)));
+    assert_eq!(p["peak_bytes"].as_i64(), Some(heap.peak_bytes));
+    assert_eq!(p["peak_instruction"].as_str(), Some(heap.curve[heap.peak_event].instruction.as_str()));
+    assert_eq!(p["live_at_peak"].as_array().unwrap().len(), heap.live_at_peak.len());
+    let bytes: i64 = p["live_at_peak"].as_array().unwrap().iter().map(|b| b["bytes"].as_i64().unwrap()).sum();
+    assert_eq!(bytes, heap.peak_bytes, "the buffers live at the peak add up to it");
+    assert_eq!(p["curve"].as_array().unwrap().len(), heap.curve.len());
+
+    let output = common::run_rtfprof(&["memory".into(), format!("--xplane_path={}", trace.display()), "--step=8".into()], "", None);
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("The allocator's events above name no op"), "{text}");
+    let line = format!("program jit_step ({}): peak ", step.program_id);
+    assert!(text.contains(&line), "{text}");
+    assert!(text.contains("largest buffers at the peak (10 of "), "{text}");
+}
+
+/// The text for a JAX trace, allocator replay and programs (written by
+/// rtfprof itself: rerun with `RTFPROF_BLESS=1` and review the diff); the
+/// README shows it.
+#[test]
+fn jax_text_snapshot() {
+    let args: Vec<String> = ["memory", "--xplane_path=testdata/xplane/jax_gpu_mlp", "--step=8", "--max_depth=4"].map(String::from).to_vec();
+    let output = common::run_rtfprof(&args, "", Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))));
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let actual = String::from_utf8(output.stdout).unwrap();
+    let path = testdata().join("expected/jax_gpu_mlp.memory.txt");
+    if std::env::var_os("RTFPROF_BLESS").is_some() {
+        std::fs::write(&path, &actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} missing: run with RTFPROF_BLESS=1", path.display()));
+    assert!(expected == actual, "memory text changed; if intended, rerun with RTFPROF_BLESS=1 and review the diff\n{actual}");
+}

@@ -27,6 +27,7 @@ pub fn run(stats: &Stats, paths: &InputPaths, xplane: bool, opts: &Options, stdo
                 text.push_str(no_records_note(paths, xplane));
                 text.push('\n');
             }
+            text.push_str(&memory::text::render_programs(&profile.programs, !stats.allocations.is_empty(), opts));
             match output {
                 Output::File(path) => outputs::write_atomic(path, text.as_bytes()),
                 Output::None => Ok(()),
