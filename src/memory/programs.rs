@@ -504,3 +504,131 @@ impl<'s, 'a> Simulation<'s, 'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+    use xla::heap_simulator_trace::{Event, event::Kind};
+
+    /// The JAX GPU fixtures' programs, module and buffer assignment.
+    fn fixture_programs() -> Vec<(xla::HloModuleProto, xla::BufferAssignmentProto)> {
+        let mut out = Vec::new();
+        for fixture in ["jax_gpu_mlp", "jax_gpu_lstm", "jax_gpu_cnn"] {
+            let path = format!("{}/testdata/xplane/{fixture}/plugins/profile/run0/host0.xplane.pb", env!("CARGO_MANIFEST_DIR"));
+            let programs = Programs::from_space(&std::fs::read(path).unwrap()).unwrap();
+            out.extend(programs.iter().map(|p| (p.proto().clone(), p.buffer_assignment().unwrap().clone())));
+        }
+        out
+    }
+
+    fn program(module: &xla::HloModuleProto, assignment: &xla::BufferAssignmentProto) -> Program {
+        let bytes = xla::HloProto { hlo_module: Some(module.clone()), buffer_assignment: Some(assignment.clone()) }.encode_to_vec();
+        Program::from_hlo_proto(1, &bytes).unwrap().unwrap()
+    }
+
+    /// The fixtures' buffer assignments, damaged at random (buffer ids,
+    /// shares and kinds pointing anywhere, sizes of any sign, shape indices
+    /// out of range, flags flipped, events dropped) and cut short: the
+    /// replay never panics, whatever it answers.
+    #[test]
+    fn damaged_buffer_assignments_do_not_panic() {
+        let programs = fixture_programs();
+        assert!(programs.len() > 10);
+        let mut rng = crate::test_random::XorShift::new(0xba_5eed);
+        for round in 0..1500 {
+            let (module, mut a) = programs[round % programs.len()].clone();
+            let ids: Vec<i64> = a.logical_buffers.iter().map(|l| l.id).collect();
+            let any_id = |rng: &mut crate::test_random::XorShift| {
+                if ids.is_empty() || rng.below(8) == 0 { rng.below(1000) as i64 - 3 } else { ids[rng.below(ids.len() as u64) as usize] }
+            };
+            for _ in 0..1 + rng.below(5) {
+                match rng.below(8) {
+                    0 | 1 => {
+                        let Some(trace) = a.heap_simulator_traces.first_mut() else { continue };
+                        let Some(e) = trace.events.get_mut(rng.below(40) as usize) else { continue };
+                        e.kind = rng.below(4) as i32;
+                        e.buffer_id = any_id(&mut rng);
+                        e.share_with_canonical_id = any_id(&mut rng);
+                    }
+                    2 => {
+                        if let Some(l) = a.logical_buffers.get_mut(rng.below(40) as usize) {
+                            l.size = [-1, 0, i64::MAX, i64::MIN, 1 << 40][rng.below(5) as usize];
+                        }
+                    }
+                    3 => {
+                        if let Some(l) = a.logical_buffers.get_mut(rng.below(40) as usize) {
+                            l.defined_at.get_or_insert_default().shape_index = vec![rng.below(4) as i64 - 1; rng.below(3) as usize];
+                        }
+                    }
+                    4 => {
+                        let n = a.buffer_allocations.len() as u64;
+                        if let Some(b) = a.buffer_allocations.get_mut(rng.below(n.max(1)) as usize) {
+                            b.is_entry_computation_parameter ^= rng.below(2) == 0;
+                            b.maybe_live_out ^= rng.below(2) == 0;
+                            b.is_thread_local ^= rng.below(2) == 0;
+                            b.index = rng.below(4) as i64;
+                            if let Some(x) = b.assigned.first_mut() {
+                                x.logical_buffer_id = any_id(&mut rng);
+                            }
+                        }
+                    }
+                    5 => {
+                        if let Some(trace) = a.heap_simulator_traces.first_mut() {
+                            let keep = rng.below(trace.events.len() as u64 + 1) as usize;
+                            trace.events.truncate(keep);
+                        }
+                    }
+                    6 => a.heap_simulator_traces.push(xla::HeapSimulatorTrace {
+                        events: vec![Event { kind: Kind::Alloc as i32, buffer_id: any_id(&mut rng), ..Default::default() }],
+                        ..Default::default()
+                    }),
+                    _ => {
+                        if let Some(l) = a.logical_buffers.get_mut(rng.below(40) as usize) {
+                            l.defined_at.get_or_insert_default().instruction_id = any_id(&mut rng);
+                        }
+                    }
+                }
+            }
+            let _ = heap(&program(&module, &a));
+            // (Damaged bytes decode or fail; they never panic.)
+            let mut bytes = xla::HloProto { hlo_module: Some(module.clone()), buffer_assignment: Some(a) }.encode_to_vec();
+            rng.corrupt(&mut bytes, 4);
+            if let Ok(Some(p)) = Program::from_hlo_proto(1, &bytes) {
+                let _ = heap(&p);
+            }
+        }
+    }
+
+    /// A `SHARE_WITH` chain that comes back to its buffer is an error
+    /// (XProf would recurse without end), as is a buffer freed twice.
+    #[test]
+    fn share_cycles_and_double_frees_are_errors() {
+        let (module, a) = fixture_programs().into_iter().find(|(_, a)| a.heap_simulator_traces.iter().any(|t| t.events.len() > 4)).unwrap();
+        let trace = a.heap_simulator_traces.iter().position(|t| t.events.len() > 4).unwrap();
+        let first = a.heap_simulator_traces[trace].events[0].clone();
+        let event = |kind: Kind, share: i64| Event { kind: kind as i32, share_with_canonical_id: share, ..first.clone() };
+        let mut cyclic = a.clone();
+        cyclic.heap_simulator_traces[trace].events.insert(1, event(Kind::ShareWith, first.buffer_id));
+        assert!(heap(&program(&module, &cyclic)).unwrap_err().contains("shares with itself"));
+        let mut twice = a.clone();
+        twice.heap_simulator_traces[trace].events.insert(1, event(Kind::Free, 0));
+        twice.heap_simulator_traces[trace].events.insert(1, event(Kind::Free, 0));
+        assert!(heap(&program(&module, &twice)).unwrap_err().contains("freed more often"));
+        assert!(heap(&program(&module, &a)).is_ok());
+    }
+
+    /// A program whose `HloProto` has no buffer assignment says so; bytes
+    /// that do not decode are an error, not a panic.
+    #[test]
+    fn missing_and_undecodable_assignments_say_so() {
+        let (module, _) = fixture_programs().remove(0);
+        let bare = Program::from_hlo_proto(1, &xla::HloProto { hlo_module: Some(module.clone()), buffer_assignment: None }.encode_to_vec()).unwrap().unwrap();
+        assert!(heap(&bare).unwrap_err().contains("no buffer assignment"));
+        let mut bytes = xla::HloProto { hlo_module: Some(module), buffer_assignment: None }.encode_to_vec();
+        // Field 3 (buffer_assignment), 3 bytes long, holding a key without its value.
+        bytes.extend_from_slice(&[0x1a, 0x03, 0x0a, 0xff, 0xff]);
+        let damaged = Program::from_hlo_proto(1, &bytes).unwrap().unwrap();
+        assert!(heap(&damaged).unwrap_err().contains("does not decode"));
+    }
+}

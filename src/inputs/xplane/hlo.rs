@@ -116,11 +116,9 @@ impl Programs {
                 if bytes.is_empty() {
                     continue;
                 }
-                let (Some(module), buffer_assignment) = split_hlo_proto(bytes)? else { continue };
                 let program = meta.stats.iter().find(|s| Some(s.metadata_id) == program_id).and_then(|s| s.value.as_id()).unwrap_or(*id);
-                let mut program_read = Program::new(program, module);
-                program_read.buffer_assignment_wire = buffer_assignment;
-                programs.by_id.insert(program, program_read);
+                let Some(read) = Program::from_hlo_proto(program, bytes)? else { continue };
+                programs.by_id.insert(program, read);
             }
         }
         Ok(programs)
@@ -213,6 +211,15 @@ impl Program {
     /// A program from an `HloModuleProto`'s bytes (as fuzzing feeds them).
     pub fn decode(id: i64, bytes: &[u8]) -> Result<Program, DecodeError> {
         Ok(Program::new(id, xla::HloModuleProto::decode(bytes)?))
+    }
+
+    /// A program from an `HloProto`'s bytes (module and buffer assignment,
+    /// as the metadata plane holds them); `None` without a module.
+    pub fn from_hlo_proto(id: i64, bytes: &[u8]) -> Result<Option<Program>, DecodeError> {
+        let (Some(module), buffer_assignment) = split_hlo_proto(bytes)? else { return Ok(None) };
+        let mut program = Program::new(id, module);
+        program.buffer_assignment_wire = buffer_assignment;
+        Ok(Some(program))
     }
 
     /// The instruction called `name` (an event's `hlo_op`).
@@ -530,6 +537,40 @@ mod tests {
         assert_eq!(category("add", ""), "non-fusion elementwise");
         assert_eq!(category("broadcast", ""), "broadcast");
         assert_eq!(category("copy-done", ""), "copy-done");
+    }
+
+    /// XLA's `HumanStringWithLayout`: scalars without `{}`, a tuple's every
+    /// fifth element numbered, dynamic dimensions, tiles and memory spaces.
+    #[test]
+    fn shapes_print_as_xla_prints_them() {
+        let array = |t: xla::PrimitiveType, dims: &[i64], minor_to_major: &[i64]| xla::ShapeProto {
+            element_type: t as i32,
+            dimensions: dims.to_vec(),
+            is_dynamic_dimension: vec![false; dims.len()],
+            layout: Some(Box::new(xla::LayoutProto { minor_to_major: minor_to_major.to_vec(), ..Default::default() })),
+            ..Default::default()
+        };
+        assert_eq!(shape_text(&array(xla::PrimitiveType::F32, &[8192, 256], &[1, 0])), "f32[8192,256]{1,0}");
+        assert_eq!(shape_text(&array(xla::PrimitiveType::S32, &[], &[])), "s32[]");
+        assert_eq!(shape_text(&xla::ShapeProto { layout: None, ..array(xla::PrimitiveType::Bf16, &[2], &[0]) }), "bf16[2]");
+        let mut tiled = array(xla::PrimitiveType::F32, &[5, 1024], &[1, 0]);
+        let layout = tiled.layout.as_mut().unwrap();
+        layout.tiles = vec![xla::TileProto { dimensions: vec![8, 128] }, xla::TileProto { dimensions: vec![2, i64::MIN] }];
+        layout.memory_space = 5;
+        assert_eq!(shape_text(&tiled), "f32[5,1024]{1,0:T(8,128)(2,*)S(5)}");
+        let mut dynamic = array(xla::PrimitiveType::U8, &[4, 7], &[1, 0]);
+        dynamic.is_dynamic_dimension = vec![true, false];
+        assert_eq!(shape_text(&dynamic), "u8[<=4,7]{1,0}");
+        let tuple = xla::ShapeProto {
+            element_type: xla::PrimitiveType::Tuple as i32,
+            tuple_shapes: (0..6).map(|_| array(xla::PrimitiveType::Pred, &[], &[])).chain([xla::ShapeProto { element_type: xla::PrimitiveType::Tuple as i32, ..Default::default() }]).collect(),
+            ..Default::default()
+        };
+        assert_eq!(shape_text(&tuple), "(pred[], pred[], pred[], pred[], pred[], /*index=5*/pred[], ())");
+        assert_eq!(unpadded_bytes(&tuple), 7 * 8);
+        assert_eq!(unpadded_bytes(&array(xla::PrimitiveType::Bf16, &[3, 5], &[1, 0])), 30);
+        assert_eq!(subshape(&tuple, &[6]).map(shape_text).as_deref(), Some("()"));
+        assert!(subshape(&tuple, &[7]).is_none() && subshape(&tuple, &[-1]).is_none());
     }
 
     #[test]
