@@ -121,7 +121,7 @@ fn write_program(out: &mut String, name: &str, module: &str, heap: &Heap, opts: 
         .collect();
     write_tree(out, &live, opts);
     let mut largest: Vec<&super::programs::Buffer> = heap.live_at_peak.iter().collect();
-    largest.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    largest.sort_by_key(|b| std::cmp::Reverse(b.bytes));
     let shown = largest.len().min(BUFFER_ROWS);
     let more = if largest.len() > shown { "; --output json:outfile=PATH has them all" } else { "" };
     let _ = writeln!(out, "largest buffers at the peak ({shown} of {}{more}):", largest.len());
