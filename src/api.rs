@@ -68,7 +68,7 @@ pub fn memory(sources: &Sources, step: i64) -> Result<(crate::memory::MemoryProf
         load::check_event_flags(sources, Purpose::Memory)?;
         let mut loaded = load::load(sources, Purpose::Memory)?;
         let warnings = std::mem::take(&mut loaded.stats.warnings);
-        Ok((crate::memory::analyze(&loaded.stats, step)?, warnings))
+        Ok((crate::memory::analyze(&loaded, step)?, warnings))
     })
 }
 

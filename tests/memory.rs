@@ -272,8 +272,8 @@ fn xplane_peaks_are_xprofs() {
     // step starts at the library's `start_micros`.
     let mut paths = rtfprof::inputs::InputPaths { xplane_path: Some(trace.clone()), allocations: true, ..Default::default() };
     paths.skip_code_traces = true;
-    let stats = rtfprof::load::load_paths(&paths).unwrap().stats;
-    let profile = rtfprof::memory::analyze(&stats, -1).unwrap();
+    let loaded = rtfprof::load::load_paths(&paths).unwrap();
+    let profile = rtfprof::memory::analyze(&loaded, -1).unwrap();
     let start = profile.steps[0].start_micros;
     let line_ns = host_line_timestamp_ns(&trace);
 

@@ -679,6 +679,57 @@ fn the_memory_panel_says_when_there_are_no_records() {
     );
 }
 
+/// On a JAX trace the memory tab also lists the XLA programs that ran, as
+/// `rtfprof memory --output json` has them: each program's peak and every
+/// buffer live there (JAX op, instruction, kind, shape, bytes), largest
+/// first; with no allocator events (JAX on CPU), after the note.
+#[test]
+fn the_memory_panel_lists_the_xla_programs() {
+    let Some(browser) = Browser::find() else { return };
+    for fixture in ["xplane/jax_gpu_mlp", "xplane/jax_jit"] {
+        let args = vec![path_flag("xplane_path", fixture)];
+        let expected = memory_json(&args);
+        let programs = expected["programs"].as_array().unwrap();
+        assert!(!programs.is_empty(), "{fixture}");
+        let (_dir, page) = report(&args);
+        let dom = browser.render(&page, "tab=memory&pall.0=1");
+        let sections: Vec<&str> = dom.0.split(r#"<section class="program""#).skip(1).map(|s| &s[..s.find("</section>").unwrap()]).collect();
+        assert_eq!(sections.len(), programs.len(), "{fixture}");
+        for (section, program) in sections.iter().zip(programs) {
+            let name = format!("{} ({})", program["module"].as_str().unwrap(), program["program_id"]);
+            assert!(section.starts_with(&format!(r#" data-program="{name}""#)), "{fixture}: {section}");
+            let peak = program["peak_bytes"].as_i64().unwrap();
+            assert!(section.contains(&format!(r#"<strong class="ppeak-bytes" data-v="{peak}">{}</strong>"#, format::bytes(peak))), "{fixture} {name}");
+            let tables = Dom(section.to_string()).tables("pbuffers");
+            assert_eq!(tables.len(), 1, "{fixture} {name}");
+            let (keys, rows) = &tables[0];
+            assert_eq!(keys, &["op", "bytes", "share", "kind", "instruction", "shape"]);
+            let shown: Vec<(String, String, String, String, i64)> =
+                rows.iter().map(|r| (r[0].0.clone(), r[4].0.clone(), r[3].0.clone(), r[5].0.clone(), r[1].1.unwrap() as i64)).collect();
+            for r in rows {
+                assert_eq!(r[1].0, format::bytes(r[1].1.unwrap() as i64), "{fixture} {name}");
+            }
+            assert!(shown.windows(2).all(|w| w[0].4 >= w[1].4), "{fixture} {name}: largest first");
+            let mut listed: Vec<(String, String, String, String, i64)> = program["live_at_peak"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    let index: Vec<String> = b["shape_index"].as_array().unwrap().iter().map(|i| i.to_string()).collect();
+                    let instruction = b["instruction"].as_str().unwrap().to_owned();
+                    let instruction = if index.is_empty() { instruction } else { format!("{instruction}{{{}}}", index.join(",")) };
+                    let text = |k: &str| b[k].as_str().unwrap().to_owned();
+                    (text("op_name"), instruction, text("kind"), text("shape"), b["bytes"].as_i64().unwrap())
+                })
+                .collect();
+            let mut sorted = shown.clone();
+            sorted.sort();
+            listed.sort();
+            assert_eq!(sorted, listed, "{fixture} {name}");
+        }
+    }
+}
+
 fn urlencode(text: &str) -> String {
     text.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
 }

@@ -865,9 +865,59 @@
    * the step and the nodes live at its peak (`rtfprof memory`'s analysis).
    * Several steps: a menu picks one, the one with the highest peak first.
    */
+  /**
+   * The XLA programs that ran (XPlane traces), as `rtfprof memory` lists
+   * them: each program's peak by XLA's buffer assignment and the buffers
+   * live there, largest first. `null` without programs.
+   */
+  function programsPart(programs) {
+    if (!programs || !programs.length) return null;
+    const tables = [];
+    const sections = programs.map((p, k) => {
+      if (p.error) return el('section', { class: 'program', 'data-program': p.name }, el('h3', null, p.name), el('p', { class: 'note' }, 'no memory: ' + p.error));
+      const table = new Table({
+        columns: [
+          { key: 'op', label: 'JAX op', value: (i) => p.op_name[i] },
+          { key: 'bytes', label: 'bytes', num: true, unit: 'bytes', value: (i) => p.bytes[i] },
+          { key: 'share', label: '% of peak', num: true, value: (i) => p.bytes[i], text: (i) => pct(p.bytes[i], Math.max(0, p.peak_bytes)) },
+          { key: 'kind', label: 'kind', value: (i) => p.kind[i] },
+          { key: 'instruction', label: 'HLO instruction', value: (i) => p.instruction[i] },
+          // (Last: a tuple's shape can be long.)
+          { key: 'shape', label: 'shape', value: (i) => p.shape[i] },
+        ],
+        rows: p.bytes.length,
+        name: (i) => p.op_name[i] + ' ' + p.instruction[i],
+        // Equal bytes keep XProf's order (whole-run buffers first).
+        tie: (i, j) => i - j,
+        sortKey: 'psort.' + k,
+        filterKey: 'pfilter.' + k,
+        allKey: 'pall.' + k,
+        defaultSort: 'bytes:desc',
+        cls: 'pbuffers',
+      });
+      tables.push(table);
+      return el('section', { class: 'program', 'data-program': p.name },
+        el('h3', null, p.name),
+        el('p', { class: 'mfacts' },
+          'peak ', el('strong', { class: 'ppeak-bytes', 'data-v': p.peak_bytes }, fmt('bytes', p.peak_bytes)),
+          p.peak_instruction ? ' at ' + p.peak_instruction : '',
+          ' · ' + fmt('bytes', p.indefinite_bytes) + ' held for the whole run (parameters ' + fmt('bytes', p.parameter_bytes) + ', outputs ' + fmt('bytes', p.output_bytes) + ')',
+          ' · all allocations ' + fmt('bytes', p.total_allocation_bytes)),
+        p.bytes.length ? table.root : el('p', { class: 'note' }, 'No buffer is live at the peak.'));
+    });
+    const part = el('section', { class: 'programs' },
+      el('h2', null, 'XLA programs'),
+      el('p', { class: 'note' }, 'What each program that ran holds at its own peak, by XLA\'s buffer assignment (as XProf\'s memory_viewer): the instruction and JAX op of every buffer. The allocator\'s events name no op, so a JAX program\'s bytes are (untracked) there; these are compile-time numbers, the same in every run.'),
+      ...sections);
+    return { part, render: () => { for (const t of tables) t.render(); } };
+  }
+
   function memoryPanel(memory) {
+    const programs = programsPart(memory.programs);
     if (!memory.steps.length) {
-      return { panel: el('section', { class: 'panel', id: 'panel-memory' }, el('p', { class: 'note mnone' }, memory.note)), show: () => {} };
+      const note = el('p', { class: 'note mnone' }, memory.note);
+      if (!programs) return { panel: el('section', { class: 'panel', id: 'panel-memory' }, note), show: () => {} };
+      return { panel: el('section', { class: 'panel', id: 'panel-memory' }, note, programs.part), show: programs.render };
     }
     const peakOf = (s) => s.allocators.reduce((m, a) => Math.max(m, a.peak_bytes), 0);
     let chosen = memory.steps.findIndex((s) => String(s.step) === state.mstep);
@@ -933,7 +983,12 @@
       parts.push(el('div', { class: 'toolbar' }, el('span', { class: 'note' }, 'step:'), menu));
     }
     parts.push(body);
-    return { panel: el('section', { class: 'panel', id: 'panel-memory' }, ...parts), show: render };
+    if (programs) parts.push(programs.part);
+    const show = () => {
+      render();
+      if (programs) programs.render();
+    };
+    return { panel: el('section', { class: 'panel', id: 'panel-memory' }, ...parts), show };
   }
 
   // --------------------------------------------------------------- diff page

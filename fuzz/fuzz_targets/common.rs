@@ -41,15 +41,23 @@ pub fn render(stats: &Stats, views: &[View]) {
 /// the scope view's folded stacks (time and bytes), on the render stack:
 /// the outputs that replay allocation records and write names unescaped
 /// elsewhere.
-pub fn memory_report_folded(stats: &Stats) {
+pub fn memory_report_folded(stats: Stats) {
     use rtfprof::outputs::{folded, html};
     use rtfprof::show::options::Shown;
+    let loaded = rtfprof::load::Loaded {
+        stats,
+        kinds: vec![rtfprof::inputs::Kind::TfFiles],
+        traces: Vec::new(),
+        listing: String::new(),
+        coverage: Vec::new(),
+    };
+    let stats = &loaded.stats;
     on_stack(1 << 30, || {
-        let profile = rtfprof::memory::analyze(stats, -1).expect("every step: no step to miss");
+        let profile = rtfprof::memory::analyze(&loaded, -1).expect("every step: no step to miss");
         let _ = rtfprof::memory::text::render(&profile, &Options::default());
         rtfprof::memory::json::write(&profile, std::io::sink()).expect("writes to a sink");
         let report = Options { max_depth: i64::MAX, ..Options::default() };
-        if let Ok(page) = html::report_page(stats, &report, &html::Sources::default()) {
+        if let Ok(page) = html::report_page(&loaded, &report, &html::Sources::default()) {
             html::write(&page, std::io::sink()).expect("writes to a sink");
         }
         if let Ok(scope) = rtfprof::show::run(stats, View::Scope, &report) {

@@ -18,5 +18,5 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let coverage = stats.add_run_meta(0, &run_meta);
     assert!(coverage.is_finite(), "run coverage {coverage}");
     common::render(&stats, &[View::Scope, View::Op]);
-    common::memory_report_folded(&stats);
+    common::memory_report_folded(stats);
 });

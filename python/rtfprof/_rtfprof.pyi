@@ -210,7 +210,7 @@ def memory(
     xplane_path: Optional[_Path] = None,
     step: int = ...,
 ) -> Dict[str, Any]:
-    """Each allocator's bytes in use over the steps, as `rtfprof memory --output json`."""
+    """Each allocator's bytes in use over the steps, and on XPlane traces each XLA program's peak by its buffer assignment ("programs"), as `rtfprof memory --output json`."""
 def hlo(*, xplane_path: _Path) -> List[Dict[str, Any]]:
     """The XLA instructions that ran, as `rtfprof hlo --output json` lists them."""
 def kernels(*, xplane_path: _Path) -> List[Dict[str, Any]]:

@@ -606,7 +606,10 @@ fn from_json(py: Python<'_>, write: impl FnOnce(Vec<u8>) -> std::io::Result<Vec<
 /// Each allocator's bytes in use over each step (`step=-1`) or one step,
 /// its peak and the nodes live at the peak, as `rtfprof memory --output
 /// json` writes them: `{"schema_version", "steps": [{"step", "allocators":
-/// {name: {"peak_bytes", "peak_micros", "live_at_peak", "curve"}}}]}`.
+/// {name: {"peak_bytes", "peak_micros", "live_at_peak", "curve"}}}]}`; on
+/// XPlane traces also `"programs"`: each XLA program that ran, its peak and
+/// the buffers live there by XLA's buffer assignment (XProf's
+/// memory_viewer).
 #[pyfunction]
 #[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, step=-1))]
 #[allow(clippy::too_many_arguments)]

@@ -572,6 +572,11 @@ def test_memory_is_the_clis_json(tmp_path):
         assert rtfprof.memory(**inputs) == json.loads(out.read_text())
     one = rtfprof.memory(step=1, **absolute_inputs(FIXTURES["cnn"]))
     assert [s["step"] for s in one["steps"]] == [1]
+    # XLA programs: on XPlane traces only.
+    assert "programs" not in one
+    programs = rtfprof.memory(xplane_path=str(JAX_GPU))["programs"]
+    assert [p["module"] for p in programs] == ["jit_step"]
+    assert sum(b["bytes"] for b in programs[0]["live_at_peak"]) == programs[0]["peak_bytes"]
 
 
 def test_results_become_dataframes():

@@ -19,7 +19,7 @@ pub fn check_output(opts: &Options) -> Result<()> {
 /// says.
 pub fn run(loaded: &Loaded, opts: &Options, stdout: &mut String) -> Result<()> {
     let stats = &loaded.stats;
-    let profile = memory::analyze(stats, opts.step)?;
+    let profile = memory::analyze(loaded, opts.step)?;
     match &opts.output {
         Output::Json(path) => outputs::stream_atomic(path, |out| memory::json::write(&profile, out)),
         output => {
@@ -28,6 +28,7 @@ pub fn run(loaded: &Loaded, opts: &Options, stdout: &mut String) -> Result<()> {
                 text.push_str(no_records_note(loaded));
                 text.push('\n');
             }
+            text.push_str(&memory::text::render_programs(&profile.programs, !stats.allocations.is_empty(), opts));
             match output {
                 Output::File(path) => outputs::write_atomic(path, text.as_bytes()),
                 Output::None => Ok(()),

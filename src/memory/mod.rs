@@ -20,10 +20,16 @@
 //! by no op) are listed as [`UNTRACKED`], so the live bytes add up to the
 //! peak.
 //!
+//! On XPlane traces, [`programs`] adds what each XLA program that ran
+//! holds at its own peak, by XLA's buffer assignment (XProf's
+//! `memory_viewer`): JAX's allocator events name no op, XLA's buffer
+//! assignment does.
+//!
 //! [`analyze`] is the library entry point (the HTML report calls it);
 //! [`text`] renders the tfprof-style text, [`json`] the JSON output.
 
 pub mod json;
+pub mod programs;
 pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,6 +47,9 @@ pub const UNTRACKED: &str = "(untracked)";
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MemoryProfile {
     pub steps: Vec<StepMemory>,
+    /// The XLA programs that ran in the loaded XPlane traces, largest peak
+    /// first (programs XProf's memory viewer fails on last).
+    pub programs: Vec<programs::ProgramMemory>,
 }
 
 /// One step's allocators.
@@ -95,7 +104,8 @@ pub fn steps(stats: &Stats) -> BTreeSet<i64> {
 
 /// Analyzes `step`, or every step when it is negative. A step that was not
 /// recorded is an error, as in the views.
-pub fn analyze(stats: &Stats, step: i64) -> Result<MemoryProfile> {
+pub fn analyze(loaded: &crate::load::Loaded, step: i64) -> Result<MemoryProfile> {
+    let stats = &loaded.stats;
     let known = steps(stats);
     if step >= 0 && !known.contains(&step) {
         let available: Vec<String> = known.iter().map(i64::to_string).collect();
@@ -135,7 +145,21 @@ pub fn analyze(stats: &Stats, step: i64) -> Result<MemoryProfile> {
             StepMemory { step, start_micros, allocators }
         })
         .collect();
-    Ok(MemoryProfile { steps })
+    Ok(MemoryProfile { steps, programs: ran_programs(loaded)? })
+}
+
+/// The programs of the loaded traces that ran, largest peak first.
+pub fn ran_programs(loaded: &crate::load::Loaded) -> Result<Vec<programs::ProgramMemory>> {
+    let mut ran = Vec::new();
+    for (job, trace) in loaded.xplane_traces() {
+        let programs = crate::inputs::xplane::hlo::Programs::from_space(&trace.bytes)
+            .map_err(|e| Error::input("--xplane_path", &trace.path, format!("its XLA programs do not decode ({e})")))?;
+        let ids: BTreeSet<i64> = trace.device.hlo_ops.iter().map(|r| r.program_id as i64).collect();
+        ran.extend(programs.iter().filter(|p| ids.contains(&p.id)).map(|p| programs::ProgramMemory::of(job, p, true)));
+    }
+    let peak = |p: &programs::ProgramMemory| p.heap.as_ref().map_or(i64::MIN, |h| h.peak_bytes);
+    ran.sort_by(|a, b| peak(b).cmp(&peak(a)).then_with(|| (&a.job, a.program_id).cmp(&(&b.job, b.program_id))));
+    Ok(ran)
 }
 
 /// Replays one allocator's events of one step.

@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::{AllocatorMemory, MemoryProfile};
+use super::programs::{Heap, ProgramMemory};
+use super::{AllocatorMemory, LiveNode, MemoryProfile};
 use crate::show::format;
 use crate::show::options::Options;
 use crate::views::ROOT_NAME;
@@ -46,12 +47,95 @@ fn write_allocator(out: &mut String, step: i64, allocator: &AllocatorMemory, opt
         format::micros(allocator.peak_micros)
     );
     out.push_str("node name | live bytes at the peak\n");
-    let tree = Tree::build(allocator);
+    write_tree(out, &allocator.live_at_peak, opts);
+    out.push('\n');
+}
+
+/// `live` as a scope tree under the root, with the view options.
+fn write_tree(out: &mut String, live: &[LiveNode], opts: &Options) {
+    let tree = Tree::build(live);
     let shown = Shown { tree: &tree, opts };
     // The root is depth 1 and always shown.
     let children = shown.print(&shown.start(&tree.nodes[0].children), 2, 2);
     shown.write_line(out, 0, 0);
     shown.write_children(out, &children);
+}
+
+/// The buffers listed per program, largest first.
+pub const BUFFER_ROWS: usize = 10;
+
+/// The programs section of `rtfprof memory` (empty without programs): per
+/// program, its peak, its live buffers by JAX op as a scope tree (with the
+/// view options), and its largest buffers. `allocations`: whether the
+/// inputs had allocator events (the section says how the two relate).
+pub fn render_programs(programs: &[ProgramMemory], allocations: bool, opts: &Options) -> String {
+    if programs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nXLA programs: what each program that ran holds at its own peak, by XLA's buffer assignment (as XProf's memory_viewer).\n");
+    out.push_str(if allocations {
+        "The allocator's events above name no op: a JAX program's bytes there are (untracked). "
+    } else {
+        "The trace has no allocator events. "
+    });
+    out.push_str("The trace keeps each program's buffer assignment, which names the instruction and JAX op (op_name) of every buffer: the program's parameters, outputs and constants, held for the whole run, and its temporaries at the peak of XLA's heap simulation. These are compile-time numbers, the same in every run.");
+    if allocations {
+        out.push_str(" XLA asks the allocator for a run's temporaries as one block, and the allocator also holds arrays outside the running program, so its (untracked) bytes are not split by op here.");
+    }
+    out.push_str("\n\n");
+    for program in programs {
+        let job = if program.job.is_empty() { String::new() } else { format!("job {}, ", program.job) };
+        // (Program ids are unsigned: TPU programs use all 64 bits.)
+        let name = format!("{job}program {} ({})", program.module, program.program_id as u64);
+        match &program.heap {
+            Ok(heap) => write_program(&mut out, &name, &program.module, heap, opts),
+            Err(why) => {
+                let _ = writeln!(out, "{name}: no memory: {why}\n");
+            }
+        }
+    }
+    out
+}
+
+fn write_program(out: &mut String, name: &str, module: &str, heap: &Heap, opts: &Options) {
+    let unpadded = if heap.peak_unpadded_bytes != heap.peak_bytes { format!(" (unpadded {})", format::bytes(heap.peak_unpadded_bytes)) } else { String::new() };
+    let at = match heap.curve.get(heap.peak_event) {
+        Some(point) if heap.curve.len() > 1 => format!(" at {} (heap simulator event {} of {})", point.instruction, heap.peak_event, heap.curve.len() - 1),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "{name}: peak {}{unpadded}{at}: {} held for the whole run (parameters {}, outputs {}), {} of temporaries; all allocations {}",
+        format::bytes(heap.peak_bytes),
+        format::bytes(heap.indefinite_bytes),
+        format::bytes(heap.parameter_bytes),
+        format::bytes(heap.output_bytes),
+        format::bytes(heap.peak_bytes.wrapping_sub(heap.indefinite_bytes)),
+        format::bytes(heap.total_allocation_bytes),
+    );
+    out.push_str("node name (JAX op) | bytes at the peak\n");
+    let live: Vec<LiveNode> = heap
+        .live_at_peak
+        .iter()
+        .map(|b| LiveNode { name: if b.op_name.is_empty() { format!("{module}/{}", b.instruction) } else { b.op_name.clone() }, bytes: b.bytes })
+        .collect();
+    write_tree(out, &live, opts);
+    let mut largest: Vec<&super::programs::Buffer> = heap.live_at_peak.iter().collect();
+    largest.sort_by_key(|b| std::cmp::Reverse(b.bytes));
+    let shown = largest.len().min(BUFFER_ROWS);
+    let more = if largest.len() > shown { "; --output json:outfile=PATH has them all" } else { "" };
+    let _ = writeln!(out, "largest buffers at the peak ({shown} of {}{more}):", largest.len());
+    let mut cells = vec![["bytes", "kind", "HLO instruction", "shape", "JAX op"].map(String::from).to_vec()];
+    for b in largest.into_iter().take(shown) {
+        cells.push(vec![format::bytes(b.bytes), b.kind.as_str().to_owned(), b.instruction_with_index(), b.shape.clone(), b.op_name.clone()]);
+    }
+    let widths: Vec<usize> = (0..5).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    for row in cells {
+        let line: Vec<String> = row.iter().enumerate().map(|(c, cell)| if c == 0 { format!("{cell:>w$}", w = widths[c]) } else { format!("{cell:<w$}", w = widths[c]) }).collect();
+        out.push_str("  ");
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
     out.push('\n');
 }
 
@@ -69,10 +153,10 @@ struct ScopeNode {
 }
 
 impl Tree {
-    fn build(allocator: &AllocatorMemory) -> Tree {
+    fn build(live_at_peak: &[LiveNode]) -> Tree {
         let mut tree = Tree { nodes: vec![ScopeNode { name: ROOT_NAME.to_owned(), own: None, total: 0, children: Vec::new() }] };
         let mut index: HashMap<String, usize> = HashMap::new();
-        for live in &allocator.live_at_peak {
+        for live in live_at_peak {
             tree.nodes[0].total = tree.nodes[0].total.wrapping_add(live.bytes);
             let mut parent = 0;
             let ends = live.name.match_indices('/').map(|(i, _)| i).chain([live.name.len()]);
@@ -172,7 +256,6 @@ impl Shown<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::LiveNode;
     use crate::show::options::RegexList;
 
     fn allocator(live: &[(&str, i64)]) -> AllocatorMemory {

@@ -174,6 +174,33 @@ struct MemoryPanel {
     /// long profile would otherwise be written once a step.
     names: Vec<String>,
     steps: Vec<MemoryStep>,
+    /// XPlane traces: the XLA programs that ran, as `rtfprof memory` lists
+    /// them ([`crate::memory::programs`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    programs: Vec<ProgramPanel>,
+}
+
+/// One XLA program: its peak and the buffers live there, as columns.
+#[derive(Serialize, Default)]
+struct ProgramPanel {
+    /// `jit_step (9285)`, with its job where there are several.
+    name: String,
+    /// Why XProf's memory viewer fails on it; empty otherwise.
+    error: String,
+    peak_bytes: i64,
+    /// The instruction whose heap simulator event reached the peak.
+    peak_instruction: String,
+    /// The parameters', outputs' and constants' bytes (held for the whole
+    /// run), the parameters' and outputs' alone, and every allocation's.
+    indefinite_bytes: i64,
+    parameter_bytes: i64,
+    output_bytes: i64,
+    total_allocation_bytes: i64,
+    op_name: Vec<String>,
+    instruction: Vec<String>,
+    kind: Vec<&'static str>,
+    shape: Vec<String>,
+    bytes: Vec<i64>,
 }
 
 #[derive(Serialize)]
@@ -264,7 +291,7 @@ pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sourc
     let summary = crate::jobs::summarize("", stats);
     let mut steps = steps_panel(stats, opts, &scope, &summary);
     steps.breakdown = breakdown(loaded);
-    let memory = memory_panel(stats, opts, &sources.no_allocations)?;
+    let memory = memory_panel(loaded, opts, &sources.no_allocations)?;
     let device = device_panel(loaded);
     let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
     let header = Header {
@@ -509,13 +536,15 @@ fn device_panel(loaded: &crate::load::Loaded) -> Option<DevicePanel> {
 
 /// The memory of the step shown (each step with `--step -1`), or, when the
 /// inputs recorded no allocations, `no_records` (why).
-fn memory_panel(stats: &Stats, opts: &Options, no_records: &str) -> Result<MemoryPanel> {
+fn memory_panel(loaded: &crate::load::Loaded, opts: &Options, no_records: &str) -> Result<MemoryPanel> {
+    let stats = &loaded.stats;
     if stats.allocations.is_empty() {
         let note = if no_records.is_empty() { "No allocation records in the inputs." } else { no_records };
-        return Ok(MemoryPanel { note: note.to_owned(), ..MemoryPanel::default() });
+        let programs = program_panels(crate::memory::ran_programs(loaded)?);
+        return Ok(MemoryPanel { note: note.to_owned(), programs, ..MemoryPanel::default() });
     }
-    let profile = crate::memory::analyze(stats, opts.step)?;
-    let mut panel = MemoryPanel::default();
+    let profile = crate::memory::analyze(loaded, opts.step)?;
+    let mut panel = MemoryPanel { programs: program_panels(profile.programs), ..MemoryPanel::default() };
     let mut name_ids: FxHashMap<String, u32> = FxHashMap::default();
     for step in profile.steps {
         let mut allocators = Vec::with_capacity(step.allocators.len());
@@ -545,6 +574,39 @@ fn memory_panel(stats: &Stats, opts: &Options, no_records: &str) -> Result<Memor
         panel.steps.push(MemoryStep { step: step.step, allocators });
     }
     Ok(panel)
+}
+
+/// The programs' panels, in `rtfprof memory`'s order.
+fn program_panels(programs: Vec<crate::memory::programs::ProgramMemory>) -> Vec<ProgramPanel> {
+    programs
+        .into_iter()
+        .map(|p| {
+            let job = if p.job.is_empty() { String::new() } else { format!("{}: ", p.job) };
+            let name = format!("{job}{} ({})", p.module, p.program_id as u64);
+            let heap = match p.heap {
+                Ok(heap) => heap,
+                Err(error) => return ProgramPanel { name, error, ..ProgramPanel::default() },
+            };
+            let mut panel = ProgramPanel {
+                name,
+                peak_bytes: heap.peak_bytes,
+                peak_instruction: heap.curve.get(heap.peak_event).map(|point| point.instruction.clone()).unwrap_or_default(),
+                indefinite_bytes: heap.indefinite_bytes,
+                parameter_bytes: heap.parameter_bytes,
+                output_bytes: heap.output_bytes,
+                total_allocation_bytes: heap.total_allocation_bytes,
+                ..ProgramPanel::default()
+            };
+            for b in heap.live_at_peak {
+                panel.instruction.push(b.instruction_with_index());
+                panel.op_name.push(b.op_name);
+                panel.kind.push(b.kind.as_str());
+                panel.shape.push(b.shape);
+                panel.bytes.push(b.bytes);
+            }
+            panel
+        })
+        .collect()
 }
 
 /// A curve of at most about `max` points: runs of consecutive points become

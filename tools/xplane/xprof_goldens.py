@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write XProf's own numbers for the XPlane fixtures to testdata/xplane/expected/.
 
-    /work/venvs/xprof/bin/python tools/xplane/xprof_goldens.py [FIXTURE...]
+    /work/venvs/xprof/bin/python tools/xplane/xprof_goldens.py [--tool NAME]... [FIXTURE...]
 
 Needs a Python with the `xprof` package (XProf 2.24 was used; the version
 goes to expected/XPROF_VERSION).  Run it after tools/xplane/gen_traces.py:
@@ -28,19 +28,40 @@ beside the trace and answers later calls from it) and
                       per-step breakdown (table 1: one row per step, the
                       summary and conclusion in its "p" properties), read
                       by `rtfprof steps` and `advise`'s StepTimeChecker
+  memory_viewer       one call per host and XLA program (XProf takes one
+                      program at a time: `module_name` is `<module>(<program
+                      id>)`, as XProf names the `*.hlo_proto.pb` files it
+                      extracts from the trace's /host:metadata plane), for
+                      the traces that hold programs
 
 xspace_to_tool_data returns a tuple (data, content_type); content_type is
-'application/json' for these four tools and data is JSON text (bytes or
+'application/json' for these tools and data is JSON text (bytes or
 str).  The golden file is that JSON parsed and written again with indent=1
 (key order and every number kept as XProf wrote them), named
 
   expected/<fixture>.<tool>.json                  framework_op_stats, hlo_stats,
                                                   input_pipeline_analyzer
   expected/<fixture>.<host>.memory_profile.json   memory_profile
+  expected/<fixture>.<host>.memory_viewer.json    memory_viewer
+
+A memory_viewer golden is a JSON object {"<module>(<program id>)":
+XProf's answer, or null where xspace_to_tool_data returned no data}, every
+program of the trace, for the committed fixtures.  For the shared traces (not in the repository, and
+their programs are mostly those of the fixtures cut from them) it is small
+and derived: only the trace's main program, the first of XProf's own
+module order (most heap simulator events, then by name), under "main",
+and of XProf's answer only the fields rtfprof reads (MAIN_FIELDS; the
+maxHeap entries without sourceInfo, indefiniteLifetimes as id and size).
+In memory_viewer's `logicalBufferSpans`, a proto map, the keys are written
+sorted (a map's JSON order is not the proto's).
+
+`--tool NAME` (repeatable) runs only those tools, so that new goldens can be
+added without rewriting the others.
 
 Each tool is run twice, on two separate copies, and the two answers are
 compared; the script stops if XProf ever answers differently for the same
-input after the one normalisation below.
+input after the normalisations (memory_viewer's above, memory_profile's
+below).
 
 Normalisation (memory_profile only).  XProf lists the allocations active at
 the peak as `activeAllocations` entries; an entry with numOccurrences N > 1
@@ -138,6 +159,60 @@ def normalise_memory_profile(obj):
     return obj
 
 
+# What the shared traces' memory_viewer goldens keep of XProf's answer.
+MAIN_FIELDS = [
+    "moduleName", "entryComputationName", "peakHeapMib", "peakUnpaddedHeapMib", "peakHeapSizePosition",
+    "heapSizes", "unpaddedHeapSizes", "hloInstructionNames", "maxHeap", "totalBufferAllocationMib",
+    "indefiniteBufferAllocationMib", "entryComputationParametersMib", "maybeLiveOutMib", "nonReusableMib",
+    "indefiniteLifetimes",
+]
+
+
+def memory_viewer(path):
+    """{"<module>(<program id>)": XProf's memory_viewer answer (None where it
+    fails)} for every XLA program of one host's trace, on a copy; {} when the
+    trace holds none."""
+    from xprof.convert import raw_to_tool_data
+    with tempfile.TemporaryDirectory(prefix="xprof_golden_") as tmp:
+        run = os.path.join(tmp, "plugins", "profile", "run0")
+        os.makedirs(run)
+        copy = os.path.join(run, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        # Extracts every program's HloProto beside the trace.
+        raw_to_tool_data.xspace_to_tool_names([copy])
+        suffix = ".hlo_proto.pb"
+        modules = sorted(f[: -len(suffix)] for f in os.listdir(run) if f.endswith(suffix) and f != "NO_MODULE" + suffix)
+        out = {}
+        for module in modules:
+            data, content_type = raw_to_tool_data.xspace_to_tool_data(
+                [copy], "memory_viewer", {"use_saved_result": False, "module_name": module})
+            if data is None:
+                out[module] = None
+                continue
+            if content_type != "application/json":
+                sys.exit(f"xprof_goldens: memory_viewer answered {content_type!r}, not JSON")
+            obj = json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+            spans = obj.get("logicalBufferSpans")
+            if spans is not None:
+                obj["logicalBufferSpans"] = {k: spans[k] for k in sorted(spans, key=int)}
+            out[module] = obj
+    return out
+
+
+def main_program(viewer):
+    """The shared trace's main program, of XProf's answers for every program:
+    the first in XProf's own module order (GetSortedModuleListByHeapTraceSize:
+    most heap simulator events, then by name), only MAIN_FIELDS kept."""
+    answered = {m: v for m, v in viewer.items() if v}
+    if not answered:
+        return None
+    main = min(answered, key=lambda m: (-max(len(answered[m].get("heapSizes", [])) - 1, 0), m))
+    kept = {k: answered[main][k] for k in MAIN_FIELDS if k in answered[main]}
+    kept["maxHeap"] = [{k: v for k, v in o.items() if k != "sourceInfo"} for o in kept.get("maxHeap", [])]
+    kept["indefiniteLifetimes"] = [{k: v for k, v in a.items() if k in ("id", "sizeMib")} for a in kept.get("indefiniteLifetimes", [])]
+    return {"main": main, main: kept}
+
+
 def write(name, obj):
     with open(os.path.join(EXPECTED, name), "w") as f:
         json.dump(obj, f, indent=1, ensure_ascii=False)
@@ -148,7 +223,13 @@ def main():
     import xprof  # noqa: F401  (fail early without it)
     from importlib.metadata import version
     os.makedirs(EXPECTED, exist_ok=True)
-    wanted = set(sys.argv[1:])
+    args = sys.argv[1:]
+    tools = set()
+    while "--tool" in args:
+        at = args.index("--tool")
+        tools.add(args[at + 1])
+        del args[at : at + 2]
+    wanted = set(args)
     missing = []
     for name, paths in fixtures().items():
         if wanted and name not in wanted:
@@ -157,12 +238,26 @@ def main():
         for p in paths:
             host = os.path.basename(p)[: -len(".xplane.pb")]
             jobs.append((f"{name}.{host}.memory_profile.json", [p], "memory_profile"))
+            jobs.append((f"{name}.{host}.memory_viewer.json", [p], "memory_viewer"))
         if name in HLO_FIXTURES:
             jobs.append((f"{name}.hlo_stats.json", paths, "hlo_stats"))
         if name in KERNEL_FIXTURES:
             jobs.append((f"{name}.kernel_stats.json", paths, "kernel_stats"))
         jobs.append((f"{name}.input_pipeline_analyzer.json", paths, "input_pipeline_analyzer"))
         for out, ps, tool in jobs:
+            if tools and tool not in tools:
+                continue
+            if tool == "memory_viewer":
+                first, second = memory_viewer(ps[0]), memory_viewer(ps[0])
+                if first != second:
+                    sys.exit(f"xprof_goldens: memory_viewer on {name} differs between two runs")
+                if not first:
+                    continue  # no XLA programs in this trace
+                if name in SHARED_FIXTURES:
+                    first = main_program(first)
+                write(out, first)
+                print(f"testdata/xplane/expected/{out}")
+                continue
             first = run_tool(ps, tool)
             second = run_tool(ps, tool)
             if first != second:
@@ -176,7 +271,7 @@ def main():
             print(f"testdata/xplane/expected/{out}")
     with open(os.path.join(EXPECTED, "XPROF_VERSION"), "w") as f:
         f.write(f"xprof {version('xprof')}\n")
-    if not wanted:
+    if not wanted and not tools:
         with open(os.path.join(EXPECTED, "MISSING"), "w") as f:
             f.write("".join(m + "\n" for m in missing))
 

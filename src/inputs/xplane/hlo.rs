@@ -8,12 +8,16 @@
 //! the module's stack frames the Python lines that made it. The module's
 //! schedule gives the order in which XLA runs, and numbers, its thunks,
 //! which is how kernels inside a command buffer are told apart (see
-//! [`Program::command_buffer`] and [`super::thunks`]).
+//! [`Program::command_buffer`] and [`super::thunks`]). The `HloProto`'s
+//! buffer assignment (what memory each instruction's results take) is kept
+//! undecoded until asked for ([`Program::buffer_assignment`]): only
+//! `rtfprof memory` reads it.
 
 use prost::{DecodeError, Message};
 use rustc_hash::FxHashMap;
 
 use super::decode::{Plane, StatValue};
+use crate::inputs::wire::{for_each_field, payload, skip};
 use super::names::derive_op_type;
 use super::planes::PlaneKind;
 use super::stats::{StatKind, StatKinds};
@@ -38,6 +42,10 @@ pub struct Program {
     /// only GPU traces need them).
     proto: xla::HloModuleProto,
     command_buffers: std::sync::OnceLock<FxHashMap<i64, CommandBuffer>>,
+    /// The `HloProto`'s `buffer_assignment` as the trace holds it (empty
+    /// if none), decoded when first asked.
+    buffer_assignment_wire: Vec<u8>,
+    buffer_assignment: std::sync::OnceLock<Result<xla::BufferAssignmentProto, DecodeError>>,
 }
 
 /// One HLO instruction, with what the views show of it.
@@ -102,12 +110,25 @@ impl Programs {
                 if bytes.is_empty() {
                     continue;
                 }
-                let Some(module) = xla::HloProto::decode(bytes)?.hlo_module else { continue };
                 let program = stats.find(meta.stats.iter().copied(), StatKind::ProgramId).and_then(StatValue::as_id).unwrap_or(*id);
-                programs.by_id.insert(program, Program::new(program, module));
+                let Some(read) = Program::from_hlo_proto(program, bytes)? else { continue };
+                programs.by_id.insert(program, read);
             }
         }
         Ok(programs)
+    }
+
+    /// The programs of an `XSpace`'s metadata planes (the other planes are
+    /// not decoded).
+    pub fn from_space(wire: &[u8]) -> Result<Programs, DecodeError> {
+        let space = super::decode::Space::decode(wire)?;
+        let mut planes = Vec::new();
+        for plane in space.planes {
+            if plane_name(plane)? == super::planes::METADATA_PLANE.as_bytes() {
+                planes.push(Plane::decode(plane)?);
+            }
+        }
+        Programs::from_planes(&planes)
     }
 
     pub fn get(&self, program_id: i64) -> Option<&Program> {
@@ -156,7 +177,24 @@ impl Program {
             });
         }
         let by_name = instructions.iter().enumerate().map(|(i, ins)| (ins.name.clone(), i as u32)).collect();
-        Program { id, module: module.name.clone(), instructions, by_name, proto: module, command_buffers: std::sync::OnceLock::new() }
+        Program {
+            id,
+            module: module.name.clone(),
+            instructions,
+            by_name,
+            proto: module,
+            command_buffers: std::sync::OnceLock::new(),
+            buffer_assignment_wire: Vec::new(),
+            buffer_assignment: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// XLA's buffer assignment of the program: its logical buffers, the
+    /// allocations that hold them and the heap simulator's traces. A
+    /// program saved without one has an empty one; bytes that do not
+    /// decode are the error.
+    pub fn buffer_assignment(&self) -> Result<&xla::BufferAssignmentProto, &DecodeError> {
+        self.buffer_assignment.get_or_init(|| xla::BufferAssignmentProto::decode(self.buffer_assignment_wire.as_slice())).as_ref()
     }
 
     /// The module as the trace holds it.
@@ -167,6 +205,15 @@ impl Program {
     /// A program from an `HloModuleProto`'s bytes (as fuzzing feeds them).
     pub fn decode(id: i64, bytes: &[u8]) -> Result<Program, DecodeError> {
         Ok(Program::new(id, xla::HloModuleProto::decode(bytes)?))
+    }
+
+    /// A program from an `HloProto`'s bytes (module and buffer assignment,
+    /// as the metadata plane holds them); `None` without a module.
+    pub fn from_hlo_proto(id: i64, bytes: &[u8]) -> Result<Option<Program>, DecodeError> {
+        let (Some(module), buffer_assignment) = split_hlo_proto(bytes)? else { return Ok(None) };
+        let mut program = Program::new(id, module);
+        program.buffer_assignment_wire = buffer_assignment;
+        Ok(Some(program))
     }
 
     /// The instruction called `name` (an event's `hlo_op`).
@@ -185,6 +232,41 @@ impl Program {
             })
             .get(&first_thunk)
     }
+}
+
+/// An `HloProto`'s module, decoded, and its buffer assignment's bytes
+/// (each a message field: repeats are concatenated, which decodes as
+/// protobuf merges them). The buffer assignment, often as large as the
+/// module, is left for [`Program::buffer_assignment`].
+fn split_hlo_proto(bytes: &[u8]) -> Result<(Option<xla::HloModuleProto>, Vec<u8>), DecodeError> {
+    let (mut module, mut buffer_assignment): (Vec<&[u8]>, Vec<u8>) = (Vec::new(), Vec::new());
+    for_each_field(bytes, |tag, wire_type, buf| {
+        match tag {
+            1 => module.push(payload(tag, wire_type, buf)?),
+            3 => buffer_assignment.extend_from_slice(payload(tag, wire_type, buf)?),
+            _ => skip(tag, wire_type, buf)?,
+        }
+        Ok(())
+    })?;
+    let module = match module.as_slice() {
+        [] => None,
+        [one] => Some(xla::HloModuleProto::decode(*one)?),
+        several => Some(xla::HloModuleProto::decode(several.concat().as_slice())?),
+    };
+    Ok((module, buffer_assignment))
+}
+
+/// A plane's name, read without decoding the rest of it.
+fn plane_name(wire: &[u8]) -> Result<&[u8], DecodeError> {
+    let mut name: &[u8] = &[];
+    for_each_field(wire, |tag, wire_type, buf| {
+        match tag {
+            2 => name = payload(tag, wire_type, buf)?,
+            _ => skip(tag, wire_type, buf)?,
+        }
+        Ok(())
+    })?;
+    Ok(name)
 }
 
 /// XLA's `HloInstruction::ToCategory`, which XProf shows: fusions by kind,
@@ -210,6 +292,164 @@ pub fn category(opcode: &str, fusion_kind: &str) -> String {
         _ if ELEMENTWISE.contains(&opcode) => "non-fusion elementwise".into(),
         _ => opcode.into(),
     }
+}
+
+/// A shape as XLA prints it with its layout (`ShapeUtil::HumanStringWithLayout`,
+/// which XProf's memory viewer shows): `f32[8192,256]{1,0}`, `s32[]`,
+/// `(f32[2]{0}, /*index=5*/u32[])`, tiles and memory spaces as
+/// `{1,0:T(8,128)S(1)}`.
+pub fn shape_text(shape: &xla::ShapeProto) -> String {
+    let mut out = String::new();
+    write_shape(&mut out, shape, 0);
+    out
+}
+
+/// Deeper than this, a (damaged) shape is cut short with `...`.
+const SHAPE_DEPTH: usize = 64;
+
+fn write_shape(out: &mut String, shape: &xla::ShapeProto, depth: usize) {
+    use std::fmt::Write;
+    if depth > SHAPE_DEPTH {
+        out.push_str("...");
+        return;
+    }
+    if shape.element_type == xla::PrimitiveType::Tuple as i32 {
+        out.push('(');
+        for (i, element) in shape.tuple_shapes.iter().enumerate() {
+            match i {
+                0 => {}
+                _ if i % 5 == 0 => {
+                    let _ = write!(out, ", /*index={i}*/");
+                }
+                _ => out.push_str(", "),
+            }
+            write_shape(out, element, depth + 1);
+        }
+        out.push(')');
+        return;
+    }
+    out.push_str(&type_name(shape.element_type));
+    out.push('[');
+    for (i, &dim) in shape.dimensions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match shape.is_dynamic_dimension.get(i) {
+            Some(true) if dim == i64::MIN => out.push('?'),
+            Some(true) => {
+                let _ = write!(out, "<={dim}");
+            }
+            _ => {
+                let _ = write!(out, "{dim}");
+            }
+        }
+    }
+    out.push(']');
+    let array = !matches!(xla::PrimitiveType::try_from(shape.element_type), Ok(xla::PrimitiveType::Token | xla::PrimitiveType::OpaqueType));
+    if let (true, Some(layout)) = (array, &shape.layout) {
+        let text = layout_text(layout, depth);
+        // (Scalars print no `{}`.)
+        if !(shape.dimensions.is_empty() && text == "{}") {
+            out.push_str(&text);
+        }
+    }
+}
+
+/// XLA's `Layout::ToString`: minor-to-major order, then what differs from
+/// the default after a colon.
+fn layout_text(layout: &xla::LayoutProto, depth: usize) -> String {
+    use std::fmt::Write;
+    let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let mut out = format!("{{{}", join(&layout.minor_to_major));
+    let mut colon = false;
+    let mut part = |out: &mut String, text: &str| {
+        if !std::mem::replace(&mut colon, true) {
+            out.push(':');
+        }
+        out.push_str(text);
+    };
+    if !layout.tiles.is_empty() {
+        let tiles: String = layout
+            .tiles
+            .iter()
+            .map(|t| format!("({})", t.dimensions.iter().map(|&d| if d == i64::MIN { "*".to_owned() } else { d.to_string() }).collect::<Vec<_>>().join(",")))
+            .collect();
+        part(&mut out, &format!("T{tiles}"));
+    }
+    if layout.tail_padding_alignment_in_elements > 1 {
+        part(&mut out, &format!("L({})", layout.tail_padding_alignment_in_elements));
+    }
+    for (value, mark) in [(layout.index_primitive_type, '#'), (layout.pointer_primitive_type, '*')] {
+        if value != xla::PrimitiveType::Invalid as i32 {
+            let name = if is_integral(value) { type_name(value) } else { "invalid".to_owned() };
+            part(&mut out, &format!("{mark}({name})"));
+        }
+    }
+    if layout.element_size_in_bits != 0 {
+        part(&mut out, &format!("E({})", layout.element_size_in_bits));
+    }
+    if layout.memory_space != 0 {
+        part(&mut out, &format!("S({})", layout.memory_space));
+    }
+    if !layout.split_configs.is_empty() {
+        let mut configs = String::from("SC");
+        for c in &layout.split_configs {
+            let _ = write!(configs, "({}:{})", c.dimension, join(&c.split_indices));
+        }
+        part(&mut out, &configs);
+    }
+    if let Some(physical) = &layout.physical_shape {
+        let mut inner = String::new();
+        write_shape(&mut inner, physical, depth + 1);
+        part(&mut out, &format!("P({inner})"));
+    }
+    if layout.dynamic_shape_metadata_prefix_bytes > 0 {
+        part(&mut out, &format!("M({})", layout.dynamic_shape_metadata_prefix_bytes));
+    }
+    out.push('}');
+    out
+}
+
+/// XLA's lower-case name of a primitive type (`f32`, `bf16`, `opaque`).
+fn type_name(value: i32) -> String {
+    match xla::PrimitiveType::try_from(value) {
+        Ok(xla::PrimitiveType::OpaqueType) => "opaque".into(),
+        Ok(t) if t != xla::PrimitiveType::Invalid => t.as_str_name().to_ascii_lowercase(),
+        _ => "invalid".into(),
+    }
+}
+
+fn is_integral(value: i32) -> bool {
+    use xla::PrimitiveType as T;
+    matches!(
+        T::try_from(value),
+        Ok(T::S1 | T::S2 | T::S4 | T::S8 | T::S16 | T::S32 | T::S64 | T::U1 | T::U2 | T::U4 | T::U8 | T::U16 | T::U32 | T::U64)
+    )
+}
+
+/// The bytes a shape takes without layout padding (XLA's `ShapeUtil::ByteSizeOf`
+/// of the shape with its default layout): elements × their byte width
+/// (sub-byte types take a byte), 8 bytes per tuple element (the tuple's
+/// index table) or opaque value, 0 for a token.
+pub fn unpadded_bytes(shape: &xla::ShapeProto) -> i64 {
+    use xla::PrimitiveType as T;
+    let width = match T::try_from(shape.element_type) {
+        Ok(T::Tuple) => return 8i64.wrapping_mul(shape.tuple_shapes.len() as i64),
+        Ok(T::OpaqueType) => return 8,
+        Ok(T::Token | T::Invalid | T::Buffer) | Err(_) => return 0,
+        Ok(T::C128) => 16,
+        Ok(T::S64 | T::U64 | T::F64 | T::C64) => 8,
+        Ok(T::S32 | T::U32 | T::F32) => 4,
+        Ok(T::S16 | T::U16 | T::F16 | T::Bf16) => 2,
+        Ok(_) => 1,
+    };
+    shape.dimensions.iter().fold(width, |bytes, &d| bytes.wrapping_mul(d))
+}
+
+/// The shape of the value at `index` of `shape` (a path into nested
+/// tuples); `None` where the shape has no such element.
+pub fn subshape<'s>(shape: &'s xla::ShapeProto, index: &[i64]) -> Option<&'s xla::ShapeProto> {
+    index.iter().try_fold(shape, |s, &i| usize::try_from(i).ok().and_then(|i| s.tuple_shapes.get(i)))
 }
 
 /// A module's stack frame index: frame id → its frame, and its parent.
@@ -291,6 +531,40 @@ mod tests {
         assert_eq!(category("add", ""), "non-fusion elementwise");
         assert_eq!(category("broadcast", ""), "broadcast");
         assert_eq!(category("copy-done", ""), "copy-done");
+    }
+
+    /// XLA's `HumanStringWithLayout`: scalars without `{}`, a tuple's every
+    /// fifth element numbered, dynamic dimensions, tiles and memory spaces.
+    #[test]
+    fn shapes_print_as_xla_prints_them() {
+        let array = |t: xla::PrimitiveType, dims: &[i64], minor_to_major: &[i64]| xla::ShapeProto {
+            element_type: t as i32,
+            dimensions: dims.to_vec(),
+            is_dynamic_dimension: vec![false; dims.len()],
+            layout: Some(Box::new(xla::LayoutProto { minor_to_major: minor_to_major.to_vec(), ..Default::default() })),
+            ..Default::default()
+        };
+        assert_eq!(shape_text(&array(xla::PrimitiveType::F32, &[8192, 256], &[1, 0])), "f32[8192,256]{1,0}");
+        assert_eq!(shape_text(&array(xla::PrimitiveType::S32, &[], &[])), "s32[]");
+        assert_eq!(shape_text(&xla::ShapeProto { layout: None, ..array(xla::PrimitiveType::Bf16, &[2], &[0]) }), "bf16[2]");
+        let mut tiled = array(xla::PrimitiveType::F32, &[5, 1024], &[1, 0]);
+        let layout = tiled.layout.as_mut().unwrap();
+        layout.tiles = vec![xla::TileProto { dimensions: vec![8, 128] }, xla::TileProto { dimensions: vec![2, i64::MIN] }];
+        layout.memory_space = 5;
+        assert_eq!(shape_text(&tiled), "f32[5,1024]{1,0:T(8,128)(2,*)S(5)}");
+        let mut dynamic = array(xla::PrimitiveType::U8, &[4, 7], &[1, 0]);
+        dynamic.is_dynamic_dimension = vec![true, false];
+        assert_eq!(shape_text(&dynamic), "u8[<=4,7]{1,0}");
+        let tuple = xla::ShapeProto {
+            element_type: xla::PrimitiveType::Tuple as i32,
+            tuple_shapes: (0..6).map(|_| array(xla::PrimitiveType::Pred, &[], &[])).chain([xla::ShapeProto { element_type: xla::PrimitiveType::Tuple as i32, ..Default::default() }]).collect(),
+            ..Default::default()
+        };
+        assert_eq!(shape_text(&tuple), "(pred[], pred[], pred[], pred[], pred[], /*index=5*/pred[], ())");
+        assert_eq!(unpadded_bytes(&tuple), 7 * 8);
+        assert_eq!(unpadded_bytes(&array(xla::PrimitiveType::Bf16, &[3, 5], &[1, 0])), 30);
+        assert_eq!(subshape(&tuple, &[6]).map(shape_text).as_deref(), Some("()"));
+        assert!(subshape(&tuple, &[7]).is_none() && subshape(&tuple, &[-1]).is_none());
     }
 
     #[test]
