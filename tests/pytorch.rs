@@ -266,12 +266,14 @@ fn model_holds_links_steps_memory_and_python_frames() {
 }
 
 /// HTA 0.5.0's breakdowns of the shared traces (`testdata/pytorch/hta/`,
-/// by `tools/torch/hta_goldens.py`): equal with HTA's rounding; with exact
-/// nanoseconds, the parts still add up to the span, and each differs from
-/// HTA's by its rounding at most.
+/// by `tools/torch/hta_goldens.py`), and its launch statistics: equal with
+/// HTA's rounding; with exact nanoseconds, the parts still add up to the
+/// span, and each differs from HTA's by its rounding at most.
 #[test]
 fn gpu_breakdowns_equal_hta() {
-    use rtfprof::inputs::pytorch::breakdown::{CONSECUTIVE_KERNEL_DELAY_US, Timing, idle_time_breakdown, temporal_breakdown};
+    use rtfprof::inputs::pytorch::breakdown::{
+        ALL_LAUNCH_CALLS, CONSECUTIVE_KERNEL_DELAY_US, HTA_LAUNCH_CALLS, Launch, Timing, idle_time_breakdown, launch_stats, launch_summary, temporal_breakdown,
+    };
     let Some(traces) = shared_torch_traces() else { return };
     for (name, path) in traces {
         let golden = read_json(&fixture_dir().join(format!("hta/shared.{name}.hta.json")));
@@ -316,6 +318,30 @@ fn gpu_breakdowns_equal_hta() {
         }
         let exact_idle = idle_time_breakdown(&trace, Timing::Exact, CONSECUTIVE_KERNEL_DELAY_US);
         eprintln!("{name}: idle exact {exact_idle:?}, HTA {idle:?}");
+
+        let launches = launch_stats(&trace, Timing::Hta, &HTA_LAUNCH_CALLS);
+        let summary = launch_summary(&launches, Timing::Hta);
+        let theirs = &golden["cuda_kernel_launch_stats"];
+        let sum = |f: fn(&Launch) -> i64| launches.iter().map(f).sum::<i64>() as f64;
+        let pairs = [
+            ("rows", summary.rows as f64),
+            ("short_gpu_kernels", summary.short_gpu_kernels as f64),
+            ("runtime_outliers", summary.runtime_outliers as f64),
+            ("launch_delay_outliers", summary.launch_delay_outliers as f64),
+            ("cpu_duration_sum", sum(|l| l.cpu_duration)),
+            ("gpu_duration_sum", sum(|l| l.gpu_duration)),
+            ("launch_delay_sum", sum(|l| l.launch_delay)),
+            ("cpu_duration_median", summary.cpu_duration_median),
+            ("gpu_duration_median", summary.gpu_duration_median),
+        ];
+        for (field, ours) in pairs {
+            assert_eq!(Some(ours), theirs[field].as_f64(), "{name} launch stats {field}");
+        }
+        // The driver API's launches (cuDNN's runtime-compiled kernels) are
+        // in the trace but not in HTA's count.
+        let all = launch_stats(&trace, Timing::Hta, &ALL_LAUNCH_CALLS);
+        assert!(all.len() >= launches.len(), "{name}");
+        eprintln!("{name}: {} launches, {} with the driver's", launches.len(), all.len());
     }
 }
 

@@ -11,8 +11,11 @@ holistictraceanalysis==0.5.0). SHARED_TRACES defaults to
 NAME it writes OUT_DIR/shared.NAME.hta.json, derived from the shared trace
 (which is not in the repository): TraceAnalysis(trace_dir).
 get_temporal_breakdown() (one rank: idle, compute, non-compute and kernel
-time, µs) and get_idle_time_breakdown() (per stream: host_wait, kernel_wait,
-other, µs), with HTA's default options.
+time, µs), get_idle_time_breakdown() (per stream: host_wait, kernel_wait,
+other, µs) and get_cuda_kernel_launch_stats() (one row per launch and the
+GPU event it launched: cpu_duration, gpu_duration, launch_delay, µs; kept
+as the counts and sums HTA's plots show: short GPU kernels, runtime and
+launch delay outliers), with HTA's default options.
 """
 
 import json
@@ -27,6 +30,24 @@ from hta.trace_analysis import TraceAnalysis  # noqa: E402
 from importlib.metadata import version  # noqa: E402
 
 hta_version = version("HolisticTraceAnalysis")
+
+
+def launch_summary(df, runtime_cutoff=50, launch_delay_cutoff=100):
+    """The numbers behind HTA's three launch plots (its
+    visualize_cuda_launch_kernel_info, default cutoffs), and the rows' sums
+    and medians."""
+    short = df[(df["cpu_duration"] <= runtime_cutoff) & (df["gpu_duration"] < df["cpu_duration"])]
+    return {
+        "rows": len(df),
+        "short_gpu_kernels": len(short),
+        "runtime_outliers": int((df["cpu_duration"] > runtime_cutoff).sum()),
+        "launch_delay_outliers": int((df["launch_delay"] > launch_delay_cutoff).sum()),
+        "cpu_duration_sum": float(df["cpu_duration"].sum()),
+        "gpu_duration_sum": float(df["gpu_duration"].sum()),
+        "launch_delay_sum": float(df["launch_delay"].sum()),
+        "cpu_duration_median": float(df["cpu_duration"].median()),
+        "gpu_duration_median": float(df["gpu_duration"].median()),
+    }
 
 
 def main():
@@ -47,6 +68,7 @@ def main():
             analysis = TraceAnalysis(trace_dir=tmp)
             temporal = analysis.get_temporal_breakdown(visualize=False)
             idle, _ = analysis.get_idle_time_breakdown(visualize=False)
+            launches = analysis.get_cuda_kernel_launch_stats(visualize=False)[0]
         golden = {
             "derived_from": f"shared/traces/torch_h200/{name}/{traces[0]}",
             "hta": hta_version,
@@ -57,6 +79,7 @@ def main():
             "idle_time_breakdown": [
                 {k: r[k] for k in ("rank", "stream", "idle_category", "idle_time")} for r in idle.to_dict("records")
             ],
+            "cuda_kernel_launch_stats": launch_summary(launches),
         }
         path = os.path.join(out_dir, f"shared.{name}.hta.json")
         with open(path, "w") as f:

@@ -2,7 +2,9 @@
 //! it: `get_temporal_breakdown()` (the span from the first kernel's start to
 //! the last one's end, as compute, non-compute and idle time) and
 //! `get_idle_time_breakdown()` (each stream's gaps between kernels, as
-//! waiting on the host, launch delay between back-to-back kernels, or other).
+//! waiting on the host, launch delay between back-to-back kernels, or other)
+//! and `get_cuda_kernel_launch_stats()` (each launch call against the GPU
+//! event it launched: [`launch_stats`]).
 //!
 //! HTA's event selection is followed: only GPU events with a stream; with
 //! two or more `ProfilerStep` spans, the last (incomplete) step is left out,
@@ -87,6 +89,9 @@ struct Selection {
     gpu: Vec<(u32, i64, i64)>,
     /// Launch start of each correlation among the CPU events kept.
     launch_start: FxHashMap<u64, i64>,
+    /// The CPU events kept that have a correlation: (event index, start,
+    /// end), a later one with the same id replacing an earlier one.
+    launches: FxHashMap<u64, (u32, i64, i64)>,
 }
 
 fn select(trace: &Trace, timing: Timing) -> Selection {
@@ -102,12 +107,15 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
     };
     let cpu_kept = |e: &Event| last_step_start.is_none_or(|last| span(e, timing).0 < last);
     let mut launch_start = FxHashMap::default();
+    let mut launches = FxHashMap::default();
     let mut correlations = FxHashSet::default();
-    for (_, e) in events().filter(|(_, e)| !is_gpu(e) && cpu_kept(e)) {
+    for (i, e) in events().filter(|(_, e)| !is_gpu(e) && cpu_kept(e)) {
         correlations.insert(e.correlation.map(|c| c.get()));
         if let Some(c) = e.correlation {
             // A later launch with the same id wins, as in HTA's assignment.
-            launch_start.insert(c.get(), span(e, timing).0);
+            let (start, end) = span(e, timing);
+            launch_start.insert(c.get(), start);
+            launches.insert(c.get(), (i as u32, start, end));
         }
     }
     let gpu = events()
@@ -118,7 +126,7 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
             (i as u32, start, end)
         })
         .collect();
-    Selection { gpu, launch_start }
+    Selection { gpu, launch_start, launches }
 }
 
 /// HTA's `merge_kernel_intervals`: sorted by start, an interval joins the
@@ -235,4 +243,90 @@ pub fn idle_time_breakdown(trace: &Trace, timing: Timing, consecutive_kernel_del
             row
         })
         .collect()
+}
+
+/// The runtime calls whose launches HTA's `get_cuda_kernel_launch_stats`
+/// counts (with its default `include_memory_events`).
+pub const HTA_LAUNCH_CALLS: [&str; 4] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"];
+
+/// Those and the driver API's launches, which HTA leaves out: cuDNN's
+/// runtime-compiled kernels and Triton's (torch.compile) are launched so.
+pub const ALL_LAUNCH_CALLS: [&str; 6] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", "cuLaunchKernel", "cuLaunchKernelEx"];
+
+/// One launch and the GPU event it launched (µs in HTA's timing, else ns).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Launch {
+    /// Index into [`Trace::events`] of the GPU event.
+    pub event: u32,
+    pub cpu_duration: i64,
+    pub gpu_duration: i64,
+    /// From the end of the launch call to the start of the GPU event; 0
+    /// when the GPU event started first.
+    pub launch_delay: i64,
+}
+
+/// HTA's `get_cuda_kernel_launch_stats()`: each GPU event (with a stream)
+/// joined by correlation to the call of `calls` that launched it, among
+/// the events HTA keeps. Durations are in the units of `timing` (µs for
+/// [`Timing::Hta`], ns for [`Timing::Exact`]); in HTA's, a short event's
+/// duration can be negative, as there. A correlation with several launch
+/// calls takes the last one (HTA's join would repeat the row).
+pub fn launch_stats(trace: &Trace, timing: Timing, calls: &[&str]) -> Vec<Launch> {
+    let selection = select(trace, timing);
+    let calls: Vec<_> = calls.iter().filter_map(|c| trace.strings.lookup(c)).collect();
+    let mut rows = Vec::new();
+    for &(i, start, end) in &selection.gpu {
+        let e = &trace.events[i as usize];
+        let Some(&(launch, launch_start, launch_end)) = e.correlation.and_then(|c| selection.launches.get(&c.get())) else { continue };
+        if !calls.contains(&trace.events[launch as usize].name) {
+            continue;
+        }
+        rows.push(Launch { event: i, cpu_duration: launch_end - launch_start, gpu_duration: end - start, launch_delay: (start - launch_end).max(0) });
+    }
+    rows
+}
+
+/// HTA's summary of [`launch_stats`] (its three plots, default cutoffs:
+/// 50 µs for a runtime call, 100 µs for a launch delay).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LaunchSummary {
+    pub rows: usize,
+    /// A GPU event shorter than the call that launched it (a call of at
+    /// most the runtime cutoff).
+    pub short_gpu_kernels: usize,
+    pub runtime_outliers: usize,
+    pub launch_delay_outliers: usize,
+    /// Medians (pandas': the mean of the two middle values), in the units
+    /// of the rows.
+    pub cpu_duration_median: f64,
+    pub gpu_duration_median: f64,
+}
+
+/// HTA's runtime and launch delay cutoffs (µs).
+pub const RUNTIME_CUTOFF_US: i64 = 50;
+pub const LAUNCH_DELAY_CUTOFF_US: i64 = 100;
+
+/// [`LaunchSummary`] of rows in the units of `timing`.
+pub fn launch_summary(rows: &[Launch], timing: Timing) -> LaunchSummary {
+    let unit = match timing {
+        Timing::Exact => 1000,
+        Timing::Hta => 1,
+    };
+    let (runtime_cutoff, delay_cutoff) = (RUNTIME_CUTOFF_US * unit, LAUNCH_DELAY_CUTOFF_US * unit);
+    let median = |mut v: Vec<i64>| -> f64 {
+        v.sort_unstable();
+        match v.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => v[n / 2] as f64,
+            n => (v[n / 2 - 1] as f64 + v[n / 2] as f64) / 2.0,
+        }
+    };
+    LaunchSummary {
+        rows: rows.len(),
+        short_gpu_kernels: rows.iter().filter(|r| r.cpu_duration <= runtime_cutoff && r.gpu_duration < r.cpu_duration).count(),
+        runtime_outliers: rows.iter().filter(|r| r.cpu_duration > runtime_cutoff).count(),
+        launch_delay_outliers: rows.iter().filter(|r| r.launch_delay > delay_cutoff).count(),
+        cpu_duration_median: median(rows.iter().map(|r| r.cpu_duration).collect()),
+        gpu_duration_median: median(rows.iter().map(|r| r.gpu_duration).collect()),
+    }
 }
