@@ -4,10 +4,13 @@
 //!
 //! XPlane traces get XProf's `input_pipeline_analyzer` step rows
 //! ([`xplane`]); RunMetadata and event files get the categories their
-//! records allow ([`run_meta`]). [`summary`] gives XProf's conclusion from
-//! the same numbers (used by `advise`), [`render_text`], [`write_json`] and
+//! records allow ([`run_meta`]). PyTorch traces have no such categories:
+//! their steps split each GPU's time instead, with columns of their own
+//! ([`pytorch`]). [`summary`] gives XProf's conclusion from the same
+//! numbers (used by `advise`), [`render_text`], [`write_json`] and
 //! [`write_csv`] the outputs.
 
+pub mod pytorch;
 pub mod run_meta;
 pub mod xplane;
 
@@ -34,6 +37,9 @@ pub enum Source {
     /// RunMetadata, event files and profiles: device compute and host
     /// compute only (the node model keeps no memcpy streams).
     RunMetadata,
+    /// PyTorch traces: the rows are in [`Steps::pytorch`], one table a
+    /// rank, with their own columns ([`pytorch::number_names`]).
+    PyTorch,
 }
 
 /// One step's time and its split, in microseconds.
@@ -73,11 +79,23 @@ pub struct Steps {
     pub rows: Vec<StepRow>,
     /// tf.data ops ran (XProf then points at its host input analysis).
     pub tf_data_in_use: bool,
+    /// PyTorch traces' steps, a rank a trace (`rows` is then empty).
+    pub pytorch: Vec<pytorch::Rank>,
+}
+
+impl Steps {
+    /// Whether no step was found.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.pytorch.iter().all(|r| r.rows.is_empty())
+    }
 }
 
 /// The steps of a loaded profile: from its XPlane traces if it was read
 /// from traces, else from its run metadata.
 pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
+    if loaded.pytorch_traces().next().is_some() {
+        return Ok(pytorch::steps(pytorch::analyze(loaded.pytorch_traces().map(|(rank, trace)| (rank, &**trace)))));
+    }
     if !loaded.from_traces() {
         return Ok(run_meta::analyze(&loaded.stats));
     }
@@ -100,7 +118,7 @@ pub fn analyze_xplane(hosts: &[(String, std::path::PathBuf)]) -> Result<Steps> {
 /// `analyzed`, unless it has no step: then an error, one line naming the
 /// trace (the run directory of several).
 pub fn with_rows(analyzed: Steps, traces: &[std::path::PathBuf]) -> Result<Steps> {
-    if !analyzed.rows.is_empty() {
+    if !analyzed.is_empty() {
         return Ok(analyzed);
     }
     let message = no_steps_message(&analyzed);
@@ -162,7 +180,7 @@ pub fn from_hosts(hosts: &[HostSteps]) -> Steps {
         .collect();
     let dataset: i128 = hosts.iter().map(|h| h.dataset_self_ps).sum();
     let enqueue: i128 = hosts.iter().map(|h| h.enqueue_self_ps).sum();
-    Steps { source: Source::Xplane(hardware), rows, tf_data_in_use: tf_data_in_use(shown, dataset, enqueue) }
+    Steps { source: Source::Xplane(hardware), rows, tf_data_in_use: tf_data_in_use(shown, dataset, enqueue), pytorch: Vec::new() }
 }
 
 /// XProf's `TfDataInUse`: tf.data ops took host time that its input
@@ -413,11 +431,15 @@ pub fn no_steps_message(steps: &Steps) -> String {
         Source::Xplane(Hardware::Gpu) => "the trace has no steps: no device events are grouped into steps (as in XProf's input_pipeline_analyzer)".into(),
         Source::Xplane(Hardware::CpuOnly) => "the trace has no steps: no step markers around host work (tf.profiler.experimental.Trace('train', step_num=N, _r=1) or jax.profiler.StepTraceAnnotation; as in XProf's input_pipeline_analyzer)".into(),
         Source::RunMetadata => "steps: no step of the profile has op executions (they come from --run_meta_path, --events_path, --profile_path or --xplane_path)".into(),
+        Source::PyTorch => "the trace has no events to break down into steps".into(),
     }
 }
 
 /// The text `steps` prints: a row per step, then mean, std and CV.
 pub fn render_text(steps: &Steps) -> String {
+    if steps.source == Source::PyTorch {
+        return pytorch::render_text(&steps.pytorch);
+    }
     // The step time, then the categories and device columns some row has.
     let labels: Vec<&str> = LABELS.iter().copied().chain(["Transfers", "Device idle"]).collect();
     let columns: Vec<usize> = (0..labels.len()).filter(|&i| steps.rows.iter().any(|r| r.numbers().nth(i + 1).flatten().is_some())).collect();
@@ -453,6 +475,7 @@ pub fn render_text(steps: &Steps) -> String {
         Source::Xplane(Hardware::Gpu) => "Step time breakdown (XProf's input_pipeline_analyzer categories; then, beyond XProf, the step's time in memcpys on the GPUs and the time no GPU ran anything):\n".to_owned(),
         Source::Xplane(_) => "Step time breakdown (XProf's input_pipeline_analyzer categories):\n".to_owned(),
         Source::RunMetadata => "Step time breakdown from run metadata: only device compute (GPU kernels) and host compute (ops on CPUs) are told apart; kernel launch, input, output, compilation and collectives are not in these records, and memcpys are not kept (\"-\" columns); Other is the step's time neither covers.\n".to_owned(),
+        Source::PyTorch => unreachable!("rendered by pytorch::render_text"),
     });
     for (i, r) in table.iter().enumerate() {
         if i == steps.rows.len() + 1 {
@@ -471,9 +494,13 @@ pub fn render_text(steps: &Steps) -> String {
 }
 
 /// `{"schema_version": 1, "steps": [...]}`; categories the input cannot tell
-/// are `null`.
+/// are `null`. PyTorch traces' have their own keys, and `"gpu_time"` (see
+/// [`pytorch::write_json`]).
 pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
     use serde_json::{Map, Value, json};
+    if steps.source == Source::PyTorch {
+        return pytorch::write_json(&steps.pytorch, out);
+    }
     let rows: Vec<Value> = steps
         .rows
         .iter()
@@ -496,6 +523,9 @@ pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
 
 /// A header line, then a row per step; empty cells where the input cannot tell.
 pub fn write_csv<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
+    if steps.source == Source::PyTorch {
+        return pytorch::write_csv(&steps.pytorch, out);
+    }
     let mut header = vec!["step".to_owned()];
     header.extend(number_names());
     writeln!(out, "{}", header.join(","))?;
@@ -509,12 +539,12 @@ pub fn write_csv<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
 
 /// Step names come from the trace: control characters are escaped so a row
 /// stays one line.
-fn escape_text(name: &str) -> String {
+pub(crate) fn escape_text(name: &str) -> String {
     name.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break.
-fn csv_field(name: &str) -> String {
+pub(crate) fn csv_field(name: &str) -> String {
     if name.contains([',', '"', '\n', '\r']) { format!("\"{}\"", name.replace('"', "\"\"")) } else { name.to_owned() }
 }
 

@@ -55,7 +55,7 @@ pub fn analyze(stats: &Stats) -> Steps {
             StepRow { name: step.to_string(), step_us, categories, transfers_us: None, device_idle_us: None }
         })
         .collect();
-    Steps { source: Source::RunMetadata, rows, tf_data_in_use: false }
+    Steps { source: Source::RunMetadata, rows, tf_data_in_use: false, pytorch: Vec::new() }
 }
 
 /// Merged, sorted, disjoint intervals.

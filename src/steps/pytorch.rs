@@ -1,0 +1,746 @@
+//! `rtfprof steps` for PyTorch traces: where each `ProfilerStep#N`'s GPU
+//! time goes, and the whole trace's split as HTA gives it.
+//!
+//! **Step time.** A step runs from its `ProfilerStep#N` span's start on the
+//! CPU to the later of that span's end and the end of the last kernel, copy
+//! or set that its calls launched (a launch whose call starts inside the
+//! span), and never starts before the previous step ended. This is the rule
+//! of PyTorch's TensorBoard plugin (torch-tb-profiler's `StepParser`; its
+//! first step's start aside): the CPU span alone ends while the GPU still
+//! runs the step's queued work, and the GPU span alone misses the CPU time
+//! before the first launch, which is the time a host-bound step loses. The
+//! steps so laid end to end tile the trace's time; `cpu_step_us` keeps the
+//! `ProfilerStep#N` span itself. A trace without `ProfilerStep#N` spans
+//! (profiled without a schedule) is one step, `trace`, from its first event
+//! to its last.
+//!
+//! **GPU time.** On each GPU (`args.device`) the step's time splits into
+//! compute (some computation kernel ran), non-compute (only copies, sets
+//! or communication kernels ran: HTA's non-compute) and idle (nothing ran):
+//! the three add up to the step time exactly, in nanoseconds. Kernels of
+//! several streams that overlap count once. Waits (`cuda_sync` spans) are
+//! not work: they are idle time here (HTA's temporal breakdown counts them
+//! as non-compute).
+//!
+//! **Kernels by kind.** Each kernel, copy and set's time inside the step,
+//! by [`Kind`]; the kinds add up to the GPU's busy time when its work ran
+//! on one stream at a time (overlapping streams count each kernel's own
+//! time). The first rule that matches, on the kernel's name in lower case:
+//!
+//! 1. memory: a copy or set (`gpu_memcpy`, `gpu_memset`), or a name that
+//!    starts with `memcpy`, `memset` or `dma` (HTA's memory kernels);
+//! 2. communication: starts with `nccl` or `rccl`, or holds `nvshmem`,
+//!    `allreduce`, `all_reduce`, `allgather`, `all_gather`, `reducescatter`,
+//!    `reduce_scatter`, `alltoall`, `all_to_all` or `cross_device_reduce`;
+//! 3. attention: holds `flash`, `fmha`, `sdpa`, `attention` or `attn`;
+//! 4. convolution: holds `convolution`, `convolve`, `conv1d`, `conv2d`,
+//!    `conv3d`, `fprop`, `dgrad`, `wgrad`, `winograd` or `implicit_gemm`
+//!    (cuDNN's and CUTLASS's convolution kernels), or starts with
+//!    `triton_tem` and holds `conv`;
+//! 5. GEMM: holds `gemm`, `gemv`, `nvjet` (cuBLAS's Hopper kernels),
+//!    `cublas` or `matmul`, or starts with `triton_tem` and holds `mm`;
+//! 6. the op that launched it (its `External id`): an attention op (its
+//!    name holds `attention`, `sdpa` or `flash`), a convolution op
+//!    (`convolution`, `conv1d`, `conv2d`, `conv3d`) or a matrix product
+//!    (`aten::mm`, `addmm`, `bmm`, `baddbmm`, `addbmm`, `matmul`, `linear`,
+//!    `_scaled_mm`, `_int_mm`, `addmv`, `mv`, `_addmm_activation`) gives its
+//!    kind, so the layout transposes, workspace initialisations and
+//!    split-K reductions cuDNN and cuBLAS run for them count with them;
+//! 7. reduction: holds `reduce`, `reduction`, `norm`, `bn_fw`, `bn_bw`,
+//!    `welford`, `gammabeta`, `softmax`, `pool`, `argmax`, `argmin`,
+//!    `topk`, `cumsum`, `scan`, or starts with `triton_red` or `triton_per`;
+//! 8. elementwise: holds `elementwise`, `multi_tensor_apply`, `dropout`,
+//!    `masked_scale`, `fill`, `copy`, `catarray`, `concat`, `index`,
+//!    `gather`, `scatter`, `transpose`, `permute`, `nchwtonhwc`,
+//!    `nhwctonchw`, `relu`, `gelu`, `silu`, `sigmoid`, `tanh` or `scale`, or
+//!    starts with `triton_poi`;
+//! 9. other.
+//!
+//! Compute in the split above is the kinds other than memory and
+//! communication; on the shared H200 traces it is exactly HTA's compute
+//! kernels (`breakdown::is_compute_kernel`).
+//!
+//! **The whole trace** ([`GpuTime`]): HTA 0.5.0's `get_temporal_breakdown()`
+//! and `get_idle_time_breakdown()` (summed over each device's streams), with
+//! HTA's rounding to whole microseconds and its leaving out the last step
+//! ([`breakdown::Timing::Hta`]), and the same in exact nanoseconds.
+//!
+//! **Ranks.** A directory of traces is one rank a trace: each rank gets its
+//! own table (steps of different ranks are different spans of time).
+
+use rustc_hash::FxHashMap;
+
+use crate::inputs::pytorch::breakdown::{self, Timing};
+use crate::inputs::pytorch::{Category, Event, Sym, Trace};
+
+/// What a kernel does, by its name (see the module's rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Gemm,
+    Convolution,
+    Attention,
+    Elementwise,
+    Reduction,
+    Communication,
+    Memory,
+    Other,
+}
+
+/// The kinds, in the order of the columns.
+pub const KINDS: [Kind; 8] =
+    [Kind::Gemm, Kind::Convolution, Kind::Attention, Kind::Elementwise, Kind::Reduction, Kind::Communication, Kind::Memory, Kind::Other];
+
+impl Kind {
+    /// The JSON/CSV key stem (`<name>_us`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Gemm => "gemm",
+            Kind::Convolution => "convolution",
+            Kind::Attention => "attention",
+            Kind::Elementwise => "elementwise",
+            Kind::Reduction => "reduction",
+            Kind::Communication => "communication",
+            Kind::Memory => "memory",
+            Kind::Other => "other",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Gemm => "GEMM",
+            Kind::Convolution => "Convolution",
+            Kind::Attention => "Attention",
+            Kind::Elementwise => "Elementwise",
+            Kind::Reduction => "Reduction",
+            Kind::Communication => "Communication",
+            Kind::Memory => "Memory",
+            Kind::Other => "Other kernels",
+        }
+    }
+
+    /// Computation, as opposed to moving data (HTA's split).
+    pub fn is_compute(self) -> bool {
+        !matches!(self, Kind::Communication | Kind::Memory)
+    }
+}
+
+/// Rules 1 to 5 and 7 to 9 (the kernel's own name); `None` where rule 6
+/// (the launching op) comes first.
+fn kind_by_name(name: &str, category: Category) -> (Option<Kind>, Kind) {
+    if matches!(category, Category::GpuMemcpy | Category::GpuMemset) {
+        return (Some(Kind::Memory), Kind::Memory);
+    }
+    let n = name.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| n.contains(w));
+    if n.starts_with("memcpy") || n.starts_with("memset") || n.starts_with("dma") {
+        return (Some(Kind::Memory), Kind::Memory);
+    }
+    let collectives = ["nvshmem", "allreduce", "all_reduce", "allgather", "all_gather", "reducescatter", "reduce_scatter", "alltoall", "all_to_all", "cross_device_reduce"];
+    if n.starts_with("nccl") || n.starts_with("rccl") || has(&collectives) {
+        return (Some(Kind::Communication), Kind::Communication);
+    }
+    if has(&["flash", "fmha", "sdpa", "attention", "attn"]) {
+        return (Some(Kind::Attention), Kind::Attention);
+    }
+    let template = n.starts_with("triton_tem");
+    if has(&["convolution", "convolve", "conv1d", "conv2d", "conv3d", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm"]) || (template && n.contains("conv")) {
+        return (Some(Kind::Convolution), Kind::Convolution);
+    }
+    if has(&["gemm", "gemv", "nvjet", "cublas", "matmul"]) || (template && n.contains("mm")) {
+        return (Some(Kind::Gemm), Kind::Gemm);
+    }
+    let reduction = ["reduce", "reduction", "norm", "bn_fw", "bn_bw", "welford", "gammabeta", "softmax", "pool", "argmax", "argmin", "topk", "cumsum", "scan"];
+    let elementwise = [
+        "elementwise", "multi_tensor_apply", "dropout", "masked_scale", "fill", "copy", "catarray", "concat", "index", "gather", "scatter", "transpose", "permute",
+        "nchwtonhwc", "nhwctonchw", "relu", "gelu", "silu", "sigmoid", "tanh", "scale",
+    ];
+    let fallback = if has(&reduction) || n.starts_with("triton_red") || n.starts_with("triton_per") {
+        Kind::Reduction
+    } else if has(&elementwise) || n.starts_with("triton_poi") {
+        Kind::Elementwise
+    } else {
+        Kind::Other
+    };
+    (None, fallback)
+}
+
+/// Rule 6: the kind of the kernels an op launches, if its name says.
+fn kind_by_op(op: &str) -> Option<Kind> {
+    let n = op.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| n.contains(w));
+    if has(&["attention", "sdpa", "flash"]) {
+        return Some(Kind::Attention);
+    }
+    if has(&["convolution", "conv1d", "conv2d", "conv3d"]) {
+        return Some(Kind::Convolution);
+    }
+    const PRODUCTS: [&str; 13] = ["mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm", "_int_mm", "addmv", "mv", "_addmm_activation", "_scaled_grouped_mm"];
+    let bare = n.strip_prefix("aten::").unwrap_or(&n);
+    PRODUCTS.contains(&bare).then_some(Kind::Gemm)
+}
+
+/// The kind of a kernel, copy or set, given the name of the op that
+/// launched it (if known).
+pub fn kind_of(name: &str, category: Category, launching_op: Option<&str>) -> Kind {
+    match kind_by_name(name, category) {
+        (Some(kind), _) => kind,
+        (None, fallback) => launching_op.and_then(kind_by_op).unwrap_or(fallback),
+    }
+}
+
+/// Classifies a trace's GPU events, remembering the answer for each pair of
+/// names (a trace has a few hundred distinct kernels).
+pub struct Classifier<'a> {
+    trace: &'a Trace,
+    ops: FxHashMap<u64, u32>,
+    launches: FxHashMap<u64, u32>,
+    memo: FxHashMap<(Sym, Option<Sym>), Kind>,
+}
+
+impl<'a> Classifier<'a> {
+    pub fn new(trace: &'a Trace) -> Classifier<'a> {
+        Classifier { trace, ops: trace.ops_by_external_id(), launches: trace.launches_by_correlation(), memo: FxHashMap::default() }
+    }
+
+    /// The launch call of a GPU event (by correlation).
+    pub fn launch(&self, e: &Event) -> Option<&'a Event> {
+        let trace = self.trace;
+        e.correlation.and_then(|c| self.launches.get(&c.get())).map(|&i| &trace.events[i as usize])
+    }
+
+    /// The op that launched a GPU event: its own `External id`, else its
+    /// launch call's.
+    pub fn launching_op(&self, e: &Event) -> Option<Sym> {
+        let external = e.external_id.or_else(|| self.launch(e).and_then(|l| l.external_id))?;
+        self.ops.get(&external.get()).map(|&i| self.trace.events[i as usize].name)
+    }
+
+    pub fn kind(&mut self, e: &Event) -> Kind {
+        let op = self.launching_op(e);
+        let trace = self.trace;
+        *self.memo.entry((e.name, op)).or_insert_with(|| kind_of(trace.str(e.name), e.category, op.map(|o| trace.str(o))))
+    }
+}
+
+/// Whether an event is GPU work: a kernel, copy or set.
+pub fn is_gpu_work(e: &Event) -> bool {
+    matches!(e.category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset)
+}
+
+/// One step on one GPU, in nanoseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// `ProfilerStep#N`, or `trace` for a trace without steps.
+    pub step: String,
+    /// The step's time (see the module doc): from `start_ns` to `end_ns`.
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// The `ProfilerStep#N` span on the CPU.
+    pub cpu_step_ns: i64,
+    /// `None` in a trace without GPU work.
+    pub gpu: Option<GpuRow>,
+}
+
+impl Row {
+    pub fn step_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// One GPU's share of a step (ns).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GpuRow {
+    pub device: u32,
+    pub compute_ns: i64,
+    pub non_compute_ns: i64,
+    pub idle_ns: i64,
+    /// Time in each of [`KINDS`] (in that order).
+    pub kinds_ns: [i64; 8],
+    /// Kernels that started in the step.
+    pub kernels: u64,
+}
+
+/// One device's whole-trace split, µs (HTA's keys).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceTime {
+    /// HTA's `kernel_time`: from the first kernel's start to the last one's
+    /// end.
+    pub span_us: f64,
+    pub compute_us: f64,
+    pub non_compute_us: f64,
+    pub idle_us: f64,
+    /// HTA's idle time categories, summed over the device's streams (each
+    /// stream's gaps: with several streams they need not add up to
+    /// `idle_us`).
+    pub idle_host_wait_us: f64,
+    pub idle_kernel_wait_us: f64,
+    pub idle_other_us: f64,
+}
+
+/// A device's whole-trace split as HTA 0.5.0 gives it, and exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuTime {
+    pub device: u32,
+    pub hta: DeviceTime,
+    pub exact: DeviceTime,
+}
+
+/// The launches of a trace's kernels, exactly (ns): HTA's launch statistics
+/// over its kernels (copies and sets left out), the driver API's launches
+/// included.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Launches {
+    pub kernels: usize,
+    /// Kernels that ran for less time than the call that launched them.
+    pub shorter_than_launch: usize,
+    pub median_kernel_ns: f64,
+    pub median_launch_ns: f64,
+    /// Kernels shorter than [`SMALL_KERNEL_NS`], and their time.
+    pub small: usize,
+    pub small_ns: i64,
+    pub kernel_ns: i64,
+}
+
+/// 10 µs: a few times what a launch call costs (the shared H200 traces'
+/// median `cudaLaunchKernel` is 4–5 µs), so that a stream of such kernels
+/// runs about as fast as the CPU can launch them.
+pub const SMALL_KERNEL_NS: i64 = 10_000;
+
+/// One trace (a rank): its steps and its whole-trace split.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rank {
+    /// The rank's trace file name without `.pt.trace.json[.gz]`; empty for
+    /// a single trace.
+    pub rank: String,
+    /// Per step, one row a GPU (in device order); one row a step without GPU
+    /// work.
+    pub rows: Vec<Row>,
+    /// The trace has `ProfilerStep#N` spans.
+    pub has_steps: bool,
+    pub gpu_time: Vec<GpuTime>,
+    pub launches: Launches,
+}
+
+/// The steps of each trace, a rank each.
+pub fn analyze<'a>(traces: impl IntoIterator<Item = (&'a str, &'a Trace)>) -> Vec<Rank> {
+    traces.into_iter().map(|(rank, trace)| analyze_trace(rank, trace)).collect()
+}
+
+/// A step's `(name, CPU start, CPU end)`.
+type CpuStep = (String, i64, i64);
+
+fn cpu_steps(trace: &Trace) -> Vec<CpuStep> {
+    let mut steps: Vec<CpuStep> = trace
+        .steps()
+        .into_iter()
+        .map(|(_, i)| {
+            let e = &trace.events[i as usize];
+            (trace.str(e.name).to_owned(), e.ts, e.end())
+        })
+        .collect();
+    steps.sort_by_key(|s| (s.1, s.2));
+    steps
+}
+
+pub fn analyze_trace(rank: &str, trace: &Trace) -> Rank {
+    let mut classifier = Classifier::new(trace);
+    let steps = cpu_steps(trace);
+    let has_steps = !steps.is_empty();
+    // GPU work: (start, end, device, kind, is a kernel), and the latest end
+    // of what each step launched.
+    let mut work = Vec::new();
+    let mut launched_end: Vec<Option<i64>> = vec![None; steps.len()];
+    let starts: Vec<i64> = steps.iter().map(|s| s.1).collect();
+    for e in trace.events.iter().filter(|e| is_gpu_work(e)) {
+        let kind = classifier.kind(e);
+        work.push((e.ts, e.end(), e.device.unwrap_or(0), kind, e.category == Category::Kernel));
+        if let Some(launch) = classifier.launch(e) {
+            let k = starts.partition_point(|&s| s <= launch.ts);
+            if k > 0 && launch.ts < steps[k - 1].2 {
+                let end = &mut launched_end[k - 1];
+                *end = Some(end.map_or(e.end(), |x| x.max(e.end())));
+            }
+        }
+    }
+    // The windows: each step, laid end to end.
+    let mut windows: Vec<(String, i64, i64, i64)> = Vec::new();
+    if has_steps {
+        let mut prev_end = steps[0].1;
+        for (k, (name, cpu_start, cpu_end)) in steps.iter().enumerate() {
+            let start = prev_end.max(*cpu_start);
+            let end = (*cpu_end).max(launched_end[k].unwrap_or(i64::MIN)).max(start);
+            windows.push((name.clone(), start, end, cpu_end - cpu_start));
+            prev_end = end;
+        }
+    } else {
+        let events = trace.events.iter().filter(|e| e.category != Category::Trace);
+        let (start, end) = events.fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())));
+        let cpu = trace.events.iter().filter(|e| !e.category.on_device() && e.category != Category::Trace);
+        let (cpu_lo, cpu_hi) = cpu.fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())));
+        if start <= end {
+            windows.push(("trace".to_owned(), start, end, if cpu_lo <= cpu_hi { cpu_hi - cpu_lo } else { 0 }));
+        }
+    }
+    let mut devices: Vec<u32> = work.iter().map(|w| w.2).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let mut per_device: Vec<Vec<GpuRow>> = Vec::new();
+    for &device in &devices {
+        let mut on_device: Vec<_> = work.iter().filter(|w| w.2 == device).copied().collect();
+        on_device.sort_unstable_by_key(|w| (w.0, w.1));
+        per_device.push(split(device, &on_device, &windows));
+    }
+    let mut rows = Vec::new();
+    for (k, (name, start, end, cpu)) in windows.iter().enumerate() {
+        let row = |gpu| Row { step: name.clone(), start_ns: *start, end_ns: *end, cpu_step_ns: *cpu, gpu };
+        if devices.is_empty() {
+            rows.push(row(None));
+        }
+        for device_rows in &per_device {
+            rows.push(row(Some(device_rows[k].clone())));
+        }
+    }
+    Rank { rank: rank.to_owned(), rows, has_steps, gpu_time: gpu_time(trace), launches: launches(trace) }
+}
+
+/// Each window's split on one device; `work` sorted by start.
+fn split(device: u32, work: &[(i64, i64, u32, Kind, bool)], windows: &[(String, i64, i64, i64)]) -> Vec<GpuRow> {
+    let mut rows: Vec<GpuRow> = windows.iter().map(|_| GpuRow { device, ..GpuRow::default() }).collect();
+    let window_ends: Vec<i64> = windows.iter().map(|w| w.2).collect();
+    // Each event's time in each window it overlaps, by kind.
+    for &(start, end, _, kind, is_kernel) in work {
+        let first = window_ends.partition_point(|&e| e <= start);
+        for (k, w) in windows.iter().enumerate().skip(first) {
+            if w.1 >= end {
+                break;
+            }
+            let overlap = end.min(w.2) - start.max(w.1);
+            if overlap > 0 {
+                rows[k].kinds_ns[kind as usize] += overlap;
+            }
+            if is_kernel && start >= w.1 && start < w.2 {
+                rows[k].kernels += 1;
+            }
+        }
+    }
+    let busy = union(work.iter().map(|w| (w.0, w.1)));
+    let compute = union(work.iter().filter(|w| w.3.is_compute()).map(|w| (w.0, w.1)));
+    let busy_in = in_windows(&busy, windows);
+    let compute_in = in_windows(&compute, windows);
+    for (k, w) in windows.iter().enumerate() {
+        rows[k].compute_ns = compute_in[k];
+        rows[k].non_compute_ns = busy_in[k] - compute_in[k];
+        rows[k].idle_ns = (w.2 - w.1) - busy_in[k];
+    }
+    rows
+}
+
+/// The union of intervals sorted by start, as disjoint sorted intervals.
+fn union(intervals: impl Iterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for (start, end) in intervals {
+        if end <= start {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
+}
+
+/// The time disjoint sorted intervals cover inside each window.
+fn in_windows(intervals: &[(i64, i64)], windows: &[(String, i64, i64, i64)]) -> Vec<i64> {
+    let ends: Vec<i64> = intervals.iter().map(|i| i.1).collect();
+    windows
+        .iter()
+        .map(|w| {
+            let first = ends.partition_point(|&e| e <= w.1);
+            intervals[first..].iter().take_while(|i| i.0 < w.2).map(|i| i.1.min(w.2) - i.0.max(w.1)).filter(|&d| d > 0).sum()
+        })
+        .collect()
+}
+
+/// HTA's temporal and idle time breakdowns of a trace, per device.
+pub fn gpu_time(trace: &Trace) -> Vec<GpuTime> {
+    let device_time = |timing: Timing| -> Vec<(u32, DeviceTime)> {
+        let idle = breakdown::idle_time_breakdown(trace, timing, breakdown::CONSECUTIVE_KERNEL_DELAY_US);
+        breakdown::temporal_breakdown(trace, timing)
+            .into_iter()
+            .map(|d| {
+                let streams = idle.iter().filter(|s| s.device == d.device);
+                let (host, kernel, other) = streams.fold((0.0, 0.0, 0.0), |(h, k, o), s| (h + s.host_wait_us, k + s.kernel_wait_us, o + s.other_us));
+                let time = DeviceTime {
+                    span_us: d.span_us,
+                    compute_us: d.compute_us,
+                    non_compute_us: d.non_compute_us,
+                    idle_us: d.idle_us,
+                    idle_host_wait_us: host,
+                    idle_kernel_wait_us: kernel,
+                    idle_other_us: other,
+                };
+                (d.device, time)
+            })
+            .collect()
+    };
+    let exact = device_time(Timing::Exact);
+    device_time(Timing::Hta)
+        .into_iter()
+        .map(|(device, hta)| {
+            let exact = exact.iter().find(|(d, _)| *d == device).map(|(_, t)| t.clone()).unwrap_or_default();
+            GpuTime { device, hta, exact }
+        })
+        .collect()
+}
+
+/// [`Launches`] of a trace.
+pub fn launches(trace: &Trace) -> Launches {
+    let rows: Vec<_> = breakdown::launch_stats(trace, Timing::Exact, &breakdown::ALL_LAUNCH_CALLS)
+        .into_iter()
+        .filter(|l| trace.events[l.event as usize].category == Category::Kernel)
+        .collect();
+    let summary = breakdown::launch_summary(&rows, Timing::Exact);
+    let small: Vec<_> = rows.iter().filter(|l| l.gpu_duration < SMALL_KERNEL_NS).collect();
+    Launches {
+        kernels: rows.len(),
+        shorter_than_launch: rows.iter().filter(|l| l.gpu_duration < l.cpu_duration).count(),
+        median_kernel_ns: summary.gpu_duration_median,
+        median_launch_ns: summary.cpu_duration_median,
+        small: small.len(),
+        small_ns: small.iter().map(|l| l.gpu_duration).sum(),
+        kernel_ns: rows.iter().map(|l| l.gpu_duration).sum(),
+    }
+}
+
+/// The [`super::Steps`] of analysed ranks.
+pub fn steps(ranks: Vec<Rank>) -> super::Steps {
+    super::Steps { source: super::Source::PyTorch, rows: Vec::new(), tf_data_in_use: false, pytorch: ranks }
+}
+
+/// The numbers of a row, named by [`number_names`]; the GPU's are `None`
+/// in a trace without GPU work.
+pub fn numbers(row: &Row) -> Vec<Option<f64>> {
+    let us = |ns: i64| ns as f64 / 1000.0;
+    let gpu = row.gpu.as_ref();
+    let mut v = vec![Some(us(row.step_ns())), Some(us(row.cpu_step_ns)), gpu.map(|g| g.kernels as f64)];
+    v.extend([gpu.map(|g| us(g.compute_ns)), gpu.map(|g| us(g.non_compute_ns)), gpu.map(|g| us(g.idle_ns))]);
+    v.extend((0..KINDS.len()).map(|k| gpu.map(|g| us(g.kinds_ns[k]))));
+    v
+}
+
+/// `step_time_us`, `cpu_step_us`, `kernels`, `gpu_compute_us`,
+/// `gpu_non_compute_us`, `gpu_idle_us`, then `<kind>_us` for each of
+/// [`KINDS`] (`other_kernels_us` for the last).
+pub fn number_names() -> Vec<String> {
+    let mut names: Vec<String> = ["step_time_us", "cpu_step_us", "kernels", "gpu_compute_us", "gpu_non_compute_us", "gpu_idle_us"].map(String::from).to_vec();
+    names.extend(KINDS.iter().map(|k| if *k == Kind::Other { "other_kernels_us".to_owned() } else { format!("{}_us", k.name()) }));
+    names
+}
+
+/// The labels of [`number_names`] in the text table.
+fn labels() -> Vec<&'static str> {
+    let mut labels = vec!["Step time", "CPU step", "Kernels", "Compute", "Non-compute", "GPU idle"];
+    labels.extend(KINDS.iter().map(|k| k.label()));
+    labels
+}
+
+/// A table per rank and GPU: a row per step, then mean, std and CV; then
+/// each rank's whole-trace split as HTA gives it.
+pub fn render_text(ranks: &[Rank]) -> String {
+    use crate::show::format;
+    let mut out = String::from(
+        "Step time breakdown (PyTorch trace): each step from its ProfilerStep#N span's start on the CPU to the end of the last GPU work it launched (CPU step: the span itself); \
+         on each GPU, Compute + Non-compute (copies, sets, communication) + GPU idle = Step time; then the kernels' time by kind (rtfprof's rules on kernel names).\n",
+    );
+    let several = ranks.len() > 1;
+    for rank in ranks {
+        let mut devices: Vec<Option<u32>> = rank.rows.iter().map(|r| r.gpu.as_ref().map(|g| g.device)).collect();
+        devices.dedup();
+        devices.sort_unstable();
+        devices.dedup();
+        for device in &devices {
+            let rows: Vec<&Row> = rank.rows.iter().filter(|r| r.gpu.as_ref().map(|g| g.device) == *device).collect();
+            let values: Vec<Vec<Option<f64>>> = rows.iter().map(|r| numbers(r)).collect();
+            // The columns some row has; the kinds no step ran are left out.
+            let columns: Vec<usize> = (0..labels().len())
+                .filter(|&c| values.iter().any(|v| v[c].is_some()) && (c < 6 || values.iter().any(|v| v[c].is_some_and(|x| x != 0.0))))
+                .collect();
+            let mut title = Vec::new();
+            if several {
+                title.push(format!("rank {}", rank.rank));
+            }
+            match device {
+                Some(d) if devices.len() > 1 => title.push(format!("GPU {d}")),
+                None => title.push("no GPU work in the trace (no kernels, copies or sets): the steps' times only".to_owned()),
+                _ => {}
+            }
+            out.push('\n');
+            if !title.is_empty() {
+                out.push_str(&format!("{}:\n", title.join(", ")));
+            }
+            let cell = |c: usize, v: f64| if c == 2 { format!("{v:.0}") } else { format::micros_f64(v) };
+            let mut table: Vec<Vec<String>> = vec![std::iter::once("step".to_owned()).chain(columns.iter().map(|&c| labels()[c].to_owned())).collect()];
+            for (row, v) in rows.iter().zip(&values) {
+                let mut cells = vec![super::escape_text(&row.step)];
+                cells.extend(columns.iter().map(|&c| v[c].map_or("-".to_owned(), |x| cell(c, x))));
+                table.push(cells);
+            }
+            let stat_rows: [(&str, fn((f64, f64, f64)) -> f64, bool); 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
+            for (label, pick, ratio) in stat_rows {
+                let mut cells = vec![label.to_owned()];
+                for &c in &columns {
+                    let column: Vec<f64> = values.iter().filter_map(|v| v[c]).collect();
+                    let x = pick(super::stats_of(&column));
+                    cells.push(if ratio { format!("{}%", format::percent(x * 100.0)) } else if c == 2 { format!("{x:.1}") } else { format::micros_f64(x) });
+                }
+                table.push(cells);
+            }
+            push_table(&mut out, &table, rows.len() + 1);
+        }
+        if !rank.gpu_time.is_empty() {
+            out.push_str(&format!(
+                "\nGPU time of the whole {}trace as HTA 0.5.0 splits it (get_temporal_breakdown, get_idle_time_breakdown: events rounded to whole µs, the last step left out; exact nanoseconds in --output json):\n",
+                if several { format!("rank {} ", rank.rank) } else { String::new() }
+            ));
+            let header = ["GPU", "Span", "Compute", "Non-compute", "Idle", "Idle: host wait", "kernel wait", "other"];
+            let mut table = vec![header.map(String::from).to_vec()];
+            for g in &rank.gpu_time {
+                let t = &g.hta;
+                let mut cells = vec![g.device.to_string()];
+                cells.extend([t.span_us, t.compute_us, t.non_compute_us, t.idle_us, t.idle_host_wait_us, t.idle_kernel_wait_us, t.idle_other_us].map(format::micros_f64));
+                table.push(cells);
+            }
+            push_table(&mut out, &table, usize::MAX);
+        }
+    }
+    out
+}
+
+/// Left-aligned first column, right-aligned others; a blank line before
+/// row `gap`.
+fn push_table(out: &mut String, table: &[Vec<String>], gap: usize) {
+    let ncols = table[0].len();
+    let widths: Vec<usize> = (0..ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    for (i, r) in table.iter().enumerate() {
+        if i == gap {
+            out.push('\n');
+        }
+        for (c, cell) in r.iter().enumerate() {
+            if c == 0 {
+                out.push_str(&format!("{cell:<w$}", w = widths[0]));
+            } else {
+                out.push_str(&format!("  {cell:>w$}", w = widths[c]));
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// A row's JSON object: `step`, `rank`, `device` (`null` without GPU work),
+/// then [`number_names`].
+fn row_json(rank: &Rank, row: &Row) -> serde_json::Value {
+    use serde_json::{Map, Value, json};
+    let mut m = Map::new();
+    m.insert("step".into(), json!(row.step));
+    m.insert("rank".into(), json!(rank.rank));
+    m.insert("device".into(), row.gpu.as_ref().map_or(Value::Null, |g| json!(g.device)));
+    for (name, value) in number_names().into_iter().zip(numbers(row)) {
+        let value = value.map_or(Value::Null, |v| if name == "kernels" { json!(v as u64) } else { json!(v) });
+        m.insert(name, value);
+    }
+    Value::Object(m)
+}
+
+/// A device's whole-trace split as JSON: HTA's keys, `exact` beside.
+fn gpu_time_json(rank: &Rank, g: &GpuTime) -> serde_json::Value {
+    use serde_json::{Map, Value, json};
+    let fields = |t: &DeviceTime| {
+        let mut m = Map::new();
+        let pairs = [
+            ("span_us", t.span_us),
+            ("compute_us", t.compute_us),
+            ("non_compute_us", t.non_compute_us),
+            ("idle_us", t.idle_us),
+            ("idle_host_wait_us", t.idle_host_wait_us),
+            ("idle_kernel_wait_us", t.idle_kernel_wait_us),
+            ("idle_other_us", t.idle_other_us),
+        ];
+        for (k, v) in pairs {
+            m.insert(k.into(), json!(v));
+        }
+        m
+    };
+    let mut m = Map::new();
+    m.insert("rank".into(), json!(rank.rank));
+    m.insert("device".into(), json!(g.device));
+    m.extend(fields(&g.hta));
+    m.insert("exact".into(), Value::Object(fields(&g.exact)));
+    Value::Object(m)
+}
+
+/// `{"schema_version": 1, "steps": [...], "gpu_time": [...]}`: a row per
+/// rank, step and GPU ([`row_json`]); per rank and GPU, HTA 0.5.0's
+/// whole-trace numbers (`span_us`, `compute_us`, `non_compute_us`,
+/// `idle_us`, `idle_host_wait_us`, `idle_kernel_wait_us`, `idle_other_us`)
+/// and, under `exact`, the same in exact nanoseconds.
+pub fn write_json<W: std::io::Write>(ranks: &[Rank], mut out: W) -> std::io::Result<W> {
+    use serde_json::{Map, Value, json};
+    let rows: Vec<Value> = ranks.iter().flat_map(|rank| rank.rows.iter().map(move |r| row_json(rank, r))).collect();
+    let gpu_time: Vec<Value> = ranks.iter().flat_map(|rank| rank.gpu_time.iter().map(move |g| gpu_time_json(rank, g))).collect();
+    let mut doc = Map::new();
+    doc.insert("schema_version".into(), json!(1));
+    doc.insert("steps".into(), Value::Array(rows));
+    doc.insert("gpu_time".into(), Value::Array(gpu_time));
+    serde_json::to_writer(&mut out, &Value::Object(doc))?;
+    out.write_all(b"\n")?;
+    Ok(out)
+}
+
+/// A header line, then a row per rank, step and GPU (the JSON rows' keys;
+/// empty cells where there is no GPU work). The whole-trace split is in the
+/// JSON only.
+pub fn write_csv<W: std::io::Write>(ranks: &[Rank], mut out: W) -> std::io::Result<W> {
+    let mut header: Vec<String> = ["step", "rank", "device"].map(String::from).to_vec();
+    header.extend(number_names());
+    writeln!(out, "{}", header.join(","))?;
+    for rank in ranks {
+        for r in &rank.rows {
+            let mut cells = vec![super::csv_field(&r.step), super::csv_field(&rank.rank), r.gpu.as_ref().map_or(String::new(), |g| g.device.to_string())];
+            cells.extend(numbers(r).into_iter().map(|c| c.map_or(String::new(), |v| v.to_string())));
+            writeln!(out, "{}", cells.join(","))?;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_merges_touching_and_overlapping() {
+        assert_eq!(union([(0, 5), (3, 8), (8, 9), (10, 12), (11, 11)].into_iter()), vec![(0, 9), (10, 12)]);
+    }
+
+    #[test]
+    fn windows_clip_intervals() {
+        let w = |a, b| (String::new(), a, b, 0);
+        assert_eq!(in_windows(&[(0, 9), (10, 12)], &[w(-5, 2), w(2, 11), w(11, 20), w(20, 30)]), vec![2, 8, 1, 0]);
+    }
+
+    #[test]
+    fn rules_in_order() {
+        // A name rule wins over the launching op; the op over the generic
+        // rules.
+        assert_eq!(kind_of("void at::native::reduce_kernel<...>", Category::Kernel, Some("aten::convolution_backward")), Kind::Convolution);
+        assert_eq!(kind_of("void at::native::reduce_kernel<...>", Category::Kernel, Some("aten::sum")), Kind::Reduction);
+        assert_eq!(kind_of("ncclDevKernel_AllReduce_Sum_f32_RING_LL", Category::Kernel, Some("aten::mm")), Kind::Communication);
+        assert_eq!(kind_of("Memcpy HtoD (Pageable -> Device)", Category::GpuMemcpy, None), Kind::Memory);
+        assert_eq!(kind_of("triton_poi_fused_add_0", Category::Kernel, None), Kind::Elementwise);
+        assert_eq!(kind_of("triton_tem_fused_addmm_1", Category::Kernel, None), Kind::Gemm);
+        assert_eq!(kind_of("my_kernel", Category::Kernel, None), Kind::Other);
+        // "convert" is not a convolution.
+        assert_eq!(kind_of("void cudnn::fusion::convert_dq_to_16bits<true>(void const*)", Category::Kernel, None), Kind::Other);
+    }
+}
