@@ -265,7 +265,27 @@ fn model_holds_links_steps_memory_and_python_frames() {
     assert!(kernels.iter().all(|k| k.device == Some(0) && k.stream.is_some()));
 }
 
-/// HTA 0.5.0's breakdowns of the shared traces (`testdata/pytorch/hta/`,
+/// The GPU traces HTA's goldens are of: (name, trace, golden). The fixtures
+/// cut from the shared H200 traces (`tools/torch/cut_trace.py`) always; the
+/// shared traces where `../shared` is present.
+fn hta_cases() -> Vec<(String, PathBuf, PathBuf)> {
+    let mut cases = Vec::new();
+    for entry in std::fs::read_dir(fixture_dir()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(stem) = name.strip_suffix(".pt.trace.json.gz").filter(|s| s.starts_with("h200_")) {
+            cases.push((stem.to_owned(), fixture_dir().join(&name), fixture_dir().join(format!("hta/{stem}.hta.json"))));
+        }
+    }
+    cases.sort();
+    assert!(cases.len() >= 2, "{cases:?}");
+    for (name, path) in shared_torch_traces().unwrap_or_default() {
+        let golden = fixture_dir().join(format!("hta/shared.{name}.hta.json"));
+        cases.push((name, path, golden));
+    }
+    cases
+}
+
+/// HTA 0.5.0's breakdowns of the H200 traces (`testdata/pytorch/hta/`,
 /// by `tools/torch/hta_goldens.py`), and its launch statistics: equal with
 /// HTA's rounding; with exact nanoseconds, the parts still add up to the
 /// span, and each differs from HTA's by its rounding at most.
@@ -274,9 +294,8 @@ fn gpu_breakdowns_equal_hta() {
     use rtfprof::inputs::pytorch::breakdown::{
         ALL_LAUNCH_CALLS, CONSECUTIVE_KERNEL_DELAY_US, HTA_LAUNCH_CALLS, Launch, Timing, idle_time_breakdown, launch_stats, launch_summary, temporal_breakdown,
     };
-    let Some(traces) = shared_torch_traces() else { return };
-    for (name, path) in traces {
-        let golden = read_json(&fixture_dir().join(format!("hta/shared.{name}.hta.json")));
+    for (name, path, golden) in hta_cases() {
+        let golden = read_json(&golden);
         let trace = Trace::open(&path).unwrap();
         let hta = temporal_breakdown(&trace, Timing::Hta);
         assert_eq!(hta.len(), 1, "{name}: one GPU");

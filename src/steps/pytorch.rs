@@ -1,18 +1,39 @@
 //! `rtfprof steps` for PyTorch traces: where each `ProfilerStep#N`'s GPU
 //! time goes, and the whole trace's split as HTA gives it.
 //!
-//! **Step time.** A step runs from its `ProfilerStep#N` span's start on the
-//! CPU to the later of that span's end and the end of the last kernel, copy
-//! or set that its calls launched (a launch whose call starts inside the
-//! span), and never starts before the previous step ended. This is the rule
-//! of PyTorch's TensorBoard plugin (torch-tb-profiler's `StepParser`; its
-//! first step's start aside): the CPU span alone ends while the GPU still
-//! runs the step's queued work, and the GPU span alone misses the CPU time
-//! before the first launch, which is the time a host-bound step loses. The
-//! steps so laid end to end tile the trace's time; `cpu_step_us` keeps the
-//! `ProfilerStep#N` span itself. A trace without `ProfilerStep#N` spans
-//! (profiled without a schedule) is one step, `trace`, from its first event
-//! to its last.
+//! **Step time.** The steps are those of PyTorch's TensorBoard plugin
+//! (torch-tb-profiler 0.4.3's `StepParser`, the overview page PyTorch users
+//! knew): a step runs from its `ProfilerStep#N` span's start on the CPU to
+//! the later of that span's end and the end of the last kernel, copy or set
+//! launched by a runtime call that lies wholly inside the span, and never
+//! starts before the previous step ended; the first step starts no earlier
+//! than the end of the GPU work that ran before its own and that no step
+//! launched (work queued before the profiler started). The CPU span alone
+//! ends while the GPU still runs the step's queued work; the GPU span alone
+//! misses the CPU time before the first launch, which is the time a
+//! host-bound step loses. The steps so laid end to end tile the trace's
+//! time; `cpu_step_us` keeps the `ProfilerStep#N` span itself. A trace
+//! without `ProfilerStep#N` spans (profiled without a schedule) is one step,
+//! `trace`, from its first CPU op to its last, extended the same way.
+//! Where a trace has no GPU work the steps are the CPU spans. Unlike the
+//! plugin, rtfprof keeps the last steps when they launched fewer kernels
+//! than the one before (the plugin leaves them out of its overview, fearing
+//! their kernels were not all recorded).
+//!
+//! **Step time breakdown** ([`ROLES`]). The plugin's: each instant of the
+//! step goes to the first of kernel (a kernel other than communication
+//! ran), memcpy, memset, communication (a collective kernel, or a CPU op
+//! `nccl:*`/`gloo:*` the plugin knows), runtime (a CUDA runtime or driver
+//! call), dataloader (a `enumerate(DataLoader)#*.__next__` or
+//! `enumerate(DataPipe)#*` span), CPU exec (a CPU op ran) and other. They
+//! add up to the step time. Equal to the plugin's on the fixtures and the
+//! shared traces (`tools/torch/tb_goldens.py`), where the plugin is given
+//! today's category names for runtime calls (`cuda_runtime`, `cuda_driver`;
+//! it only knows `runtime`, so on today's traces it sees none, and its
+//! steps never reach the GPU work). Data loader spans are
+//! `user_annotation`s in today's traces, which the plugin skips; rtfprof
+//! counts them. With several GPUs the plugin merges them all; rtfprof
+//! gives each GPU its row.
 //!
 //! **GPU time.** On each GPU (`args.device`) the step's time splits into
 //! compute (some computation kernel ran), non-compute (only copies, sets
@@ -237,6 +258,9 @@ pub struct Row {
     pub end_ns: i64,
     /// The `ProfilerStep#N` span on the CPU.
     pub cpu_step_ns: i64,
+    /// The step's time by [`ROLES`] (the TensorBoard plugin's step time
+    /// breakdown): they add up to the step time.
+    pub roles_ns: [i64; 8],
     /// `None` in a trace without GPU work.
     pub gpu: Option<GpuRow>,
 }
@@ -246,6 +270,10 @@ impl Row {
         self.end_ns - self.start_ns
     }
 }
+
+/// The roles of the TensorBoard plugin's step time breakdown, in its order
+/// of priority (JSON/CSV keys `<role>_us`).
+pub const ROLES: [&str; 8] = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"];
 
 /// One GPU's share of a step (ns).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -344,71 +372,196 @@ fn cpu_steps(trace: &Trace) -> Vec<CpuStep> {
 
 pub fn analyze_trace(rank: &str, trace: &Trace) -> Rank {
     let mut classifier = Classifier::new(trace);
-    let steps = cpu_steps(trace);
+    let mut steps = cpu_steps(trace);
     let has_steps = !steps.is_empty();
-    // GPU work: (start, end, device, kind, is a kernel), and the latest end
-    // of what each step launched.
+    if !has_steps {
+        // The plugin's one step of a trace without steps: the CPU ops' span.
+        let ops = trace.events.iter().filter(|e| e.category == Category::CpuOp);
+        let (lo, hi) = ops.fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())));
+        if lo <= hi {
+            steps.push(("trace".to_owned(), lo, hi));
+        }
+    }
+    // GPU work: (start, end, device, kind, category), and the span of the
+    // work each step launched.
     let mut work = Vec::new();
-    let mut launched_end: Vec<Option<i64>> = vec![None; steps.len()];
+    let mut launched: Vec<Option<(i64, i64)>> = vec![None; steps.len()];
+    let mut unlaunched_ends = Vec::new();
     let starts: Vec<i64> = steps.iter().map(|s| s.1).collect();
     for e in trace.events.iter().filter(|e| is_gpu_work(e)) {
         let kind = classifier.kind(e);
-        work.push((e.ts, e.end(), e.device.unwrap_or(0), kind, e.category == Category::Kernel));
-        if let Some(launch) = classifier.launch(e) {
+        work.push((e.ts, e.end(), e.device.unwrap_or(0), kind, e.category));
+        let step = classifier.launch(e).and_then(|launch| {
             let k = starts.partition_point(|&s| s <= launch.ts);
-            if k > 0 && launch.ts < steps[k - 1].2 {
-                let end = &mut launched_end[k - 1];
-                *end = Some(end.map_or(e.end(), |x| x.max(e.end())));
+            (k > 0 && launch.end() <= steps[k - 1].2).then(|| k - 1)
+        });
+        match step {
+            Some(k) => {
+                let span = &mut launched[k];
+                *span = Some(span.map_or((e.ts, e.end()), |(lo, hi)| (lo.min(e.ts), hi.max(e.end()))));
             }
+            None => unlaunched_ends.push(e.end()),
         }
     }
-    // The windows: each step, laid end to end.
-    let mut windows: Vec<(String, i64, i64, i64)> = Vec::new();
-    if has_steps {
-        let mut prev_end = steps[0].1;
-        for (k, (name, cpu_start, cpu_end)) in steps.iter().enumerate() {
-            let start = prev_end.max(*cpu_start);
-            let end = (*cpu_end).max(launched_end[k].unwrap_or(i64::MIN)).max(start);
-            windows.push((name.clone(), start, end, cpu_end - cpu_start));
-            prev_end = end;
-        }
-    } else {
-        let events = trace.events.iter().filter(|e| e.category != Category::Trace);
-        let (start, end) = events.fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())));
-        let cpu = trace.events.iter().filter(|e| !e.category.on_device() && e.category != Category::Trace);
-        let (cpu_lo, cpu_hi) = cpu.fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())));
-        if start <= end {
-            windows.push(("trace".to_owned(), start, end, if cpu_lo <= cpu_hi { cpu_hi - cpu_lo } else { 0 }));
-        }
-    }
+    let windows = step_windows(&steps, &launched, &unlaunched_ends);
     let mut devices: Vec<u32> = work.iter().map(|w| w.2).collect();
     devices.sort_unstable();
     devices.dedup();
-    let mut per_device: Vec<Vec<GpuRow>> = Vec::new();
+    let host = HostRoles::of(trace);
+    let mut per_device: Vec<(Vec<GpuRow>, Vec<[i64; 8]>)> = Vec::new();
     for &device in &devices {
         let mut on_device: Vec<_> = work.iter().filter(|w| w.2 == device).copied().collect();
         on_device.sort_unstable_by_key(|w| (w.0, w.1));
-        per_device.push(split(device, &on_device, &windows));
+        per_device.push((split(device, &on_device, &windows), roles(&windows, &on_device, &host)));
     }
     let mut rows = Vec::new();
     for (k, (name, start, end, cpu)) in windows.iter().enumerate() {
-        let row = |gpu| Row { step: name.clone(), start_ns: *start, end_ns: *end, cpu_step_ns: *cpu, gpu };
+        let row = |gpu, roles_ns| Row { step: name.clone(), start_ns: *start, end_ns: *end, cpu_step_ns: *cpu, roles_ns, gpu };
         if devices.is_empty() {
-            rows.push(row(None));
+            rows.push(row(None, roles(&windows[k..=k], &[], &host)[0]));
         }
-        for device_rows in &per_device {
-            rows.push(row(Some(device_rows[k].clone())));
+        for (device_rows, device_roles) in &per_device {
+            rows.push(row(Some(device_rows[k].clone()), device_roles[k]));
         }
     }
     Rank { rank: rank.to_owned(), rows, has_steps, gpu_time: gpu_time(trace), launches: launches(trace) }
 }
 
+/// The steps' windows by the plugin's rules (see the module doc): each
+/// `(name, start, end, CPU span)`. `launched` is the span of the GPU work
+/// each step's calls launched; `unlaunched_ends`, the ends of the GPU work
+/// no step launched.
+fn step_windows(steps: &[CpuStep], launched: &[Option<(i64, i64)>], unlaunched_ends: &[i64]) -> Vec<(String, i64, i64, i64)> {
+    if launched.iter().all(Option::is_none) {
+        return steps.iter().map(|(name, start, end)| (name.clone(), *start, *end, end - start)).collect();
+    }
+    // The first step starts after the GPU work that ran before its own and
+    // that no step launched (work queued before the profiler started).
+    let mut prev_end = steps[0].1;
+    if let Some((first_gpu_start, _)) = launched[0] {
+        prev_end = unlaunched_ends.iter().copied().filter(|&end| end < first_gpu_start).fold(prev_end, i64::max);
+    }
+    let mut windows = Vec::with_capacity(steps.len());
+    for ((name, cpu_start, cpu_end), span) in steps.iter().zip(launched) {
+        let start = prev_end.max(*cpu_start);
+        let end = (*cpu_end).max(span.map_or(i64::MIN, |s| s.1)).max(start);
+        windows.push((name.clone(), start, end, cpu_end - cpu_start));
+        prev_end = end;
+    }
+    windows
+}
+
+/// The CPU side of the plugin's roles: runtime calls, data loading,
+/// collectives run by CPU ops, CPU ops; each as disjoint sorted intervals.
+struct HostRoles {
+    runtime: Vec<(i64, i64)>,
+    dataloader: Vec<(i64, i64)>,
+    communication: Vec<(i64, i64)>,
+    cpu_exec: Vec<(i64, i64)>,
+}
+
+/// The collective ops the plugin knows by name (torch-tb-profiler's
+/// `NcclOpNameSet` and `GlooOpNameSet`).
+const COLLECTIVE_OPS: [&str; 10] = [
+    "nccl:broadcast",
+    "nccl:reduce",
+    "nccl:all_reduce",
+    "nccl:all_gather",
+    "nccl:reduce_scatter",
+    "gloo:broadcast",
+    "gloo:reduce",
+    "gloo:all_reduce",
+    "gloo:all_gather",
+    "gloo:reduce_scatter",
+];
+
+impl HostRoles {
+    fn of(trace: &Trace) -> HostRoles {
+        let mut roles: [Vec<(i64, i64)>; 4] = Default::default();
+        for e in &trace.events {
+            let name = trace.str(e.name);
+            let role = match e.category {
+                Category::CudaRuntime | Category::CudaDriver => 0,
+                Category::CpuOp | Category::UserAnnotation if is_dataloader(name) => 1,
+                Category::CpuOp | Category::UserAnnotation if COLLECTIVE_OPS.contains(&name) => 2,
+                Category::CpuOp if !name.starts_with("ProfilerStep#") => 3,
+                _ => continue,
+            };
+            roles[role].push((e.ts, e.end()));
+        }
+        let [runtime, dataloader, communication, cpu_exec] = roles.map(|mut r| {
+            r.sort_unstable();
+            union(r.into_iter())
+        });
+        HostRoles { runtime, dataloader, communication, cpu_exec }
+    }
+}
+
+/// A data loader's `__next__` (or a DataPipe's iteration), by the name the
+/// profiler gives it.
+fn is_dataloader(name: &str) -> bool {
+    (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) || name.starts_with("enumerate(DataPipe)#")
+}
+
+/// Each window's time by the plugin's roles ([`ROLES`], in its order of
+/// priority: each instant goes to the first role active then) on one
+/// device; `work` is the device's GPU work sorted by start.
+fn roles(windows: &[(String, i64, i64, i64)], work: &[(i64, i64, u32, Kind, Category)], host: &HostRoles) -> Vec<[i64; 8]> {
+    let of = |keep: &dyn Fn(&(i64, i64, u32, Kind, Category)) -> bool| union(work.iter().filter(|w| keep(w)).map(|w| (w.0, w.1)));
+    let kernel = of(&|w| w.4 == Category::Kernel && w.3 != Kind::Communication);
+    let memcpy = of(&|w| w.4 == Category::GpuMemcpy);
+    let memset = of(&|w| w.4 == Category::GpuMemset);
+    let mut communication: Vec<(i64, i64)> = work.iter().filter(|w| w.4 == Category::Kernel && w.3 == Kind::Communication).map(|w| (w.0, w.1)).collect();
+    communication.extend(&host.communication);
+    communication.sort_unstable();
+    let communication = union(communication.into_iter());
+    let ordered: [&[(i64, i64)]; 7] = [&kernel, &memcpy, &memset, &communication, &host.runtime, &host.dataloader, &host.cpu_exec];
+    windows
+        .iter()
+        .map(|w| {
+            let mut out = [0i64; 8];
+            let mut remaining = vec![(w.1, w.2)];
+            for (r, role) in ordered.iter().enumerate() {
+                let (covered, rest) = take_covered(&remaining, role);
+                out[r] = covered;
+                remaining = rest;
+            }
+            out[7] = remaining.iter().map(|i| i.1 - i.0).sum();
+            out
+        })
+        .collect()
+}
+
+/// The time of `remaining` (disjoint, sorted) that `role` (disjoint,
+/// sorted) covers, and what is left of `remaining`.
+fn take_covered(remaining: &[(i64, i64)], role: &[(i64, i64)]) -> (i64, Vec<(i64, i64)>) {
+    let mut covered = 0;
+    let mut rest = Vec::new();
+    for &(lo, hi) in remaining {
+        let mut at = lo;
+        let first = role.partition_point(|r| r.1 <= lo);
+        for &(a, b) in role[first..].iter().take_while(|r| r.0 < hi) {
+            let (a, b) = (a.max(lo), b.min(hi));
+            if a > at {
+                rest.push((at, a));
+            }
+            covered += b - a;
+            at = b;
+        }
+        if at < hi {
+            rest.push((at, hi));
+        }
+    }
+    (covered, rest)
+}
+
 /// Each window's split on one device; `work` sorted by start.
-fn split(device: u32, work: &[(i64, i64, u32, Kind, bool)], windows: &[(String, i64, i64, i64)]) -> Vec<GpuRow> {
+fn split(device: u32, work: &[(i64, i64, u32, Kind, Category)], windows: &[(String, i64, i64, i64)]) -> Vec<GpuRow> {
     let mut rows: Vec<GpuRow> = windows.iter().map(|_| GpuRow { device, ..GpuRow::default() }).collect();
     let window_ends: Vec<i64> = windows.iter().map(|w| w.2).collect();
     // Each event's time in each window it overlaps, by kind.
-    for &(start, end, _, kind, is_kernel) in work {
+    for &(start, end, _, kind, category) in work {
+        let is_kernel = category == Category::Kernel;
         let first = window_ends.partition_point(|&e| e <= start);
         for (k, w) in windows.iter().enumerate().skip(first) {
             if w.1 >= end {
@@ -524,79 +677,79 @@ pub fn numbers(row: &Row) -> Vec<Option<f64>> {
     let us = |ns: i64| ns as f64 / 1000.0;
     let gpu = row.gpu.as_ref();
     let mut v = vec![Some(us(row.step_ns())), Some(us(row.cpu_step_ns)), gpu.map(|g| g.kernels as f64)];
+    v.extend(row.roles_ns.iter().map(|&ns| Some(us(ns))));
     v.extend([gpu.map(|g| us(g.compute_ns)), gpu.map(|g| us(g.non_compute_ns)), gpu.map(|g| us(g.idle_ns))]);
     v.extend((0..KINDS.len()).map(|k| gpu.map(|g| us(g.kinds_ns[k]))));
     v
 }
 
-/// `step_time_us`, `cpu_step_us`, `kernels`, `gpu_compute_us`,
-/// `gpu_non_compute_us`, `gpu_idle_us`, then `<kind>_us` for each of
-/// [`KINDS`] (`other_kernels_us` for the last).
+/// `step_time_us`, `cpu_step_us`, `kernels`, `<role>_us` for each of
+/// [`ROLES`], `gpu_compute_us`, `gpu_non_compute_us`, `gpu_idle_us`, then
+/// `<kind>_kernels_us` for each of [`KINDS`].
 pub fn number_names() -> Vec<String> {
-    let mut names: Vec<String> = ["step_time_us", "cpu_step_us", "kernels", "gpu_compute_us", "gpu_non_compute_us", "gpu_idle_us"].map(String::from).to_vec();
-    names.extend(KINDS.iter().map(|k| if *k == Kind::Other { "other_kernels_us".to_owned() } else { format!("{}_us", k.name()) }));
+    let mut names: Vec<String> = ["step_time_us", "cpu_step_us", "kernels"].map(String::from).to_vec();
+    names.extend(ROLES.iter().map(|r| format!("{r}_us")));
+    names.extend(["gpu_compute_us", "gpu_non_compute_us", "gpu_idle_us"].map(String::from));
+    names.extend(KINDS.iter().map(|k| format!("{}_kernels_us", k.name())));
     names
 }
 
-/// The labels of [`number_names`] in the text table.
+/// Where the columns of each table start in [`numbers`].
+const FIRST_ROLE: usize = 3;
+const FIRST_GPU: usize = FIRST_ROLE + ROLES.len();
+const FIRST_KIND: usize = FIRST_GPU + 3;
+
+/// The labels of [`number_names`] in the text tables.
 fn labels() -> Vec<&'static str> {
-    let mut labels = vec!["Step time", "CPU step", "Kernels", "Compute", "Non-compute", "GPU idle"];
+    let mut labels = vec!["Step time", "CPU step", "Kernels"];
+    labels.extend(["Kernel", "Memcpy", "Memset", "Communication", "Runtime", "DataLoader", "CPU Exec", "Other"]);
+    labels.extend(["Compute", "Non-compute", "GPU idle"]);
     labels.extend(KINDS.iter().map(|k| k.label()));
     labels
 }
 
-/// A table per rank and GPU: a row per step, then mean, std and CV; then
-/// each rank's whole-trace split as HTA gives it.
+/// Per rank and GPU: the step time breakdown, then the GPU's split and its
+/// kernels by kind, a row per step, then mean, std and CV; then each
+/// rank's whole-trace split as HTA gives it.
 pub fn render_text(ranks: &[Rank]) -> String {
     use crate::show::format;
     let mut out = String::from(
-        "Step time breakdown (PyTorch trace): each step from its ProfilerStep#N span's start on the CPU to the end of the last GPU work it launched (CPU step: the span itself); \
-         on each GPU, Compute + Non-compute (copies, sets, communication) + GPU idle = Step time; then the kernels' time by kind (rtfprof's rules on kernel names).\n",
+        "Step time breakdown (PyTorch trace; the steps and categories of PyTorch's TensorBoard plugin): each step from its ProfilerStep#N span's start on the CPU \
+         to the end of the last GPU work it launched (CPU step: the span itself); each instant goes to the first of Kernel, Memcpy, Memset, Communication, Runtime, \
+         DataLoader, CPU Exec that ran then, else Other: they add up to the step time.\n",
     );
     let several = ranks.len() > 1;
     for rank in ranks {
         let mut devices: Vec<Option<u32>> = rank.rows.iter().map(|r| r.gpu.as_ref().map(|g| g.device)).collect();
-        devices.dedup();
         devices.sort_unstable();
         devices.dedup();
         for device in &devices {
             let rows: Vec<&Row> = rank.rows.iter().filter(|r| r.gpu.as_ref().map(|g| g.device) == *device).collect();
             let values: Vec<Vec<Option<f64>>> = rows.iter().map(|r| numbers(r)).collect();
-            // The columns some row has; the kinds no step ran are left out.
-            let columns: Vec<usize> = (0..labels().len())
-                .filter(|&c| values.iter().any(|v| v[c].is_some()) && (c < 6 || values.iter().any(|v| v[c].is_some_and(|x| x != 0.0))))
-                .collect();
             let mut title = Vec::new();
             if several {
                 title.push(format!("rank {}", rank.rank));
             }
             match device {
                 Some(d) if devices.len() > 1 => title.push(format!("GPU {d}")),
-                None => title.push("no GPU work in the trace (no kernels, copies or sets): the steps' times only".to_owned()),
+                None => title.push("no GPU work in the trace (no kernels, copies or sets)".to_owned()),
                 _ => {}
             }
             out.push('\n');
             if !title.is_empty() {
                 out.push_str(&format!("{}:\n", title.join(", ")));
             }
-            let cell = |c: usize, v: f64| if c == 2 { format!("{v:.0}") } else { format::micros_f64(v) };
-            let mut table: Vec<Vec<String>> = vec![std::iter::once("step".to_owned()).chain(columns.iter().map(|&c| labels()[c].to_owned())).collect()];
-            for (row, v) in rows.iter().zip(&values) {
-                let mut cells = vec![super::escape_text(&row.step)];
-                cells.extend(columns.iter().map(|&c| v[c].map_or("-".to_owned(), |x| cell(c, x))));
-                table.push(cells);
+            // The step's categories (Kernel and the CPU's always; the others
+            // where some step has them).
+            let nonzero = |c: usize| values.iter().any(|v| v[c].is_some_and(|x| x != 0.0));
+            let always: &[usize] = if device.is_some() { &[0, 1, FIRST_ROLE, FIRST_ROLE + 4, FIRST_ROLE + 6, FIRST_ROLE + 7] } else { &[0, 1, FIRST_ROLE + 6, FIRST_ROLE + 7] };
+            let breakdown: Vec<usize> = (0..FIRST_GPU).filter(|&c| c != 2 && (always.contains(&c) || nonzero(c))).collect();
+            push_table(&mut out, &step_table(&rows, &values, &breakdown), rows.len() + 1);
+            if device.is_some() {
+                out.push_str("\nThe GPU: Compute (computation kernels ran) + Non-compute (only copies, sets or communication) + GPU idle = Step time; then kernel time by kind (rtfprof's rules on kernel and op names):\n");
+                let gpu: Vec<usize> = std::iter::once(2).chain(FIRST_GPU..FIRST_KIND).chain((FIRST_KIND..labels().len()).filter(|&c| nonzero(c))).collect();
+                push_table(&mut out, &step_table(&rows, &values, &gpu), rows.len() + 1);
             }
-            let stat_rows: [(&str, fn((f64, f64, f64)) -> f64, bool); 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
-            for (label, pick, ratio) in stat_rows {
-                let mut cells = vec![label.to_owned()];
-                for &c in &columns {
-                    let column: Vec<f64> = values.iter().filter_map(|v| v[c]).collect();
-                    let x = pick(super::stats_of(&column));
-                    cells.push(if ratio { format!("{}%", format::percent(x * 100.0)) } else if c == 2 { format!("{x:.1}") } else { format::micros_f64(x) });
-                }
-                table.push(cells);
-            }
-            push_table(&mut out, &table, rows.len() + 1);
         }
         if !rank.gpu_time.is_empty() {
             out.push_str(&format!(
@@ -615,6 +768,31 @@ pub fn render_text(ranks: &[Rank]) -> String {
         }
     }
     out
+}
+
+/// A table of the given columns of [`numbers`]: a row per step, then mean,
+/// std and CV.
+fn step_table(rows: &[&Row], values: &[Vec<Option<f64>>], columns: &[usize]) -> Vec<Vec<String>> {
+    use crate::show::format;
+    let labels = labels();
+    let cell = |c: usize, v: f64| if c == 2 { format!("{v:.0}") } else { format::micros_f64(v) };
+    let mut table: Vec<Vec<String>> = vec![std::iter::once("step".to_owned()).chain(columns.iter().map(|&c| labels[c].to_owned())).collect()];
+    for (row, v) in rows.iter().zip(values) {
+        let mut cells = vec![super::escape_text(&row.step)];
+        cells.extend(columns.iter().map(|&c| v[c].map_or("-".to_owned(), |x| cell(c, x))));
+        table.push(cells);
+    }
+    let stat_rows: [(&str, fn((f64, f64, f64)) -> f64, bool); 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
+    for (label, pick, ratio) in stat_rows {
+        let mut cells = vec![label.to_owned()];
+        for &c in columns {
+            let column: Vec<f64> = values.iter().filter_map(|v| v[c]).collect();
+            let x = pick(super::stats_of(&column));
+            cells.push(if ratio { format!("{}%", format::percent(x * 100.0)) } else if c == 2 { format!("{x:.1}") } else { format::micros_f64(x) });
+        }
+        table.push(cells);
+    }
+    table
 }
 
 /// Left-aligned first column, right-aligned others; a blank line before

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes Holistic Trace Analysis' (HTA 0.5.0) GPU time breakdowns of the
-shared PyTorch GPU traces, as goldens for rtfprof's
+shared PyTorch GPU traces and of the fixtures cut from them
+(testdata/pytorch/h200_*, by cut_trace.py), as goldens for rtfprof's
 inputs::pytorch::breakdown (tests/pytorch.rs).
 
     /work/venvs/hta/bin/python tools/torch/hta_goldens.py [SHARED_TRACES] [OUT_DIR]
@@ -50,6 +51,37 @@ def launch_summary(df, runtime_cutoff=50, launch_delay_cutoff=100):
     }
 
 
+def golden(trace, derived_from):
+    """HTA's breakdowns of one trace file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        # HTA reads every trace of a directory as a rank.
+        name = os.path.basename(trace)
+        os.symlink(os.path.abspath(trace), os.path.join(tmp, name))
+        analysis = TraceAnalysis(trace_dir=tmp)
+        temporal = analysis.get_temporal_breakdown(visualize=False)
+        idle, _ = analysis.get_idle_time_breakdown(visualize=False)
+        launches = analysis.get_cuda_kernel_launch_stats(visualize=False)[0]
+    return {
+        "derived_from": derived_from,
+        "hta": hta_version,
+        "temporal_breakdown": [
+            {k: r[k] for k in ("rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)")}
+            for r in temporal.to_dict("records")
+        ],
+        "idle_time_breakdown": [
+            {k: r[k] for k in ("rank", "stream", "idle_category", "idle_time")} for r in idle.to_dict("records")
+        ],
+        "cuda_kernel_launch_stats": launch_summary(launches),
+    }
+
+
+def write(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, default=lambda v: v.item())
+        f.write("\n")
+    print(path)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../../../shared/traces/torch_h200")
@@ -62,30 +94,15 @@ def main():
         traces = [f for f in os.listdir(d) if f.endswith(".pt.trace.json.gz") or f.endswith(".pt.trace.json")]
         if len(traces) != 1:
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            # HTA reads every trace of a directory as a rank.
-            os.symlink(os.path.join(os.path.abspath(d), traces[0]), os.path.join(tmp, traces[0]))
-            analysis = TraceAnalysis(trace_dir=tmp)
-            temporal = analysis.get_temporal_breakdown(visualize=False)
-            idle, _ = analysis.get_idle_time_breakdown(visualize=False)
-            launches = analysis.get_cuda_kernel_launch_stats(visualize=False)[0]
-        golden = {
-            "derived_from": f"shared/traces/torch_h200/{name}/{traces[0]}",
-            "hta": hta_version,
-            "temporal_breakdown": [
-                {k: r[k] for k in ("rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)")}
-                for r in temporal.to_dict("records")
-            ],
-            "idle_time_breakdown": [
-                {k: r[k] for k in ("rank", "stream", "idle_category", "idle_time")} for r in idle.to_dict("records")
-            ],
-            "cuda_kernel_launch_stats": launch_summary(launches),
-        }
-        path = os.path.join(out_dir, f"shared.{name}.hta.json")
-        with open(path, "w") as f:
-            json.dump(golden, f, indent=1, default=lambda v: v.item())
-            f.write("\n")
-        print(path)
+        doc = golden(os.path.join(d, traces[0]), f"shared/traces/torch_h200/{name}/{traces[0]}")
+        write(os.path.join(out_dir, f"shared.{name}.hta.json"), doc)
+    # The GPU fixtures cut from the shared traces by cut_trace.py (in the
+    # repository, so that CI checks them).
+    fixtures = os.path.join(here, "../../testdata/pytorch")
+    for name in sorted(os.listdir(fixtures)):
+        if name.startswith("h200_") and name.endswith(".pt.trace.json.gz"):
+            doc = golden(os.path.join(fixtures, name), f"testdata/pytorch/{name}")
+            write(os.path.join(out_dir, name.removesuffix(".pt.trace.json.gz") + ".hta.json"), doc)
 
 
 if __name__ == "__main__":
