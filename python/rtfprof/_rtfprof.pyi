@@ -159,6 +159,7 @@ def profile(
     checkpoint_path: Optional[_Path] = None,
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
     default_op_log: bool = True,
 ) -> GraphNode: ...
@@ -173,6 +174,7 @@ def profile(
     checkpoint_path: Optional[_Path] = None,
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
     default_op_log: bool = True,
 ) -> MultiGraphNode: ...
@@ -187,6 +189,7 @@ def profile(
     checkpoint_path: Optional[_Path] = None,
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
     default_op_log: bool = True,
 ) -> Union[GraphNode, MultiGraphNode]: ...
@@ -198,8 +201,9 @@ def steps(
     profile_path: Optional[_Path] = None,
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
 ) -> List[Dict[str, Union[str, float, None]]]:
-    """Each step's time and its split into XProf's categories, as `rtfprof steps`."""
+    """Each step's time and its split, as `rtfprof steps --output json` writes its rows."""
 def memory(
     *,
     graph_path: Optional[_Path] = None,
@@ -208,6 +212,7 @@ def memory(
     profile_path: Optional[_Path] = None,
     events_path: Optional[_Path] = None,
     xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
     step: int = ...,
 ) -> Dict[str, Any]:
     """Each allocator's bytes in use over the steps, and on XPlane traces each XLA program's peak by its buffer assignment ("programs"), as `rtfprof memory --output json`."""

@@ -487,7 +487,7 @@ fn on_deep_stack<T: Send>(py: Python<'_>, work: impl FnOnce(Python<'_>) -> PyRes
 /// it is given (`--default_op_log`); without, the op log's alone, as the
 /// tfprof and rtfprof command lines read them.
 #[pyfunction]
-#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, options=None, default_op_log=true))]
+#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, pytorch_path=None, options=None, default_op_log=true))]
 #[allow(clippy::too_many_arguments)]
 fn profile(
     py: Python<'_>,
@@ -499,6 +499,7 @@ fn profile(
     checkpoint_path: Option<&Bound<'_, PyAny>>,
     events_path: Option<&Bound<'_, PyAny>>,
     xplane_path: Option<&Bound<'_, PyAny>>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyAny>>,
     default_op_log: bool,
 ) -> PyResult<Py<PyAny>> {
@@ -510,7 +511,7 @@ fn profile(
         })?),
     };
     let opts = parse_options(options)?;
-    let mut inputs = input_args("profile", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?;
+    let mut inputs = input_args("profile", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     inputs.paths.checkpoint_path = path_arg("checkpoint_path", checkpoint_path)?;
     // (TF's function takes a graph: a profile holds its own float ops.)
     if default_op_log && (inputs.paths.graph_path.is_some() || inputs.paths.events_path.is_some()) {
@@ -530,6 +531,7 @@ fn profile(
 
 /// The inputs every function takes; `function` names the caller when there
 /// are none.
+#[allow(clippy::too_many_arguments)]
 fn input_args(
     function: &str,
     graph_path: Option<&Bound<'_, PyAny>>,
@@ -538,6 +540,7 @@ fn input_args(
     profile_path: Option<&Bound<'_, PyAny>>,
     events_path: Option<&Bound<'_, PyAny>>,
     xplane_path: Option<&Bound<'_, PyAny>>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Sources> {
     let run_meta_paths = run_meta_arg(run_meta_path)?.unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
     let paths = rtfprof::inputs::InputPaths {
@@ -548,10 +551,15 @@ fn input_args(
         events_path: path_arg("events_path", events_path)?,
         ..Default::default()
     };
-    let inputs = Sources { paths, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
+    let inputs = Sources {
+        paths,
+        xplane_path: path_arg("xplane_path", xplane_path)?,
+        pytorch_path: path_arg("pytorch_path", pytorch_path)?,
+        ..Sources::default()
+    };
     if inputs.is_empty() {
         return Err(PyValueError::new_err(format!(
-            "{function}: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path)"
+            "{function}: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path, or pytorch_path)"
         )));
     }
     Ok(inputs)
@@ -560,9 +568,12 @@ fn input_args(
 /// Each step's time and its split into XProf's categories, as `rtfprof
 /// steps` gives them: one dict a step, with the JSON output's keys (`step`,
 /// `step_time_us`, `<category>_us`, then on GPUs `transfers_us` and
-/// `device_idle_us`; `None` where the input cannot tell).
+/// `device_idle_us`; `None` where the input cannot tell). PyTorch traces:
+/// one dict a rank, step and GPU, with their JSON rows' keys (the
+/// TensorBoard plugin's categories, the GPU's split, kernel kinds).
 #[pyfunction]
-#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None))]
+#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None))]
+#[allow(clippy::too_many_arguments)]
 fn steps(
     py: Python<'_>,
     graph_path: Option<&Bound<'_, PyAny>>,
@@ -571,10 +582,16 @@ fn steps(
     profile_path: Option<&Bound<'_, PyAny>>,
     events_path: Option<&Bound<'_, PyAny>>,
     xplane_path: Option<&Bound<'_, PyAny>>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyList>> {
-    let inputs = input_args("steps", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?;
+    let inputs = input_args("steps", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     let (analyzed, warnings) = py.detach(|| rtfprof::api::steps(&inputs)).map_err(to_py_err)?;
     warn_all(py, &warnings)?;
+    if analyzed.source == rtfprof::steps::Source::PyTorch {
+        // A row per rank, step and GPU, with the JSON output's keys.
+        let json = from_json(py, |out| rtfprof::steps::write_json(&analyzed, out))?;
+        return Ok(json.get_item("steps")?.cast_into::<PyList>()?.unbind());
+    }
     let list = PyList::empty(py);
     for row in &analyzed.rows {
         let step = PyDict::new(py);
@@ -611,7 +628,7 @@ fn from_json(py: Python<'_>, write: impl FnOnce(Vec<u8>) -> std::io::Result<Vec<
 /// the buffers live there by XLA's buffer assignment (XProf's
 /// memory_viewer).
 #[pyfunction]
-#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, step=-1))]
+#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, step=-1))]
 #[allow(clippy::too_many_arguments)]
 fn memory(
     py: Python<'_>,
@@ -621,9 +638,10 @@ fn memory(
     profile_path: Option<&Bound<'_, PyAny>>,
     events_path: Option<&Bound<'_, PyAny>>,
     xplane_path: Option<&Bound<'_, PyAny>>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
     step: i64,
 ) -> PyResult<Py<PyAny>> {
-    let inputs = input_args("memory", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path)?;
+    let inputs = input_args("memory", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     let (profile, warnings) = py.detach(|| rtfprof::api::memory(&inputs, step)).map_err(to_py_err)?;
     warn_all(py, &warnings)?;
     Ok(from_json(py, |out| rtfprof::memory::json::write(&profile, out))?.unbind())
@@ -646,7 +664,7 @@ fn kernels(py: Python<'_>, xplane_path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>
 }
 
 fn device_rows(py: Python<'_>, xplane_path: &Bound<'_, PyAny>, table: rtfprof::device::Table, key: &str) -> PyResult<Py<PyAny>> {
-    let inputs = input_args(key, None, None, None, None, None, Some(xplane_path))?;
+    let inputs = input_args(key, None, None, None, None, None, Some(xplane_path), None)?;
     let tables = py.detach(|| rtfprof::api::device_tables(&inputs)).map_err(to_py_err)?;
     Ok(from_json(py, |out| rtfprof::device::write_json(&tables, table, out))?.get_item(key)?.unbind())
 }

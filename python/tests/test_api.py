@@ -520,7 +520,11 @@ def test_steps_are_xprofs():
 def test_steps_equal_the_clis_json(tmp_path):
     """The same rows as `rtfprof steps --output json`, for traces and run metadata
     (whose categories it cannot tell are None, as the JSON's are null)."""
-    cases = [{"xplane_path": str(TESTDATA / "xplane" / "tf_loop")}, absolute_inputs(FIXTURES["mlp"])]
+    cases = [
+        {"xplane_path": str(TESTDATA / "xplane" / "tf_loop")},
+        absolute_inputs(FIXTURES["mlp"]),
+        {"pytorch_path": str(TESTDATA / "pytorch" / "h200_tx.steps2-3.pt.trace.json.gz")},
+    ]
     for inputs in cases:
         out = tmp_path / "steps.json"
         flags = ["--%s=%s" % (k, ",".join(v) if isinstance(v, list) else v) for k, v in inputs.items()]
@@ -529,6 +533,29 @@ def test_steps_equal_the_clis_json(tmp_path):
         assert rtfprof.steps(**inputs) == json.loads(out.read_text())["steps"]
     run_meta = rtfprof.steps(**absolute_inputs(FIXTURES["mlp"]))
     assert run_meta[0]["input_us"] is None and run_meta[0]["host_compute_us"] is not None
+
+
+def test_pytorch_traces_in_every_function():
+    """pytorch_path is an input of profile, steps and memory, as --pytorch_path is
+    of the CLI: the GPU time of the op view adds up to the steps' kernel time."""
+    trace = TESTDATA / "pytorch" / "h200_resnet18.steps2-3.pt.trace.json.gz"
+    steps = rtfprof.steps(pytorch_path=trace)
+    assert [s["step"] for s in steps] == ["ProfilerStep#2", "ProfilerStep#3"]
+    for s in steps:
+        parts = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"]
+        assert sum(s[p + "_us"] for p in parts) == pytest.approx(s["step_time_us"], abs=0.01)
+    ops = rtfprof.profile("op", pytorch_path=trace, options={"select": ["accelerator_micros"], "max_depth": 1000})
+    assert ops.total_accelerator_exec_micros > 0
+    # (The op view's types are a chain, as in TF's MultiGraphNodeProto.)
+    types, node = {}, ops
+    while node.children:
+        node = node.children[0]
+        types[node.name] = node.accelerator_exec_micros
+    assert types["aten::cudnn_convolution"] > 0 and types["aten::convolution_backward"] > 0
+    memory = rtfprof.memory(pytorch_path=trace)
+    assert memory["steps"]
+    with pytest.raises(ValueError, match="graph.pb"):
+        rtfprof.steps(pytorch_path=TESTDATA / "cnn" / "graph.pb")
 
 
 def test_steps_errors_are_the_clis():
