@@ -714,9 +714,7 @@ fn labels() -> Vec<&'static str> {
 pub fn render_text(ranks: &[Rank]) -> String {
     use crate::show::format;
     let mut out = String::from(
-        "Step time breakdown (PyTorch trace; the steps and categories of PyTorch's TensorBoard plugin): each step from its ProfilerStep#N span's start on the CPU \
-         to the end of the last GPU work it launched (CPU step: the span itself); each instant goes to the first of Kernel, Memcpy, Memset, Communication, Runtime, \
-         DataLoader, CPU Exec that ran then, else Other: they add up to the step time.\n",
+        "Step time breakdown (PyTorch's TensorBoard plugin: a step ends with the GPU work it launched; each instant goes to the first category then active):\n",
     );
     let several = ranks.len() > 1;
     for rank in ranks {
@@ -746,14 +744,14 @@ pub fn render_text(ranks: &[Rank]) -> String {
             let breakdown: Vec<usize> = (0..FIRST_GPU).filter(|&c| c != 2 && (always.contains(&c) || nonzero(c))).collect();
             push_table(&mut out, &step_table(&rows, &values, &breakdown), rows.len() + 1);
             if device.is_some() {
-                out.push_str("\nThe GPU: Compute (computation kernels ran) + Non-compute (only copies, sets or communication) + GPU idle = Step time; then kernel time by kind (rtfprof's rules on kernel and op names):\n");
+                out.push_str("\nOn the GPU (Compute + Non-compute + GPU idle = Step time), and its kernels' time by kind:\n");
                 let gpu: Vec<usize> = std::iter::once(2).chain(FIRST_GPU..FIRST_KIND).chain((FIRST_KIND..labels().len()).filter(|&c| nonzero(c))).collect();
                 push_table(&mut out, &step_table(&rows, &values, &gpu), rows.len() + 1);
             }
         }
         if !rank.gpu_time.is_empty() {
             out.push_str(&format!(
-                "\nGPU time of the whole {}trace as HTA 0.5.0 splits it (get_temporal_breakdown, get_idle_time_breakdown: events rounded to whole µs, the last step left out; exact nanoseconds in --output json):\n",
+                "\nGPU time of the whole {}trace as HTA 0.5.0 splits it (events rounded to µs, the last step left out; exact ns in --output json):\n",
                 if several { format!("rank {} ", rank.rank) } else { String::new() }
             ));
             let header = ["GPU", "Span", "Compute", "Non-compute", "Idle", "Idle: host wait", "kernel wait", "other"];
