@@ -128,7 +128,8 @@ pub fn parse_tfprof_bool(value: &str) -> std::result::Result<bool, String> {
 keyword_enum! {
     /// Valid `-order_by` values: tfprof's `kOrderBy`, in its order, plus
     /// `depth`, which tfprof's options docs and CLI help list and its engine
-    /// accepts but never branches on: it sorts by name.
+    /// accepts but never branches on: it sorts by name; and rtfprof's
+    /// `natural`: by name, numbers in names compared as numbers.
     OrderBy {
         Name = "name",
         Depth = "depth",
@@ -142,6 +143,7 @@ keyword_enum! {
         Params = "params",
         FloatOps = "float_ops",
         Occurrence = "occurrence",
+        Natural = "natural",
     }
 }
 

@@ -28,6 +28,7 @@ pub fn precedes(order_by: OrderBy, a: &SortKey<'_>, b: &SortKey<'_>) -> bool {
     let (x, y) = (&a.totals, &b.totals);
     match order_by {
         OrderBy::Name | OrderBy::Depth => a.name < b.name,
+        OrderBy::Natural => natural_cmp(a.name, b.name).is_lt(),
         OrderBy::Bytes => x.requested_bytes > y.requested_bytes,
         OrderBy::PeakBytes => x.peak_bytes > y.peak_bytes,
         OrderBy::ResidualBytes => x.residual_bytes > y.residual_bytes,
@@ -42,6 +43,35 @@ pub fn precedes(order_by: OrderBy, a: &SortKey<'_>, b: &SortKey<'_>) -> bool {
             _ => a.name < b.name,
         },
     }
+}
+
+/// Names compared with their runs of digits as numbers (`layer_2` before
+/// `layer_10`, as a person counts; tfprof's `name` puts `layer_10` first),
+/// the rest byte by byte; names equal that way (`x01`, `x1`) by their bytes.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() && j < y.len() {
+        if x[i].is_ascii_digit() && y[j].is_ascii_digit() {
+            let run = |s: &[u8], at: usize| at + s[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let (ei, ej) = (run(x, i), run(y, j));
+            let strip = |s: &'_ [u8]| -> usize { s.iter().take_while(|&&c| c == b'0').count() };
+            let (n, m) = (&x[i + strip(&x[i..ei])..ei], &y[j + strip(&y[j..ej])..ej]);
+            let order = n.len().cmp(&m.len()).then_with(|| n.cmp(m));
+            if order != Ordering::Equal {
+                return order;
+            }
+            (i, j) = (ei, ej);
+        } else {
+            if x[i] != y[j] {
+                return x[i].cmp(&y[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (x.len() - i).cmp(&(y.len() - j)).then_with(|| x.cmp(y))
 }
 
 /// Sorts `items` stably by tfprof's comparator over their keys.
@@ -77,6 +107,19 @@ mod tests {
         assert_eq!(items, [1, 3, 0, 2]);
         stable_sort(&mut items, OrderBy::Name, |i| keys[i]);
         assert_eq!(items, [1, 0, 2, 3]);
+    }
+
+    #[test]
+    fn natural_order_counts_numbers() {
+        let mut names = ["layer_10", "layer_2", "layer_1", "layer", "layer_02", "Layer_3", "layer_1a", "a10b2", "a10b10", "a9"];
+        names.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(names, ["Layer_3", "a9", "a10b2", "a10b10", "layer", "layer_1", "layer_1a", "layer_02", "layer_2", "layer_10"]);
+        let keys: Vec<SortKey<'_>> = ["dense_10", "dense_9", "dense_0"].iter().map(|n| key(n, 0)).collect();
+        let mut items = [0, 1, 2];
+        stable_sort(&mut items, OrderBy::Natural, |i| keys[i]);
+        assert_eq!(items, [2, 1, 0]);
+        stable_sort(&mut items, OrderBy::Name, |i| keys[i]);
+        assert_eq!(items, [2, 0, 1]);
     }
 
     #[test]
