@@ -227,6 +227,23 @@ fn pytorch_ranks(path: &std::path::Path) -> Result<Vec<(String, PathBuf)>> {
     Ok(files.into_iter().map(|f| (rank_name(&f), f)).collect())
 }
 
+/// The PyTorch traces and their ranks' names ("" for a single trace) when
+/// `--pytorch_path` is the only input: what `steps` reads without the node
+/// model.
+pub fn pytorch_only(sources: &Sources) -> Result<Option<Vec<(String, PathBuf)>>> {
+    let Some(path) = &sources.pytorch_path else { return Ok(None) };
+    if !sources.jobs.is_empty() || sources.xplane_path.is_some() {
+        return Ok(None);
+    }
+    let mut ranks = pytorch_ranks(path)?;
+    if let [(name, _)] = ranks.as_mut_slice()
+        && !path.is_dir()
+    {
+        name.clear();
+    }
+    Ok(Some(ranks))
+}
+
 /// `worker0.1234` for `…/worker0.1234.pt.trace.json.gz`.
 fn rank_name(file: &std::path::Path) -> String {
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
@@ -360,6 +377,9 @@ pub fn steps(sources: &Sources) -> Result<(crate::steps::Steps, Vec<String>)> {
     check_event_flags(sources, Purpose::Steps)?;
     if let Some((hosts, _)) = xplane_hosts(sources)? {
         return Ok((crate::steps::analyze_xplane(&hosts)?, Vec::new()));
+    }
+    if let Some(ranks) = pytorch_only(sources)? {
+        return Ok((crate::steps::analyze_pytorch(&ranks)?, Vec::new()));
     }
     let mut loaded = load(sources, Purpose::Steps)?;
     let warnings = std::mem::take(&mut loaded.stats.warnings);

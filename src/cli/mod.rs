@@ -769,6 +769,9 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
                 push_note(stdout, note);
                 return steps::run_xplane(&hosts, &opts, stdout);
             }
+            if let Some(ranks) = load::pytorch_only(&sources)? {
+                return steps::run_pytorch(&ranks, &opts, stdout);
+            }
         }
         Some(Command::Diff(args)) => {
             let resolved = load::resolve(&sources, purpose)?;

@@ -32,6 +32,13 @@ pub fn run_xplane(hosts: &[(String, PathBuf)], opts: &Options, stdout: &mut Stri
     write(analyzed, opts, stdout)
 }
 
+/// Breaks each step of PyTorch traces down, one a rank (see
+/// [`steps::analyze_pytorch`]), and writes it (see [`write`]).
+pub fn run_pytorch(ranks: &[(String, PathBuf)], opts: &Options, stdout: &mut String) -> Result<()> {
+    let analyzed = steps::analyze_pytorch(ranks).inspect_err(|_| stdout.clear())?;
+    write(analyzed, opts, stdout)
+}
+
 /// Writes the breakdown where `--output` says.
 fn write(analyzed: steps::Steps, opts: &Options, stdout: &mut String) -> Result<()> {
     match &opts.output {

@@ -115,6 +115,16 @@ pub fn analyze_xplane(hosts: &[(String, std::path::PathBuf)]) -> Result<Steps> {
     with_rows(analyzed, &paths)
 }
 
+/// The steps of PyTorch traces, one a rank (`(name, file)`), read in
+/// parallel without the node model.
+pub fn analyze_pytorch(ranks: &[(String, std::path::PathBuf)]) -> Result<Steps> {
+    use rayon::prelude::*;
+    let traces = ranks.par_iter().map(|(_, path)| crate::inputs::pytorch::Trace::open(path)).collect::<Result<Vec<_>>>()?;
+    let analyzed = pytorch::steps(pytorch::analyze(ranks.iter().map(|(name, _)| name.as_str()).zip(&traces)));
+    let paths: Vec<std::path::PathBuf> = ranks.iter().map(|(_, path)| path.clone()).collect();
+    with_rows(analyzed, &paths)
+}
+
 /// `analyzed`, unless it has no step: then an error, one line naming the
 /// trace (the run directory of several).
 pub fn with_rows(analyzed: Steps, traces: &[std::path::PathBuf]) -> Result<Steps> {
@@ -122,10 +132,11 @@ pub fn with_rows(analyzed: Steps, traces: &[std::path::PathBuf]) -> Result<Steps
         return Ok(analyzed);
     }
     let message = no_steps_message(&analyzed);
+    let flag = if analyzed.source == Source::PyTorch { "--pytorch_path" } else { "--xplane_path" };
     Err(match traces {
         [] => crate::error::Error::Profile(message),
-        [trace] => crate::error::Error::input("--xplane_path", trace, message),
-        [trace, ..] => crate::error::Error::input("--xplane_path", trace.parent().unwrap_or(trace), message),
+        [trace] => crate::error::Error::input(flag, trace, message),
+        [trace, ..] => crate::error::Error::input(flag, trace.parent().unwrap_or(trace), message),
     })
 }
 
