@@ -203,7 +203,8 @@ pub fn render_text(tables: &Tables, table: Table, rows: usize) -> String {
 }
 
 /// `{"schema_version": 1, "hlo_ops": [...]}` or `{"schema_version": 1,
-/// "kernels": [...]}`, every row, XProf's column names in its order.
+/// "kernels": [...]}`, every row, XProf's column names in its order
+/// (`schemas/hlo.schema.json`, `schemas/kernels.schema.json`).
 pub fn write_json<W: Write>(tables: &Tables, table: Table, mut out: W) -> std::io::Result<W> {
     #[derive(Serialize)]
     struct Doc<'t> {

@@ -26,6 +26,9 @@
 //! `kind` is XProf's group (`Parameter`, `Output`, `Thread-local`,
 //! `Constant`, `Temporary`); its curve has the bytes before each heap
 //! simulator event, then after the last.
+//!
+//! The layout: `schemas/memory.schema.json` (checked by
+//! `tests/json_schemas.rs`).
 
 use std::io::Write;
 

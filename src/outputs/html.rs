@@ -10,8 +10,8 @@
 //! the page as text. A Content-Security-Policy forbids every fetch.
 //!
 //! The data is columnar (one array per field) so that a 25k-node graph stays
-//! a few megabytes and parses quickly; its layout is described in the README
-//! ("HTML report") and versioned by `schema_version`.
+//! a few megabytes and parses quickly; its layout is described by
+//! `schemas/report.schema.json` and versioned by `schema_version`.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};

@@ -8,8 +8,8 @@
 //! number of steps it ran in. Tree views report a node's totals (itself and
 //! its accounted descendants) per step; op rows their own values.
 //!
-//! The JSON layout is versioned by `schema_version` and described in the
-//! README ("CSV and JSON output").
+//! The JSON layout is versioned by `schema_version` and described by
+//! `schemas/view.schema.json` (checked by `tests/json_schemas.rs`).
 
 use std::io::Write;
 
