@@ -528,3 +528,21 @@ fn traces_without_steps_say_so() {
     assert_eq!(checker(&out, "AcceleratorUtilizationChecker"), ["No GPU work in this trace (no kernels, copies or sets): nothing to measure."]);
     assert!(checker(&out, "StepTimeChecker")[0].starts_with("No GPU work in the trace"), "{out}");
 }
+
+/// A directory of traces is one rank a trace: each rank's lines are its
+/// trace's own, named after it.
+#[test]
+fn pytorch_ranks_are_each_their_traces() {
+    let dir = common::testdata().join("pytorch/gpu");
+    let all = advise("--pytorch_path", &dir);
+    for rank in ["resnet18_last2", "tx_last2"] {
+        let one = advise("--pytorch_path", &dir.join(format!("{rank}.pt.trace.json.gz")));
+        for name in ["AcceleratorUtilizationChecker", "StepTimeChecker"] {
+            let ours: Vec<String> = checker(&all, name)
+                .into_iter()
+                .filter_map(|l| l.strip_prefix(&format!("Rank {rank}: ")).map(str::to_owned).or_else(|| l.starts_with(&format!("device: {rank}/")).then(|| l.replacen(&format!("{rank}/"), "/", 1))))
+                .collect();
+            assert_eq!(ours, checker(&one, name), "{rank} {name}");
+        }
+    }
+}

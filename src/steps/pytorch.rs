@@ -724,7 +724,7 @@ fn launches_json(rank: &Rank) -> serde_json::Value {
 /// HTA 0.5.0's whole-trace numbers (`span_us`, `compute_us`,
 /// `non_compute_us`, `idle_us`, `idle_host_wait_us`, `idle_kernel_wait_us`,
 /// `idle_other_us`) and, under `exact`, the same in exact nanoseconds; per
-/// rank, its kernels' [`Launches`] (`kernels`, `shorter_than_launch`,
+/// rank with kernels, their [`Launches`] (`kernels`, `shorter_than_launch`,
 /// `median_launch_us`, `median_kernel_us`, `small_kernels` (shorter than
 /// [`SMALL_KERNEL_NS`]), `small_kernel_us`, `kernel_us`).
 pub fn write_json<W: std::io::Write>(ranks: &[Rank], mut out: W) -> std::io::Result<W> {
@@ -735,7 +735,7 @@ pub fn write_json<W: std::io::Write>(ranks: &[Rank], mut out: W) -> std::io::Res
     doc.insert("schema_version".into(), json!(1));
     doc.insert("steps".into(), Value::Array(rows));
     doc.insert("gpu_time".into(), Value::Array(gpu_time));
-    doc.insert("launches".into(), Value::Array(ranks.iter().map(launches_json).collect()));
+    doc.insert("launches".into(), Value::Array(ranks.iter().filter(|r| r.launches.kernels > 0).map(launches_json).collect()));
     serde_json::to_writer(&mut out, &Value::Object(doc))?;
     out.write_all(b"\n")?;
     Ok(out)
