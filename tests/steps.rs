@@ -60,6 +60,17 @@ fn trace(fixture: &str) -> Option<PathBuf> {
     }
 }
 
+/// The (first host's) trace file of a fixture or shared trace.
+fn first_trace(path: &Path) -> PathBuf {
+    if path.is_file() {
+        return path.to_owned();
+    }
+    let run = path.join("plugins/profile/run0");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&run).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".xplane.pb")).collect();
+    files.sort();
+    files.remove(0)
+}
+
 fn run(args: &[&str]) -> std::process::Output {
     Command::new(BIN).args(args).output().expect("run rtfprof")
 }
@@ -131,9 +142,19 @@ fn check_fixture(fixture: &str) {
     let mut lines = checker.lines();
     assert_eq!(lines.next(), p["input_conclusion"].as_str(), "{fixture}: conclusion");
     let next_step = lines.next().and_then(|l| l.strip_prefix(rtfprof::advise::NEXT_STEP_PREFIX));
-    // (XProf's, with its page's references said of rtfprof's commands.)
-    let xprofs = p["summary_nextstep"].as_str().map(|s| rtfprof::advise::next_step(&rtfprof::advise::strip_html(s)));
-    assert_eq!(next_step.map(str::to_owned), xprofs, "{fixture}: next step");
+    if rows.is_empty() {
+        // (XProf's "skip the rest of this page": rtfprof says why there is
+        // nothing to measure.)
+        assert!(next_step.is_some_and(|n| n.starts_with("rtfprof steps has no step to measure here: the trace has no steps")), "{fixture}: {next_step:?}");
+    } else {
+        // XProf's, with its page's references said of rtfprof's commands,
+        // in the terms of the trace's framework and hardware.
+        let framework = rtfprof::advise::xplane_framework(&std::fs::read(first_trace(&path)).unwrap()).unwrap();
+        let gpu = steps_json(&path).unwrap()["steps"][0]["device_idle_us"].is_number();
+        let hardware = if gpu { rtfprof::steps::xplane::Hardware::Gpu } else { rtfprof::steps::xplane::Hardware::CpuOnly };
+        let xprofs = p["summary_nextstep"].as_str().map(|s| rtfprof::advise::next_step(&rtfprof::advise::strip_html(s), framework, hardware));
+        assert_eq!(next_step.map(str::to_owned), xprofs, "{fixture}: next step");
+    }
     for key in ["device_collectives_statement", "kernel_launch_statement", "all_other_statement"] {
         if let Some(statement) = p[key].as_str().filter(|s| !s.is_empty()) {
             assert!(checker.contains(statement), "{fixture}: {key}");

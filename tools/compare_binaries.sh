@@ -7,7 +7,8 @@
 #
 # Inputs: every XPlane fixture under testdata/xplane, the shared TPU, JAX GPU and
 # 8-GPU traces (../shared/traces, when present), any EXTRA_XPLANE_DIR (e.g.
-# bench/data/xplane/x1), the TF1 fixtures cnn and gpu_synth (run_meta list
+# bench/data/xplane/x1), the PyTorch traces (testdata/pytorch and the shared
+# H200 ones: views, advise, steps), the TF1 fixtures cnn and gpu_synth (run_meta list
 # and profile), an event file and two jobs. Outputs: the four views as text
 # and CSV with every time column, `--step` views, timelines, op JSON,
 # advise, steps, memory JSON and the HTML report. Prints one line per
@@ -47,6 +48,18 @@ for x in "${xplanes[@]}"; do
   add "steps $in --output json:outfile=@"
   add "memory $in --output json:outfile=@"
   add "report $in --output html:outfile=@"
+done
+torches=(testdata/pytorch/*.pt.trace.json*)
+for shared in ../shared/traces/torch_h200/*/; do
+  [ -d "$shared" ] && torches+=("$shared")
+done
+for t in "${torches[@]}"; do
+  in="--pytorch_path $t"
+  add "op $in --select $sel --max_depth 6"
+  add "scope $in --select $sel --max_depth 100 --output csv:outfile=@"
+  add "advise $in"
+  add "steps $in"
+  add "steps $in --output json:outfile=@"
 done
 for fixture in cnn gpu_synth; do
   d=testdata/$fixture

@@ -33,8 +33,12 @@ fn times(node: &Displayed, totals: bool) -> String {
 pub fn check(stats: &Stats, from_traces: bool, warnings: &mut Vec<String>) -> Result<Vec<String>> {
     let mut reports = Vec::new();
     if stats.steps.is_empty() {
-        warnings.push(format!("Missing RunMetadata info. Skip {NAME}"));
-        warnings.push(format!("Missing run_meta for {NAME}"));
+        // (A trace without executions has no op types to rank, and no run
+        // metadata to miss.)
+        if !from_traces {
+            warnings.push(format!("Missing RunMetadata info. Skip {NAME}"));
+            warnings.push(format!("Missing run_meta for {NAME}"));
+        }
     } else {
         let root = show::run(stats, View::Op, &options(3, 1, "micros,occurrence"))?.root;
         reports.extend(top_three(&root, |node| {
@@ -66,7 +70,11 @@ pub fn check(stats: &Stats, from_traces: bool, warnings: &mut Vec<String>) -> Re
     if !node.children.is_empty() {
         let mut lines = Vec::new();
         code_lines(node, 0, &mut lines);
-        reports.push(lines.join("\n"));
+        // (tfprof reports even no line, an empty line; a trace's advice
+        // leaves it out.)
+        if !lines.is_empty() || !from_traces {
+            reports.push(lines.join("\n"));
+        }
     }
     Ok(reports)
 }

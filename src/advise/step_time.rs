@@ -1,36 +1,42 @@
 //! StepTimeChecker (rtfprof's own, for XPlane traces): XProf's conclusion
 //! from its step-time breakdown (`input_pipeline_analyzer`'s summary and next
-//! step), computed from the same numbers `rtfprof steps` prints. tfprof has
-//! no such checker, so profiles read from tfprof's own files do not get it.
+//! step), computed from the same numbers `rtfprof steps` prints, with
+//! XProf's pointers into its own page and into TF's tools said in rtfprof's
+//! commands and in the terms of the trace's framework. tfprof has no such
+//! checker, so profiles read from tfprof's own files do not get it; PyTorch
+//! traces get their own (see [`super::pytorch`]).
 
-use crate::error::Result;
-use crate::load::Loaded;
-use crate::steps;
+use super::Framework;
+use crate::steps::{self, xplane::Hardware};
 
 /// Before the next step (XProf's, with its pointers into its own page
 /// turned into rtfprof commands: see [`next_step`]).
 pub const NEXT_STEP_PREFIX: &str = "Next step: ";
 
-/// `None` when the profile has no XPlane trace.
-pub fn check(loaded: &Loaded) -> Result<Option<Vec<String>>> {
-    // (PyTorch traces have steps of their own: see `rtfprof steps`.)
-    if loaded.xplane_traces().next().is_none() {
-        return Ok(None);
+/// The XPlane steps' conclusions.
+pub fn check(analyzed: &steps::Steps, framework: Framework) -> Vec<String> {
+    let hardware = match analyzed.source {
+        steps::Source::Xplane(hardware) => hardware,
+        _ => Hardware::CpuOnly,
+    };
+    if analyzed.rows.is_empty() && hardware == Hardware::Tpu {
+        return vec![format!(
+            "{}; AcceleratorUtilizationChecker gives XProf's duty cycle of the TPUs, rtfprof hlo the time of their XLA ops.",
+            steps::no_steps_message(analyzed)
+        )];
     }
-    let analyzed = steps::analyze(loaded)?;
-    if analyzed.rows.is_empty() {
-        if let steps::Source::Xplane(steps::xplane::Hardware::Tpu) = analyzed.source {
-            return Ok(Some(vec![steps::no_steps_message(&analyzed)]));
-        }
-    }
-    let summary = steps::summary(&analyzed);
-    let next_step = format!("{NEXT_STEP_PREFIX}{}", next_step(&strip_html(&summary.next_step)));
-    let mut reports = vec![summary.input_statement, next_step];
+    let summary = steps::summary(analyzed);
+    let next = if summary.input_classification == "unknown" {
+        format!("rtfprof steps has no step to measure here: {}.", steps::no_steps_message(analyzed))
+    } else {
+        next_step(&strip_html(&summary.next_step), framework, hardware)
+    };
+    let mut reports = vec![summary.input_statement, format!("{NEXT_STEP_PREFIX}{next}")];
     reports.extend(
         [summary.device_collectives_statement, summary.kernel_launch_statement, summary.all_other_statement].into_iter().filter(|s| !s.is_empty()),
     );
-    reports.extend(idle_statement(&analyzed));
-    Ok(Some(reports))
+    reports.extend(idle_statement(analyzed));
+    reports
 }
 
 /// Beyond XProf, on GPU traces: how much of the steps' time no device ran
@@ -52,18 +58,30 @@ fn idle_statement(analyzed: &steps::Steps) -> Option<String> {
     })
 }
 
-/// XProf's next step (HTML stripped) with what it says of its own page (its
-/// sections, "the rest of this page") said of rtfprof's commands instead;
-/// any other text as it is.
-pub fn next_step(xprof: &str) -> String {
+/// XProf's next step (HTML stripped), said for the trace's framework and
+/// hardware: what it says of its own page ("Section 3", "the rest of this
+/// page") in rtfprof's commands, its tf.data advice only to TF programs
+/// (other programs are told where their host time shows instead); any
+/// other text as it is.
+pub fn next_step(xprof: &str, framework: Framework, hardware: Hardware) -> String {
     const SECTION_3: &str = "Look at Section 3 for the breakdown of input time on the host.";
     const IGNORE_SECTION_3: &str = " (please ignore Section 3 below)";
     const SKIP: &str = "You may skip the rest of this page.";
+    const TF_DATA: &str = "Consider using the tf.data API";
     if xprof == SECTION_3 {
         return "Look at the breakdown of input time on the host: rtfprof op --select micros --order_by micros --account_type_regexes Dataset (tf.data's ops).".into();
     }
     if xprof == SKIP {
-        return "The steps are not input-bound: look at where the device time goes (rtfprof op --select accelerator_micros --order_by accelerator_micros; on GPUs, rtfprof kernels).".into();
+        return match hardware {
+            Hardware::CpuOnly => "The steps are not input-bound: look at where the host time goes (rtfprof op --select micros --order_by micros).".into(),
+            _ if matches!(framework, Framework::Tf1 | Framework::Tf2) => {
+                "The steps are not input-bound: look at where the device time goes (rtfprof op --select accelerator_micros --order_by accelerator_micros; on GPUs, rtfprof kernels).".into()
+            }
+            _ => "The steps are not input-bound: look at where the device time goes (rtfprof op --select accelerator_micros --order_by accelerator_micros; the XLA ops: rtfprof hlo; on GPUs, rtfprof kernels).".into(),
+        };
+    }
+    if xprof.starts_with(TF_DATA) && !matches!(framework, Framework::Tf1 | Framework::Tf2) {
+        return "Look at what the host does between the steps (Python, data loading, host-to-device copies): rtfprof steps shows each step's Other, Transfers and Device idle time; a step's host and device events: rtfprof scope --step N --output timeline:outfile=PATH (Perfetto).".into();
     }
     xprof.replace(IGNORE_SECTION_3, "")
 }
@@ -91,15 +109,26 @@ pub fn strip_html(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{Framework, Hardware, next_step};
+
     #[test]
     fn xprofs_page_references_become_rtfprof_commands() {
         for text in ["Look at Section 3 for the breakdown of input time on the host.", "You may skip the rest of this page."] {
-            let ours = super::next_step(text);
-            assert!(ours.contains("rtfprof op") && !ours.contains("Section") && !ours.contains("page"), "{ours}");
+            for hardware in [Hardware::CpuOnly, Hardware::Gpu] {
+                let ours = next_step(text, Framework::Tf2, hardware);
+                assert!(ours.contains("rtfprof op") && !ours.contains("Section") && !ours.contains("page"), "{ours}");
+            }
         }
+        // Host time on CPUs, device time on GPUs.
+        assert!(next_step("You may skip the rest of this page.", Framework::Jax, Hardware::CpuOnly).contains("--select micros "));
+        assert!(next_step("You may skip the rest of this page.", Framework::Jax, Hardware::Gpu).contains("rtfprof hlo"));
         let tf_data = "Consider using the tf.data API (https://www.tensorflow.org/guide/data) to enable profiler's host-side analysis for input pipeline. Profiler currently does not support custom input pipeline (please ignore Section 3 below).";
-        assert!(!super::next_step(tf_data).contains("Section"));
-        assert_eq!(super::next_step("Other text."), "Other text.");
+        let tf = next_step(tf_data, Framework::Tf2, Hardware::Gpu);
+        assert!(!tf.contains("Section") && tf.contains("tf.data"), "{tf}");
+        // Not TF advice to a JAX program.
+        let jax = next_step(tf_data, Framework::Jax, Hardware::Gpu);
+        assert!(!jax.contains("tf.data API") && jax.starts_with("Look at what the host does") && jax.contains("rtfprof steps"), "{jax}");
+        assert_eq!(next_step("Other text.", Framework::Jax, Hardware::Gpu), "Other text.");
     }
 
     #[test]

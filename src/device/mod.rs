@@ -6,8 +6,10 @@
 //! configuration); [`kernel`] holds XProf's rules for kernels. Where XProf
 //! knows the op, the numbers are XProf's; inside XLA's command buffers,
 //! where XProf names every kernel `XlaModule`, rtfprof names the JAX op
-//! (see [`crate::inputs::xplane::thunks`]).
+//! (see [`crate::inputs::xplane::thunks`]). [`busy`] gives how busy each
+//! device was (advise's utilization).
 
+pub mod busy;
 pub mod kernel;
 
 use std::io::Write;

@@ -764,6 +764,23 @@ pub fn render_text(ranks: &[Rank]) -> String {
             }
             push_table(&mut out, &table, usize::MAX);
         }
+        let l = &rank.launches;
+        if l.kernels > 0 {
+            let us = |ns: f64| format::micros_f64(ns / 1e3);
+            out.push_str(&format!(
+                "\nKernel launches {}({}, each kernel against the call that launched it as HTA's get_cuda_kernel_launch_stats pairs them, exact, the driver API's launches too): {} kernels, {} ran for less time than their launch call; median launch call {}, median kernel {}; {} kernels shorter than {} took {} of the kernels' {}.\n",
+                if several { format!("of rank {} ", rank.rank) } else { String::new() },
+                launches_scope(rank),
+                l.kernels,
+                l.shorter_than_launch,
+                us(l.median_launch_ns),
+                us(l.median_kernel_ns),
+                l.small,
+                us(SMALL_KERNEL_NS as f64),
+                us(l.small_ns as f64),
+                us(l.kernel_ns as f64)
+            ));
+        }
     }
     out
 }
@@ -855,11 +872,37 @@ fn gpu_time_json(rank: &Rank, g: &GpuTime) -> serde_json::Value {
     Value::Object(m)
 }
 
-/// `{"schema_version": 1, "steps": [...], "gpu_time": [...]}`: a row per
-/// rank, step and GPU ([`row_json`]); per rank and GPU, HTA 0.5.0's
-/// whole-trace numbers (`span_us`, `compute_us`, `non_compute_us`,
-/// `idle_us`, `idle_host_wait_us`, `idle_kernel_wait_us`, `idle_other_us`)
-/// and, under `exact`, the same in exact nanoseconds.
+/// Which kernels a rank's [`Launches`] are: HTA leaves out the last step
+/// of a trace with two steps or more.
+pub fn launches_scope(rank: &Rank) -> &'static str {
+    let mut steps: Vec<&str> = rank.rows.iter().map(|r| r.step.as_str()).collect();
+    steps.dedup();
+    if rank.has_steps && steps.len() >= 2 { "the kernels launched before the last step" } else { "every kernel of the trace" }
+}
+
+/// A rank's [`Launches`] as JSON (µs).
+fn launches_json(rank: &Rank) -> serde_json::Value {
+    let l = &rank.launches;
+    serde_json::json!({
+        "rank": rank.rank,
+        "kernels": l.kernels,
+        "shorter_than_launch": l.shorter_than_launch,
+        "median_launch_us": l.median_launch_ns / 1e3,
+        "median_kernel_us": l.median_kernel_ns / 1e3,
+        "small_kernels": l.small,
+        "small_kernel_us": l.small_ns as f64 / 1e3,
+        "kernel_us": l.kernel_ns as f64 / 1e3,
+    })
+}
+
+/// `{"schema_version": 1, "steps": [...], "gpu_time": [...], "launches":
+/// [...]}`: a row per rank, step and GPU ([`row_json`]); per rank and GPU,
+/// HTA 0.5.0's whole-trace numbers (`span_us`, `compute_us`,
+/// `non_compute_us`, `idle_us`, `idle_host_wait_us`, `idle_kernel_wait_us`,
+/// `idle_other_us`) and, under `exact`, the same in exact nanoseconds; per
+/// rank with kernels, their [`Launches`] (`kernels`, `shorter_than_launch`,
+/// `median_launch_us`, `median_kernel_us`, `small_kernels` (shorter than
+/// [`SMALL_KERNEL_NS`]), `small_kernel_us`, `kernel_us`).
 pub fn write_json<W: std::io::Write>(ranks: &[Rank], mut out: W) -> std::io::Result<W> {
     use serde_json::{Map, Value, json};
     let rows: Vec<Value> = ranks.iter().flat_map(|rank| rank.rows.iter().map(move |r| row_json(rank, r))).collect();
@@ -868,6 +911,7 @@ pub fn write_json<W: std::io::Write>(ranks: &[Rank], mut out: W) -> std::io::Res
     doc.insert("schema_version".into(), json!(1));
     doc.insert("steps".into(), Value::Array(rows));
     doc.insert("gpu_time".into(), Value::Array(gpu_time));
+    doc.insert("launches".into(), Value::Array(ranks.iter().filter(|r| r.launches.kernels > 0).map(launches_json).collect()));
     serde_json::to_writer(&mut out, &Value::Object(doc))?;
     out.write_all(b"\n")?;
     Ok(out)

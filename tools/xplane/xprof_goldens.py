@@ -28,6 +28,11 @@ beside the trace and answers later calls from it) and
                       per-step breakdown (table 1: one row per step, the
                       summary and conclusion in its "p" properties), read
                       by `rtfprof steps` and `advise`'s StepTimeChecker
+  overview_page       TPU traces only (xla_tpu_inference): of XProf's
+                      answer only the first table's duty cycle and idle
+                      time properties (OVERVIEW_FIELDS), read by advise's
+                      AcceleratorUtilizationChecker (XProf's device duty
+                      cycle is the TPUs'; its GPU overview has none)
   memory_viewer       one call per host and XLA program (XProf takes one
                       program at a time: `module_name` is `<module>(<program
                       id>)`, as XProf names the `*.hlo_proto.pb` files it
@@ -40,7 +45,8 @@ str).  The golden file is that JSON parsed and written again with indent=1
 (key order and every number kept as XProf wrote them), named
 
   expected/<fixture>.<tool>.json                  framework_op_stats, hlo_stats,
-                                                  input_pipeline_analyzer
+                                                  input_pipeline_analyzer,
+                                                  overview_page (trimmed)
   expected/<fixture>.<host>.memory_profile.json   memory_profile
   expected/<fixture>.<host>.memory_viewer.json    memory_viewer
 
@@ -99,6 +105,10 @@ SHARED_FIXTURES.update({name: f"jax_h200/{name}/vm.xplane.pb" for name in JAX_GP
 JAX_GPU_CUTS = ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_lstm_nocb", "jax_gpu_xfer"]
 HLO_FIXTURES = {"jax_jit", "xla_tpu_inference", *JAX_GPU, *JAX_GPU_CUTS}
 KERNEL_FIXTURES = {"tf2_bert_8gpu", *JAX_GPU, *JAX_GPU_CUTS}
+OVERVIEW_FIXTURES = {"xla_tpu_inference"}
+# What the overview_page goldens keep: the first table's properties on the
+# devices' duty cycle and idle time.
+OVERVIEW_FIELDS = ["device_duty_cycle_percent", "device_duty_cycle_high_confidence_percent", "device_idle_time_percent"]
 
 
 def fixtures():
@@ -138,6 +148,8 @@ def run_tool(paths, tool):
     obj = json.loads(data)
     if tool == "memory_profile":
         obj = normalise_memory_profile(obj)
+    if tool == "overview_page":
+        obj = {"p": {k: obj[0]["p"][k] for k in OVERVIEW_FIELDS if k in obj[0]["p"]}}
     return obj
 
 
@@ -243,6 +255,8 @@ def main():
             jobs.append((f"{name}.hlo_stats.json", paths, "hlo_stats"))
         if name in KERNEL_FIXTURES:
             jobs.append((f"{name}.kernel_stats.json", paths, "kernel_stats"))
+        if name in OVERVIEW_FIXTURES:
+            jobs.append((f"{name}.overview_page.json", paths, "overview_page"))
         jobs.append((f"{name}.input_pipeline_analyzer.json", paths, "input_pipeline_analyzer"))
         for out, ps, tool in jobs:
             if tools and tool not in tools:

@@ -68,12 +68,20 @@ impl<'a> Plane<'a> {
     /// events once walked (every few MB): a line of a 1 GB trace is walked
     /// for its framing long before its events are read.
     pub fn decode_releasing(wire: &'a [u8], release: Release<'_>) -> Result<Plane<'a>, DecodeError> {
+        Plane::decode_with(wire, Some(release))
+    }
+
+    /// The plane, with its lines unless `lines` is `None`.
+    fn decode_with(wire: &'a [u8], lines: Option<Release<'_>>) -> Result<Plane<'a>, DecodeError> {
         let mut plane = Plane::default();
         for_each_field(wire, |tag, wire_type, buf| {
             match tag {
                 1 => int64::merge(wire_type, &mut plane.id, buf, DecodeContext::default())?,
                 2 => plane.name = utf8(payload(tag, wire_type, buf)?)?,
-                3 => plane.lines.push(Line::decode(payload(tag, wire_type, buf)?, release)?),
+                3 => match lines {
+                    Some(release) => plane.lines.push(Line::decode(payload(tag, wire_type, buf)?, release)?),
+                    None => skip(tag, wire_type, buf)?,
+                },
                 4 => {
                     let (key, value) = map_entry(payload(tag, wire_type, buf)?)?;
                     plane.event_metadata.insert(key, EventMetadata::decode(value.unwrap_or_default())?);
@@ -88,6 +96,12 @@ impl<'a> Plane<'a> {
             Ok(())
         })?;
         Ok(plane)
+    }
+
+    /// A plane without its lines (skipped whole, their events unchecked):
+    /// its name, metadata and stats, for what they say of the trace.
+    pub fn decode_metadata(wire: &'a [u8]) -> Result<Plane<'a>, DecodeError> {
+        Plane::decode_with(wire, None)
     }
 
     /// A plane's name alone: its other fields are skipped, its lines whole.
