@@ -436,7 +436,7 @@ pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)>
                 return Err(Error::input(
                     "--xplane_path",
                     dir,
-                    format!("holds XPlane traces ({}) and PyTorch traces ({trace}): ranks reads the ranks of one job; put each kind in a directory of its own", hosts[0].0),
+                    format!("holds XPlane traces ({}) and PyTorch traces ({trace}): ranks reads the ranks of one job; put each kind in a directory of its own", hosts[0].1.file_name().map_or(hosts[0].0.clone(), |n| n.to_string_lossy().into_owned())),
                 ));
             }
             let files = hosts
