@@ -447,7 +447,8 @@ pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)>
                     Ok((name.clone(), file))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            Ok((crate::ranks::xplane::analyze(&files)?, note))
+            let hosts: Vec<(String, &std::path::Path, &[u8])> = files.iter().map(|(name, file)| (name.clone(), file.path.as_path(), &file.bytes[..])).collect();
+            Ok((crate::ranks::xplane::analyze(&hosts)?, note))
         }
     }
 }

@@ -855,6 +855,7 @@ fn input_flags(inputs: &InputArgs) -> Vec<(String, String)> {
     add("--profile_path", path(&inputs.profile_path));
     add("--xplane_path", path(&inputs.xplane_path));
     add("--xplane_run", inputs.xplane_run.clone());
+    add("--pytorch_path", path(&inputs.pytorch_path));
     add("--events_path", path(&inputs.events_path));
     add("--events_run", inputs.events_run.clone());
     add("--events_tags", inputs.events_tags.clone());

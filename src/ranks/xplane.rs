@@ -10,6 +10,8 @@
 //! ([`crate::inputs::xplane::names::transfer`]); collectives XProf's
 //! (`nccl…`); the rest computation.
 
+use std::path::Path;
+
 use prost::DecodeError;
 
 use super::{CommOverlap, Rank, RankStep, Ranks, Source, covered, difference, transfers, union};
@@ -18,7 +20,7 @@ use crate::inputs::xplane::decode::{Plane, Space};
 use crate::inputs::xplane::names::{GpuEventClass, classify_gpu_event, transfer};
 use crate::inputs::xplane::planes::{PlaneKind, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
-use crate::inputs::xplane::{XplaneFile, not_an_xspace};
+use crate::inputs::xplane::not_an_xspace;
 use crate::steps::xplane::Hardware;
 
 /// A host's GPU work, in picoseconds.
@@ -100,11 +102,11 @@ fn overlap(work: &DeviceWork) -> f64 {
     (communication - exposed) as f64 / communication as f64
 }
 
-/// One host as a rank (`rank` its number).
-pub fn host_rank(rank: i64, name: &str, file: &XplaneFile) -> Result<Rank> {
-    let host = crate::steps::xplane::analyze(&file.bytes).map_err(|e| not_an_xspace(&file.path, &e))?;
+/// One host's trace (its file and bytes) as a rank (`rank` its number).
+pub fn host_rank(rank: i64, name: &str, path: &Path, bytes: &[u8]) -> Result<Rank> {
+    let host = crate::steps::xplane::analyze(bytes).map_err(|e| not_an_xspace(path, &e))?;
     let rows = crate::steps::from_hosts(std::slice::from_ref(&host)).rows;
-    let work = device_work(&file.bytes).map_err(|e| not_an_xspace(&file.path, &e))?;
+    let work = device_work(bytes).map_err(|e| not_an_xspace(path, &e))?;
     let gpu = host.hardware == Hardware::Gpu;
     let comm = union(work.collectives.clone());
     let exposed = difference(&comm, &union(work.compute.clone()));
@@ -142,10 +144,11 @@ pub fn host_rank(rank: i64, name: &str, file: &XplaneFile) -> Result<Rank> {
     })
 }
 
-/// The hosts of a run directory as ranks, numbered in their order.
-pub fn analyze(hosts: &[(String, XplaneFile)]) -> Result<Ranks> {
+/// The hosts of a run directory as ranks, numbered in their order: each
+/// host's name, file and bytes.
+pub fn analyze(hosts: &[(String, &Path, &[u8])]) -> Result<Ranks> {
     use rayon::prelude::*;
-    let mut ranks = hosts.par_iter().enumerate().map(|(i, (name, file))| host_rank(i as i64, name, file)).collect::<Result<Vec<_>>>()?;
+    let mut ranks = hosts.par_iter().enumerate().map(|(i, (name, path, bytes))| host_rank(i as i64, name, path, bytes)).collect::<Result<Vec<_>>>()?;
     Ok(super::finish(Source::Xplane, false, &mut ranks))
 }
 
