@@ -47,8 +47,8 @@ pub fn step_names(ranks: &Ranks) -> Vec<String> {
 /// Steps shown in the text's per-step table (all of them in CSV and JSON).
 const TEXT_STEPS: usize = 10;
 
-/// Left-aligned first column, right-aligned others.
-fn push_table(out: &mut String, table: &[Vec<String>]) {
+/// The first `left` columns left-aligned, the others right-aligned.
+fn push_table(out: &mut String, table: &[Vec<String>], left: usize) {
     let ncols = table[0].len();
     let widths: Vec<usize> = (0..ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     for r in table {
@@ -56,6 +56,8 @@ fn push_table(out: &mut String, table: &[Vec<String>]) {
         for (c, cell) in r.iter().enumerate() {
             if c == 0 {
                 line.push_str(&format!("{cell:<w$}", w = widths[0]));
+            } else if c < left {
+                line.push_str(&format!("  {cell:<w$}", w = widths[c]));
             } else {
                 line.push_str(&format!("  {cell:>w$}", w = widths[c]));
             }
@@ -100,7 +102,7 @@ pub fn render_text(ranks: &Ranks) -> String {
             if r.straggler { "yes".into() } else { String::new() },
         ]);
     }
-    push_table(&mut out, &table);
+    push_table(&mut out, &table, 2);
     out.push_str("\n(Times are means over each rank's steps; own time is the step time less the exposed communication; the overlap is HTA's get_comm_comp_overlap");
     out.push_str(match ranks.source {
         Source::PyTorch => ", HTA 0.5.0's number: events rounded to whole microseconds, the last step left out.)\n",
@@ -121,7 +123,7 @@ pub fn render_text(ranks: &Ranks) -> String {
             row.extend(shown.iter().map(|name| r.steps.iter().find(|s| &s.step == name).map_or("-".to_owned(), |s| format::micros_f64(s.step_us))));
             table.push(row);
         }
-        push_table(&mut out, &table);
+        push_table(&mut out, &table, 1);
     }
 
     let with_transfers: Vec<&Rank> = ranks.ranks.iter().filter(|r| !r.transfers.is_empty()).collect();
@@ -140,7 +142,7 @@ pub fn render_text(ranks: &Ranks) -> String {
                 ]);
             }
         }
-        push_table(&mut out, &table);
+        push_table(&mut out, &table, 2);
     }
 
     out.push_str(&format!("\nStraggler rule: {}.\n", rule_text()));
