@@ -39,6 +39,7 @@ pub mod load;
 pub mod memory;
 pub mod outputs;
 pub mod proto;
+pub mod ranks;
 pub mod show;
 pub mod stack;
 pub mod stats;

@@ -394,3 +394,81 @@ pub fn tables(loaded: &Loaded, command: &str) -> Result<crate::device::Tables> {
     }
     Ok(crate::device::Tables::merge(loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.device.clone()))))
 }
+
+/// Whether a file name is an XPlane trace's (`*.xplane.pb[.gz]`).
+fn is_xplane_file(name: &str) -> bool {
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    name.ends_with(".xplane.pb")
+}
+
+/// Whether a file name is a PyTorch trace's (`*.pt.trace.json[.gz]`).
+fn is_pytorch_file(name: &str) -> bool {
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    name.ends_with(".pt.trace.json")
+}
+
+/// The first file of `dir` whose name `matches`, if `dir` is a directory.
+fn first_file_named(dir: &std::path::Path, matches: fn(&str) -> bool) -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| matches(n)).collect();
+    names.sort();
+    names.into_iter().next()
+}
+
+/// `rtfprof ranks`' inputs read: a directory of PyTorch traces (one a
+/// rank) or an XPlane run (one host a rank; a log directory's newest run),
+/// or one trace (one rank); with the note about the XPlane run chosen. A
+/// directory that holds both kinds of trace, or PyTorch traces of which
+/// some name their rank and others not, is an error.
+pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)> {
+    use rayon::prelude::*;
+    let paths = &sources.paths;
+    if !sources.jobs.is_empty()
+        || paths.graph_path.is_some()
+        || !paths.run_meta_paths.is_empty()
+        || paths.profile_path.is_some()
+        || paths.op_log_path.is_some()
+        || paths.events_path.is_some()
+    {
+        return Err(Error::flag("ranks", "reads traces with a rank each: --pytorch_path DIR (PyTorch) or --xplane_path DIR (XPlane hosts), not --job or TensorFlow's inputs"));
+    }
+    match (&sources.pytorch_path, &sources.xplane_path) {
+        (Some(_), Some(_)) => Err(Error::flag("--pytorch_path", "is set: do not set --xplane_path (ranks reads one kind of trace)")),
+        (None, None) => Err(Error::flag("ranks", "needs --pytorch_path DIR (a PyTorch trace a rank) or --xplane_path DIR (an XPlane trace a host)")),
+        (Some(path), None) => {
+            if let Some(xplane) = first_file_named(path, is_xplane_file) {
+                let message = match first_file_named(path, is_pytorch_file) {
+                    Some(trace) => format!("holds PyTorch traces ({trace}) and XPlane traces ({xplane}): ranks reads the ranks of one job; put each kind in a directory of its own"),
+                    None => format!("holds XPlane traces ({xplane}), not PyTorch traces: use --xplane_path"),
+                };
+                return Err(Error::input("--pytorch_path", path, message));
+            }
+            let files = pytorch_ranks(path)?;
+            let traces: Vec<(String, crate::inputs::pytorch::Trace)> =
+                files.par_iter().map(|(name, file)| Ok((name.clone(), crate::inputs::pytorch::Trace::open(file)?))).collect::<Result<_>>()?;
+            let traces: Vec<(String, &crate::inputs::pytorch::Trace)> = traces.iter().map(|(name, trace)| (name.clone(), trace)).collect();
+            Ok((crate::ranks::analyze_pytorch(path, &traces)?, None))
+        }
+        (None, Some(_)) => {
+            let (hosts, note) = xplane_hosts(sources)?.expect("--xplane_path is set");
+            if let Some(dir) = hosts.first().and_then(|(_, file)| file.parent())
+                && let Some(trace) = first_file_named(dir, is_pytorch_file)
+            {
+                return Err(Error::input(
+                    "--xplane_path",
+                    dir,
+                    format!("holds XPlane traces ({}) and PyTorch traces ({trace}): ranks reads the ranks of one job; put each kind in a directory of its own", hosts[0].1.file_name().map_or(hosts[0].0.clone(), |n| n.to_string_lossy().into_owned())),
+                ));
+            }
+            let files = hosts
+                .par_iter()
+                .map(|(name, path)| {
+                    let file = crate::inputs::xplane::XplaneFile::open(path)?;
+                    file.check()?;
+                    Ok((name.clone(), file))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let hosts: Vec<(String, &std::path::Path, &[u8])> = files.iter().map(|(name, file)| (name.clone(), file.path.as_path(), &file.bytes[..])).collect();
+            Ok((crate::ranks::xplane::analyze(&hosts)?, note))
+        }
+    }
+}

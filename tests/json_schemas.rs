@@ -156,6 +156,15 @@ fn fixture_cases() -> Vec<Case> {
             cases.push(case(schema, schema, &inputs));
         }
     }
+    // rtfprof ranks: generated GPU ranks, real gloo CPU ranks, XPlane hosts.
+    for inputs in [
+        vec![format!("--pytorch_path={}", data("pytorch/ranks16"))],
+        vec![format!("--pytorch_path={}", data("pytorch/gloo3"))],
+        xplane("two_hosts"),
+    ] {
+        cases.push(case("ranks", "ranks", &inputs));
+        cases.push(case("report", "report", &inputs));
+    }
     // rtfprof diff's page: profiles, two steps of one, saved text outputs,
     // traces.
     let diffs = [
@@ -366,6 +375,39 @@ fn undescribed(value: &Value, root: &Value, at: &str, out: &mut Vec<String>) {
         }
         Value::Array(items) => items.iter().enumerate().for_each(|(i, v)| undescribed(v, root, &format!("{at}/{i}"), out)),
         _ => {}
+    }
+}
+
+/// The report's `ranks` member is `rtfprof ranks`' document: the report
+/// schema holds a copy of `schemas/ranks.schema.json` (its definitions as
+/// `ranks_*`; a schema file stands alone, for validators without a
+/// registry), which must not drift from it.
+#[test]
+fn the_reports_ranks_are_the_ranks_schema() {
+    fn prefixed(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| match (k.as_str(), x.as_str().and_then(|r| r.strip_prefix("#/$defs/"))) {
+                        ("$ref", Some(name)) => (k.clone(), Value::String(format!("#/$defs/ranks_{name}"))),
+                        _ => (k.clone(), prefixed(x)),
+                    })
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(prefixed).collect()),
+            other => other.clone(),
+        }
+    }
+    let schemas = schema_files();
+    let (ranks, report) = (&schemas["ranks"], &schemas["report"]);
+    let defs = &report["$defs"];
+    let mut document = ranks.as_object().unwrap().clone();
+    for key in ["$schema", "title", "$defs"] {
+        document.remove(key);
+    }
+    assert_eq!(defs["ranks_document"], prefixed(&Value::Object(document)), "report.schema.json's ranks_document");
+    for (name, def) in ranks["$defs"].as_object().unwrap() {
+        assert_eq!(defs[format!("ranks_{name}")], prefixed(def), "report.schema.json's ranks_{name}");
     }
 }
 

@@ -58,18 +58,20 @@ fn path_flag(flag: &str, rel: &str) -> String {
 }
 
 /// The input kinds: run metadata (+ graph, op log), a profile, XPlane
-/// traces (TF, JAX on CPU and on a GPU; two hosts as jobs), and `--job`
-/// directories; whether each has code traces, and the device tabs it has
-/// (XLA instructions, GPU kernels).
-fn every_input_kind() -> Vec<(&'static str, Vec<String>, bool, &'static [&'static str])> {
+/// traces (TF, JAX on CPU and on a GPU; two hosts as jobs), `--job`
+/// directories and PyTorch ranks; whether each has code traces, the
+/// device tabs it has (XLA instructions, GPU kernels), and whether it has
+/// several ranks (a ranks tab).
+fn every_input_kind() -> Vec<(&'static str, Vec<String>, bool, &'static [&'static str], bool)> {
     vec![
-        ("run_meta", fixture_flags("cnn"), true, &[]),
-        ("profile", vec![path_flag("profile_path", "cnn/profile")], true, &[]),
-        ("xplane tf", vec![path_flag("xplane_path", "xplane/tf_loop")], false, &[]),
-        ("xplane jax", vec![path_flag("xplane_path", "xplane/jax_jit")], true, &["hlo"]),
-        ("xplane jax gpu", vec![path_flag("xplane_path", "xplane/jax_gpu_mlp")], true, &["hlo", "kernels"]),
-        ("xplane hosts", vec![path_flag("xplane_path", "xplane/two_hosts")], false, &[]),
-        ("jobs", vec![format!("--job=w0={}", testdata().join("jobs/worker0").display()), format!("--job=w1={}", testdata().join("jobs/worker1").display())], false, &[]),
+        ("run_meta", fixture_flags("cnn"), true, &[], false),
+        ("profile", vec![path_flag("profile_path", "cnn/profile")], true, &[], false),
+        ("xplane tf", vec![path_flag("xplane_path", "xplane/tf_loop")], false, &[], false),
+        ("xplane jax", vec![path_flag("xplane_path", "xplane/jax_jit")], true, &["hlo"], false),
+        ("xplane jax gpu", vec![path_flag("xplane_path", "xplane/jax_gpu_mlp")], true, &["hlo", "kernels"], false),
+        ("xplane hosts", vec![path_flag("xplane_path", "xplane/two_hosts")], false, &[], true),
+        ("jobs", vec![format!("--job=w0={}", testdata().join("jobs/worker0").display()), format!("--job=w1={}", testdata().join("jobs/worker1").display())], false, &[], false),
+        ("pytorch ranks", vec![path_flag("pytorch_path", "pytorch/gloo3")], false, &[], true),
     ]
 }
 
@@ -102,7 +104,7 @@ fn assert_self_contained(page: &str) {
 
 #[test]
 fn every_input_kind_gives_a_self_contained_page() {
-    for (kind, args, has_code, device_tabs) in every_input_kind() {
+    for (kind, args, has_code, device_tabs, ranks) in every_input_kind() {
         let (_dir, path) = report(&args);
         let page = std::fs::read_to_string(&path).unwrap();
         assert!(page.starts_with("<!DOCTYPE html>"), "{kind}");
@@ -112,6 +114,7 @@ fn every_input_kind_gives_a_self_contained_page() {
         let views: Vec<&str> = data["trees"].as_array().unwrap().iter().map(|t| t["view"].as_str().unwrap()).collect();
         assert_eq!(views, if has_code { vec!["scope", "code"] } else { vec!["scope"] }, "{kind}");
         assert!(data["trees"][0]["names"].as_array().unwrap().len() > 1, "{kind}: empty scope tree");
+        assert_eq!(data.get("ranks").is_some(), ranks, "{kind}");
         if let Some(browser) = Browser::find() {
             let dom = browser.render(&path, "");
             assert!(dom.rects().len() > 1, "{kind}: no flame chart drawn");
@@ -121,7 +124,11 @@ fn every_input_kind_gives_a_self_contained_page() {
                 expected.insert(1, "code");
             }
             expected.extend(device_tabs);
-            expected.extend(["steps", "memory"]);
+            expected.push("steps");
+            if ranks {
+                expected.push("ranks");
+            }
+            expected.push("memory");
             assert_eq!(tabs, expected, "{kind}");
         }
     }
@@ -807,5 +814,70 @@ fn jax_gpu_pages_show_hlo_ops_kernels_and_xprofs_steps() {
         let stacked: f64 = dom.all(&format!(r#"<rect [^>]*class="bar cat[0-9]"[^>]* data-step="{name}" data-v="([0-9.e-]+)""#)).iter().map(|v| v.parse::<f64>().unwrap()).sum();
         let total = step["step_time_us"].as_f64().unwrap();
         assert!((stacked - total).abs() < 1e-6 * total.max(1.0), "step {name}: {stacked} stacked, {total} step time");
+    }
+}
+
+/// The ranks tab: the heat map has a cell per rank and step holding the
+/// step time `rtfprof ranks` gives (own time and exposed communication
+/// with the switch), the straggler's row and only it is marked, the rule's
+/// numbers are shown, and the table of ranks sorts by own time with the
+/// straggler first.
+#[test]
+fn the_ranks_panel_maps_step_times_and_marks_the_straggler() {
+    let Some(browser) = Browser::find() else { return };
+    let flag = path_flag("pytorch_path", "pytorch/ranks16");
+    let doc = common::rtfprof_json(&["ranks", &flag]);
+    let (_dir, page) = report(std::slice::from_ref(&flag));
+    let ranks = doc["ranks"].as_array().unwrap();
+    let cells = |dom: &Dom| -> Vec<(i64, String, f64)> {
+        dom.all(r#"(<rect [^>]*class="hm-cell[^"]*"[^>]*>)"#)
+            .iter()
+            .map(|tag| {
+                let a = attributes(tag);
+                (a["data-rank"].parse().unwrap(), a["data-step"].clone(), a["data-v"].parse().unwrap())
+            })
+            .collect()
+    };
+    for (metric, value) in [
+        ("step", (|s: &serde_json::Value| s["step_time_us"].as_f64().unwrap()) as fn(&serde_json::Value) -> f64),
+        ("own", |s| s["step_time_us"].as_f64().unwrap() - s["exposed_communication_us"].as_f64().unwrap()),
+        ("exposed", |s| s["exposed_communication_us"].as_f64().unwrap()),
+    ] {
+        let dom = browser.render(&page, &format!("tab=ranks&rmetric={metric}"));
+        let drawn = cells(&dom);
+        let expected: Vec<(i64, String, f64)> = ranks
+            .iter()
+            .flat_map(|r| r["steps"].as_array().unwrap().iter().map(move |s| (r["rank"].as_i64().unwrap(), s["step"].as_str().unwrap().to_owned(), value(s))))
+            .collect();
+        assert_eq!(drawn.len(), 32, "{metric}");
+        for ((rank, step, v), (er, es, ev)) in drawn.iter().zip(&expected) {
+            assert_eq!((rank, step), (er, es), "{metric}");
+            assert!((v - ev).abs() <= 1e-9 * ev.abs().max(1.0), "{metric}: rank {rank} {step}: {v} drawn, {ev}");
+        }
+        let marked: Vec<String> = dom.all(r#"<text [^>]*class="axis rank-label straggler"[^>]* data-rank="([0-9]+)""#);
+        assert_eq!(marked, ["11"], "{metric}");
+        if metric == "own" {
+            // Rank 11's cells are the darkest: the longest own time.
+            let longest = drawn.iter().max_by(|a, b| a.2.total_cmp(&b.2)).unwrap();
+            assert_eq!(longest.0, 11);
+        }
+        let named: Vec<String> = dom.all(r#"<code class="straggler" data-rank="([0-9]+)""#);
+        assert_eq!(named, ["11"]);
+        let threshold = format::micros_f64(doc["straggler_rule"]["threshold_us"].as_f64().unwrap());
+        assert!(dom.0.contains(&format!("threshold {threshold}.")), "{metric}: the rule's threshold {threshold}");
+    }
+    let dom = browser.render(&page, "tab=ranks&rsort=own:desc");
+    let (keys, rows) = dom.table("ranks");
+    let (rank_col, own_col, flag_col) = (keys.iter().position(|k| k == "rank").unwrap(), keys.iter().position(|k| k == "own").unwrap(), keys.iter().position(|k| k == "straggler").unwrap());
+    assert_eq!(rows.len(), 16);
+    assert_eq!(rows[0][rank_col].1, Some(11.0));
+    assert_eq!(rows[0][flag_col].0, "yes");
+    assert!(rows[1..].iter().all(|r| r[flag_col].0.is_empty()));
+    let owns: Vec<f64> = rows.iter().map(|r| r[own_col].1.unwrap()).collect();
+    assert!(owns.windows(2).all(|w| w[0] >= w[1]), "{owns:?}");
+    for row in &rows {
+        let rank = &ranks[row[rank_col].1.unwrap() as usize];
+        assert_eq!(row[0].0, rank["name"].as_str().unwrap());
+        assert_eq!(row[own_col].1, rank["own_time_us"].as_f64());
     }
 }

@@ -1121,6 +1121,8 @@
       if (DATA.device && DATA.device.hlo.name) tabs.push(['hlo', 'HLO ops', devicePanel('hlo', DATA.device.hlo)]);
       if (DATA.device && DATA.device.kernels.name) tabs.push(['kernels', 'kernels', devicePanel('kernels', DATA.device.kernels)]);
       if (DATA.steps) tabs.push(['steps', 'steps', stepsPanel(DATA.steps)]);
+      // (ranksPanel is in ranks.js, written after this file.)
+      if (DATA.ranks) tabs.push(['ranks', 'ranks', ranksPanel(DATA.ranks, { el, svg, fmt, dl, Table, state, setState })]);
       if (DATA.memory) tabs.push(['memory', 'memory', memoryPanel(DATA.memory)]);
     }
     const current = tabs.some(([id]) => id === state.tab) ? state.tab : tabs[0][0];

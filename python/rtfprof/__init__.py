@@ -37,6 +37,7 @@ from ._rtfprof import (
     key_averages,
     memory,
     profile,
+    ranks,
     steps,
 )
 
@@ -60,6 +61,7 @@ __all__ = [
     "key_averages",
     "memory",
     "profile",
+    "ranks",
     "steps",
     "to_dataframe",
     "to_records",

@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "hlo", "kernels", "key_averages", "memory", "profile", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "hlo", "kernels", "key_averages", "memory", "profile", "ranks", "steps", "__version__"]
 
 __version__: str
 
@@ -216,6 +216,8 @@ def memory(
     step: int = ...,
 ) -> Dict[str, Any]:
     """Each allocator's bytes in use over the steps, and on XPlane traces each XLA program's peak by its buffer assignment ("programs"), as `rtfprof memory --output json`."""
+def ranks(*, pytorch_path: Optional[_Path] = None, xplane_path: Optional[_Path] = None) -> Dict[str, Any]:
+    """The ranks of a job side by side and its stragglers, as `rtfprof ranks --output json`."""
 def hlo(*, xplane_path: _Path) -> List[Dict[str, Any]]:
     """The XLA instructions that ran, as `rtfprof hlo --output json` lists them."""
 def kernels(*, xplane_path: _Path) -> List[Dict[str, Any]]:

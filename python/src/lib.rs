@@ -663,6 +663,18 @@ fn kernels(py: Python<'_>, xplane_path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>
     device_rows(py, xplane_path, rtfprof::device::Table::Kernels, "kernels")
 }
 
+/// `rtfprof ranks --output json`'s document for a directory of PyTorch
+/// traces (`pytorch_path`, one a rank) or an XPlane run (`xplane_path`, one
+/// host a rank): `{"schema_version", "ranks": [...], "stragglers": [rank
+/// ids], "straggler_rule", ...}`.
+#[pyfunction]
+#[pyo3(signature = (*, pytorch_path=None, xplane_path=None))]
+fn ranks(py: Python<'_>, pytorch_path: Option<&Bound<'_, PyAny>>, xplane_path: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let sources = Sources { pytorch_path: path_arg("pytorch_path", pytorch_path)?, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
+    let (ranks, _) = py.detach(|| rtfprof::load::ranks(&sources)).map_err(to_py_err)?;
+    Ok(from_json(py, |out| rtfprof::ranks::render::write_json(&ranks, out))?.unbind())
+}
+
 fn device_rows(py: Python<'_>, xplane_path: &Bound<'_, PyAny>, table: rtfprof::device::Table, key: &str) -> PyResult<Py<PyAny>> {
     let inputs = input_args(key, None, None, None, None, None, Some(xplane_path), None)?;
     let tables = py.detach(|| rtfprof::api::device_tables(&inputs)).map_err(to_py_err)?;
@@ -906,7 +918,7 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, hlo, kernels, key_averages, memory, profile, steps};
+    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, hlo, kernels, key_averages, memory, profile, ranks, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

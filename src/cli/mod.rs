@@ -12,6 +12,7 @@ pub(crate) mod device;
 mod diff;
 pub mod interactive;
 mod memory;
+mod ranks;
 mod steps;
 
 use crate::error::{Error, Result};
@@ -78,6 +79,14 @@ pub enum Command {
     /// std and CV (--output json:outfile=PATH or csv:outfile=PATH for the
     /// numbers).
     Steps,
+    /// The ranks of a distributed job side by side, and its stragglers.
+    ///
+    /// A directory of PyTorch traces (--pytorch_path, one a rank) or of
+    /// XPlane hosts (--xplane_path): per rank its step times (mean, std, CV,
+    /// each step), compute, communication, idle, copies, HTA's
+    /// communication/compute overlap; stragglers by a stated rule
+    /// (--output json:outfile=PATH or csv:outfile=PATH for the numbers).
+    Ranks,
     /// XLA instructions that ran (XProf's hlo_stats).
     ///
     /// Per instruction: program, category, framework op, occurrences, total
@@ -200,6 +209,7 @@ impl Command {
             Command::Memory => "memory",
             Command::Report => "report",
             Command::Steps => "steps",
+            Command::Ranks => "ranks",
             Command::Hlo => "hlo",
             Command::Kernels => "kernels",
             Command::Completions { .. } => "completions",
@@ -219,7 +229,7 @@ impl Command {
             Command::Jobs => Purpose::Jobs,
             Command::Memory => Purpose::Memory,
             Command::Report => Purpose::Report,
-            Command::Steps => Purpose::Steps,
+            Command::Steps | Command::Ranks => Purpose::Steps,
             Command::Hlo | Command::Kernels => Purpose::Tables,
             // (They read no inputs.)
             Command::Completions { .. } | Command::Man => Purpose::Prompt,
@@ -239,6 +249,7 @@ impl Command {
             | Command::Memory
             | Command::Report
             | Command::Steps
+            | Command::Ranks
             | Command::Hlo
             | Command::Kernels
             | Command::Completions { .. }
@@ -540,6 +551,9 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     ("steps", &[RUN_INPUTS, &["output"]], "Examples:
   rtfprof steps --xplane_path testdata/xplane/jax_gpu_cnn
   rtfprof steps --profile_path testdata/cnn/profile --output csv:outfile=steps.csv"),
+    ("ranks", &[XPLANE_INPUTS, &["output"]], "Examples:
+  rtfprof ranks --pytorch_path testdata/pytorch/ranks16
+  rtfprof ranks --xplane_path testdata/xplane/two_hosts --output json:outfile=ranks.json"),
     ("hlo", &[XPLANE_INPUTS, &["max_depth", "output"]], "Examples:
   rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --max_depth 10
   rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --output csv:outfile=hlo.csv"),
@@ -743,6 +757,9 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     if matches!(cli.command, Some(Command::Steps)) {
         steps::check_output(&opts)?;
     }
+    if matches!(cli.command, Some(Command::Ranks)) {
+        ranks::check_output(&opts)?;
+    }
     if let Some(table @ (Command::Hlo | Command::Kernels)) = &cli.command {
         device::check_output(table.name(), &opts)?;
     }
@@ -773,6 +790,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
                 return steps::run_pytorch(&ranks, &opts, stdout);
             }
         }
+        // `ranks` reads each rank's trace on its own: it needs no nodes.
+        Some(Command::Ranks) => return ranks::run(&sources, &opts, stdout),
         Some(Command::Diff(args)) => {
             let resolved = load::resolve(&sources, purpose)?;
             push_note(stdout, resolved.note);
@@ -839,6 +858,7 @@ fn input_flags(inputs: &InputArgs) -> Vec<(String, String)> {
     add("--profile_path", path(&inputs.profile_path));
     add("--xplane_path", path(&inputs.xplane_path));
     add("--xplane_run", inputs.xplane_run.clone());
+    add("--pytorch_path", path(&inputs.pytorch_path));
     add("--events_path", path(&inputs.events_path));
     add("--events_run", inputs.events_run.clone());
     add("--events_tags", inputs.events_tags.clone());

@@ -29,6 +29,11 @@ use crate::views::View;
 const TEMPLATE: &str = include_str!("../../assets/report/report.html");
 const STYLE: &str = include_str!("../../assets/report/report.css");
 const SCRIPT: &str = include_str!("../../assets/report/report.js");
+/// The ranks tab: one function, `ranksPanel`, that report.js calls; written
+/// after report.js in its script element (a function declaration is
+/// hoisted, and report.js' `'use strict'` stays the first statement).
+const RANKS_SCRIPT: &str = include_str!("../../assets/report/ranks.js");
+const RANKS_STYLE: &str = include_str!("../../assets/report/ranks.css");
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -53,6 +58,10 @@ pub struct Page {
     device: Option<DevicePanel>,
     #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<DiffData>,
+    /// Several ranks (PyTorch traces, XPlane hosts): `rtfprof ranks`'
+    /// JSON document ([`crate::ranks::render::to_json`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranks: Option<serde_json::Value>,
 }
 
 /// `rtfprof hlo` and `rtfprof kernels` as columns, times in µs.
@@ -293,6 +302,7 @@ pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sourc
     steps.breakdown = breakdown(loaded);
     let memory = memory_panel(loaded, opts, &sources.no_allocations)?;
     let device = device_panel(loaded);
+    let ranks = ranks_panel(loaded, sources, &mut notes);
     let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
     let header = Header {
         title: format!("rtfprof report: {first_input}"),
@@ -306,7 +316,7 @@ pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sourc
         options: changed_options(opts),
         notes,
     };
-    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), memory: Some(memory), device, diff: None })
+    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), memory: Some(memory), device, diff: None, ranks })
 }
 
 /// The options that differ from tfprof's defaults, as `-name value` pairs
@@ -484,6 +494,30 @@ fn breakdown(loaded: &crate::load::Loaded) -> Option<Breakdown> {
         .filter(|(_, _, values)| values.iter().any(Option::is_some))
         .collect();
     Some(Breakdown { names: analyzed.rows.iter().map(|r| r.name.clone()).collect(), columns })
+}
+
+/// `rtfprof ranks` of the loaded traces when there are several (a
+/// directory of PyTorch traces, an XPlane run of several hosts); where
+/// they cannot be read as ranks (see [`crate::load::ranks`]), a note says
+/// why instead.
+fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<String>) -> Option<serde_json::Value> {
+    let pytorch: Vec<(String, &crate::inputs::pytorch::Trace)> = loaded.pytorch_traces().map(|(job, trace)| (job.to_owned(), &**trace)).collect();
+    let xplane: Vec<(String, &std::path::Path, &[u8])> = loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.path.as_path(), &trace.bytes[..])).collect();
+    let analyzed = if pytorch.len() >= 2 {
+        let dir = sources.inputs.iter().find(|(flag, _)| flag == "--pytorch_path").map_or("", |(_, value)| value.as_str());
+        crate::ranks::analyze_pytorch(std::path::Path::new(dir), &pytorch)
+    } else if xplane.len() >= 2 {
+        crate::ranks::xplane::analyze(&xplane)
+    } else {
+        return None;
+    };
+    match analyzed {
+        Ok(ranks) => Some(crate::ranks::render::to_json(&ranks)),
+        Err(e) => {
+            notes.push(format!("no ranks tab: {e}"));
+            None
+        }
+    }
 }
 
 /// The device tables of the profile's XPlane traces, if any has a row.
@@ -674,7 +708,7 @@ pub fn diff_page(merged: &DiffNode, listed: &DiffNode, metric: Metric, delta: f6
         step: -1,
         ..Header::default()
     };
-    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, memory: None, device: None, diff: Some(data) }
+    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, memory: None, device: None, diff: Some(data), ranks: None }
 }
 
 /// How the page formats a metric's values.
@@ -697,8 +731,15 @@ pub fn write<W: Write>(page: &Page, mut out: W) -> io::Result<W> {
         out.write_all(rest[..start].as_bytes())?;
         match &rest[start + 2..end] {
             "TITLE" => out.write_all(escape_html(&page.header.title).as_bytes())?,
-            "STYLE" => out.write_all(STYLE.as_bytes())?,
-            "SCRIPT" => out.write_all(SCRIPT.as_bytes())?,
+            "STYLE" => {
+                out.write_all(STYLE.as_bytes())?;
+                out.write_all(RANKS_STYLE.as_bytes())?;
+            }
+            "SCRIPT" => {
+                out.write_all(SCRIPT.as_bytes())?;
+                out.write_all(b"\n")?;
+                out.write_all(RANKS_SCRIPT.as_bytes())?;
+            }
             "DATA" => {
                 let mut safe = ScriptSafe(&mut out);
                 serde_json::to_writer(&mut safe, page)?;
@@ -760,9 +801,13 @@ mod tests {
 
     #[test]
     fn embedded_sources_cannot_close_their_elements() {
-        assert!(!SCRIPT.to_ascii_lowercase().contains("</script"));
-        assert!(!SCRIPT.contains("<!--"));
-        assert!(!STYLE.to_ascii_lowercase().contains("</style"));
+        for script in [SCRIPT, RANKS_SCRIPT] {
+            assert!(!script.to_ascii_lowercase().contains("</script"));
+            assert!(!script.contains("<!--"));
+        }
+        for style in [STYLE, RANKS_STYLE] {
+            assert!(!style.to_ascii_lowercase().contains("</style"));
+        }
         for placeholder in ["{{TITLE}}", "{{STYLE}}", "{{DATA}}", "{{SCRIPT}}"] {
             assert_eq!(TEMPLATE.matches(placeholder).count(), 1, "{placeholder}");
         }

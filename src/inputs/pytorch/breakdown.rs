@@ -170,6 +170,127 @@ pub fn is_compute_kernel(name: &str) -> bool {
     !nccl && !memory && !not_compute
 }
 
+/// HTA's `get_kernel_type` is COMMUNICATION: `^nccl.*Kernel` (where `.`
+/// stops at a newline).
+pub fn is_comm_kernel(name: &str) -> bool {
+    let line = name.split('\n').next().unwrap_or("");
+    name.starts_with("nccl") && line[4..].contains("Kernel")
+}
+
+/// The distinct names that hold `ProfilerStep` (HTA counts them over every
+/// rank's events, in one symbol table, to decide whether to leave the last
+/// step out).
+pub fn profiler_step_names(trace: &Trace) -> FxHashSet<&str> {
+    trace.events.iter().filter(|e| e.category != Category::Trace).map(|e| trace.str(e.name)).filter(|n| n.contains("ProfilerStep")).collect()
+}
+
+/// The events of a rank that HTA's `get_comm_comp_overlap()` reads: those
+/// with a stream, among the events HTA keeps. With `drop_last_step` (two or
+/// more distinct `ProfilerStep` names over all ranks), HTA keeps the CPU
+/// events that start before the rank's last `ProfilerStep` and the GPU
+/// events (a stream and a correlation, or a device-wide sync) that one of
+/// them launched; an event with a stream and neither counts as a CPU event
+/// there. (index, start, end) in the units of `timing`.
+fn overlap_events(trace: &Trace, timing: Timing, drop_last_step: bool) -> Vec<(u32, i64, i64)> {
+    let sync = ["Event Sync", "Context Sync"].map(|n| trace.strings.lookup(n));
+    let events = || trace.events.iter().enumerate().filter(|(_, e)| e.category != Category::Trace);
+    let is_gpu = |e: &Event| (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name));
+    let with_stream = |(i, e): (usize, &Event)| {
+        let (start, end) = span(e, timing);
+        e.stream.is_some().then_some((i as u32, start, end))
+    };
+    if !drop_last_step {
+        return events().filter_map(with_stream).collect();
+    }
+    let step_names = profiler_step_names(trace);
+    let last_step_start = events().filter(|(_, e)| !is_gpu(e) && step_names.contains(trace.str(e.name))).map(|(_, e)| span(e, timing).0).max();
+    // (No step on this rank: HTA's comparison with NaN keeps no CPU event.)
+    let cpu_kept = |e: &Event| last_step_start.is_some_and(|last| span(e, timing).0 < last);
+    let correlations: FxHashSet<u64> = events().filter(|(_, e)| !is_gpu(e) && cpu_kept(e)).filter_map(|(_, e)| e.correlation.map(|c| c.get())).collect();
+    events()
+        .filter(|(_, e)| if is_gpu(e) { e.correlation.is_some_and(|c| correlations.contains(&c.get())) } else { cpu_kept(e) })
+        .filter_map(with_stream)
+        .collect()
+}
+
+/// HTA's `merge_kernel_intervals`: sorted by start, an interval starts a
+/// new group when it starts after every end before it; each group runs from
+/// its least start to its greatest end.
+fn merged_groups(mut intervals: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    intervals.sort_by_key(|&(start, _)| start);
+    let mut groups: Vec<(i64, i64)> = Vec::new();
+    let mut max_end = i64::MIN;
+    for (k, &(start, end)) in intervals.iter().enumerate() {
+        match groups.last_mut() {
+            Some(group) if k > 0 && start <= max_end => {
+                group.0 = group.0.min(start);
+                group.1 = group.1.max(end);
+            }
+            _ => groups.push((start, end)),
+        }
+        max_end = max_end.max(end);
+    }
+    groups
+}
+
+/// A rank's communication kernels against its computation kernels, as
+/// HTA's `get_comm_comp_overlap()` measures them (µs in HTA's timing, ns
+/// exactly).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overlap {
+    /// Time during which a communication and a computation kernel both ran.
+    pub overlap: i64,
+    /// The communication kernels' merged time (the ratio's denominator).
+    pub communication: i64,
+}
+
+impl Overlap {
+    /// HTA's `comp_comm_overlap_ratio`: NaN without communication kernels.
+    pub fn ratio(&self) -> f64 {
+        self.overlap as f64 / self.communication as f64
+    }
+
+    /// HTA's `comp_comm_overlap_pctg`: `round(100 * ratio, 2)` as pandas
+    /// rounds (times 100, to the nearest even, divided by 100).
+    pub fn percent(&self) -> f64 {
+        (100.0 * self.ratio() * 100.0).round_ties_even() / 100.0
+    }
+}
+
+/// HTA's `get_comm_comp_overlap()` for one rank. The kernels are the events
+/// with a stream that HTA keeps (see `overlap_events`), typed by
+/// HTA's `get_kernel_type` ([`is_comm_kernel`], [`is_compute_kernel`]);
+/// each kind's intervals are merged as HTA merges them; the overlap is the
+/// time both kinds' merged intervals cover (HTA's running count of starts
+/// and ends at 3), which does not depend on how HTA orders events that
+/// share a time.
+pub fn comm_comp_overlap(trace: &Trace, timing: Timing, drop_last_step: bool) -> Overlap {
+    let (mut comm, mut comp) = (Vec::new(), Vec::new());
+    for (i, start, end) in overlap_events(trace, timing, drop_last_step) {
+        let name = trace.str(trace.events[i as usize].name);
+        if is_comm_kernel(name) {
+            comm.push((start, end));
+        } else if is_compute_kernel(name) {
+            comp.push((start, end));
+        }
+    }
+    let (comm, comp) = (merged_groups(comm), merged_groups(comp));
+    let mut changes: Vec<(i64, i64)> = comm.iter().flat_map(|&(s, e)| [(s, 1), (e, -1)]).chain(comp.iter().flat_map(|&(s, e)| [(s, 2), (e, -2)])).collect();
+    changes.sort_by_key(|&(time, _)| time);
+    let (mut running, mut overlap) = (0i64, 0i64);
+    for (k, &(time, change)) in changes.iter().enumerate() {
+        running += change;
+        // The running count after the last change at a time holds until the
+        // next time.
+        if let Some(&(next, _)) = changes.get(k + 1)
+            && running == 3
+        {
+            overlap += next - time;
+        }
+    }
+    Overlap { overlap, communication: comm.iter().map(|&(s, e)| e - s).sum() }
+}
+
 /// HTA's `get_temporal_breakdown()`, one row per device (by `args.device`).
 pub fn temporal_breakdown(trace: &Trace, timing: Timing) -> Vec<DeviceBreakdown> {
     let selection = select(trace, timing);

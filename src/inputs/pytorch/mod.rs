@@ -278,6 +278,21 @@ pub struct Trace {
     /// Index of the profiler's span (`PyTorch Profiler (0)`, category
     /// `Trace`) in `events`: its start is torch's `trace_start_ns`.
     pub profiler_span: Option<u32>,
+    /// The header's `distributedInfo` (torch.distributed was initialised
+    /// when the profile was taken).
+    pub distributed: Option<Distributed>,
+    /// `args.bytes` of the `gpu_memcpy` events that have it: (index into
+    /// `events`, bytes), in the order of `events`.
+    pub copy_bytes: Vec<(u32, i64)>,
+}
+
+/// What `distributedInfo` says about the process that wrote the trace
+/// (torch's `_get_distributed_info`: backend, rank, world size, …).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Distributed {
+    pub rank: Option<i64>,
+    pub world_size: Option<i64>,
+    pub backend: Option<String>,
 }
 
 impl Trace {
@@ -337,6 +352,12 @@ impl Trace {
             }
         }
         steps
+    }
+
+    /// The bytes a `gpu_memcpy` event moved (`args.bytes`), if the trace
+    /// says.
+    pub fn copy_bytes(&self, event: u32) -> Option<i64> {
+        self.copy_bytes.binary_search_by_key(&event, |&(i, _)| i).ok().map(|k| self.copy_bytes[k].1)
     }
 
     /// The CPU op (`cpu_op` or `user_annotation`) of each `External id`:

@@ -76,6 +76,7 @@ fn parse<R: Read>(p: &mut Parser<R>) -> Result<Trace, String> {
                     Some(b"traceEvents") => TopKey::Events,
                     Some(b"baseTimeNanoseconds") => TopKey::BaseTime,
                     Some(b"profile_memory") => TopKey::ProfileMemory,
+                    Some(b"distributedInfo") => TopKey::DistributedInfo,
                     Some(_) => TopKey::Other,
                 };
                 match key {
@@ -100,6 +101,7 @@ fn parse<R: Read>(p: &mut Parser<R>) -> Result<Trace, String> {
                             }
                         }
                     }
+                    TopKey::DistributedInfo => b.trace.distributed = distributed_info(p).map_err(syntax)?,
                     _ => p.skip().map_err(syntax)?,
                 }
             }
@@ -123,7 +125,38 @@ enum TopKey {
     Events,
     BaseTime,
     ProfileMemory,
+    DistributedInfo,
     Other,
+}
+
+/// `distributedInfo`'s `rank`, `world_size` and `backend`; a value of
+/// another kind (or out of range) is left out, as is anything that is not
+/// an object.
+fn distributed_info<R: Read>(p: &mut Parser<R>) -> Result<Option<super::Distributed>, SyntaxError> {
+    if p.peek()? != Next::Object {
+        p.skip()?;
+        return Ok(None);
+    }
+    let mut info = super::Distributed::default();
+    p.begin_object()?;
+    let mut first = true;
+    while let Some(key) = p.next_key(&mut first)? {
+        let field = match key {
+            b"rank" => Some(&mut info.rank),
+            b"world_size" => Some(&mut info.world_size),
+            b"backend" => None,
+            _ => {
+                p.skip()?;
+                continue;
+            }
+        };
+        match (field, p.peek()?) {
+            (Some(field), Next::Number) => *field = integer(p.number()?),
+            (None, Next::String) => info.backend = Some(String::from_utf8_lossy(p.string()?).into_owned()),
+            _ => p.skip()?,
+        }
+    }
+    Ok(Some(info))
 }
 
 #[derive(Default)]
@@ -159,6 +192,8 @@ struct Args {
     python_parent: Option<u64>,
     input_shapes: Option<Sym>,
     bytes: Option<i64>,
+    /// `bytes` (lower case): what a `gpu_memcpy` moved.
+    copy_bytes: Option<i64>,
     device_type: Option<i64>,
     device_id: Option<i64>,
     addr: Option<u64>,
@@ -231,6 +266,7 @@ impl Builder {
                 b"Python parent id" => args.python_parent = id(p, "Python parent id")?,
                 b"Input Dims" => args.input_shapes = self.input_shapes(p)?,
                 b"Bytes" => args.bytes = int(p, "Bytes")?,
+                b"bytes" => args.copy_bytes = int(p, "bytes")?,
                 b"Device Type" => args.device_type = int(p, "Device Type")?,
                 b"Device Id" => args.device_id = int(p, "Device Id")?,
                 b"Addr" => args.addr = id(p, "Addr")?,
@@ -346,6 +382,11 @@ impl Builder {
                     self.trace.python_frames.push(PythonFrame { event: index, id, parent: raw.args.python_parent });
                 }
                 let small = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok());
+                if category == Category::GpuMemcpy
+                    && let Some(bytes) = raw.args.copy_bytes
+                {
+                    self.trace.copy_bytes.push((index, bytes));
+                }
                 self.trace.events.push(Event {
                     name,
                     cat,

@@ -1,0 +1,431 @@
+//! `rtfprof ranks`: the ranks of a distributed job side by side. A rank is
+//! one PyTorch trace (`*.pt.trace.json[.gz]` of a directory) or one XPlane
+//! host (`*.xplane.pb` of a run directory).
+//!
+//! **Rank ids.** A PyTorch trace's `distributedInfo.rank` (torch writes it
+//! when `torch.distributed` is initialised), else the trace's place in the
+//! directory's sorted file names; every trace of a directory must say or
+//! none, and no two may say the same rank. XPlane hosts are numbered in the
+//! order of their sorted file names.
+//!
+//! **Steps.** Each rank's steps are exactly `rtfprof steps` on that rank's
+//! file alone ([`crate::steps::pytorch::analyze_trace`],
+//! [`crate::steps::xplane::analyze`] and [`crate::steps::from_hosts`]); per
+//! step the rank's compute, communication and idle time come from there
+//! too, with the communication that no computation overlapped
+//! ("exposed"). Step time statistics are those of `rtfprof steps` (mean,
+//! sample standard deviation, CV).
+//!
+//! **Communication** is the time collective kernels ran (NCCL/RCCL kernels
+//! and the other names of [`crate::steps::pytorch`]'s communication rule;
+//! XLA's collectives as XProf classes them, `nccl…`). Neither trace kind
+//! tells waiting for the other ranks from moving data: a collective kernel
+//! is one span from its start, however early its rank arrived, to the end
+//! of the transfer. It is reported whole.
+//!
+//! **Stragglers** ([`straggler_rule`]): a rank is one when its own time
+//! (mean over its steps of the step time less the exposed communication)
+//! is more than [`STRAGGLER_K`] scaled MADs above the median rank's, and at
+//! least [`STRAGGLER_FLOOR`] of it. In a synchronous job every rank waits
+//! for the slowest in its collectives, so step times even out across ranks
+//! and the wait shows as exposed communication on the ranks that were on
+//! time: the slow rank is the one with the most time of its own.
+//!
+//! **Overlap** ([`breakdown::comm_comp_overlap`]): HTA 0.5.0's
+//! `get_comm_comp_overlap()`, per rank (PyTorch: HTA's number itself; XPlane:
+//! the same definition on the trace's picoseconds).
+
+pub mod render;
+pub mod xplane;
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::inputs::pytorch::breakdown::{self, Timing};
+use crate::inputs::pytorch::{Category, Trace};
+use crate::steps::pytorch::{self as torch_steps, Classifier, Kind};
+
+/// Where the ranks were read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    PyTorch,
+    Xplane,
+}
+
+/// The straggler rule's cutoff, in scaled MADs: Iglewicz and Hoaglin's 3.5
+/// for the modified z-score `0.6745 (x - median) / MAD`, the usual robust
+/// outlier test (a normal sample passes it with probability ≈ 0.9998 per
+/// value, so 16 ranks of pure jitter name none with ≈ 99.6% chance).
+pub const STRAGGLER_K: f64 = 3.5;
+
+/// The MAD of a normal sample times this estimates its standard deviation.
+pub const MAD_SCALE: f64 = 1.4826;
+
+/// A straggler is also at least this much slower than the median rank
+/// (5%): ranks that agree to within noise (a MAD near 0, e.g. the same
+/// trace twice) name no straggler for a difference that small.
+pub const STRAGGLER_FLOOR: f64 = 0.05;
+
+/// One step of one rank (µs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankStep {
+    pub step: String,
+    pub step_us: f64,
+    /// Time some computation kernel ran (PyTorch: summed over the rank's
+    /// GPUs; XPlane: XProf's device compute, or host compute on a host
+    /// without devices). `None` without GPU work.
+    pub compute_us: Option<f64>,
+    /// Time some collective kernel ran.
+    pub communication_us: Option<f64>,
+    /// Time some collective kernel ran and no computation kernel did.
+    pub exposed_communication_us: Option<f64>,
+    /// Time no GPU work ran (PyTorch: summed over the rank's GPUs).
+    pub idle_us: Option<f64>,
+}
+
+impl RankStep {
+    /// The step time less the exposed communication: the straggler rule's
+    /// measure.
+    pub fn own_us(&self) -> f64 {
+        self.step_us - self.exposed_communication_us.unwrap_or(0.0)
+    }
+}
+
+/// Copies of one direction over a rank's steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transfer {
+    /// `H2D`, `D2H`, `D2D`, `P2P`, `H2H`, or `other`.
+    pub direction: &'static str,
+    pub count: u64,
+    /// `None` where some copy does not say how many bytes it moved.
+    pub bytes: Option<i64>,
+    /// The copies' summed durations.
+    pub us: f64,
+}
+
+impl Transfer {
+    /// Bytes per second of copying, in GB/s (10^9 bytes).
+    pub fn gb_per_s(&self) -> Option<f64> {
+        self.bytes.filter(|_| self.us > 0.0).map(|b| b as f64 / self.us / 1e3)
+    }
+}
+
+/// A rank's communication/computation overlap as HTA defines it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CommOverlap {
+    /// HTA's `comp_comm_overlap_pctg` (NaN without communication).
+    pub percent: f64,
+    /// The same ratio from the trace's own time resolution.
+    pub exact_ratio: f64,
+}
+
+/// One rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rank {
+    pub rank: i64,
+    /// The trace's file name without `.pt.trace.json[.gz]`, or the host.
+    pub name: String,
+    pub world_size: Option<i64>,
+    pub steps: Vec<RankStep>,
+    pub transfers: Vec<Transfer>,
+    pub overlap: Option<CommOverlap>,
+    pub straggler: bool,
+}
+
+impl Rank {
+    /// Mean, sample standard deviation and CV of the step times.
+    pub fn step_time(&self) -> (f64, f64, f64) {
+        crate::steps::stats_of(&self.steps.iter().map(|s| s.step_us).collect::<Vec<_>>())
+    }
+
+    /// The mean over the steps of one of their numbers; `None` where a step
+    /// does not have it.
+    pub fn mean(&self, f: impl Fn(&RankStep) -> Option<f64>) -> Option<f64> {
+        let values: Option<Vec<f64>> = self.steps.iter().map(f).collect();
+        values.filter(|v| !v.is_empty()).map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    /// The mean own time ([`RankStep::own_us`]); `None` without steps.
+    pub fn own_us(&self) -> Option<f64> {
+        self.mean(|s| Some(s.own_us()))
+    }
+}
+
+/// The numbers the straggler rule compared.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rule {
+    pub median_us: f64,
+    /// [`MAD_SCALE`] × the median absolute deviation from the median.
+    pub scaled_mad_us: f64,
+    pub threshold_us: f64,
+}
+
+/// The ranks of a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranks {
+    pub source: Source,
+    /// Rank ids come from the traces (`distributedInfo.rank`), not from
+    /// the order of the files.
+    pub ids_from_traces: bool,
+    /// In rank order.
+    pub ranks: Vec<Rank>,
+    /// `None` with fewer than 3 ranks with steps (a median and its
+    /// deviation need 3).
+    pub rule: Option<Rule>,
+    pub stragglers: Vec<i64>,
+}
+
+/// The rank ids of traces, given each one's `distributedInfo.rank`: those,
+/// or the file order where no trace has one. `None` where some have one
+/// and others not, or two have the same: the message says which.
+pub fn rank_ids(names: &[&str], given: &[Option<i64>]) -> std::result::Result<(Vec<i64>, bool), String> {
+    if given.iter().all(Option::is_none) {
+        return Ok(((0..given.len() as i64).collect(), false));
+    }
+    if let Some(k) = given.iter().position(Option::is_none) {
+        let with = given.iter().position(Option::is_some).map_or("", |i| names[i]);
+        return Err(format!(
+            "mixes traces with a rank (distributedInfo.rank, e.g. {with}) and without one (e.g. {}): give one job's ranks",
+            names[k]
+        ));
+    }
+    let ids: Vec<i64> = given.iter().map(|r| r.unwrap_or(0)).collect();
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(j) = ids[..i].iter().position(|other| other == id) {
+            return Err(format!("{} and {} both say they are rank {id} (distributedInfo.rank): give one job's ranks", names[j], names[i]));
+        }
+    }
+    Ok((ids, true))
+}
+
+/// The ranks of PyTorch traces, one a rank, named (the traces of
+/// `dir`, which errors name).
+pub fn analyze_pytorch(dir: &Path, traces: &[(String, &Trace)]) -> Result<Ranks> {
+    let names: Vec<&str> = traces.iter().map(|(n, _)| n.as_str()).collect();
+    let given: Vec<Option<i64>> = traces.iter().map(|(_, t)| t.distributed.as_ref().and_then(|d| d.rank)).collect();
+    let (ids, from_traces) = rank_ids(&names, &given).map_err(|m| Error::input(crate::inputs::pytorch::KIND, dir, m))?;
+    // HTA leaves the last step out when its symbol table, shared by every
+    // rank, holds two or more ProfilerStep names.
+    let step_names: rustc_hash::FxHashSet<&str> = traces.iter().flat_map(|(_, t)| breakdown::profiler_step_names(t)).collect();
+    let drop_last_step = step_names.len() >= 2;
+    let mut ranks: Vec<Rank> = traces
+        .par_iter()
+        .zip(ids.par_iter())
+        .map(|((name, trace), &id)| pytorch_rank(id, name, trace, drop_last_step))
+        .collect();
+    Ok(finish(Source::PyTorch, from_traces, &mut ranks))
+}
+
+/// Sorts the ranks and applies the straggler rule.
+pub fn finish(source: Source, ids_from_traces: bool, ranks: &mut Vec<Rank>) -> Ranks {
+    ranks.sort_by_key(|r| r.rank);
+    let rule = straggler_rule(ranks);
+    let stragglers = ranks.iter().filter(|r| r.straggler).map(|r| r.rank).collect();
+    Ranks { source, ids_from_traces, ranks: std::mem::take(ranks), rule, stragglers }
+}
+
+/// The median of values (the mean of the middle two of an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+}
+
+/// Marks the stragglers: ranks whose own time exceeds the median rank's by
+/// more than [`STRAGGLER_K`] scaled MADs and by [`STRAGGLER_FLOOR`] of it.
+/// Ranks without steps are left out; with fewer than 3 others, none is
+/// named.
+pub fn straggler_rule(ranks: &mut [Rank]) -> Option<Rule> {
+    let own: Vec<f64> = ranks.iter().filter_map(Rank::own_us).collect();
+    if own.len() < 3 {
+        return None;
+    }
+    let median_us = median(own.clone());
+    let scaled_mad_us = MAD_SCALE * median(own.iter().map(|x| (x - median_us).abs()).collect());
+    let threshold_us = median_us + (STRAGGLER_K * scaled_mad_us).max(STRAGGLER_FLOOR * median_us);
+    for rank in ranks.iter_mut() {
+        rank.straggler = rank.own_us().is_some_and(|x| x > threshold_us);
+    }
+    Some(Rule { median_us, scaled_mad_us, threshold_us })
+}
+
+/// The union of intervals, as disjoint intervals in order.
+pub(crate) fn union<T: Copy + Ord>(mut intervals: Vec<(T, T)>) -> Vec<(T, T)> {
+    intervals.sort_unstable();
+    let mut out: Vec<(T, T)> = Vec::new();
+    for (start, end) in intervals.into_iter().filter(|(s, e)| e > s) {
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
+}
+
+/// What of disjoint sorted intervals `a` no interval of `b` covers.
+pub(crate) fn difference<T: Copy + Ord>(a: &[(T, T)], b: &[(T, T)]) -> Vec<(T, T)> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    for &(mut start, end) in a {
+        while k < b.len() && b[k].1 <= start {
+            k += 1;
+        }
+        let mut j = k;
+        while j < b.len() && b[j].0 < end {
+            if b[j].0 > start {
+                out.push((start, b[j].0));
+            }
+            start = start.max(b[j].1);
+            j += 1;
+        }
+        if start < end {
+            out.push((start, end));
+        }
+    }
+    out
+}
+
+/// How much of `[start, end)` disjoint sorted intervals cover.
+pub(crate) fn covered<T>(intervals: &[(T, T)], start: T, end: T) -> T
+where
+    T: Copy + Ord + std::ops::Sub<Output = T> + std::iter::Sum<T> + Default,
+{
+    let first = intervals.partition_point(|i| i.1 <= start);
+    intervals[first..].iter().take_while(|i| i.0 < end).map(|i| i.1.min(end) - i.0.max(start)).filter(|&d| d > T::default()).sum()
+}
+
+/// `H2D` for `Memcpy HtoD (Pageable -> Device)`, as Kineto names copies.
+fn direction_of_memcpy(name: &str) -> &'static str {
+    match name.strip_prefix("Memcpy ").and_then(|rest| rest.split_whitespace().next()) {
+        Some("HtoD") => "H2D",
+        Some("DtoH") => "D2H",
+        Some("DtoD") => "D2D",
+        Some("PtoP") => "P2P",
+        Some("HtoH") => "H2H",
+        _ => "other",
+    }
+}
+
+/// The directions in the order they are listed.
+pub const DIRECTIONS: [&str; 6] = ["H2D", "D2H", "D2D", "P2P", "H2H", "other"];
+
+/// Copies `(direction, start, end, bytes)` in a time range, by direction.
+pub(crate) fn transfers<T: Copy + PartialOrd>(copies: &[(&'static str, T, T, Option<i64>)], from: T, to: T, us: impl Fn(T, T) -> f64) -> Vec<Transfer> {
+    let mut out: Vec<Transfer> = Vec::new();
+    for &direction in &DIRECTIONS {
+        let of: Vec<_> = copies.iter().filter(|c| c.0 == direction && c.1 >= from && c.1 < to).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let bytes = of.iter().map(|c| c.3).sum::<Option<i64>>();
+        out.push(Transfer { direction, count: of.len() as u64, bytes, us: of.iter().map(|c| us(c.1, c.2)).sum() });
+    }
+    out
+}
+
+/// One PyTorch trace as a rank: its steps as `rtfprof steps` finds them,
+/// the collectives' time in each, copies, HTA's overlap.
+fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> Rank {
+    let analyzed = torch_steps::analyze_trace(name, trace);
+    let mut classifier = Classifier::new(trace);
+    let (mut comm, mut compute, mut copies) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, e) in trace.events.iter().enumerate().filter(|(_, e)| torch_steps::is_gpu_work(e)) {
+        match classifier.kind(e) {
+            Kind::Communication => comm.push((e.ts, e.end())),
+            kind if kind.is_compute() => compute.push((e.ts, e.end())),
+            _ => {}
+        }
+        if e.category == Category::GpuMemcpy {
+            copies.push((direction_of_memcpy(trace.str(e.name)), e.ts, e.end(), trace.copy_bytes(i as u32)));
+        }
+    }
+    let has_gpu_work = analyzed.rows.iter().any(|r| r.gpu.is_some());
+    let comm = union(comm);
+    let exposed = difference(&comm, &union(compute));
+    // The rows are a step and a GPU each: one step each.
+    let mut steps: Vec<RankStep> = Vec::new();
+    let mut windows: Vec<(i64, i64)> = Vec::new();
+    for row in &analyzed.rows {
+        let window = (row.start_ns, row.end_ns);
+        if windows.last() != Some(&window) || steps.last().is_none_or(|s| s.step != row.step) {
+            let us = |ns: i64| ns as f64 / 1000.0;
+            let gpu = |v: f64| has_gpu_work.then_some(v);
+            windows.push(window);
+            steps.push(RankStep {
+                step: row.step.clone(),
+                step_us: us(row.step_ns()),
+                compute_us: gpu(0.0),
+                communication_us: gpu(us(covered(&comm, window.0, window.1))),
+                exposed_communication_us: gpu(us(covered(&exposed, window.0, window.1))),
+                idle_us: gpu(0.0),
+            });
+        }
+        if let (Some(g), Some(step)) = (&row.gpu, steps.last_mut()) {
+            *step.compute_us.get_or_insert(0.0) += g.compute_ns as f64 / 1000.0;
+            *step.idle_us.get_or_insert(0.0) += g.idle_ns as f64 / 1000.0;
+        }
+    }
+    let (from, to) = (windows.first().map_or(i64::MIN, |w| w.0), windows.last().map_or(i64::MIN, |w| w.1));
+    let overlap = has_gpu_work.then(|| CommOverlap {
+        percent: breakdown::comm_comp_overlap(trace, Timing::Hta, drop_last_step).percent(),
+        exact_ratio: breakdown::comm_comp_overlap(trace, Timing::Exact, drop_last_step).ratio(),
+    });
+    Rank {
+        rank,
+        name: name.to_owned(),
+        world_size: trace.distributed.as_ref().and_then(|d| d.world_size),
+        steps,
+        transfers: transfers(&copies, from, to, |s, e| (e - s) as f64 / 1000.0),
+        overlap,
+        straggler: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(id: i64, own: &[f64]) -> Rank {
+        let steps = own
+            .iter()
+            .map(|&us| RankStep { step: String::new(), step_us: us, compute_us: None, communication_us: None, exposed_communication_us: None, idle_us: None })
+            .collect();
+        Rank { rank: id, name: id.to_string(), world_size: None, steps, transfers: Vec::new(), overlap: None, straggler: false }
+    }
+
+    #[test]
+    fn one_slow_rank_among_jittered_ones_is_the_straggler() {
+        let mut ranks: Vec<Rank> = (0..16).map(|i| rank(i, &[1000.0 + (i % 5) as f64 * 4.0])).collect();
+        ranks[11] = rank(11, &[1300.0]);
+        let rule = straggler_rule(&mut ranks).unwrap();
+        assert_eq!(ranks.iter().filter(|r| r.straggler).map(|r| r.rank).collect::<Vec<_>>(), vec![11]);
+        assert_eq!(rule.median_us, 1008.0);
+        // Identical ranks: the MAD is 0 and the 5% floor decides.
+        let mut same: Vec<Rank> = (0..4).map(|i| rank(i, &[1000.0])).collect();
+        same[2] = rank(2, &[1040.0]);
+        straggler_rule(&mut same).unwrap();
+        assert!(same.iter().all(|r| !r.straggler));
+        // Two ranks: no median to speak of.
+        assert_eq!(straggler_rule(&mut [rank(0, &[1.0]), rank(1, &[9.0])]), None);
+    }
+
+    #[test]
+    fn ids_from_traces_or_file_order() {
+        assert_eq!(rank_ids(&["a", "b"], &[None, None]), Ok((vec![0, 1], false)));
+        assert_eq!(rank_ids(&["a", "b"], &[Some(1), Some(0)]), Ok((vec![1, 0], true)));
+        assert!(rank_ids(&["a", "b"], &[Some(1), None]).unwrap_err().contains("mixes"));
+        assert!(rank_ids(&["a", "b"], &[Some(1), Some(1)]).unwrap_err().contains("both say they are rank 1"));
+    }
+
+    #[test]
+    fn interval_arithmetic() {
+        let a = union(vec![(0, 10), (5, 12), (20, 30)]);
+        assert_eq!(a, vec![(0, 12), (20, 30)]);
+        assert_eq!(difference(&a, &[(2, 4), (11, 21), (25, 26)]), vec![(0, 2), (4, 11), (21, 25), (26, 30)]);
+        assert_eq!(covered(&a, 10, 25), 7);
+        assert_eq!(direction_of_memcpy("Memcpy HtoD (Pageable -> Device)"), "H2D");
+        assert_eq!(direction_of_memcpy("Memset (Device)"), "other");
+    }
+}

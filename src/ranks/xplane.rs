@@ -1,0 +1,165 @@
+//! XPlane hosts as ranks: each host's steps as `rtfprof steps` gives them
+//! for that host alone, and one pass over its GPU planes for what the steps
+//! do not keep: the collective and computation kernels' spans (for the
+//! exposed communication and HTA's overlap) and the copies with the bytes
+//! their `memcpy_details` stat gives.
+//!
+//! The device events read are those XProf reads for its device steps:
+//! events of a GPU plane's own lines (not the lines XProf derives) that
+//! have a `correlation_id`. Copies are rtfprof's memcpy rule
+//! ([`crate::inputs::xplane::names::transfer`]); collectives XProf's
+//! (`nccl…`); the rest computation.
+
+use std::path::Path;
+
+use prost::DecodeError;
+
+use super::{CommOverlap, Rank, RankStep, Ranks, Source, covered, difference, transfers, union};
+use crate::error::Result;
+use crate::inputs::xplane::decode::{Plane, Space};
+use crate::inputs::xplane::names::{GpuEventClass, classify_gpu_event, transfer};
+use crate::inputs::xplane::planes::{PlaneKind, is_derived_line};
+use crate::inputs::xplane::stats::{StatKind, StatKinds};
+use crate::inputs::xplane::not_an_xspace;
+use crate::steps::xplane::Hardware;
+
+/// A host's GPU work, in picoseconds.
+#[derive(Debug, Default)]
+pub struct DeviceWork {
+    pub compute: Vec<(i128, i128)>,
+    pub collectives: Vec<(i128, i128)>,
+    /// (direction, start, end, bytes).
+    pub copies: Vec<(&'static str, i128, i128, Option<i64>)>,
+}
+
+/// `H2D` for rtfprof's memcpy types.
+fn direction(op_type: &str) -> &'static str {
+    match op_type {
+        "MemcpyHToD" => "H2D",
+        "MemcpyDToH" => "D2H",
+        "MemcpyDToD" => "D2D",
+        "MemcpyPToP" => "P2P",
+        "MemcpyHToH" => "H2H",
+        _ => "other",
+    }
+}
+
+/// The `size:N` of a `memcpy_details` stat (`kind_src:pinned
+/// kind_dst:device size:16777216 dest:0 async:1`).
+fn details_size(details: &str) -> Option<i64> {
+    details.split_whitespace().find_map(|field| field.strip_prefix("size:")).and_then(|n| n.parse().ok())
+}
+
+/// The GPU work of a trace.
+pub fn device_work(bytes: &[u8]) -> Result<DeviceWork, DecodeError> {
+    let mut work = DeviceWork::default();
+    for wire in Space::decode(bytes)?.planes {
+        if PlaneKind::of(Plane::decode_name(wire)?) != PlaneKind::Gpu {
+            continue;
+        }
+        let plane = Plane::decode(wire)?;
+        let kinds = StatKinds::of(&plane);
+        let details_id = plane.stat_names.iter().find(|(_, n)| **n == "memcpy_details").map(|(id, _)| *id);
+        for line in plane.lines.iter().filter(|l| !is_derived_line(l.id)) {
+            let base = i128::from(line.timestamp_ns) * 1000;
+            for event in line.events() {
+                let event = event?;
+                let (mut correlated, mut size) = (false, None);
+                for stat in event.stats() {
+                    if kinds.get(stat.metadata_id) == Some(StatKind::CorrelationId) {
+                        correlated = true;
+                    } else if Some(stat.metadata_id) == details_id {
+                        size = stat.value.as_str(&plane).and_then(details_size);
+                    }
+                }
+                if !correlated {
+                    continue;
+                }
+                let name = plane.event_name(event.metadata_id);
+                let begin = base + i128::from(event.offset_ps);
+                let end = begin + i128::from(event.duration_ps.max(0));
+                if let Some((_, op_type)) = transfer(name) {
+                    work.copies.push((direction(op_type), begin, end, size));
+                } else if classify_gpu_event(name, "") == GpuEventClass::Collectives {
+                    work.collectives.push((begin, end));
+                } else {
+                    work.compute.push((begin, end));
+                }
+            }
+        }
+    }
+    Ok(work)
+}
+
+/// HTA's overlap of the collectives with the computation (see
+/// [`crate::inputs::pytorch::breakdown::comm_comp_overlap`]) on the trace's
+/// own spans: the time both ran over the collectives' merged time.
+fn overlap(work: &DeviceWork) -> f64 {
+    let comm = union(work.collectives.clone());
+    let comp = union(work.compute.clone());
+    let communication: i128 = comm.iter().map(|c| c.1 - c.0).sum();
+    let exposed: i128 = difference(&comm, &comp).iter().map(|c| c.1 - c.0).sum();
+    (communication - exposed) as f64 / communication as f64
+}
+
+/// One host's trace (its file and bytes) as a rank (`rank` its number).
+pub fn host_rank(rank: i64, name: &str, path: &Path, bytes: &[u8]) -> Result<Rank> {
+    let host = crate::steps::xplane::analyze(bytes).map_err(|e| not_an_xspace(path, &e))?;
+    let rows = crate::steps::from_hosts(std::slice::from_ref(&host)).rows;
+    let work = device_work(bytes).map_err(|e| not_an_xspace(path, &e))?;
+    let gpu = host.hardware == Hardware::Gpu;
+    let comm = union(work.collectives.clone());
+    let exposed = difference(&comm, &union(work.compute.clone()));
+    let us = |ps: i128| ps as f64 / 1e6;
+    // (With one host, the rows are its steps, in order.)
+    let steps: Vec<RankStep> = rows
+        .iter()
+        .zip(&host.steps)
+        .map(|(row, step)| {
+            let (begin, end) = (step.begin_ps, step.begin_ps + step.duration_ps);
+            let compute = if gpu { row.categories[0] } else { row.categories[3] };
+            RankStep {
+                step: row.name.clone(),
+                step_us: row.step_us,
+                compute_us: compute,
+                communication_us: gpu.then(|| us(covered(&comm, begin, end))),
+                exposed_communication_us: gpu.then(|| us(covered(&exposed, begin, end))),
+                idle_us: row.device_idle_us,
+            }
+        })
+        .collect();
+    let (from, to) = match (host.steps.first(), host.steps.last()) {
+        (Some(first), Some(last)) => (first.begin_ps, last.begin_ps + last.duration_ps),
+        _ => (0, 0),
+    };
+    let ratio = overlap(&work);
+    Ok(Rank {
+        rank,
+        name: name.to_owned(),
+        world_size: None,
+        steps,
+        transfers: transfers(&work.copies, from, to, |s, e| us(e - s)),
+        overlap: gpu.then_some(CommOverlap { percent: (100.0 * ratio * 100.0).round_ties_even() / 100.0, exact_ratio: ratio }),
+        straggler: false,
+    })
+}
+
+/// The hosts of a run directory as ranks, numbered in their order: each
+/// host's name, file and bytes.
+pub fn analyze(hosts: &[(String, &Path, &[u8])]) -> Result<Ranks> {
+    use rayon::prelude::*;
+    let mut ranks = hosts.par_iter().enumerate().map(|(i, (name, path, bytes))| host_rank(i as i64, name, path, bytes)).collect::<Result<Vec<_>>>()?;
+    Ok(super::finish(Source::Xplane, false, &mut ranks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_sizes_and_directions() {
+        assert_eq!(details_size("kind_src:pinned kind_dst:device size:16777216 dest:0 async:1"), Some(16777216));
+        assert_eq!(details_size("kind_src:pinned"), None);
+        assert_eq!(direction("MemcpyDToH"), "D2H");
+    }
+}
