@@ -468,9 +468,14 @@ pub fn from_sources(sources: &Sources, name: Option<&str>) -> Result<Partial> {
 }
 
 /// The partial of one path of any kind the loader reads (as `--job
-/// NAME=PATH` takes it), named `name` or after the file.
+/// NAME=PATH` takes it, or a TF2/JAX log directory), named `name` or
+/// after the file.
 pub fn from_path(path: &Path, name: Option<&str>) -> Result<Partial> {
     let name = name.map_or_else(|| job_name(path), str::to_owned);
     let spec = format!("{name}={}", path.display());
+    if path.is_dir() && crate::jobs::JobSpec::parse(&spec).is_err() {
+        // A TF2/JAX log or run directory: one job, or one a host.
+        return from_sources(&Sources { xplane_path: Some(path.to_owned()), ..Default::default() }, Some(&name));
+    }
     from_sources(&Sources { jobs: vec![spec], ..Default::default() }, None)
 }
