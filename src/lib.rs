@@ -38,6 +38,7 @@ pub mod jobs;
 pub mod load;
 pub mod memory;
 pub mod outputs;
+pub mod partial;
 pub mod proto;
 pub mod ranks;
 pub mod show;

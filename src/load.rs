@@ -32,6 +32,12 @@ pub struct Sources {
     pub pytorch_path: Option<PathBuf>,
     /// `NAME=PATH` jobs to load apart and merge.
     pub jobs: Vec<String>,
+    /// Partial profiles (files, or directories of `*.rtfprof` files), merged
+    /// (see [`crate::partial`]).
+    pub partial_paths: Vec<PathBuf>,
+    /// A partial profile's bytes (the Python module's `partial=`), merged
+    /// with those of `partial_paths`.
+    pub partial_bytes: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 impl Sources {
@@ -45,6 +51,13 @@ impl Sources {
             && self.pytorch_path.is_none()
             && paths.events_path.is_none()
             && self.jobs.is_empty()
+            && self.partial_paths.is_empty()
+            && self.partial_bytes.is_none()
+    }
+
+    /// Whether the inputs are partial profiles.
+    pub fn has_partials(&self) -> bool {
+        !self.partial_paths.is_empty() || self.partial_bytes.is_some()
     }
 }
 
@@ -64,6 +77,8 @@ pub enum Purpose {
     Diff,
     /// `jobs`: each job's summary.
     Jobs,
+    /// A partial profile (see [`crate::partial`]): what the views read.
+    Partial,
 }
 
 /// A loaded profile: the node model every view reads, and what the
@@ -169,6 +184,11 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops.is_on();
     }
+    if purpose == Purpose::Partial {
+        // Every view's nodes, code traces included; no allocations.
+        paths.skip_code_traces = false;
+        paths.skip_attrs = !paths.estimate_flops.is_on();
+    }
     if matches!(purpose, Purpose::Steps | Purpose::Tables) {
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops.is_on();
@@ -272,6 +292,9 @@ pub fn load_paths(paths: &InputPaths) -> Result<Loaded> {
 /// merged into one profile. The note about the trace's run, if any, starts
 /// the listing.
 pub fn load(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
+    if sources.has_partials() {
+        return load_partials(sources, purpose);
+    }
     let resolved = resolve(sources, purpose)?;
     let mut loaded = load_resolved(sources, &resolved, purpose)?;
     if let Some(note) = resolved.note {
@@ -293,7 +316,11 @@ fn load_resolved(sources: &Sources, resolved: &Resolved, purpose: Purpose) -> Re
         check_code_traces(purpose, &loaded)?;
         return Ok(loaded);
     }
-    let jobs = load_jobs(sources, resolved)?;
+    let mut jobs = load_jobs(sources, resolved)?;
+    // Merged in name order, as partial profiles are (see
+    // [`crate::partial`]): the same jobs give the same profile however
+    // they were given.
+    jobs.sort_by(|a, b| a.0.cmp(&b.0));
     let mut listing = String::from("Reading Files...\n");
     let mut coverage = Vec::new();
     for (name, job) in &jobs {
@@ -302,6 +329,34 @@ fn load_resolved(sources: &Sources, resolved: &Resolved, purpose: Purpose) -> Re
         coverage.push((name.clone(), job_coverage));
     }
     let loaded = merge(jobs, listing, coverage);
+    check_code_traces(purpose, &loaded)?;
+    Ok(loaded)
+}
+
+/// The merged partial profiles of `sources`, alone: the node model for the
+/// views, the report and advice (partials hold no trace events).
+fn load_partials(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
+    let mut others = sources.clone();
+    (others.partial_paths, others.partial_bytes) = (Vec::new(), None);
+    if !others.is_empty() {
+        return Err(Error::flag("--partial_path", "is set: give no other inputs (make a partial of each with 'rtfprof partial')"));
+    }
+    let needs_events = match purpose {
+        Purpose::Memory => Some("memory"),
+        Purpose::Steps => Some("steps"),
+        Purpose::Tables => Some("hlo and kernels"),
+        Purpose::Jobs => Some("jobs"),
+        _ => None,
+    };
+    if let Some(command) = needs_events {
+        return Err(Error::flag(command, "reads the traces' events, which partial profiles do not hold: give the traces (--job, --pytorch_path, --xplane_path)"));
+    }
+    let mut partial = if sources.partial_paths.is_empty() { crate::partial::Partial::default() } else { crate::partial::read(&sources.partial_paths)? };
+    if let Some(bytes) = &sources.partial_bytes {
+        let given = crate::partial::from_bytes(bytes, std::path::Path::new("<bytes>"))?;
+        partial = crate::partial::merge([partial, given])?;
+    }
+    let loaded = partial.into_loaded();
     check_code_traces(purpose, &loaded)?;
     Ok(loaded)
 }

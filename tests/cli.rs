@@ -89,7 +89,7 @@ fn help_examples_run() {
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rtfprof"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let mut helps = vec![run(&["--help"]).0];
-    for command in ["scope", "graph", "op", "code", "advise", "diff", "jobs", "memory", "report", "steps", "hlo", "kernels", "completions", "man"] {
+    for command in ["scope", "graph", "op", "code", "advise", "diff", "jobs", "memory", "report", "steps", "hlo", "kernels", "partial", "completions", "man"] {
         let help = run(&[command, "--help"]).0;
         assert!(help.contains("Examples:"), "{command} has no examples");
         helps.push(help);

@@ -20,6 +20,9 @@ kernels, ``memory`` replays the allocations, each as the CLI's JSON output
 holds them; ``to_dataframe`` takes any of these results. ``key_averages``
 reads a ``torch.profiler`` trace and gives PyTorch's own
 ``prof.key_averages()`` rows (same attributes, same values) and ``table()``.
+``partial`` reduces one rank's trace to a partial profile (bytes), ``merge``
+merges them in any order or grouping, and ``profile(cmd, partial=…)`` shows
+the result (see the README's "Profiles of thousands of ranks on a cluster").
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from ._rtfprof import (
     kernels,
     key_averages,
     memory,
+    merge,
+    partial,
     profile,
     ranks,
     steps,
@@ -60,6 +65,8 @@ __all__ = [
     "kernels",
     "key_averages",
     "memory",
+    "merge",
+    "partial",
     "profile",
     "ranks",
     "steps",

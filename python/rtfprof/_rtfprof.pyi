@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "hlo", "kernels", "key_averages", "memory", "profile", "ranks", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "hlo", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "steps", "__version__"]
 
 __version__: str
 
@@ -162,6 +162,8 @@ def profile(
     pytorch_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
     default_op_log: bool = True,
+    partial: Union[bytes, _Path, None] = None,
+    partial_path: Union[_Path, Sequence[_Path], None] = None,
 ) -> GraphNode: ...
 @overload
 def profile(
@@ -177,6 +179,8 @@ def profile(
     pytorch_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
     default_op_log: bool = True,
+    partial: Union[bytes, _Path, None] = None,
+    partial_path: Union[_Path, Sequence[_Path], None] = None,
 ) -> MultiGraphNode: ...
 @overload
 def profile(
@@ -192,7 +196,22 @@ def profile(
     pytorch_path: Optional[_Path] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
     default_op_log: bool = True,
+    partial: Union[bytes, _Path, None] = None,
+    partial_path: Union[_Path, Sequence[_Path], None] = None,
 ) -> Union[GraphNode, MultiGraphNode]: ...
+def partial(
+    path: Optional[_Path] = None,
+    *,
+    name: Optional[str] = None,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
+) -> bytes: ...
+def merge(partials: Sequence[bytes]) -> bytes: ...
 def steps(
     *,
     graph_path: Optional[_Path] = None,

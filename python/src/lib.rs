@@ -487,7 +487,7 @@ fn on_deep_stack<T: Send>(py: Python<'_>, work: impl FnOnce(Python<'_>) -> PyRes
 /// it is given (`--default_op_log`); without, the op log's alone, as the
 /// tfprof and rtfprof command lines read them.
 #[pyfunction]
-#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, pytorch_path=None, options=None, default_op_log=true))]
+#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, pytorch_path=None, options=None, default_op_log=true, partial=None, partial_path=None))]
 #[allow(clippy::too_many_arguments)]
 fn profile(
     py: Python<'_>,
@@ -502,6 +502,8 @@ fn profile(
     pytorch_path: Option<&Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyAny>>,
     default_op_log: bool,
+    partial: Option<&Bound<'_, PyAny>>,
+    partial_path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let view = parse_view(cmd)?;
     let options = match options.filter(|o| !o.is_none()) {
@@ -511,7 +513,9 @@ fn profile(
         })?),
     };
     let opts = parse_options(options)?;
-    let mut inputs = input_args("profile", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
+    let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
+    partial_args(&mut inputs, partial, partial_path)?;
+    check_inputs("profile", &inputs)?;
     inputs.paths.checkpoint_path = path_arg("checkpoint_path", checkpoint_path)?;
     // (TF's function takes a graph: a profile holds its own float ops.)
     if default_op_log && (inputs.paths.graph_path.is_some() || inputs.paths.events_path.is_some()) {
@@ -542,6 +546,107 @@ fn input_args(
     xplane_path: Option<&Bound<'_, PyAny>>,
     pytorch_path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Sources> {
+    let inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
+    check_inputs(function, &inputs)?;
+    Ok(inputs)
+}
+
+fn check_inputs(function: &str, inputs: &Sources) -> PyResult<()> {
+    if inputs.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "{function}: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path, or pytorch_path, or partial)"
+        )));
+    }
+    Ok(())
+}
+
+/// `partial=` (a partial's bytes, or a path) and `partial_path=` (a path, a
+/// comma-separated string or a list of paths; directories of `*.rtfprof`).
+fn partial_args(inputs: &mut Sources, partial: Option<&Bound<'_, PyAny>>, partial_path: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    for (name, value) in [("partial", partial), ("partial_path", partial_path)] {
+        let Some(value) = value.filter(|v| !v.is_none()) else { continue };
+        if let Ok(bytes) = value.cast::<PyBytes>() {
+            if name == "partial_path" {
+                return Err(PyValueError::new_err("--partial_path: expected paths, got bytes (pass bytes as partial=)"));
+            }
+            inputs.partial_bytes = Some(Arc::new(bytes.as_bytes().to_vec()));
+        } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+            for item in value.try_iter()? {
+                inputs.partial_paths.extend(path_arg(name, Some(&item?))?);
+            }
+        } else if let Ok(text) = value.extract::<String>() {
+            inputs.partial_paths.extend(text.split(',').filter(|s| !s.is_empty()).map(PathBuf::from));
+        } else {
+            inputs.partial_paths.extend(path_arg(name, Some(value))?);
+        }
+    }
+    Ok(())
+}
+
+/// A partial profile of one rank's or host's trace (or of every rank of a
+/// directory), as `rtfprof partial` writes it: the bytes to pass to
+/// `merge` and to `profile(partial=…)`. `path` is any input `--job
+/// NAME=PATH` takes (a PyTorch trace, an XPlane file or log directory, a
+/// profile, a TF directory); `name` is its job's (rank's) name (default:
+/// the file's name without .pt.trace.json, .xplane.pb, …). Or give the
+/// inputs by keyword, as to `profile`.
+#[pyfunction]
+#[pyo3(signature = (path=None, *, name=None, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None))]
+#[allow(clippy::too_many_arguments)]
+fn partial<'py>(
+    py: Python<'py>,
+    path: Option<&Bound<'py, PyAny>>,
+    name: Option<String>,
+    graph_path: Option<&Bound<'py, PyAny>>,
+    run_meta_path: Option<&Bound<'py, PyAny>>,
+    op_log_path: Option<&Bound<'py, PyAny>>,
+    profile_path: Option<&Bound<'py, PyAny>>,
+    events_path: Option<&Bound<'py, PyAny>>,
+    xplane_path: Option<&Bound<'py, PyAny>>,
+    pytorch_path: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let path = path_arg("path", path)?;
+    let inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
+    let bytes = match path {
+        Some(_) if !inputs.is_empty() => return Err(PyValueError::new_err("partial: give path or input keywords, not both")),
+        Some(path) => py.detach(|| rtfprof::partial::from_path(&path, name.as_deref()).map(|p| rtfprof::partial::to_bytes(&p))),
+        None => {
+            check_inputs("partial", &inputs)?;
+            py.detach(|| rtfprof::partial::from_sources(&inputs, name.as_deref()).map(|p| rtfprof::partial::to_bytes(&p)))
+        }
+    }
+    .map_err(to_py_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Merges partial profiles (bytes from `partial` or `merge`) into one: the
+/// same bytes whatever the order or grouping, so a tree of merges on many
+/// workers gives what one merge of all would.
+#[pyfunction]
+fn merge<'py>(py: Python<'py>, partials: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = py
+        .detach(|| {
+            let parts = partials
+                .iter()
+                .enumerate()
+                .map(|(i, bytes)| rtfprof::partial::from_bytes(bytes, std::path::Path::new(&format!("<partials[{i}]>"))))
+                .collect::<rtfprof::error::Result<Vec<_>>>()?;
+            rtfprof::partial::merge(parts).map(|p| rtfprof::partial::to_bytes(&p))
+        })
+        .map_err(to_py_err)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn input_sources(
+    graph_path: Option<&Bound<'_, PyAny>>,
+    run_meta_path: Option<&Bound<'_, PyAny>>,
+    op_log_path: Option<&Bound<'_, PyAny>>,
+    profile_path: Option<&Bound<'_, PyAny>>,
+    events_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Sources> {
     let run_meta_paths = run_meta_arg(run_meta_path)?.unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
     let paths = rtfprof::inputs::InputPaths {
         graph_path: path_arg("graph_path", graph_path)?,
@@ -557,11 +662,6 @@ fn input_args(
         pytorch_path: path_arg("pytorch_path", pytorch_path)?,
         ..Sources::default()
     };
-    if inputs.is_empty() {
-        return Err(PyValueError::new_err(format!(
-            "{function}: no inputs (give profile_path, or graph_path with run_meta_path and op_log_path, or events_path, or xplane_path, or pytorch_path)"
-        )));
-    }
     Ok(inputs)
 }
 
@@ -918,7 +1018,7 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, hlo, kernels, key_averages, memory, profile, ranks, steps};
+    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, hlo, kernels, key_averages, memory, merge, partial, profile, ranks, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

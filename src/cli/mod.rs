@@ -99,6 +99,13 @@ pub enum Command {
     /// max duration, longest first (XPlane traces; --max_depth N shows N
     /// rows).
     Kernels,
+    /// Reduce the inputs to a partial profile, to merge with others.
+    ///
+    /// A compact, versioned file (PATH, conventionally NAME.rtfprof) with the
+    /// node model the views read, one job a rank or host: make one where
+    /// each trace lies, then show them together with --partial_path (any
+    /// order or grouping gives the same bytes, and the views of --job).
+    Partial(PartialArgs),
     /// Print a shell completion script.
     ///
     /// rtfprof completions bash >
@@ -110,6 +117,19 @@ pub enum Command {
     },
     /// Print rtfprof's man page (roff).
     Man,
+}
+
+/// `rtfprof partial`: where to write the partial and its job's name.
+#[derive(Clone, Debug, Args)]
+#[command(rename_all = "snake_case")]
+pub struct PartialArgs {
+    /// The partial profile to write.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub outfile: PathBuf,
+    /// The job (rank, host) name of a single input (default: its file's
+    /// name without .pt.trace.json, .xplane.pb, …).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
 }
 
 /// `rtfprof diff`: each side is profile inputs (the `--left_*`/`--right_*`
@@ -212,6 +232,7 @@ impl Command {
             Command::Ranks => "ranks",
             Command::Hlo => "hlo",
             Command::Kernels => "kernels",
+            Command::Partial(_) => "partial",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
         }
@@ -231,6 +252,7 @@ impl Command {
             Command::Report => Purpose::Report,
             Command::Steps | Command::Ranks => Purpose::Steps,
             Command::Hlo | Command::Kernels => Purpose::Tables,
+            Command::Partial(_) => Purpose::Partial,
             // (They read no inputs.)
             Command::Completions { .. } | Command::Man => Purpose::Prompt,
         }
@@ -252,6 +274,7 @@ impl Command {
             | Command::Ranks
             | Command::Hlo
             | Command::Kernels
+            | Command::Partial(_)
             | Command::Completions { .. }
             | Command::Man => None,
         }
@@ -313,6 +336,11 @@ pub struct InputArgs {
     /// of them (each rank's file becomes a job).
     #[arg(long, global = true, value_name = "PATH")]
     pub pytorch_path: Option<PathBuf>,
+    /// Partial profiles made by 'rtfprof partial', comma-separated, or
+    /// directories of *.rtfprof files: merged, and shown as --job's are
+    /// (one job a rank or host).
+    #[arg(long, global = true, value_name = "PATHS", value_delimiter = ',')]
+    pub partial_path: Vec<PathBuf>,
     /// Estimate float ops natively for nodes the op log gives none, with the
     /// formulas of TF's flops registry (every op type it knows) plus Einsum;
     /// off by default, as tfprof counts none then. Unlike TF, it also counts
@@ -349,6 +377,8 @@ impl InputArgs {
             xplane_run: self.xplane_run.clone(),
             pytorch_path: self.pytorch_path.clone(),
             jobs: self.job.clone(),
+            partial_paths: self.partial_path.clone(),
+            partial_bytes: None,
         }
     }
 
@@ -505,6 +535,8 @@ const ROOT_EXAMPLES: &str = "Examples (from the repository root, on the bundled 
 /// The input flags, by the files they read.
 const TF_INPUTS: &[&str] = &["graph_path", "run_meta_path", "op_log_path", "profile_path", "checkpoint_path", "events_path", "events_run", "events_tags", "job", "estimate_flops", "default_op_log"];
 const XPLANE_INPUTS: &[&str] = &["xplane_path", "xplane_run", "pytorch_path"];
+/// Partial profiles, which the views, the report and advice read.
+const PARTIAL_INPUTS: &[&str] = &["partial_path"];
 /// The inputs that hold steps, allocations or timed events (no float ops,
 /// code traces or checkpoints).
 const RUN_INPUTS: &[&str] = &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run", "pytorch_path"];
@@ -520,19 +552,19 @@ const VIEW_OPTIONS: &[&str] = &[
 /// accepted, as tfprof's flags are anywhere, but not listed) and two
 /// examples on the bundled samples (tests/cli.rs runs every one).
 const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
-    ("scope", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+    ("scope", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
   rtfprof scope --profile_path testdata/cnn/profile --select micros,bytes --max_depth 3
   rtfprof scope --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --max_depth 4"),
-    ("graph", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+    ("graph", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
   rtfprof graph --profile_path testdata/cnn/profile --select micros --max_depth 3
   rtfprof graph --graph_path testdata/cnn/graph.pbtxt --run_meta_path testdata/cnn/run_meta_1 --start_name_regexes gradients/.* --max_depth 2"),
-    ("op", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+    ("op", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
   rtfprof op --profile_path testdata/cnn/profile --select micros,occurrence --order_by micros
   rtfprof op --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros,occurrence --order_by accelerator_micros"),
-    ("code", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+    ("code", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
   rtfprof code --profile_path testdata/cnn/profile --select micros --max_depth 4
   rtfprof code --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --output pprof:outfile=cnn.pb.gz"),
-    ("advise", &[TF_INPUTS, XPLANE_INPUTS], "Examples:
+    ("advise", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS], "Examples:
   rtfprof advise --profile_path testdata/cnn/profile
   rtfprof advise --xplane_path testdata/xplane/jax_gpu_cnn"),
     ("diff", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
@@ -545,7 +577,7 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     ("memory", &[RUN_INPUTS, &["step", "output", "max_depth", "min_bytes", "start_name_regexes", "trim_name_regexes", "show_name_regexes", "hide_name_regexes"]], "Examples:
   rtfprof memory --profile_path testdata/cnn/profile --step 1 --max_depth 3
   rtfprof memory --xplane_path testdata/xplane/jax_gpu_cnn --output json:outfile=memory.json"),
-    ("report", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+    ("report", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
   rtfprof report --profile_path testdata/cnn/profile --output html:outfile=report.html
   rtfprof report --xplane_path testdata/xplane/jax_gpu_cnn --output html:outfile=report.html"),
     ("steps", &[RUN_INPUTS, &["output"]], "Examples:
@@ -560,6 +592,9 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     ("kernels", &[XPLANE_INPUTS, &["max_depth", "output"]], "Examples:
   rtfprof kernels --xplane_path testdata/xplane/jax_gpu_cnn --max_depth 10
   rtfprof kernels --xplane_path testdata/xplane/jax_gpu_cnn --output json:outfile=kernels.json"),
+    ("partial", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS], "Examples:
+  rtfprof partial --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz -o schedule.rtfprof
+  rtfprof partial --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile -o jobs.rtfprof && rtfprof op --partial_path jobs.rtfprof"),
     ("completions", &[], "Examples:
   rtfprof completions bash > rtfprof.bash
   rtfprof completions zsh > _rtfprof"),
@@ -615,6 +650,11 @@ pub const PROMPT_HELP: &str = "Commands (options as on the command line, -flag o
   help: this text.
   quit (or exit, Ctrl-D): leave.
 ";
+
+/// `1 job`, `3 jobs`.
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+}
 
 /// Rewrites tfprof's single-dash long flags (`-max_depth 3`) to `--max_depth 3`.
 /// A single-dash word that is no flag but looks like one (`-selct`) is
@@ -778,6 +818,13 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
             let jobs = load::load_jobs_apart(&sources, purpose)?;
             let summaries: Vec<_> = jobs.iter().map(|(name, job)| crate::jobs::summarize(name, &job.stats)).collect();
             stdout.push_str(&crate::jobs::render(&summaries));
+            return Ok(());
+        }
+        Some(Command::Partial(args)) => {
+            let partial = crate::partial::from_sources(&sources, args.name.as_deref())?;
+            outputs::write_atomic(&args.outfile, &crate::partial::to_bytes(&partial))?;
+            let jobs: Vec<&str> = partial.job_names().collect();
+            stdout.push_str(&format!("Partial profile of {} ({}) written to {}\n", plural(jobs.len(), "job"), jobs.join(", "), args.outfile.display()));
             return Ok(());
         }
         // `steps` reads XPlane traces in place: it needs no nodes.
