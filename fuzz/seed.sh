@@ -141,3 +141,13 @@ trace["traceEvents"] = keep
 open(sys.argv[2], "w").write("\x02" + json.dumps(trace))
 PY
 fi
+
+# partial: partial profiles of a few fixtures, written by the release
+# binary when it is built (target/release/rtfprof); skipped otherwise.
+bin="$fuzz/../target/release/rtfprof"
+if [ -x "$bin" ]; then
+    mkdir -p "$fuzz/corpus/partial"
+    "$bin" partial --pytorch_path "$data/pytorch/shapes_merges.pt.trace.json" -o "$fuzz/corpus/partial/shapes_merges.rtfprof" >/dev/null
+    "$bin" partial --profile_path "$data/mlp/profile" -o "$fuzz/corpus/partial/mlp.rtfprof" >/dev/null
+    "$bin" partial --xplane_path "$data/xplane/jax_jit" -o "$fuzz/corpus/partial/jax_jit.rtfprof" >/dev/null
+fi

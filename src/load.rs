@@ -326,7 +326,10 @@ fn load_resolved(sources: &Sources, resolved: &Resolved, purpose: Purpose) -> Re
     for (name, job) in &jobs {
         let job_coverage = job.stats.run_coverage();
         listing.push_str(&format!("job {name}: run graph coverage: {job_coverage:.2}\n"));
-        coverage.push((name.clone(), job_coverage));
+        // (A trace's ops are all executions: coverage means nothing there.)
+        if !job.from_traces() {
+            coverage.push((name.clone(), job_coverage));
+        }
     }
     let loaded = merge(jobs, listing, coverage);
     check_code_traces(purpose, &loaded)?;

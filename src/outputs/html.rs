@@ -292,7 +292,14 @@ pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sourc
         let code = show::run(stats, View::Code, opts)?.root;
         trees.push(flame_tree(stats, View::Code, &code));
     } else {
-        notes.push("no code traces (an op log written with add_trace=True has them): no code view".to_owned());
+        let why = if loaded.all(crate::inputs::Kind::PyTorch) {
+            "no Python stacks (torch.profiler.profile(with_stack=True) records them)"
+        } else if loaded.all(crate::inputs::Kind::Xplane) {
+            "no Python call stacks for its ops (JAX's XLA programs record them; TF's ops do not)"
+        } else {
+            "no code traces (an op log written with add_trace=True has them)"
+        };
+        notes.push(format!("{why}: no code view"));
     }
     let op_opts = Options { max_depth: i64::MAX, ..opts.clone() };
     let ops = op_table(&show::run(stats, View::Op, &op_opts)?.root);
