@@ -128,9 +128,14 @@ pub fn xprof_table_rows(table: &serde_json::Value) -> Vec<serde_json::Map<String
 /// `rtfprof <args>` with `--output json:outfile=…`: the JSON it wrote;
 /// fails the test, printing stderr, if the command fails.
 pub fn rtfprof_json(args: &[&str]) -> serde_json::Value {
+    rtfprof_json_of(args)
+}
+
+/// `rtfprof_json` for arguments of any string type.
+pub fn rtfprof_json_of<S: AsRef<str>>(args: &[S]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.json");
-    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut all: Vec<String> = args.iter().map(|a| a.as_ref().to_owned()).collect();
     all.push(format!("--output=json:outfile={}", out.display()));
     let output = run_rtfprof(&all, "", None);
     assert!(output.status.success(), "rtfprof {all:?}: {}", String::from_utf8_lossy(&output.stderr));
