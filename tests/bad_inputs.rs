@@ -17,13 +17,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rtfprof");
+mod common;
 
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
-}
+use common::{rtfprof_command, testdata};
 
 /// Where the bad file's bytes come from.
 enum Src {
@@ -470,7 +468,7 @@ fn check(case: &Case) -> Vec<String> {
     if !sets_output {
         args.push(format!("--output=file:outfile={}", out_file.display()));
     }
-    let output = Command::new(BIN).args(&args).current_dir(dir.path()).output().expect("run rtfprof");
+    let output = rtfprof_command().args(&args).current_dir(dir.path()).output().expect("run rtfprof");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let mut problems = Vec::new();
@@ -614,7 +612,7 @@ fn broken_pipe_exits_quietly() {
     let graph: String = (0..4000).map(|i| format!("node {{ name: \"scope_{}/node_{i}\" op: \"NoOp\" }}\n", i % 50)).collect();
     let path = dir.path().join("big.pbtxt");
     std::fs::write(&path, graph).expect("write graph");
-    let mut child = Command::new(BIN)
+    let mut child = rtfprof_command()
         .args(["scope", &format!("--graph_path={}", path.display()), "--max_depth=100"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -639,7 +637,7 @@ fn deep_scope_name_stays_linear() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("deep_name.pbtxt");
     std::fs::write(&path, format!("node {{ name: \"{}x\" op: \"NoOp\" }}\n", "a/".repeat(200_000))).expect("write");
-    let mut child = Command::new(BIN)
+    let mut child = rtfprof_command()
         .args(["scope", &format!("--graph_path={}", path.display()), "--output=none"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -4,9 +4,16 @@
 
 use std::process::Command;
 
+mod common;
+
+use common::{rtfprof_code, testdata};
+
+/// `rtfprof <args>`: stdout, stderr and the exit code; killed by a signal
+/// fails the test, whichever of them the test reads.
 fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().unwrap();
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.code().unwrap())
+    let (out, err, code) = rtfprof_code(args);
+    assert_ne!(code, -1, "rtfprof {args:?} was killed: {err}");
+    (out, err, code)
 }
 
 #[test]
@@ -85,7 +92,7 @@ fn subcommand_help_lists_its_own_flags() {
 #[test]
 fn help_examples_run() {
     let dir = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata"), dir.path().join("testdata")).unwrap();
+    std::os::unix::fs::symlink(testdata(), dir.path().join("testdata")).unwrap();
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rtfprof"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let mut helps = vec![run(&["--help"]).0];
@@ -97,7 +104,7 @@ fn help_examples_run() {
     let examples: Vec<String> = helps.iter().flat_map(|h| h.lines()).filter_map(|l| l.strip_prefix("  rtfprof ")).map(|l| format!("rtfprof {l}")).collect();
     assert!(examples.len() >= 30, "{examples:?}");
     for example in examples {
-        let out = std::process::Command::new("sh").arg("-c").arg(&example).current_dir(dir.path()).env("PATH", &path).output().unwrap();
+        let out = Command::new("sh").arg("-c").arg(&example).current_dir(dir.path()).env("PATH", &path).output().unwrap();
         assert!(out.status.success(), "{example}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(!out.stdout.is_empty() || example.contains('>') || example.contains("outfile="), "{example} printed nothing");
     }
@@ -108,7 +115,7 @@ fn help_examples_run() {
 #[cfg(unix)]
 #[test]
 fn inputs_can_be_pipes() {
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/mlp");
+    let data = testdata().join("mlp");
     let dir = tempfile::tempdir().unwrap();
     let mut args = vec!["scope".to_owned(), "--select=bytes,micros,params".to_owned()];
     let mut writers = Vec::new();
@@ -192,7 +199,7 @@ fn completions_and_the_man_page() {
     let (script, _, _) = run(&["completions", "bash"]);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("rtfprof.bash"), &script).unwrap();
-    let bash = std::process::Command::new("bash").arg("-c").arg(format!("source {}/rtfprof.bash && complete -p rtfprof", dir.path().display())).output();
+    let bash = Command::new("bash").arg("-c").arg(format!("source {}/rtfprof.bash && complete -p rtfprof", dir.path().display())).output();
     if let Ok(bash) = bash {
         assert!(bash.status.success() && String::from_utf8_lossy(&bash.stdout).contains("rtfprof"), "{}", String::from_utf8_lossy(&bash.stderr));
     }

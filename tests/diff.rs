@@ -8,17 +8,9 @@
 //! - identical sides are refused, and a copy of a profile differs by 0;
 //! - bad metrics, sizes, views and text files fail with one line.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
-}
-
-fn rtfprof(args: &[String]) -> (String, String, bool) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().unwrap();
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.success())
-}
+use common::{rtfprof_ok as rtfprof, testdata};
 
 fn side(name: &str, model: &str) -> Vec<String> {
     let d = testdata().join(model);

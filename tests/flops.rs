@@ -6,16 +6,18 @@
 //! type in the registry (`testdata/flops/`, from `tools/gen_flops.py`) has
 //! an estimator, equal to TF's float_ops on cases built for it.
 
-use std::path::Path;
-
 use rtfprof::inputs::{load_graph, load_op_log, load_run_meta};
 use rtfprof::stats::Stats;
+
+mod common;
+
+use common::{rtfprof_output, testdata};
 
 #[test]
 fn estimates_equal_tensorflows_op_log() {
     let mut compared = 0;
     for model in ["mlp", "cnn", "cnn_b8", "while", "matmuls"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(model);
+        let dir = testdata().join(model);
         let mut stats = Stats::new();
         stats.add_graph(load_graph(&dir.join("graph.pb"), true).unwrap());
         stats.add_run_meta(0, &load_run_meta(&dir.join("run_meta_0")).unwrap());
@@ -40,7 +42,7 @@ fn estimates_equal_tensorflows_op_log() {
 
 #[test]
 fn estimate_flag_fills_the_float_ops_column() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cnn");
+    let dir = testdata().join("cnn");
     let run = |extra: &[&str]| {
         let mut args = vec![
             "scope".to_owned(),
@@ -50,7 +52,7 @@ fn estimate_flag_fills_the_float_ops_column() {
             "--max_depth=2".into(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(&args).output().unwrap();
+        let out = rtfprof_output(&args);
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()
     };
@@ -63,7 +65,7 @@ fn estimate_flag_fills_the_float_ops_column() {
 
 #[test]
 fn einsum_counts_like_the_equivalent_batch_matmul() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/matmuls");
+    let dir = testdata().join("matmuls");
     let mut stats = Stats::new();
     stats.add_graph(load_graph(&dir.join("graph.pb"), true).unwrap());
     stats.add_run_meta(0, &load_run_meta(&dir.join("run_meta_0")).unwrap());
@@ -82,7 +84,7 @@ fn einsum_counts_like_the_equivalent_batch_matmul() {
 fn estimates_from_a_profile_equal_tensorflows_op_log() {
     let mut compared = 0;
     for model in ["mlp", "cnn"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(model).join("profile");
+        let path = testdata().join(model).join("profile");
         let profile = rtfprof::inputs::load_profile(&path, rtfprof::inputs::NodeDetail::ALL).unwrap();
         let mut stats = Stats::from_profile(profile).unwrap();
         let logged: Vec<(usize, i64)> = stats.nodes.iter().enumerate().filter(|(_, n)| n.float_ops != 0).map(|(id, n)| (id, n.float_ops)).collect();
@@ -101,7 +103,7 @@ fn estimates_from_a_profile_equal_tensorflows_op_log() {
 // ---------------------------------------------------------------------------
 
 fn flops_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/flops")
+    testdata().join("flops")
 }
 
 /// Op types with a "flops" function in TF's Python registry.
@@ -148,7 +150,7 @@ fn estimated_with(flag: &str, inputs: &[String]) -> std::collections::HashMap<St
     let mut args = vec!["scope".to_owned(), flag.into(), "--max_depth=1000".into(), format!("--min_float_ops={}", i64::MIN)];
     args.push(format!("--output=csv:outfile={}", out.display()));
     args.extend(inputs.iter().cloned());
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(&args).output().unwrap();
+    let run = rtfprof_output(&args);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let mut reader = csv::Reader::from_path(&out).unwrap();
     let headers = reader.headers().unwrap().clone();
@@ -181,7 +183,7 @@ fn no_estimator_beyond_the_registry_but_einsum() {
     let registered = registered_ops();
     let mut estimated = std::collections::BTreeSet::new();
     for model in ["mlp", "cnn", "cnn_b8", "while", "matmuls", "flops", "flops/cnn_bn"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(model);
+        let dir = testdata().join(model);
         let mut stats = Stats::new();
         stats.add_graph(load_graph(&dir.join("graph.pb"), true).unwrap());
         for node in &stats.nodes {

@@ -14,14 +14,14 @@ use std::path::{Path, PathBuf};
 
 use rtfprof::cli::execute;
 
+mod common;
+
+use common::{rtfprof_command, testdata};
+
 struct Case {
     name: String,
     view: String,
     args: Vec<String>,
-}
-
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
 }
 
 /// A table of cases and the directory of their goldens.
@@ -209,7 +209,7 @@ fn the_binary_prints_the_golden_stdout() {
         .par_iter()
         .filter_map(|(table, case)| {
             let out_dir = tempfile::tempdir().expect("temp dir");
-            let output = std::process::Command::new(env!("CARGO_BIN_EXE_rtfprof"))
+            let output = rtfprof_command()
                 .arg(&case.view)
                 .args(resolve_args(case, out_dir.path()))
                 .output()

@@ -3,16 +3,14 @@
 //! batch 64 and 32, starting their traced steps at one instant). Both report
 //! the same node and device names, which rtfprof must keep apart.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
+
+mod common;
+
+use common::{rtfprof_ok as rtfprof, testdata};
 
 fn jobs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/jobs")
-}
-
-fn rtfprof(args: &[String]) -> (String, String, bool) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().unwrap();
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.success())
+    testdata().join("jobs")
 }
 
 fn job_flags() -> Vec<String> {

@@ -4,12 +4,15 @@
 //! `--job` loading; bad partial files are one line and a non-zero exit.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use rtfprof::partial::{self, Partial};
 
+mod common;
+
+use common::{rtfprof_code as rtfprof, testdata};
+
 fn data(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(path)
+    testdata().join(path)
 }
 
 /// Fixtures of every input kind but XPlane's, as (job name, path).
@@ -80,11 +83,6 @@ fn merging_is_associative_and_commutative_to_the_byte() {
     // A job given twice is an error, not a silent double count.
     let err = partial::merge([parts[0].clone(), parts[0].clone()]).unwrap_err().to_string();
     assert!(err.contains("'schedule' is in two partials"), "{err}");
-}
-
-fn rtfprof(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().unwrap();
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.code().unwrap_or(-1))
 }
 
 #[test]

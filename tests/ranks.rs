@@ -6,33 +6,15 @@
 //! non-zero exit.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
 
-use common::testdata;
-
-fn rtfprof(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().unwrap();
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.code().unwrap_or(-1))
-}
-
-/// `rtfprof <args> --output json:outfile=…`, parsed.
-fn json_of(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("out.json");
-    let output = format!("--output=json:outfile={}", path.display());
-    let mut all = args.to_vec();
-    all.push(&output);
-    let (out, err, code) = rtfprof(&all);
-    assert_eq!(code, 0, "rtfprof {all:?}: {out}{err}");
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+use common::{rtfprof_code as rtfprof, rtfprof_json, testdata};
 
 fn ranks_json(flag: &str, dir: &Path) -> Value {
-    json_of(&["ranks", &format!("--{flag}={}", dir.display())])
+    rtfprof_json(&["ranks", &format!("--{flag}={}", dir.display())])
 }
 
 fn ranks16() -> PathBuf {
@@ -137,7 +119,7 @@ fn overlap_equals_htas() {
 /// Each rank's steps, from `rtfprof steps` on its file alone: (step, step
 /// time, GPU compute and idle summed over its GPUs).
 fn steps_alone(flag: &str, file: &Path) -> Vec<(String, f64, Option<f64>, Option<f64>)> {
-    let doc = json_of(&["steps", &format!("--{flag}={}", file.display())]);
+    let doc = rtfprof_json(&["steps", &format!("--{flag}={}", file.display())]);
     let mut steps: Vec<(String, f64, Option<f64>, Option<f64>)> = Vec::new();
     for row in doc["steps"].as_array().unwrap() {
         let (name, time) = (row["step"].as_str().unwrap().to_owned(), row["step_time_us"].as_f64().unwrap());

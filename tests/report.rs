@@ -23,12 +23,7 @@ use rtfprof::views::View;
 
 mod common;
 
-use common::{fixture_flags, fixture_stats, testdata, unescape_html};
-
-fn rtfprof(args: &[String]) -> (String, String, bool) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().unwrap();
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.success())
-}
+use common::{fixture_flags, fixture_stats, rtfprof_ok as rtfprof, testdata, unescape_html};
 
 /// Runs `rtfprof <args> --output html:outfile=<dir>/report.html`.
 fn write_page(dir: &Path, args: &[String]) -> PathBuf {

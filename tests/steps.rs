@@ -11,11 +11,11 @@
 //! directory exists, and so are the JAX GPU traces beside it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rtfprof");
+mod common;
+
+use common::{rtfprof_json_of, rtfprof_output, shared_traces, testdata, xprof_golden};
 
 /// XProf's columns (table 1) in the order of rtfprof's JSON keys.
 const COLUMNS: [(&str, usize); 10] = [
@@ -31,14 +31,8 @@ const COLUMNS: [(&str, usize); 10] = [
     ("other_us", 9),
 ];
 
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
-}
-
 fn golden(fixture: &str) -> Value {
-    let path = testdata().join(format!("xplane/expected/{fixture}.input_pipeline_analyzer.json"));
-    let tables: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    tables[1].clone()
+    xprof_golden(&format!("{fixture}.input_pipeline_analyzer"))[1].clone()
 }
 
 fn trace(fixture: &str) -> Option<PathBuf> {
@@ -46,7 +40,7 @@ fn trace(fixture: &str) -> Option<PathBuf> {
     if committed.exists() {
         return Some(committed);
     }
-    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces");
+    let traces = shared_traces();
     let shared = if fixture.starts_with("jax_") || fixture.starts_with("flax_") {
         traces.join("jax_h200").join(fixture).join("vm.xplane.pb")
     } else {
@@ -71,15 +65,11 @@ fn first_trace(path: &Path) -> PathBuf {
     files.remove(0)
 }
 
-fn run(args: &[&str]) -> std::process::Output {
-    Command::new(BIN).args(args).output().expect("run rtfprof")
-}
-
 /// rtfprof's JSON rows for a trace, or its one-line error.
 fn steps_json(path: &Path) -> Result<Value, String> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("steps.json");
-    let output = run(&["steps", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())]);
+    let output = rtfprof_output(&["steps", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())]);
     if !output.status.success() {
         assert_eq!(output.status.code(), Some(1));
         assert!(output.stdout.is_empty(), "nothing on stdout when there are no steps");
@@ -132,7 +122,7 @@ fn check_fixture(fixture: &str) {
         }
     }
     // advise: XProf's conclusion and next step, word for word.
-    let output = run(&["advise", &format!("--xplane_path={}", path.display())]);
+    let output = rtfprof_output(&["advise", &format!("--xplane_path={}", path.display())]);
     let text = String::from_utf8_lossy(&output.stdout);
     let checker = text.split("StepTimeChecker:\n").nth(1).unwrap_or_else(|| panic!("{fixture}: no StepTimeChecker in {text}"));
     if checker.contains("not supported") {
@@ -253,16 +243,12 @@ fn run_metadata_and_events_give_the_categories_they_have() {
         vec![format!("--profile_path={}", data.join("gpu_synth/profile").display())],
     ];
     for inputs in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("steps.json");
         let mut args: Vec<String> = vec!["steps".into()];
         args.extend(inputs.iter().cloned());
-        let text = Command::new(BIN).args(&args).output().unwrap();
+        let text = rtfprof_output(&args);
         assert!(text.status.success(), "{inputs:?}: {}", String::from_utf8_lossy(&text.stderr));
         assert!(String::from_utf8_lossy(&text.stdout).contains("only device compute (GPU kernels) and host compute (ops on CPUs)"));
-        args.push(format!("--output=json:outfile={}", out.display()));
-        assert!(Command::new(BIN).args(&args).status().unwrap().success());
-        let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let json = rtfprof_json_of(&args);
         let steps = json["steps"].as_array().unwrap();
         assert!(!steps.is_empty(), "{inputs:?}");
         for step in steps {

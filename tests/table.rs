@@ -7,25 +7,19 @@
 
 use std::collections::HashMap;
 
-use std::process::Command;
-
 use rtfprof::show::{self, Displayed, Options};
 use rtfprof::views::View;
 use serde_json::Value;
 
 mod common;
 
-use common::{fixture_flags as flags, fixture_stats as stats, testdata};
+use common::{fixture_flags as flags, fixture_stats as stats, rtfprof_outfile, testdata};
 
 fn export(view: &str, kind: &str, model: &str, extra: &[&str]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let mut args = vec![view.to_owned(), format!("--output={kind}:outfile={}", out.display())];
+    let mut args = vec![view.to_owned()];
     args.extend(extra.iter().map(|s| s.to_string()));
     args.extend(flags(model));
-    let run = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(&args).output().unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    std::fs::read_to_string(out).unwrap()
+    rtfprof_outfile(&args, kind)
 }
 
 /// node path (names from the root) → totals, for one run of a view.

@@ -6,23 +6,24 @@
 //! tests/checkpoint.rs). TensorFlow's Python API cannot pass a checkpoint to
 //! the tfprof engine, so there are no tfprof goldens for this.
 
-use std::path::Path;
-use std::process::Command;
-
 use rtfprof::inputs::checkpoint::{Checkpoint, TensorValues, format_tensor_value};
 
+mod common;
+
+use common::{rtfprof_output, testdata};
+
 fn run(args: &[&str]) -> (String, String) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/ckpt");
-    let mut all = vec![format!("--graph_path={}", dir.join("graph.pbtxt").display())];
+    let dir = testdata().join("ckpt");
+    let mut all = vec!["scope".to_owned(), format!("--graph_path={}", dir.join("graph.pbtxt").display())];
     all.extend(args.iter().map(|a| a.replace("CKPT", &dir.join("model.ckpt").display().to_string())));
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).arg("scope").args(&all).output().unwrap();
+    let out = rtfprof_output(&all);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
 #[test]
 fn variables_print_their_checkpoint_values() {
-    let checkpoint = Checkpoint::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/ckpt/model.ckpt")).unwrap();
+    let checkpoint = Checkpoint::open(&testdata().join("ckpt/model.ckpt")).unwrap();
     let (out, _) = run(&["--checkpoint_path=CKPT", "--account_type_regexes=_checkpoint_variables", "--select=params,tensor_value", "--max_depth=100"]);
     let mut checked = 0;
     for name in checkpoint.variable_shapes().keys() {

@@ -11,25 +11,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-fn rtfprof(args: &[String]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(args).output().expect("run rtfprof");
-    assert!(out.status.success(), "rtfprof {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8 stdout")
-}
+mod common;
 
-fn inputs(model: &str) -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(model);
-    let d = |f: &str| dir.join(f).display().to_string();
-    vec![
-        format!("--graph_path={}", d("graph.pb")),
-        format!("--run_meta_path={},{},{}", d("run_meta_0"), d("run_meta_1"), d("run_meta_2")),
-        format!("--op_log_path={}", d("tfprof_log")),
-    ]
-}
+use common::{fixture_flags as inputs, rtfprof_stdout as rtfprof};
 
 /// Checks the structure; returns (slices, flows, counters).
 fn validate(path: &Path) -> (usize, usize, usize) {

@@ -11,18 +11,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rtfprof");
+mod common;
+
+use common::{jax_gpu_trace, rtfprof_command, rtfprof_json_of, rtfprof_output, shared_traces, testdata, xprof_golden};
 
 fn xplane_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/xplane")
-}
-
-fn shared_traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces")
+    testdata().join("xplane")
 }
 
 /// One row of XProf's op table (without idle time).
@@ -36,8 +32,7 @@ struct XprofRow {
 }
 
 fn xprof_rows(fixture: &str) -> Vec<XprofRow> {
-    let path = xplane_dir().join(format!("expected/{fixture}.framework_op_stats.json"));
-    let tables: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tables = xprof_golden(&format!("{fixture}.framework_op_stats"));
     let table = &tables[1];
     let column = |id: &str| table["cols"].as_array().unwrap().iter().position(|c| c["id"] == id).unwrap();
     let (side, op_type, name, occurrences, self_us) =
@@ -77,17 +72,10 @@ fn run_json(view: &str, trace: &Path) -> Value {
 
 /// The JSON output of `rtfprof <view>` on a trace, whole tree, with `args`.
 fn json_of(view: &str, trace: &Path, args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.json");
-    let status = Command::new(BIN)
-        .args([view, "--max_depth=100000"])
-        .args(args)
-        .arg(format!("--xplane_path={}", trace.display()))
-        .arg(format!("--output=json:outfile={}", out.display()))
-        .output()
-        .unwrap();
-    assert!(status.status.success(), "{args:?}: {}", String::from_utf8_lossy(&status.stderr));
-    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+    let mut all = vec![view.to_owned(), "--max_depth=100000".to_owned()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    all.push(format!("--xplane_path={}", trace.display()));
+    rtfprof_json_of(&all)
 }
 
 /// Own values per node: the JSON's per-step values are totals over a node's
@@ -574,7 +562,7 @@ fn text_views_take_the_options() {
     for fixture in ["tf_loop", "jax_jit", "gpu_synth"] {
         for view in ["scope", "op"] {
             for options in option_sets {
-                let out = Command::new(BIN)
+                let out = rtfprof_command()
                     .arg(view)
                     .arg(format!("--xplane_path={}", xplane_dir().join(fixture).display()))
                     .args(*options)
@@ -596,13 +584,13 @@ fn a_parent_of_run_directories_names_them() {
     let run = parent.path().join("run");
     std::fs::create_dir(&run).unwrap();
     std::fs::copy(xplane_dir().join("tf_loop/plugins/profile/run0/host0.xplane.pb"), run.join("host0.xplane.pb")).unwrap();
-    let output = Command::new(BIN).args(["scope", &format!("--xplane_path={}", parent.path().display())]).output().unwrap();
+    let output = rtfprof_output(&["scope", &format!("--xplane_path={}", parent.path().display())]);
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains(&format!("traces are in {}: give that directory", run.display())), "{stderr}");
-    let output = Command::new(BIN).args(["scope", &format!("--xplane_path={}", run.display())]).output().unwrap();
+    let output = rtfprof_output(&["scope", &format!("--xplane_path={}", run.display())]);
     assert!(output.status.success());
 }
 
@@ -670,7 +658,7 @@ fn a_steps_timeline_holds_its_events_alone() {
         let out = tempfile::tempdir().unwrap();
         let timeline = |step: i64| {
             let path = out.path().join("tl");
-            let status = Command::new(BIN)
+            let status = rtfprof_command()
                 .args(["scope", &format!("--xplane_path={}", trace.display()), &format!("--step={step}")])
                 .arg(format!("--output=timeline:outfile={}", path.display()))
                 .output()
@@ -712,7 +700,7 @@ fn a_truncated_trace_names_the_byte_it_ends_at() {
         let path = dir.path().join(format!("cut{cut}.xplane.pb"));
         std::fs::write(&path, &bytes[..cut]).unwrap();
         let out = dir.path().join("out.json");
-        let run = Command::new(BIN)
+        let run = rtfprof_command()
             .args(["op", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())])
             .output()
             .unwrap();
@@ -723,17 +711,6 @@ fn a_truncated_trace_names_the_byte_it_ends_at() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains("--xplane_path") && stderr.contains(&path.display().to_string()), "{stderr}");
         assert!(stderr.contains(&format!("truncated at byte {cut}")), "cut at {cut}: {stderr}");
-    }
-}
-
-/// A JAX GPU trace of `../shared/traces/jax_h200`, if present.
-fn jax_gpu_trace(name: &str) -> Option<PathBuf> {
-    let trace = shared_traces().join("jax_h200").join(name).join("vm.xplane.pb");
-    if trace.exists() {
-        Some(trace)
-    } else {
-        eprintln!("skipped: {} is absent (it is not part of the repository)", trace.display());
-        None
     }
 }
 
@@ -811,7 +788,7 @@ fn jax_gpu_code_view_puts_the_gpu_time_under_python_lines() {
         stack.extend(node["children"].as_array().into_iter().flatten());
     }
     // XProf's source cells: `<div … title='FILE:LINE:COL…'>FILE:LINE</div>`.
-    let golden: Value = serde_json::from_str(&std::fs::read_to_string(xplane_dir().join("expected/jax_gpu_mlp_nocb.hlo_stats.json")).unwrap()).unwrap();
+    let golden: Value = xprof_golden("jax_gpu_mlp_nocb.hlo_stats");
     let column = golden["cols"].as_array().unwrap().iter().position(|c| c["id"] == "source_info").unwrap();
     let mut lines = 0;
     for row in golden["rows"].as_array().unwrap() {

@@ -128,11 +128,58 @@ pub fn xprof_table_rows(table: &serde_json::Value) -> Vec<serde_json::Map<String
 /// `rtfprof <args>` with `--output json:outfile=…`: the JSON it wrote;
 /// fails the test, printing stderr, if the command fails.
 pub fn rtfprof_json(args: &[&str]) -> serde_json::Value {
+    rtfprof_json_of(args)
+}
+
+/// `rtfprof_json` for arguments of any string type.
+pub fn rtfprof_json_of<S: AsRef<str>>(args: &[S]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.json");
-    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut all: Vec<String> = args.iter().map(|a| a.as_ref().to_owned()).collect();
     all.push(format!("--output=json:outfile={}", out.display()));
     let output = run_rtfprof(&all, "", None);
     assert!(output.status.success(), "rtfprof {all:?}: {}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+}
+
+/// A `Command` for the rtfprof binary of this build, for a test that sets
+/// more than arguments (environment, working directory, pipes).
+pub fn rtfprof_command() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rtfprof"))
+}
+
+/// `rtfprof <args>` with stdin closed (`Command::output`): its output.
+pub fn rtfprof_output<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    rtfprof_command().args(args).output().expect("run rtfprof")
+}
+
+/// `rtfprof <args>`: stdout and stderr (UTF-8) and whether it succeeded.
+pub fn rtfprof_ok<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (String, String, bool) {
+    let out = rtfprof_output(args);
+    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.success())
+}
+
+/// `rtfprof <args>`: stdout and stderr (UTF-8) and the exit code, -1 when
+/// killed by a signal.
+pub fn rtfprof_code<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (String, String, i32) {
+    let out = rtfprof_output(args);
+    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.code().unwrap_or(-1))
+}
+
+/// `rtfprof <args>`'s stdout (UTF-8); fails the test, printing stderr, if
+/// the command fails.
+pub fn rtfprof_stdout<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
+    let out = rtfprof_output(args);
+    assert!(out.status.success(), "rtfprof {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+/// `rtfprof <args> --output=<kind>:outfile=…`: the file it wrote; fails the
+/// test, printing stderr, if the command fails.
+pub fn rtfprof_outfile<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S], kind: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = rtfprof_command().args(args).arg(format!("--output={kind}:outfile={}", out.display())).output().expect("run rtfprof");
+    assert!(output.status.success(), "rtfprof {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    std::fs::read_to_string(out).unwrap()
 }
