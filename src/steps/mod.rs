@@ -480,7 +480,6 @@ pub fn render_text(steps: &Steps) -> String {
         }
         table.push(cells);
     }
-    let widths: Vec<usize> = (0..=ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     out.push_str(&match steps.source {
         Source::Xplane(Hardware::Gpu) => "Step time breakdown (XProf's input_pipeline_analyzer categories; then, beyond XProf, the step's time in memcpys on the GPUs and the time no GPU ran anything):\n".to_owned(),
@@ -488,8 +487,17 @@ pub fn render_text(steps: &Steps) -> String {
         Source::RunMetadata => "Step time breakdown from run metadata: only device compute (GPU kernels) and host compute (ops on CPUs) are told apart; kernel launch, input, output, compilation and collectives are not in these records, and memcpys are not kept (\"-\" columns); Other is the step's time neither covers.\n".to_owned(),
         Source::PyTorch => unreachable!("rendered by pytorch::render_text"),
     });
+    push_table(&mut out, &table, steps.rows.len() + 1);
+    out
+}
+
+/// A text table: the first column left-aligned, the others right-aligned,
+/// two spaces apart; a blank line before row `gap` (the statistics).
+pub(crate) fn push_table(out: &mut String, table: &[Vec<String>], gap: usize) {
+    let ncols = table[0].len();
+    let widths: Vec<usize> = (0..ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     for (i, r) in table.iter().enumerate() {
-        if i == steps.rows.len() + 1 {
+        if i == gap {
             out.push('\n');
         }
         for (c, cell) in r.iter().enumerate() {
@@ -501,7 +509,6 @@ pub fn render_text(steps: &Steps) -> String {
         }
         out.push('\n');
     }
-    out
 }
 
 /// `{"schema_version": 1, "steps": [...]}`; categories the input cannot tell

@@ -742,11 +742,11 @@ pub fn render_text(ranks: &[Rank]) -> String {
             let nonzero = |c: usize| values.iter().any(|v| v[c].is_some_and(|x| x != 0.0));
             let always: &[usize] = if device.is_some() { &[0, 1, FIRST_ROLE, FIRST_ROLE + 4, FIRST_ROLE + 6, FIRST_ROLE + 7] } else { &[0, 1, FIRST_ROLE + 6, FIRST_ROLE + 7] };
             let breakdown: Vec<usize> = (0..FIRST_GPU).filter(|&c| c != 2 && (always.contains(&c) || nonzero(c))).collect();
-            push_table(&mut out, &step_table(&rows, &values, &breakdown), rows.len() + 1);
+            super::push_table(&mut out, &step_table(&rows, &values, &breakdown), rows.len() + 1);
             if device.is_some() {
                 out.push_str("\nOn the GPU (Compute + Non-compute + GPU idle = Step time), and its kernels' time by kind:\n");
                 let gpu: Vec<usize> = std::iter::once(2).chain(FIRST_GPU..FIRST_KIND).chain((FIRST_KIND..labels().len()).filter(|&c| nonzero(c))).collect();
-                push_table(&mut out, &step_table(&rows, &values, &gpu), rows.len() + 1);
+                super::push_table(&mut out, &step_table(&rows, &values, &gpu), rows.len() + 1);
             }
         }
         if !rank.gpu_time.is_empty() {
@@ -762,7 +762,7 @@ pub fn render_text(ranks: &[Rank]) -> String {
                 cells.extend([t.span_us, t.compute_us, t.non_compute_us, t.idle_us, t.idle_host_wait_us, t.idle_kernel_wait_us, t.idle_other_us].map(format::micros_f64));
                 table.push(cells);
             }
-            push_table(&mut out, &table, usize::MAX);
+            super::push_table(&mut out, &table, usize::MAX);
         }
         let l = &rank.launches;
         if l.kernels > 0 {
@@ -810,25 +810,6 @@ fn step_table(rows: &[&Row], values: &[Vec<Option<f64>>], columns: &[usize]) -> 
     table
 }
 
-/// Left-aligned first column, right-aligned others; a blank line before
-/// row `gap`.
-fn push_table(out: &mut String, table: &[Vec<String>], gap: usize) {
-    let ncols = table[0].len();
-    let widths: Vec<usize> = (0..ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    for (i, r) in table.iter().enumerate() {
-        if i == gap {
-            out.push('\n');
-        }
-        for (c, cell) in r.iter().enumerate() {
-            if c == 0 {
-                out.push_str(&format!("{cell:<w$}", w = widths[0]));
-            } else {
-                out.push_str(&format!("  {cell:>w$}", w = widths[c]));
-            }
-        }
-        out.push('\n');
-    }
-}
 
 /// A row's JSON object: `step`, `rank`, `device` (`null` without GPU work),
 /// then [`number_names`].
