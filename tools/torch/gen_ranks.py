@@ -58,25 +58,12 @@ import os
 import random
 import re
 
-MARK = "\x00F"
-MARKED = re.compile(r'"\\u0000F([-+0-9.eE]+)"')
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from repeat_trace import MARK, MARKED, ns, us_text  # noqa: E402
+
 US = 1000  # ns
-
-
-def ns(v):
-    """A ts/dur (an int, or a float as marked text) -> whole ns."""
-    s = v[len(MARK):] if isinstance(v, str) and v.startswith(MARK) else str(v)
-    neg = s.startswith("-")
-    s = s.lstrip("-")
-    whole, _, frac = s.partition(".")
-    n = int(whole or 0) * 1000 + int((frac + "000")[:3])
-    return -n if neg else n
-
-
-def us_text(n):
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    return f"{sign}{n // 1000}.{n % 1000:03d}"
 
 
 def marked(n):
