@@ -28,6 +28,9 @@ pub struct Profiled {
     pub printed: String,
     /// Warnings about the inputs, one line each (the CLI prints them on stderr).
     pub warnings: Vec<String>,
+    /// Op view: the rows `max_depth` left out (tfprof cuts the list there
+    /// without a word; callers can say so).
+    pub rows_cut: usize,
 }
 
 /// Loads `sources` as `rtfprof <view>` does and shows `view` with `opts`,
@@ -49,7 +52,13 @@ pub fn profile(view: View, sources: &Sources, opts: &Options) -> Result<Profiled
         }
         let proto = node_proto::build(stats, view, opts, &result.root);
         let per_step = (stats.steps.len() > 1).then(|| crate::show::per_step(stats, view, opts));
-        Ok(Profiled { proto, root: result.root, per_step, printed, warnings })
+        let rows_cut = if view == View::Op && opts.max_depth < i64::MAX {
+            let all = crate::show::run(stats, view, &Options { max_depth: i64::MAX, output: Output::None, ..opts.clone() })?;
+            all.root.children.len().saturating_sub(result.root.children.len())
+        } else {
+            0
+        };
+        Ok(Profiled { proto, root: result.root, per_step, printed, warnings, rows_cut })
     })
 }
 

@@ -523,6 +523,16 @@ fn profile(
     }
     let profiled = py.detach(|| rtfprof::api::profile(view, &inputs, &opts)).map_err(to_py_err)?;
     warn_all(py, &profiled.warnings)?;
+    if profiled.rows_cut > 0 {
+        // (TF's profile() cuts the op list at max_depth without a word.)
+        let shown = profiled.root.children.len();
+        let message = format!(
+            "op view: {shown} of {} op types returned (max_depth {} ends the list, as in TF's profile()); options={{'max_depth': …}} returns more",
+            shown + profiled.rows_cut,
+            opts.max_depth
+        );
+        warn_all(py, &[message])?;
+    }
     if !profiled.printed.is_empty() {
         py.import("sys")?.getattr("stdout")?.call_method1("write", (profiled.printed.as_str(),))?;
     }

@@ -627,3 +627,24 @@ def test_steps_warns_as_the_cli_does(tmp_path):
     inputs["run_meta_path"] = inputs["run_meta_path"] + [str(empty)]
     with pytest.warns(RuntimeWarning, match="Invalid RunMetadata"):
         rtfprof.steps(**inputs)
+
+
+def test_a_cut_op_list_says_so():
+    """TF's profile() ends the op list at max_depth without a word; rtfprof
+    returns the same rows and says how many were left out."""
+    import warnings
+    with pytest.warns(RuntimeWarning, match=r"op view: \d+ of \d+ op types returned \(max_depth 3 ") as record:
+        ops = rtfprof.profile("op", profile_path=TESTDATA / "cnn" / "profile", options={"max_depth": 3})
+    shown, total = map(int, re.search(r"(\d+) of (\d+) op types", str(record[0].message)).groups())
+    assert shown < total
+    rows, node = 0, ops
+    while node.children:
+        node, rows = node.children[0], rows + 1
+    assert rows == shown
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        every = rtfprof.profile("op", profile_path=TESTDATA / "cnn" / "profile", options={"max_depth": 1000})
+    rows, node = 0, every
+    while node.children:
+        node, rows = node.children[0], rows + 1
+    assert rows == total
