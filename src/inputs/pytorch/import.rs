@@ -57,23 +57,12 @@ struct Placed {
     python: Option<u32>,
 }
 
-/// The torch names that are the profiler's own, not the program's
-/// (`profiler_util._filter_name`).
-const PROFILER_NAMES: [&str; 6] = [
-    "profiler::_record_function_enter",
-    "profiler::_record_function_enter_new",
-    "profiler::_record_function_exit",
-    "aten::is_leaf",
-    "aten::output_nr",
-    "aten::_version",
-];
-
 /// Imports `trace` into `stats`: its executions as per-step totals, the
 /// Python stacks of its ops as code traces and, with `allocations`, its
 /// `[memory]` records. Returns the start-up lines.
 pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) -> String {
     let steps = Steps::new(trace);
-    let profiler: Vec<super::Sym> = PROFILER_NAMES.iter().filter_map(|n| trace.strings.lookup(n)).collect();
+    let profiler: Vec<super::Sym> = super::key_averages::PROFILER_NAMES.iter().filter_map(|n| trace.strings.lookup(n)).collect();
     let part = |e: &Event| -> Option<Part> {
         match e.category {
             Category::CpuOp if !profiler.contains(&e.name) => Some(Part::Op),

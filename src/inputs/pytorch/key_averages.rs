@@ -62,10 +62,9 @@ impl DeviceType {
     }
 }
 
-/// Names torch drops (`profiler_util._filter_name`).
-const FILTERED_NAMES: [&str; 8] = [
-    "[memory]",
-    "[OutOfMemory]",
+/// The profiler's own ops, not the program's, which torch drops
+/// (`profiler_util._filter_name`, less its memory records).
+pub(super) const PROFILER_NAMES: [&str; 6] = [
     "profiler::_record_function_enter",
     "profiler::_record_function_enter_new",
     "profiler::_record_function_exit",
@@ -73,6 +72,10 @@ const FILTERED_NAMES: [&str; 8] = [
     "aten::output_nr",
     "aten::_version",
 ];
+
+/// The memory records' names, which `profiler_util._filter_name` drops with
+/// [`PROFILER_NAMES`].
+const MEMORY_NAMES: [&str; 2] = ["[memory]", "[OutOfMemory]"];
 
 /// An event's name as torch has it: `ProfilerStep#N` is `ProfilerStep*`
 /// (`_rewrite_name(with_wildcard=True)`).
@@ -128,7 +131,7 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
     // Exact for any trace torch could have made (differences under 2^53 ns);
     // i128 so that absurd times cannot overflow.
     let us = |ns: i64| (i128::from(ns) - i128::from(t0)) as f64 / 1000.0;
-    let filtered: Vec<Sym> = FILTERED_NAMES.iter().filter_map(|n| trace.strings.lookup(n)).collect();
+    let filtered: Vec<Sym> = MEMORY_NAMES.iter().chain(&PROFILER_NAMES).filter_map(|n| trace.strings.lookup(n)).collect();
     let step = |name: Sym| trace.str(name).starts_with("ProfilerStep#");
 
     // RecordQueue::getRecords: PyTorch's ops first, Kineto's activities
