@@ -7,10 +7,10 @@
  * The ranks tab: a heat map of each rank's steps (step time, own time or
  * exposed communication; darker is longer), the stragglers and the rule
  * that named them, and a table of the ranks sortable by every column.
- * `ui` holds report.js' helpers: el, svg, fmt, dl, Table, state, setState.
+ * `ui` holds report.js' helpers: el, svg, fmt, dl, segButtons, Table, state, setState.
  */
 function ranksPanel(R, ui) {
-  const { el, svg, fmt, dl, Table, state, setState } = ui;
+  const { el, svg, fmt, dl, segButtons, Table, state } = ui;
   const ranks = R.ranks;
   const steps = [];
   for (const r of ranks) for (const s of r.steps) if (!steps.includes(s.step)) steps.push(s.step);
@@ -78,17 +78,10 @@ function ranksPanel(R, ui) {
     mapBox.replaceChildren(map, legend);
   }
 
-  const buttons = metrics.map((m) => el('button', {
-    type: 'button',
-    class: 'seg' + (m === metric ? ' on' : ''),
-    'data-metric': m,
-    onclick: (e) => {
-      metric = m;
-      setState('rmetric', m);
-      for (const x of e.target.parentNode.children) x.classList.toggle('on', x.dataset.metric === m);
-      drawMap();
-    },
-  }, METRICS[m].label));
+  const buttons = segButtons(metrics, metric, 'rmetric', (m) => METRICS[m].label, (m) => {
+    metric = m;
+    drawMap();
+  });
 
   const rule = R.straggler_rule;
   const named = ranks.filter((r) => straggler.has(r.rank));

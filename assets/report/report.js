@@ -489,6 +489,22 @@
 
   // ----------------------------------------------------------------- header
 
+  /** A row of toggle buttons, one per metric (`data-metric`), the current
+   * one `on`; a click keeps the pick in the URL under `key` and hands it to
+   * `pick` (which redraws). */
+  function segButtons(metrics, current, key, label, pick) {
+    return metrics.map((m) => el('button', {
+      type: 'button',
+      class: 'seg' + (m === current ? ' on' : ''),
+      'data-metric': m,
+      onclick: (e) => {
+        setState(key, m);
+        for (const x of e.target.parentNode.children) x.classList.toggle('on', x.dataset.metric === m);
+        pick(m);
+      },
+    }, label(m)));
+  }
+
   function dl(pairs) {
     const items = [];
     for (const [k, v] of pairs) if (v !== null && v !== undefined && v !== '') items.push(el('dt', null, k), el('dd', null, v));
@@ -796,17 +812,10 @@
         { key: 'values', label: 'per step', value: (i) => 0, render: (i) => sparkline(series().values[i]), cls: 'sparkcell' },
       ];
       table = new Table({ columns, rows: nodes.names.length, name: (i) => nodes.names[i], sortKey: 'ssort', filterKey: 'sfilter', allKey: 'sall', defaultSort: 'std:desc', cls: 'steps' });
-      const buttons = metrics.map((m) => el('button', {
-        type: 'button',
-        class: 'seg' + (m === metric ? ' on' : ''),
-        'data-metric': m,
-        onclick: (e) => {
-          metric = m;
-          setState('smetric', m);
-          for (const x of e.target.parentNode.children) x.classList.toggle('on', x.dataset.metric === m);
-          table.render();
-        },
-      }, METRICS[m].short));
+      const buttons = segButtons(metrics, metric, 'smetric', (m) => METRICS[m].short, (m) => {
+        metric = m;
+        table.render();
+      });
       parts.push(el('h2', null, 'How each node varies across steps'),
         el('p', { class: 'note' }, 'Each graph node of the scope view with its total at every step; mean, population standard deviation and coefficient of variation (std / mean) as in --output csv/json. Sorted by standard deviation: the nodes that vary most come first.'),
         el('div', { class: 'toolbar' }, el('span', { class: 'segs' }, ...buttons)),
@@ -1122,7 +1131,7 @@
       if (DATA.device && DATA.device.kernels.name) tabs.push(['kernels', 'kernels', devicePanel('kernels', DATA.device.kernels)]);
       if (DATA.steps) tabs.push(['steps', 'steps', stepsPanel(DATA.steps)]);
       // (ranksPanel is in ranks.js, written after this file.)
-      if (DATA.ranks) tabs.push(['ranks', 'ranks', ranksPanel(DATA.ranks, { el, svg, fmt, dl, Table, state, setState })]);
+      if (DATA.ranks) tabs.push(['ranks', 'ranks', ranksPanel(DATA.ranks, { el, svg, fmt, dl, segButtons, Table, state, setState })]);
       if (DATA.memory) tabs.push(['memory', 'memory', memoryPanel(DATA.memory)]);
     }
     const current = tabs.some(([id]) => id === state.tab) ? state.tab : tabs[0][0];
