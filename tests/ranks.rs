@@ -211,7 +211,7 @@ fn csv_has_a_row_per_rank_and_step() {
     assert_eq!(code, 0, "{out}{err}");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next().unwrap(), rtfprof::ranks::render::CSV_COLUMNS.join(","));
+    assert_eq!(lines.next().unwrap(), rtfprof::outputs::ranks::CSV_COLUMNS.join(","));
     let doc = ranks_json("pytorch_path", &ranks16());
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 32);

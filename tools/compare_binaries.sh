@@ -11,7 +11,8 @@
 # H200 ones: views, advise, steps), the TF1 fixtures cnn and gpu_synth (run_meta list
 # and profile), an event file and two jobs. Outputs: the four views as text
 # and CSV with every time column, `--step` views, timelines, op JSON,
-# advise, steps, memory JSON and the HTML report. Prints one line per
+# advise, steps (text, JSON, CSV), memory (text, JSON), hlo and kernels,
+# ranks, jobs, diff and the HTML report. Prints one line per
 # difference and a count; exits 1 if any output differs or a command's
 # exit status does.
 set -uo pipefail
@@ -46,7 +47,14 @@ for x in "${xplanes[@]}"; do
   add "advise $in"
   add "steps $in"
   add "steps $in --output json:outfile=@"
+  add "steps $in --output csv:outfile=@"
+  add "memory $in"
   add "memory $in --output json:outfile=@"
+  for table in hlo kernels; do
+    add "$table $in --max_depth 8"
+    add "$table $in --output json:outfile=@"
+    add "$table $in --output csv:outfile=@"
+  done
   add "report $in --output html:outfile=@"
 done
 torches=(testdata/pytorch/*.pt.trace.json*)
@@ -60,6 +68,13 @@ for t in "${torches[@]}"; do
   add "advise $in"
   add "steps $in"
   add "steps $in --output json:outfile=@"
+  add "steps $in --output csv:outfile=@"
+  add "memory $in"
+done
+for job in testdata/pytorch/ranks16 testdata/pytorch/gloo3; do
+  add "ranks --pytorch_path $job"
+  add "ranks --pytorch_path $job --output json:outfile=@"
+  add "ranks --pytorch_path $job --output csv:outfile=@"
 done
 for fixture in cnn gpu_synth; do
   d=testdata/$fixture
@@ -71,6 +86,7 @@ for fixture in cnn gpu_synth; do
     add "graph $in --step 1 --max_depth 100000 --output timeline:outfile=@"
     add "advise $in"
     add "steps $in"
+    add "memory $in"
     add "memory $in --output json:outfile=@"
     add "report $in --output html:outfile=@"
   done
@@ -78,6 +94,10 @@ done
 add "scope --events_path testdata/events/tutorial --select $sel"
 add "steps --events_path testdata/events/tutorial"
 add "jobs --job w0=testdata/jobs/worker0 --job w1=testdata/jobs/worker1"
+for metric in bytes micros; do
+  add "diff --metric $metric --delta 0 --min_size 1 --left_profile_path testdata/cnn/profile --right_profile_path testdata/gpu_synth/profile --max_depth 100"
+  add "diff --metric $metric --left_profile_path testdata/cnn/profile --right_profile_path testdata/gpu_synth/profile --output html:outfile=@"
+done
 add "scope --job w0=testdata/jobs/worker0 --job w1=testdata/jobs/worker1 --select $sel"
 
 differ=0 failed=0

@@ -54,8 +54,8 @@ pub fn memory_report_folded(stats: Stats) {
     let stats = &loaded.stats;
     on_stack(1 << 30, || {
         let profile = rtfprof::memory::analyze(&loaded, -1).expect("every step: no step to miss");
-        let _ = rtfprof::memory::text::render(&profile, &Options::default());
-        rtfprof::memory::json::write(&profile, std::io::sink()).expect("writes to a sink");
+        let _ = rtfprof::outputs::memory::text::render(&profile, &Options::default());
+        rtfprof::outputs::memory::json::write(&profile, std::io::sink()).expect("writes to a sink");
         let report = Options { max_depth: i64::MAX, ..Options::default() };
         if let Ok(page) = html::report_page(&loaded, &report, &html::Sources::default()) {
             html::write(&page, std::io::sink()).expect("writes to a sink");

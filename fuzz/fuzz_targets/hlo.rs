@@ -18,8 +18,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(programs) = Programs::from_planes(&planes) else { return };
     let memory: Vec<ProgramMemory> = programs.iter().map(|p| ProgramMemory::of("", p, true)).collect();
     let profile = rtfprof::memory::MemoryProfile { steps: Vec::new(), programs: memory };
-    let _ = rtfprof::memory::text::render_programs(&profile.programs, true, &Default::default());
-    let _ = rtfprof::memory::json::write(&profile, Vec::new());
+    let _ = rtfprof::outputs::memory::text::render_programs(&profile.programs, true, &Default::default());
+    let _ = rtfprof::outputs::memory::json::write(&profile, Vec::new());
     for program in programs.iter() {
         for instruction in &program.instructions {
             let _ = (instruction.frames.iter().map(|f| f.to_string()).count(), &instruction.category);

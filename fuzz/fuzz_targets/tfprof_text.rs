@@ -2,7 +2,8 @@
 //! value tree for every metric → diff against itself → report.
 #![no_main]
 
-use rtfprof::diff::{self, Labels, Metric, ValueTree};
+use rtfprof::diff::{self, Metric, ValueTree};
+use rtfprof::outputs::diff::Labels;
 use rtfprof::inputs::tfprof_text;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
@@ -14,6 +15,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let merged = diff::merge(Some(&tree), Some(&tree));
         let shown = diff::filter(merged, 0.0, 0, true).expect("root kept");
         let labels = Labels { left_name: "a", right_name: "b", left_source: "x", right_source: "y" };
-        let _ = diff::render(&shown, metric, 0.0, 0, &labels);
+        let _ = rtfprof::outputs::diff::render(&shown, metric, 0.0, 0, &labels);
     }
 });

@@ -12,7 +12,7 @@ use rtfprof::views::View;
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(host) = rtfprof::steps::xplane::analyze(data) {
         let steps = rtfprof::steps::from_hosts(&[host.clone(), host]);
-        let _ = rtfprof::steps::render_text(&steps);
+        let _ = rtfprof::outputs::steps::render_text(&steps);
         let _ = rtfprof::steps::summary(&steps);
     }
     let mut stats = Stats::new();

@@ -699,7 +699,7 @@ fn steps(
     warn_all(py, &warnings)?;
     if analyzed.source == rtfprof::steps::Source::PyTorch {
         // A row per rank, step and GPU, with the JSON output's keys.
-        let json = from_json(py, |out| rtfprof::steps::write_json(&analyzed, out))?;
+        let json = from_json(py, |out| rtfprof::outputs::steps::write_json(&analyzed, out))?;
         return Ok(json.get_item("steps")?.cast_into::<PyList>()?.unbind());
     }
     let list = PyList::empty(py);
@@ -754,7 +754,7 @@ fn memory(
     let inputs = input_args("memory", graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     let (profile, warnings) = py.detach(|| rtfprof::api::memory(&inputs, step)).map_err(to_py_err)?;
     warn_all(py, &warnings)?;
-    Ok(from_json(py, |out| rtfprof::memory::json::write(&profile, out))?.unbind())
+    Ok(from_json(py, |out| rtfprof::outputs::memory::json::write(&profile, out))?.unbind())
 }
 
 /// The XLA instructions that ran in XPlane traces, as `rtfprof hlo --output
@@ -782,13 +782,13 @@ fn kernels(py: Python<'_>, xplane_path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>
 fn ranks(py: Python<'_>, pytorch_path: Option<&Bound<'_, PyAny>>, xplane_path: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
     let sources = Sources { pytorch_path: path_arg("pytorch_path", pytorch_path)?, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
     let (ranks, _) = py.detach(|| rtfprof::load::ranks(&sources)).map_err(to_py_err)?;
-    Ok(from_json(py, |out| rtfprof::ranks::render::write_json(&ranks, out))?.unbind())
+    Ok(from_json(py, |out| rtfprof::outputs::ranks::write_json(&ranks, out))?.unbind())
 }
 
 fn device_rows(py: Python<'_>, xplane_path: &Bound<'_, PyAny>, table: rtfprof::device::Table, key: &str) -> PyResult<Py<PyAny>> {
     let inputs = input_args(key, None, None, None, None, None, Some(xplane_path), None)?;
     let tables = py.detach(|| rtfprof::api::device_tables(&inputs)).map_err(to_py_err)?;
-    Ok(from_json(py, |out| rtfprof::device::write_json(&tables, table, out))?.get_item(key)?.unbind())
+    Ok(from_json(py, |out| rtfprof::outputs::device::write_json(&tables, table, out))?.get_item(key)?.unbind())
 }
 
 fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {

@@ -140,15 +140,3 @@ pub fn advise_printing_warnings(loaded: &Loaded) -> Result<Vec<Checker>> {
     checkers
 }
 
-/// The text tfprof prints for the checkers' reports.
-pub fn render(checkers: &[Checker]) -> String {
-    let mut out = String::new();
-    for checker in checkers {
-        out.push_str(&format!("\n{}:\n", checker.name));
-        for report in &checker.reports {
-            out.push_str(report);
-            out.push('\n');
-        }
-    }
-    out
-}

@@ -2,21 +2,10 @@
 //! and [`crate::device`].
 
 use crate::device::Table;
-use crate::load::Loaded;
 use crate::error::{Error, Result};
-use crate::outputs;
-use crate::show::options::{Options, Output};
-
-/// The outputs a table writes: its text (stdout, a file), JSON or CSV.
-pub fn check_output(command: &str, opts: &Options) -> Result<()> {
-    match opts.output {
-        Output::Stdout | Output::None | Output::File(_) | Output::Json(_) | Output::Csv(_) => Ok(()),
-        _ => Err(Error::flag(
-            "--output",
-            format!("{command} writes text (stdout, file:outfile=PATH), json:outfile=PATH or csv:outfile=PATH, not {}", opts.output),
-        )),
-    }
-}
+use crate::load::Loaded;
+use crate::outputs::{self, device::TableReport};
+use crate::show::options::Options;
 
 /// Writes the table of the loaded traces (every job's, merged) where
 /// `--output` says; `--max_depth` rows of text. Inputs other than XPlane
@@ -39,14 +28,5 @@ pub fn run(loaded: &Loaded, table: Table, opts: &Options, stdout: &mut String) -
         }));
     }
     let rows = usize::try_from(opts.max_depth).unwrap_or(0);
-    match &opts.output {
-        Output::Json(path) => outputs::stream_atomic(path, |out| crate::device::write_json(&tables, table, out)),
-        Output::Csv(path) => outputs::stream_atomic(path, |out| crate::device::write_csv(&tables, table, out)),
-        Output::File(path) => outputs::write_atomic(path, crate::device::render_text(&tables, table, rows).as_bytes()),
-        Output::None => Ok(()),
-        _ => {
-            stdout.push_str(&crate::device::render_text(&tables, table, rows));
-            Ok(())
-        }
-    }
+    outputs::emit(&TableReport { tables: &tables, table, rows }, &opts.output, stdout)
 }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use super::DiffArgs;
 use crate::stack::with_deep_stack;
-use crate::diff::{self, Labels, Metric, ValueTree};
+use crate::diff::{self, Metric, ValueTree};
+use crate::outputs::diff::Labels;
 use crate::error::{Error, Result};
 use crate::inputs::{InputPaths, tfprof_text};
 use crate::jobs::JobSpec;
@@ -253,9 +254,9 @@ pub fn run(args: &DiffArgs, global: &InputPaths, global_hosts: &[JobSpec], opts:
             outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
             stdout.push_str(&format!("Diff report written to {}\n", path.display()));
         }
-        (Output::Stdout, _) => stdout.push_str(&diff::render(&shown, metric, args.delta, min_size, &labels)),
+        (Output::Stdout, _) => stdout.push_str(&outputs::diff::render(&shown, metric, args.delta, min_size, &labels)),
         (Output::File(path), _) => {
-            outputs::write_atomic(path, diff::render(&shown, metric, args.delta, min_size, &labels).as_bytes())?
+            outputs::write_atomic(path, outputs::diff::render(&shown, metric, args.delta, min_size, &labels).as_bytes())?
         }
         _ => unreachable!("checked above"),
     }

@@ -84,7 +84,7 @@ pub fn run_line(loaded: &Loaded, line: &str, defaults: &mut Options, stdout: &mu
     match (command, view) {
         ("set", _) => *defaults = opts,
         (_, Some(view)) => crate::outputs::view::write(loaded, view, &opts, stdout)?,
-        _ => stdout.push_str(&crate::advise::render(&crate::advise::advise_printing_warnings(loaded)?)),
+        _ => stdout.push_str(&crate::outputs::advise::render(&crate::advise::advise_printing_warnings(loaded)?)),
     }
     Ok(Flow::Continue)
 }

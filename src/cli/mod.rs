@@ -216,6 +216,16 @@ pub struct DiffArgs {
 }
 
 impl Command {
+    /// The commands whose result is an [`outputs::Report`]: whether it has
+    /// a CSV form.
+    fn report_csv(&self) -> Option<bool> {
+        match self {
+            Command::Memory => Some(false),
+            Command::Steps | Command::Ranks | Command::Hlo | Command::Kernels => Some(true),
+            _ => None,
+        }
+    }
+
     /// The command's name on the command line.
     fn name(&self) -> &'static str {
         match self {
@@ -791,17 +801,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     if let (Output::Folded(_), Some(view)) = (&opts.output, cli.command.as_ref().and_then(Command::view)) {
         outputs::view::check_folded(view, &opts)?;
     }
-    if matches!(cli.command, Some(Command::Memory)) {
-        memory::check_output(&opts)?;
-    }
-    if matches!(cli.command, Some(Command::Steps)) {
-        steps::check_output(&opts)?;
-    }
-    if matches!(cli.command, Some(Command::Ranks)) {
-        ranks::check_output(&opts)?;
-    }
-    if let Some(table @ (Command::Hlo | Command::Kernels)) = &cli.command {
-        device::check_output(table.name(), &opts)?;
+    if let Some((command, csv)) = cli.command.as_ref().and_then(|c| Some((c, c.report_csv()?))) {
+        outputs::check(command.name(), csv, &opts.output)?;
     }
     let sources = cli.inputs.sources();
     let purpose = cli.command.as_ref().map_or(Purpose::Prompt, Command::purpose);
@@ -817,7 +818,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         Some(Command::Jobs) => {
             let jobs = load::load_jobs_apart(&sources, purpose)?;
             let summaries: Vec<_> = jobs.iter().map(|(name, job)| crate::jobs::summarize(name, &job.stats)).collect();
-            stdout.push_str(&crate::jobs::render(&summaries));
+            stdout.push_str(&crate::outputs::jobs::render(&summaries));
             return Ok(());
         }
         Some(Command::Partial(args)) => {
@@ -852,7 +853,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         eprintln!("{warning}");
     }
     if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
-        let no_allocations = memory::no_records_note(&loaded).to_owned();
+        let no_allocations = crate::memory::no_records_note(&loaded).to_owned();
         let sources = outputs::html::Sources { inputs: input_flags(&cli.inputs), coverage: loaded.coverage.clone(), no_allocations };
         let page = with_deep_stack(|| outputs::html::report_page(&loaded, &opts, &sources))?;
         outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
@@ -877,7 +878,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         }
         Some(view) => with_deep_stack(|| outputs::view::write(&loaded, view, &opts, stdout)),
         None => with_deep_stack(|| crate::advise::advise_printing_warnings(&loaded))
-            .map(|checkers| stdout.push_str(&crate::advise::render(&checkers))),
+            .map(|checkers| stdout.push_str(&crate::outputs::advise::render(&checkers))),
     };
     // The process ends right after; freeing a large profile node by node
     // costs more than the view itself.

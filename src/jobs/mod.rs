@@ -15,7 +15,6 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::inputs::sniff;
 use crate::inputs::{InputPaths, events};
-use crate::show::format;
 use crate::stats::device::DeviceName;
 use crate::stats::symbol::symbol;
 use crate::stats::{ExecStep, Stats};
@@ -217,33 +216,6 @@ pub fn summarize(name: &str, stats: &Stats) -> JobSummary {
         })
         .collect();
     JobSummary { name: name.to_owned(), nodes: stats.nodes.len(), coverage: stats.run_coverage(), steps }
-}
-
-/// The per-job summary text.
-pub fn render(summaries: &[JobSummary]) -> String {
-    let mut out = String::new();
-    for job in summaries {
-        out.push_str(&format!(
-            "job {}: {} nodes, {} steps, run graph coverage {:.2}\n",
-            job.name,
-            job.nodes,
-            job.steps.len(),
-            job.coverage
-        ));
-        for step in &job.steps {
-            let busiest: Vec<String> = step
-                .devices
-                .iter()
-                .take(3)
-                .map(|(d, t)| {
-                    let share = if step.wall_micros > 0 { 100.0 * *t as f64 / step.wall_micros as f64 } else { 0.0 };
-                    format!("{d} {} ({share:.1}% busy)", format::micros(*t))
-                })
-                .collect();
-            out.push_str(&format!("  step {}: {}; busiest: {}\n", step.step, format::micros(step.wall_micros), busiest.join(", ")));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -26,17 +26,16 @@
 //! assignment does.
 //!
 //! [`analyze`] is the library entry point (the HTML report calls it);
-//! [`text`] renders the tfprof-style text, [`json`] the JSON output.
+//! [`crate::outputs::memory`] writes the tfprof-style text and the JSON.
 
-pub mod json;
 pub mod programs;
-pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
+use crate::inputs::Kind;
 use crate::stats::{AllocationEvent, Stats};
 
 /// The name under which live bytes no node holds are listed. It cannot be
@@ -223,6 +222,17 @@ fn replay(name: &str, events: &[&AllocationEvent], start: i64) -> AllocatorMemor
         curve,
         measured,
         events: order.len(),
+    }
+}
+
+/// Why there is nothing to replay, by kind of input.
+pub fn no_records_note(loaded: &crate::load::Loaded) -> &'static str {
+    if loaded.kinds == [Kind::Profile] {
+        "No allocation records: a ProfileProto keeps only those of GPU allocators (tfprof drops the others); the RunMetadata files have them all."
+    } else if loaded.from_traces() {
+        "No allocation records: the trace has no MemoryAllocation/MemoryDeallocation events (TensorFlow records them for GPU allocators)."
+    } else {
+        "No allocation records in the inputs (RunMetadata has them when traced with FULL_TRACE)."
     }
 }
 

@@ -19,7 +19,8 @@ use std::io::{self, Write};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::diff::{DiffNode, Labels, Metric};
+use crate::diff::{DiffNode, Metric};
+use crate::outputs::diff::Labels;
 use crate::error::Result;
 use crate::outputs::table::{METRICS, Summary};
 use crate::show::{self, Displayed, Options};
@@ -59,7 +60,7 @@ pub struct Page {
     #[serde(skip_serializing_if = "Option::is_none")]
     diff: Option<DiffData>,
     /// Several ranks (PyTorch traces, XPlane hosts): `rtfprof ranks`'
-    /// JSON document ([`crate::ranks::render::to_json`]).
+    /// JSON document ([`crate::outputs::ranks::to_json`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     ranks: Option<serde_json::Value>,
 }
@@ -519,7 +520,7 @@ fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<
         return None;
     };
     match analyzed {
-        Ok(ranks) => Some(crate::ranks::render::to_json(&ranks)),
+        Ok(ranks) => Some(crate::outputs::ranks::to_json(&ranks)),
         Err(e) => {
             notes.push(format!("no ranks tab: {e}"));
             None

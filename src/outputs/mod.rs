@@ -1,21 +1,87 @@
-//! Outputs: where a rendered result goes. Files are written to a temporary
-//! file beside the target and renamed on success, so a failure never leaves a
-//! partial file behind. Devices and pipes (`/dev/null`, `/dev/stdout`, a
-//! FIFO) are written in place.
+//! Outputs: how a result is written, and where it goes.
+//!
+//! The analyses produce data (the views' trees, [`crate::steps::Steps`],
+//! [`crate::ranks::Ranks`], [`crate::memory::MemoryProfile`], the device
+//! [`crate::device::Tables`], advice, job summaries, diffs); a module here
+//! renders each (`steps`, `ranks`, `memory`, `device`, `advise`, `jobs`,
+//! `diff`, and for the views `view`, `table`, `folded`, `pprof`,
+//! `timeline`, `html`). The reports that have a text, a
+//! JSON and maybe a CSV form implement [`Report`], and [`emit`] writes any
+//! of them where `--output` says: one dispatch for every command, as
+//! hyperfine's exporters share one trait.
+//!
+//! Files are written to a temporary file beside the target and renamed on
+//! success, so a failure never leaves a partial file behind. Devices and
+//! pipes (`/dev/null`, `/dev/stdout`, a FIFO) are written in place.
 
+pub mod advise;
+pub mod device;
+pub mod diff;
 pub mod folded;
 pub mod html;
+pub mod jobs;
+pub mod memory;
 pub mod node_proto;
 pub mod pprof;
+pub mod ranks;
+pub mod steps;
 pub mod table;
+pub mod text;
 pub mod timeline;
 pub mod view;
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::show::options::Output;
+
+/// A result with a text form (stdout or `file:outfile=PATH`), a JSON form
+/// (`json:outfile=PATH`) and maybe a CSV one (`csv:outfile=PATH`).
+pub trait Report {
+    /// What `--output` prints on stdout, or writes to a file.
+    fn text(&self) -> String;
+    /// The JSON document (its schema is in `schemas/`).
+    fn write_json(&self, out: &mut dyn Write) -> io::Result<()>;
+    /// The CSV table, or `None` where the result has no CSV form ([`check`]
+    /// refuses `csv:` before anything is read).
+    fn write_csv(&self, _out: &mut dyn Write) -> Option<io::Result<()>> {
+        None
+    }
+}
+
+/// Refuses an `--output` that `command`'s [`Report`] cannot write, before
+/// any input is read: text (stdout, `file:`), `json:`, and `csv:` where
+/// `csv` says.
+pub fn check(command: &str, csv: bool, output: &Output) -> Result<()> {
+    match output {
+        Output::Stdout | Output::None | Output::File(_) | Output::Json(_) => Ok(()),
+        Output::Csv(_) if csv => Ok(()),
+        _ if csv => Err(Error::flag(
+            "--output",
+            format!("{command} writes text (stdout, file:outfile=PATH), json:outfile=PATH or csv:outfile=PATH, not {output}"),
+        )),
+        _ => Err(Error::flag("--output", format!("{command} writes text (stdout, file:outfile=PATH) or json:outfile=PATH, not {output}"))),
+    }
+}
+
+/// Writes `report` where `--output` says: its text onto `stdout` or into a
+/// file, its JSON or CSV into a file (atomically, see [`stream_atomic`]).
+pub fn emit(report: &dyn Report, output: &Output, stdout: &mut String) -> Result<()> {
+    match output {
+        Output::Json(path) => stream_atomic(path, |mut out| report.write_json(&mut out).map(|()| out)),
+        Output::Csv(path) => stream_atomic(path, |mut out| {
+            report.write_csv(&mut out).unwrap_or_else(|| Err(io::Error::other("this output has no CSV form"))).map(|()| out)
+        }),
+        Output::File(path) => write_atomic(path, report.text().as_bytes()),
+        Output::None => Ok(()),
+        _ => {
+            stdout.push_str(&report.text());
+            Ok(())
+        }
+    }
+}
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -34,8 +34,9 @@
 //! **Overlap** ([`breakdown::comm_comp_overlap`]): HTA 0.5.0's
 //! `get_comm_comp_overlap()`, per rank (PyTorch: HTA's number itself; XPlane:
 //! the same definition on the trace's picoseconds).
+//!
+//! [`crate::outputs::ranks`] writes the text, JSON and CSV.
 
-pub mod render;
 pub mod xplane;
 
 use std::path::Path;

@@ -7,18 +7,14 @@
 //! records allow ([`run_meta`]). PyTorch traces have no such categories:
 //! their steps split each GPU's time instead, with columns of their own
 //! ([`pytorch`]). [`summary`] gives XProf's conclusion from the same
-//! numbers (used by `advise`), [`render_text`], [`write_json`] and
-//! [`write_csv`] the outputs.
+//! numbers (used by `advise`); [`crate::outputs::steps`] writes them.
 
 pub mod pytorch;
 pub mod run_meta;
 pub mod xplane;
 
-use std::io::Write;
-
 use crate::error::Result;
 use crate::inputs::xplane::{XplaneFile, not_an_xspace};
-use crate::show::format;
 use xplane::{Hardware, HostSteps, event_type as et};
 
 /// The categories, in the order of XProf's step-time graph.
@@ -444,126 +440,6 @@ pub fn no_steps_message(steps: &Steps) -> String {
         Source::RunMetadata => "steps: no step of the profile has op executions (they come from --run_meta_path, --events_path, --profile_path or --xplane_path)".into(),
         Source::PyTorch => "the trace has no events to break down into steps".into(),
     }
-}
-
-/// The text `steps` prints: a row per step, then mean, std and CV.
-pub fn render_text(steps: &Steps) -> String {
-    if steps.source == Source::PyTorch {
-        return pytorch::render_text(&steps.pytorch);
-    }
-    // The step time, then the categories and device columns some row has.
-    let labels: Vec<&str> = LABELS.iter().copied().chain(["Transfers", "Device idle"]).collect();
-    let columns: Vec<usize> = (0..labels.len()).filter(|&i| steps.rows.iter().any(|r| r.numbers().nth(i + 1).flatten().is_some())).collect();
-    let mut header: Vec<String> = vec!["step".into(), "Step time".into()];
-    header.extend(columns.iter().map(|&i| labels[i].to_owned()));
-    let values = |r: &StepRow| -> Vec<Option<f64>> {
-        let numbers: Vec<Option<f64>> = r.numbers().collect();
-        let mut v = vec![Some(r.step_us)];
-        v.extend(columns.iter().map(|&i| numbers[i + 1]));
-        v
-    };
-    let us = |v: f64| format::micros(v.round() as i64);
-    let mut table: Vec<Vec<String>> = vec![header];
-    for r in &steps.rows {
-        let mut cells = vec![escape_text(&r.name)];
-        cells.extend(values(r).into_iter().map(|v| v.map_or("-".into(), us)));
-        table.push(cells);
-    }
-    let ncols = table[0].len() - 1;
-    let column = |c: usize| -> Vec<f64> { steps.rows.iter().filter_map(|r| values(r)[c]).collect() };
-    let stat_rows: [(&str, fn((f64, f64, f64)) -> f64, bool); 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
-    for (label, pick, ratio) in stat_rows {
-        let mut cells = vec![label.to_owned()];
-        for c in 0..ncols {
-            let v = pick(stats_of(&column(c)));
-            cells.push(if ratio { format!("{}%", format::percent(v * 100.0)) } else { us(v) });
-        }
-        table.push(cells);
-    }
-    let mut out = String::new();
-    out.push_str(&match steps.source {
-        Source::Xplane(Hardware::Gpu) => "Step time breakdown (XProf's input_pipeline_analyzer categories; then, beyond XProf, the step's time in memcpys on the GPUs and the time no GPU ran anything):\n".to_owned(),
-        Source::Xplane(_) => "Step time breakdown (XProf's input_pipeline_analyzer categories):\n".to_owned(),
-        Source::RunMetadata => "Step time breakdown from run metadata: only device compute (GPU kernels) and host compute (ops on CPUs) are told apart; kernel launch, input, output, compilation and collectives are not in these records, and memcpys are not kept (\"-\" columns); Other is the step's time neither covers.\n".to_owned(),
-        Source::PyTorch => unreachable!("rendered by pytorch::render_text"),
-    });
-    push_table(&mut out, &table, steps.rows.len() + 1);
-    out
-}
-
-/// A text table: the first column left-aligned, the others right-aligned,
-/// two spaces apart; a blank line before row `gap` (the statistics).
-pub(crate) fn push_table(out: &mut String, table: &[Vec<String>], gap: usize) {
-    let ncols = table[0].len();
-    let widths: Vec<usize> = (0..ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    for (i, r) in table.iter().enumerate() {
-        if i == gap {
-            out.push('\n');
-        }
-        for (c, cell) in r.iter().enumerate() {
-            if c == 0 {
-                out.push_str(&format!("{cell:<w$}", w = widths[0]));
-            } else {
-                out.push_str(&format!("  {cell:>w$}", w = widths[c]));
-            }
-        }
-        out.push('\n');
-    }
-}
-
-/// `{"schema_version": 1, "steps": [...]}`; categories the input cannot tell
-/// are `null`. PyTorch traces' have their own keys, and `"gpu_time"` (see
-/// [`pytorch::write_json`]). Both layouts: `schemas/steps.schema.json`.
-pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
-    use serde_json::{Map, Value, json};
-    if steps.source == Source::PyTorch {
-        return pytorch::write_json(&steps.pytorch, out);
-    }
-    let rows: Vec<Value> = steps
-        .rows
-        .iter()
-        .map(|r| {
-            let mut m = Map::new();
-            m.insert("step".into(), json!(r.name));
-            for (name, value) in number_names().zip(r.numbers()) {
-                m.insert(name, value.map_or(Value::Null, |v| json!(v)));
-            }
-            Value::Object(m)
-        })
-        .collect();
-    let mut doc = Map::new();
-    doc.insert("schema_version".into(), json!(1));
-    doc.insert("steps".into(), Value::Array(rows));
-    serde_json::to_writer(&mut out, &Value::Object(doc))?;
-    out.write_all(b"\n")?;
-    Ok(out)
-}
-
-/// A header line, then a row per step; empty cells where the input cannot tell.
-pub fn write_csv<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
-    if steps.source == Source::PyTorch {
-        return pytorch::write_csv(&steps.pytorch, out);
-    }
-    let mut header = vec!["step".to_owned()];
-    header.extend(number_names());
-    writeln!(out, "{}", header.join(","))?;
-    for r in &steps.rows {
-        let mut cells = vec![csv_field(&r.name)];
-        cells.extend(r.numbers().map(|c| c.map_or(String::new(), |v| v.to_string())));
-        writeln!(out, "{}", cells.join(","))?;
-    }
-    Ok(out)
-}
-
-/// Step names come from the trace: control characters are escaped so a row
-/// stays one line.
-pub(crate) fn escape_text(name: &str) -> String {
-    name.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
-}
-
-/// A CSV field, quoted when it holds a comma, a quote or a line break.
-pub(crate) fn csv_field(name: &str) -> String {
-    if name.contains([',', '"', '\n', '\r']) { format!("\"{}\"", name.replace('"', "\"\"")) } else { name.to_owned() }
 }
 
 #[cfg(test)]

@@ -1860,7 +1860,7 @@ mod tests {
             rng.corrupt(&mut bytes, 4);
             if let Ok(host) = analyze(&bytes) {
                 let steps = super::super::from_hosts(&[host.clone(), host]);
-                let _ = super::super::render_text(&steps);
+                let _ = crate::outputs::steps::render_text(&steps);
             }
         }
     }

@@ -1,11 +1,27 @@
 //! `rtfprof ranks`' outputs: the text table, JSON and CSV.
 
-use std::io::Write;
+use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::{MAD_SCALE, Rank, Ranks, STRAGGLER_FLOOR, STRAGGLER_K, Source};
+use super::Report;
+use super::text::{csv_field, escape, push_table};
+use crate::ranks::{MAD_SCALE, Rank, Ranks, STRAGGLER_FLOOR, STRAGGLER_K, Source};
 use crate::show::format;
+
+impl Report for Ranks {
+    fn text(&self) -> String {
+        render_text(self)
+    }
+
+    fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        write_json(self, out).map(drop)
+    }
+
+    fn write_csv(&self, out: &mut dyn Write) -> Option<io::Result<()>> {
+        Some(write_csv(self, out).map(drop))
+    }
+}
 
 /// What the traces do not tell, said once in every output.
 pub const NO_WAIT_SPLIT: &str = "the traces do not tell waiting for other ranks from moving data: a collective kernel is one span from its start, however early its rank arrived, to the end of the transfer, so communication is reported whole";
@@ -47,26 +63,6 @@ pub fn step_names(ranks: &Ranks) -> Vec<String> {
 /// Steps shown in the text's per-step table (all of them in CSV and JSON).
 const TEXT_STEPS: usize = 10;
 
-/// The first `left` columns left-aligned, the others right-aligned.
-fn push_table(out: &mut String, table: &[Vec<String>], left: usize) {
-    let ncols = table[0].len();
-    let widths: Vec<usize> = (0..ncols).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    for r in table {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            if c == 0 {
-                line.push_str(&format!("{cell:<w$}", w = widths[0]));
-            } else if c < left {
-                line.push_str(&format!("  {cell:<w$}", w = widths[c]));
-            } else {
-                line.push_str(&format!("  {cell:>w$}", w = widths[c]));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-}
-
 fn source_words(ranks: &Ranks) -> String {
     let ids = if ranks.ids_from_traces { "rank ids from distributedInfo.rank" } else { "rank ids in the order of the file names" };
     match ranks.source {
@@ -88,7 +84,7 @@ pub fn render_text(ranks: &Ranks) -> String {
         let overlap = r.overlap.map_or("-".to_owned(), |o| if o.percent.is_finite() { format!("{}%", format::percent(o.percent)) } else { "-".to_owned() });
         table.push(vec![
             r.rank.to_string(),
-            crate::steps::escape_text(&r.name),
+            escape(&r.name),
             r.steps.len().to_string(),
             if has_steps { format::micros_f64(mean) } else { "-".into() },
             if has_steps { format::micros_f64(std) } else { "-".into() },
@@ -102,7 +98,7 @@ pub fn render_text(ranks: &Ranks) -> String {
             if r.straggler { "yes".into() } else { String::new() },
         ]);
     }
-    push_table(&mut out, &table, 2);
+    push_table(&mut out, &table, |c| c < 2, None);
     out.push_str("\n(Times are means over each rank's steps; own time is the step time less the exposed communication; the overlap is HTA's get_comm_comp_overlap");
     out.push_str(match ranks.source {
         Source::PyTorch => ", HTA 0.5.0's number: events rounded to whole microseconds, the last step left out.)\n",
@@ -117,13 +113,13 @@ pub fn render_text(ranks: &Ranks) -> String {
         } else {
             "\nStep time by rank and step:\n".to_owned()
         });
-        let mut table = vec![std::iter::once("rank".to_owned()).chain(shown.iter().map(|s| crate::steps::escape_text(s))).collect::<Vec<_>>()];
+        let mut table = vec![std::iter::once("rank".to_owned()).chain(shown.iter().map(|s| escape(s))).collect::<Vec<_>>()];
         for r in &ranks.ranks {
             let mut row = vec![r.rank.to_string()];
             row.extend(shown.iter().map(|name| r.steps.iter().find(|s| &s.step == name).map_or("-".to_owned(), |s| format::micros_f64(s.step_us))));
             table.push(row);
         }
-        push_table(&mut out, &table, 1);
+        push_table(&mut out, &table, |c| c < 1, None);
     }
 
     let with_transfers: Vec<&Rank> = ranks.ranks.iter().filter(|r| !r.transfers.is_empty()).collect();
@@ -142,7 +138,7 @@ pub fn render_text(ranks: &Ranks) -> String {
                 ]);
             }
         }
-        push_table(&mut out, &table, 2);
+        push_table(&mut out, &table, |c| c < 2, None);
     }
 
     out.push_str(&format!("\nStraggler rule: {}.\n", rule_text()));
@@ -164,7 +160,7 @@ pub fn render_text(ranks: &Ranks) -> String {
                     .filter(|r| r.straggler)
                     .map(|r| {
                         let own = r.own_us().unwrap_or(0.0);
-                        format!("rank {} ({}, own time {}, {:+.1}% over the median)", r.rank, crate::steps::escape_text(&r.name), format::micros_f64(own), 100.0 * (own / rule.median_us - 1.0))
+                        format!("rank {} ({}, own time {}, {:+.1}% over the median)", r.rank, escape(&r.name), format::micros_f64(own), 100.0 * (own / rule.median_us - 1.0))
                     })
                     .collect();
                 out.push_str(&format!("Stragglers: {}.\n", named.join(", ")));
@@ -278,8 +274,8 @@ pub fn write_csv<W: Write>(ranks: &Ranks, mut out: W) -> std::io::Result<W> {
         for s in &r.steps {
             let cells = [
                 r.rank.to_string(),
-                crate::steps::csv_field(&r.name),
-                crate::steps::csv_field(&s.step),
+                csv_field(&r.name),
+                csv_field(&s.step),
                 s.step_us.to_string(),
                 cell(s.compute_us),
                 cell(s.communication_us),

@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::programs::{Heap, ProgramMemory};
-use super::{AllocatorMemory, LiveNode, MemoryProfile};
+use crate::memory::programs::{Heap, ProgramMemory};
+use crate::memory::{AllocatorMemory, LiveNode, MemoryProfile};
 use crate::show::format;
 use crate::show::options::Options;
 use crate::views::ROOT_NAME;
@@ -120,7 +120,7 @@ fn write_program(out: &mut String, name: &str, module: &str, heap: &Heap, opts: 
         .map(|b| LiveNode { name: if b.op_name.is_empty() { format!("{module}/{}", b.instruction) } else { b.op_name.clone() }, bytes: b.bytes })
         .collect();
     write_tree(out, &live, opts);
-    let mut largest: Vec<&super::programs::Buffer> = heap.live_at_peak.iter().collect();
+    let mut largest: Vec<&crate::memory::programs::Buffer> = heap.live_at_peak.iter().collect();
     largest.sort_by_key(|b| std::cmp::Reverse(b.bytes));
     let shown = largest.len().min(BUFFER_ROWS);
     let more = if largest.len() > shown { "; --output json:outfile=PATH has them all" } else { "" };

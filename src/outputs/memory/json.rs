@@ -19,7 +19,7 @@
 //! Allocators are in name order, live nodes most bytes first; times are µs
 //! from the step's start. Written compactly on one line: curves are long.
 //!
-//! `programs` (XPlane traces: [`super::programs`]) lists the XLA programs
+//! `programs` (XPlane traces: [`crate::memory::programs`]) lists the XLA programs
 //! that ran, largest peak first; a program XProf's memory viewer fails on
 //! has `"error"` instead of its numbers. Its buffers are in XProf's order
 //! (the whole-run ones by allocation, then the heap's as they became live);
@@ -35,8 +35,8 @@ use std::io::Write;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-use super::programs::{Buffer, ProgramMemory};
-use super::{AllocatorMemory, LiveNode, MemoryProfile};
+use crate::memory::programs::{Buffer, ProgramMemory};
+use crate::memory::{AllocatorMemory, LiveNode, MemoryProfile};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
