@@ -8,7 +8,9 @@
 //!   events, eager ops (`EagerLocalExecute: <type>`, named `(eager)/<type>`;
 //!   XProf leaves them out), XLA ops (JAX CPU events with `hlo_op`, TPU
 //!   `XLA Ops` events, named by their framework op), GPU kernels and memcpys
-//!   (by their `tf_op`, `level 0` or `annotation` stat).
+//!   (by their `tf_op`, `level 0` or `annotation` stat). The runtime's
+//!   TraceMes that XProf's rule reads as ops (`ThenExecuteCallback:<caller>`)
+//!   go under `(runtime)/` ([`super::names::runtime_node`]).
 //! - Host time is self time: an op event's duration minus the op events
 //!   nested in it on the same line.
 //! - An execution belongs to the step whose marker (an event with a
@@ -31,7 +33,7 @@ use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue}
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
-use super::names::{OpName, parse_op, transfer};
+use super::names::{OpName, parse_op, runtime_node, transfer};
 use super::planes::{PlaneKind, is_derived_line};
 use super::stats::{StatKind, StatKinds};
 use crate::stats::{ExecTotal, MemoryTotal};
@@ -572,7 +574,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             PlaneKind::Host => {
                 for (id, meta) in &plane.event_metadata {
                     let kind = match (parse_op(meta.name), meta.name) {
-                        (Some(OpName { name, op_type }), _) => ops.intern((name, op_type, "", NO_PROGRAM)),
+                        (Some(OpName { name, op_type }), _) => ops.intern((runtime_node(name).unwrap_or(name), op_type, "", NO_PROGRAM)),
                         (None, "MemoryAllocation") => EventKinds::ALLOCATION,
                         (None, "MemoryDeallocation") => EventKinds::DEALLOCATION,
                         (None, _) => continue,

@@ -70,6 +70,24 @@ fn is_jax_op_type(op_type: &str) -> bool {
         && bracket.is_none_or(|b| b.len() >= 2 && b.ends_with(']'))
 }
 
+/// The scope of runtime internals that XProf's name rule reads as ops.
+pub const RUNTIME_SCOPE: &str = "(runtime)";
+
+/// The node of a host "op" that is the runtime's, not the model's:
+/// XLA's PjRt client records `LocalDeviceState::ThenExecuteCallback` as a
+/// TraceMe named `ThenExecuteCallback:<caller>` (e.g.
+/// `GetEventForComputeStreamSyncPoint`), which [`parse_op`] (as XProf's
+/// `ParseTfOpFullname`) takes for an op `ThenExecuteCallback` of type
+/// `<caller>`. Its type stays XProf's (the op view and XProf's tables keep
+/// it); in the scope tree it goes under `(runtime)/`, beside the model's
+/// scopes rather than among them.
+pub fn runtime_node(name: &str) -> Option<&'static str> {
+    match name {
+        "ThenExecuteCallback" => Some("(runtime)/ThenExecuteCallback"),
+        _ => None,
+    }
+}
+
 // Memcpys. Two rules read them from event names, side by side here:
 // XProf's (`memcpy_type`, `is_memcpy`, `classify_gpu_event`) knows only
 // TF's spellings (`MEMCPYHToD …`), and decides `rtfprof steps`, which must
@@ -180,6 +198,10 @@ mod tests {
         }
         assert_eq!(transfer("MemcpyH2D"), Some(("(transfer)/host-to-device", "MemcpyHToD")));
         assert_eq!(parse_op("MemcpyH2D"), None);
+        let callback = parse_op("ThenExecuteCallback:GetEventForComputeStreamSyncPoint").unwrap();
+        assert_eq!(callback.op_type, "GetEventForComputeStreamSyncPoint");
+        assert_eq!(runtime_node(callback.name), Some("(runtime)/ThenExecuteCallback"));
+        assert!(runtime_node("jit(step)/dot_general").is_none());
         assert!(!is_memcpy("MemcpyH2D", "MemcpyHToD"));
         assert_eq!(classify_gpu_event("MemcpyH2D", ""), GpuEventClass::Compute32);
         assert_eq!(classify_gpu_event("MEMCPYDToH", ""), GpuEventClass::DeviceToHost);
