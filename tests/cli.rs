@@ -209,3 +209,40 @@ fn completions_and_the_man_page() {
     let (_, err, code) = run(&["completions", "tcsh"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// Errors and warnings are coloured only where colour is asked for: a
+/// terminal, or `CLICOLOR_FORCE=1`; `NO_COLOR` wins, and pipes (these
+/// tests' stderr) get the plain line, byte for byte.
+#[test]
+fn colour_only_where_asked_for() {
+    let run = |env: &[(&str, &str)]| {
+        let mut command = common::rtfprof_command();
+        command.args(["scope", "--select=nope", "--profile_path=x"]);
+        for var in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+            command.env_remove(var);
+        }
+        command.envs(env.iter().copied());
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let plain = run(&[]);
+    assert!(plain.starts_with("rtfprof: --select: ") && !plain.contains('\x1b'), "{plain:?}");
+    let forced = run(&[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains("\x1b["), "{forced:?}");
+    let stripped: String = {
+        // The same text once the escape sequences are taken out.
+        let mut out = String::new();
+        let mut chars = forced.chars();
+        while let Some(c) = chars.next() {
+            if c == '\x1b' {
+                chars.by_ref().find(|c| c.is_ascii_alphabetic());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    assert_eq!(stripped, plain);
+    assert_eq!(run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]), plain);
+}

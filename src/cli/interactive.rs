@@ -46,7 +46,7 @@ pub fn run(loaded: &Loaded, mut defaults: Options) -> Result<()> {
         match run_line(loaded, &line, &mut defaults, &mut stdout) {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => return Ok(()),
-            Err(e) => eprintln!("rtfprof: {e}"),
+            Err(e) => super::term::error(&e.to_string()),
         }
         let mut out = io::stdout().lock();
         if out.write_all(stdout.as_bytes()).and_then(|()| out.flush()).is_err() {

@@ -14,6 +14,7 @@ pub mod interactive;
 mod memory;
 mod ranks;
 mod steps;
+mod term;
 
 use crate::error::{Error, Result};
 use crate::inputs::InputPaths;
@@ -714,18 +715,18 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return 0;
         }
         Err(e) => {
-            eprintln!("rtfprof: {}; see 'rtfprof --help'", usage_error_line(&e));
+            term::error(&format!("{}; see 'rtfprof --help'", usage_error_line(&e)));
             return 2;
         }
     };
     match run(cli).map_err(Error::with_file_kind_hint) {
         Ok(()) => 0,
         Err(e) if e.exit_code() == 2 => {
-            eprintln!("rtfprof: {e}; see 'rtfprof --help'");
+            term::error(&format!("{e}; see 'rtfprof --help'"));
             2
         }
         Err(e) => {
-            eprintln!("rtfprof: {e}");
+            term::error(&e.to_string());
             e.exit_code()
         }
     }
@@ -811,6 +812,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         stdout.push_str(&overview());
         return Ok(());
     }
+    // Cleared when the inputs are read (or on any return before).
+    let progress = term::Progress::start("reading the inputs");
     match &cli.command {
         Some(Command::Jobs) if sources.jobs.is_empty() => {
             return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
@@ -848,9 +851,10 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         _ => {}
     }
     let mut loaded = load::load(&sources, purpose)?;
+    drop(progress);
     stdout.push_str(&std::mem::take(&mut loaded.listing));
     for warning in loaded.stats.warnings.drain(..) {
-        eprintln!("{warning}");
+        term::warning(&warning);
     }
     if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
         let no_allocations = crate::memory::no_records_note(&loaded).to_owned();
