@@ -6,11 +6,14 @@
 //! - diffing tfprof's own saved scope outputs of the two profiles lists the
 //!   same nodes, in the same tree, as diffing the profiles themselves;
 //! - identical sides are refused, and a copy of a profile differs by 0;
-//! - bad metrics, sizes, views and text files fail with one line.
+//! - bad metrics, sizes, views and text files fail with one line;
+//! - the JSON output holds the text's nodes, with the values the text
+//!   formats; partial profiles diff as the profiles they were made of.
 
 mod common;
 
-use common::{rtfprof_ok as rtfprof, testdata};
+use common::{rtfprof_json_of, rtfprof_ok as rtfprof, testdata};
+use serde_json::Value;
 
 fn side(name: &str, model: &str) -> Vec<String> {
     let d = testdata().join(model);
@@ -133,4 +136,78 @@ fn traces_diff_as_their_saved_views() {
     assert!(ok && out.contains("hosts host0,host1 (left)") && out.contains("\n  host0") && out.contains("\n  host1"), "{out}{err}");
     let (_, err, ok) = rtfprof(&["diff".into(), format!("--left_xplane_path={mlp}"), format!("--left_profile_path={mlp}"), format!("--right_xplane_path={nocb}")]);
     assert!(!ok && err.contains("--left_xplane_path") && err.lines().count() == 1, "{err}");
+}
+
+/// The JSON's listed nodes in pre-order: (depth, name, left, right,
+/// difference).
+fn json_nodes(node: &Value, depth: usize, into: &mut Vec<(usize, String, Option<i64>, Option<i64>, i64)>) {
+    into.push((depth, node["name"].as_str().unwrap().to_owned(), node["left"].as_i64(), node["right"].as_i64(), node["difference"].as_i64().unwrap()));
+    for child in node["children"].as_array().unwrap() {
+        json_nodes(child, depth + 1, into);
+    }
+}
+
+#[test]
+fn json_lists_the_texts_nodes_with_their_values() {
+    // (The two batch sizes run each op as often: every node differs by 0.)
+    for (metric, delta) in [("bytes", 0.2), ("micros", 0.2), ("occurrence", 0.0)] {
+        let mut args = vec!["diff".to_owned(), format!("--metric={metric}"), format!("--delta={delta}"), "--max_depth=100".into(), "--names=bs8,bs4".into()];
+        args.extend(side("left", "cnn_b8"));
+        args.extend(side("right", "cnn"));
+        let (text, err, ok) = rtfprof(&args);
+        assert!(ok, "{err}");
+        let doc = rtfprof_json_of(&args);
+        assert_eq!((doc["metric"].as_str(), doc["view"].as_str(), doc["delta"].as_f64()), (Some(metric), Some("scope"), Some(delta)));
+        assert_eq!((doc["left"]["name"].as_str(), doc["right"]["name"].as_str()), (Some("bs8"), Some("bs4")));
+        let mut nodes = Vec::new();
+        json_nodes(&doc["root"], 0, &mut nodes);
+        let lines: Vec<&str> = text.lines().skip(4).collect();
+        assert!(nodes.len() > 3 && nodes.len() == lines.len(), "{metric}: {} JSON nodes, {} text lines", nodes.len(), lines.len());
+        for ((depth, name, left, right, difference), line) in nodes.iter().zip(&lines) {
+            assert_eq!(line.len() - line.trim_start().len(), 2 * depth, "{line}");
+            assert!(line.trim_start().starts_with(&format!("{name} (")), "{line} is not {name}");
+            assert_eq!(*difference, left.unwrap_or(0) - right.unwrap_or(0), "{line}");
+            // The text shows each side the JSON has, and only those.
+            assert_eq!(line.contains("(bs8:"), left.is_some(), "{line}");
+            assert_eq!(line.contains(" bs4:") || line.contains("(bs4:"), right.is_some(), "{line}");
+        }
+    }
+}
+
+/// A partial profile of each side diffs as the profiles themselves: the
+/// same nodes and values, under the partial's job.
+#[test]
+fn partial_profiles_diff_as_their_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let partial = |model: &str| {
+        let out = dir.path().join(format!("{model}.rtfprof"));
+        let (_, err, ok) = rtfprof(&["partial".into(), format!("--job=m={}", testdata().join(model).join("profile").display()), format!("-o={}", out.display())]);
+        assert!(ok, "{err}");
+        out.display().to_string()
+    };
+    let (left, right) = (partial("cnn_b8"), partial("cnn"));
+    let profile = |model: &str| testdata().join(model).join("profile").display().to_string();
+    for metric in ["bytes", "micros"] {
+        let common = ["diff".to_owned(), format!("--metric={metric}"), "--delta=0".into(), "--max_depth=100".into()];
+        let mut of_partials = common.to_vec();
+        of_partials.extend([format!("--left_partial_path={left}"), format!("--right_partial_path={right}")]);
+        let mut of_profiles = common.to_vec();
+        of_profiles.extend([format!("--left_profile_path={}", profile("cnn_b8")), format!("--right_profile_path={}", profile("cnn"))]);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        // The partial's tree has its job `m` between the root and the
+        // profile's top scopes, and its nodes' names start with `m/`.
+        json_nodes(&rtfprof_json_of(&of_partials)["root"]["children"][0], 0, &mut a);
+        json_nodes(&rtfprof_json_of(&of_profiles)["root"], 0, &mut b);
+        assert_eq!(a[0].1, "m");
+        let a: Vec<_> = a.into_iter().skip(1).map(|(d, n, l, r, x)| (d, n.strip_prefix("m/").expect("a job's node").to_owned(), l, r, x)).collect();
+        assert!(a.len() > 10, "{metric}: {a:?}");
+        assert_eq!(a[..], b[1..], "{metric}");
+    }
+    // One partial at two steps; a side is partials or files, not both.
+    let (out, err, ok) = rtfprof(&["diff".into(), format!("--partial_path={left}"), "--left_step=0".into(), "--right_step=2".into()]);
+    assert!(ok && out.contains("step 0 (left)") && out.contains("step 2 (right)"), "{out}{err}");
+    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_partial_path={left}"), format!("--left_profile_path={}", profile("cnn")), format!("--right_partial_path={right}")]);
+    assert!(!ok && out.is_empty() && err.lines().count() == 1 && err.contains("--left_partial_path"), "{err}");
+    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_text={left}"), format!("--left_profile_path={}", profile("cnn")), format!("--right_partial_path={right}")]);
+    assert!(!ok && out.is_empty() && err.lines().count() == 1 && err.contains("--left_text"), "{err}");
 }

@@ -1,6 +1,6 @@
 //! Every JSON document rtfprof writes, checked against its schema in
 //! `schemas/` (JSON Schema draft 2020-12): the views' `--output json`, the
-//! `steps`, `memory`, `hlo` and `kernels` JSON, and the data embedded in the
+//! `steps`, `memory`, `hlo`, `kernels`, `ranks` and `diff` JSON, and the data embedded in the
 //! HTML pages of `report` and `diff`. The real binary runs on the committed
 //! fixtures of every input kind (TF1 run metadata, profiles, event files,
 //! jobs and checkpoints; the XPlane traces of TF, JAX on CPU and GPU; the
@@ -179,6 +179,7 @@ fn fixture_cases() -> Vec<Case> {
     ];
     for sides in diffs {
         cases.push(case("report", "diff", &sides));
+        cases.push(case("diff", "diff", &sides));
     }
     cases
 }

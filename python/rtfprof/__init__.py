@@ -20,6 +20,7 @@ kernels, ``memory`` replays the allocations, each as the CLI's JSON output
 holds them; ``to_dataframe`` takes any of these results. ``key_averages``
 reads a ``torch.profiler`` trace and gives PyTorch's own
 ``prof.key_averages()`` rows (same attributes, same values) and ``table()``.
+``diff`` compares two profiles' trees node by node (``rtfprof diff``).
 ``partial`` reduces one rank's trace to a partial profile (bytes), ``merge``
 merges them in any order or grouping, and ``profile(cmd, partial=…)`` shows
 the result (see the README's "Profiles of thousands of ranks on a cluster").
@@ -35,6 +36,7 @@ from ._rtfprof import (
     TensorValue,
     __version__,
     _table,
+    diff,
     hlo,
     kernels,
     key_averages,
@@ -61,6 +63,7 @@ __all__ = [
     "MultiGraphNode",
     "TensorValue",
     "__version__",
+    "diff",
     "hlo",
     "kernels",
     "key_averages",
@@ -97,7 +100,10 @@ def to_dataframe(node: Union[GraphNode, MultiGraphNode, List[Dict[str, Any]], Di
     """``to_records(node)`` as a pandas DataFrame, one row per displayed node;
     a list of dicts (``steps``, ``hlo``, ``kernels``) one row per dict; a
     ``memory`` result one row per step and allocator (``step``,
-    ``allocator``, ``peak_bytes``, ``peak_micros``, ``live_nodes``)."""
+    ``allocator``, ``peak_bytes``, ``peak_micros``, ``live_nodes``); a
+    ``diff`` result one row per listed node in pre-order (``depth``,
+    ``name``, ``left``, ``right``, ``difference``; ``None`` on a side without
+    the node)."""
     try:
         import pandas
     except ImportError as e:
@@ -107,6 +113,16 @@ def to_dataframe(node: Union[GraphNode, MultiGraphNode, List[Dict[str, Any]], Di
         ) from e
     if isinstance(node, list):
         return pandas.DataFrame.from_records(node)
+    if isinstance(node, dict) and "root" in node:
+        rows = []
+        stack = [(0, node["root"])]
+        while stack:
+            depth, n = stack.pop()
+            rows.append((depth, n["name"], n["left"], n["right"], n["difference"]))
+            stack.extend((depth + 1, c) for c in reversed(n["children"]))
+        frame = pandas.DataFrame.from_records(rows, columns=["depth", "name", "left", "right", "difference"])
+        # Nullable integers: a side without the node is missing, not NaN.
+        return frame.astype({"left": "Int64", "right": "Int64"})
     if isinstance(node, dict):
         return pandas.DataFrame.from_records(
             [{"step": s["step"], "allocator": name, "peak_bytes": a["peak_bytes"], "peak_micros": a["peak_micros"],

@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "hlo", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "diff", "hlo", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "steps", "__version__"]
 
 __version__: str
 
@@ -237,6 +237,23 @@ def memory(
     """Each allocator's bytes in use over the steps, and on XPlane traces each XLA program's peak by its buffer assignment ("programs"), as `rtfprof memory --output json`."""
 def ranks(*, pytorch_path: Optional[_Path] = None, xplane_path: Optional[_Path] = None) -> Dict[str, Any]:
     """The ranks of a job side by side and its stragglers, as `rtfprof ranks --output json`."""
+#: A side of ``diff``: input keywords of ``profile`` (``graph_path``, ``run_meta_path``,
+#: ``op_log_path``, ``profile_path``, ``events_path``, ``xplane_path``, ``pytorch_path``),
+#: ``partial_path``, or ``text`` (a saved tfprof scope/graph/code output).
+_DiffSide = Dict[str, Union[_Path, Sequence[_Path]]]
+def diff(
+    left: _DiffSide,
+    right: Optional[_DiffSide] = None,
+    *,
+    view: Literal["scope", "graph", "code"] = "scope",
+    metric: Optional[str] = None,
+    delta: float = 0.1,
+    min_size: Union[int, str, None] = None,
+    names: Tuple[str, str] = ("left", "right"),
+    left_step: int = -1,
+    right_step: int = -1,
+) -> Dict[str, Any]:
+    """Two profiles' trees of one view compared node by node, as `rtfprof diff --output json`."""
 def hlo(*, xplane_path: _Path) -> List[Dict[str, Any]]:
     """The XLA instructions that ran, as `rtfprof hlo --output json` lists them."""
 def kernels(*, xplane_path: _Path) -> List[Dict[str, Any]]:

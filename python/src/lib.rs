@@ -10,10 +10,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeWarning, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use rtfprof::diff::sides::{self, Side, Which};
 use rtfprof::load::Sources;
 use rtfprof::outputs::node_proto::ViewProto;
 use rtfprof::outputs::table::{self, Cell};
@@ -805,6 +806,90 @@ fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {
     )))
 }
 
+/// The keys a side of `diff` takes: the input keywords of `profile`, then
+/// `partial_path` and `text` (a saved tfprof scope/graph/code output).
+const DIFF_SIDE_KEYS: [&str; 9] =
+    ["graph_path", "run_meta_path", "op_log_path", "profile_path", "events_path", "xplane_path", "pytorch_path", "partial_path", "text"];
+
+/// One side of `diff` from its dict of inputs.
+fn diff_side(side: &Bound<'_, PyDict>, step: i64, which: Which) -> PyResult<Side> {
+    let name = if which == Which::Left { "left" } else { "right" };
+    for key in side.keys() {
+        let key: String = key.extract().map_err(|_| PyTypeError::new_err(format!("diff: the keys of {name} are input names")))?;
+        if !DIFF_SIDE_KEYS.contains(&key.as_str()) {
+            return Err(PyTypeError::new_err(format!("diff: {name} has an unknown input '{key}' (valid: {})", DIFF_SIDE_KEYS.join(", "))));
+        }
+    }
+    let get = |key: &str| side.get_item(key);
+    let (graph, run_meta, op_log, profile, events, xplane, pytorch, partial_path, text) =
+        (get("graph_path")?, get("run_meta_path")?, get("op_log_path")?, get("profile_path")?, get("events_path")?, get("xplane_path")?, get("pytorch_path")?, get("partial_path")?, get("text")?);
+    let mut sources =
+        input_sources(graph.as_ref(), run_meta.as_ref(), op_log.as_ref(), profile.as_ref(), events.as_ref(), xplane.as_ref(), pytorch.as_ref())?;
+    partial_args(&mut sources, None, partial_path.as_ref())?;
+    let text = path_arg("text", text.as_ref())?;
+    if sources.is_empty() && text.is_none() {
+        return Err(PyValueError::new_err(format!("diff: {name} has no inputs (give one of {})", DIFF_SIDE_KEYS.join(", "))));
+    }
+    Side::new(sources, text, step, which).map_err(to_py_err)
+}
+
+/// Two profiles' trees of one view compared node by node, as `rtfprof diff
+/// --output json` writes them: `{"schema_version", "view", "metric",
+/// "delta", "min_size", "left": {"name", "source"}, "right": {…}, "root":
+/// {"name", "left", "right", "difference", "children": […]}}`, the nodes
+/// whose relative difference is at least `delta` and whose size is at least
+/// `min_size` (e.g. `"1MB"`, `"10ms"`, or a number in the metric's unit),
+/// or that have such children. `left` and `right` are dicts of inputs
+/// (`profile`'s keywords, `partial_path`, or `text`: a saved tfprof
+/// output); without `right`, the left's inputs at `right_step`.
+#[pyfunction]
+#[pyo3(signature = (left, right=None, *, view="scope", metric=None, delta=0.1, min_size=None, names=("left".to_owned(), "right".to_owned()), left_step=-1, right_step=-1))]
+#[allow(clippy::too_many_arguments)]
+fn diff(
+    py: Python<'_>,
+    left: &Bound<'_, PyDict>,
+    right: Option<&Bound<'_, PyDict>>,
+    view: &str,
+    metric: Option<&str>,
+    delta: f64,
+    min_size: Option<&Bound<'_, PyAny>>,
+    names: (String, String),
+    left_step: i64,
+    right_step: i64,
+) -> PyResult<Py<PyAny>> {
+    let view = sides::parse_view(view).map_err(to_py_err)?;
+    let metric = metric.map(rtfprof::diff::Metric::parse).transpose().map_err(to_py_err)?;
+    if !(delta >= 0.0) {
+        return Err(PyValueError::new_err("--delta: must be a number >= 0"));
+    }
+    let min_size = match min_size.filter(|v| !v.is_none()) {
+        None => 0,
+        Some(v) => match v.extract::<i64>() {
+            Ok(n) if n >= 0 => n,
+            _ => rtfprof::diff::parse_size(&v.str()?.to_string_lossy()).map_err(to_py_err)?,
+        },
+    };
+    let left_side = diff_side(left, left_step, Which::Left)?;
+    let right_side = match right {
+        Some(right) => diff_side(right, right_step, Which::Right)?,
+        None => left_side
+            .at_step(right_step)
+            .ok_or_else(|| PyValueError::new_err("diff: a saved text has no steps: give right"))?,
+    };
+    let compared = py
+        .detach(|| sides::compare(&left_side, &right_side, view, metric, &Options::default()))
+        .map_err(to_py_err)?;
+    let listed = compared.listed(delta, min_size);
+    let labels = rtfprof::outputs::diff::Labels {
+        left_name: &names.0,
+        right_name: &names.1,
+        left_source: &compared.left_source,
+        right_source: &compared.right_source,
+    };
+    let report = rtfprof::outputs::diff::DiffReport { listed: &listed, view, metric: compared.metric, delta, min_size, labels: &labels };
+    Ok(from_json(py, |out| rtfprof::outputs::diff::write_json(&report, out))?.unbind())
+}
+
 /// The CSV output's columns and one tuple per displayed node of `node`'s
 /// subtree (pre-order), with each step's values when `step_values`.
 #[pyfunction]
@@ -1028,7 +1113,7 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, hlo, kernels, key_averages, memory, merge, partial, profile, ranks, steps};
+    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, diff, hlo, kernels, key_averages, memory, merge, partial, profile, ranks, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

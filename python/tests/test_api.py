@@ -648,3 +648,44 @@ def test_a_cut_op_list_says_so():
     while node.children:
         node, rows = node.children[0], rows + 1
     assert rows == total
+
+
+def test_diff_is_the_commands_json(tmp_path):
+    left, right = TESTDATA / "cnn_b8" / "profile", TESTDATA / "cnn" / "profile"
+    doc = rtfprof.diff({"profile_path": left}, {"profile_path": right}, metric="micros", delta=0.2, min_size="5us",
+                       names=("bs8", "bs4"))
+    out = tmp_path / "diff.json"
+    run = run_cli(["diff", f"--left_profile_path={left}", f"--right_profile_path={right}", "--metric=micros", "--delta=0.2",
+                   "--min_size=5us", "--names=bs8,bs4", f"--output=json:outfile={out}"])
+    assert run.returncode == 0, run.stderr
+    assert doc == json.loads(out.read_text())
+    assert doc["left"]["name"] == "bs8" and doc["root"]["name"] == "_TFProfRoot" and doc["root"]["children"]
+    # Without right: the left's inputs at right_step; a min_size number is in
+    # the metric's unit.
+    steps = rtfprof.diff({"profile_path": right}, left_step=0, right_step=2, min_size=0)
+    assert steps["left"]["source"].endswith("step 0") and steps["right"]["source"].endswith("step 2")
+
+
+def test_diff_to_dataframe_has_a_row_per_listed_node():
+    pandas = pytest.importorskip("pandas")
+    doc = rtfprof.diff({"profile_path": TESTDATA / "cnn_b8" / "profile"}, {"profile_path": TESTDATA / "cnn" / "profile"},
+                       delta=0)
+    df = rtfprof.to_dataframe(doc)
+    assert list(df.columns) == ["depth", "name", "left", "right", "difference"]
+    assert df.iloc[0]["name"] == "_TFProfRoot" and df.iloc[0]["depth"] == 0
+    assert (df["difference"] == df["left"].fillna(0) - df["right"].fillna(0)).all()
+    assert str(df["left"].dtype) == "Int64"
+    assert isinstance(df, pandas.DataFrame)
+
+
+def test_diff_refuses_bad_sides():
+    profile = TESTDATA / "cnn" / "profile"
+    with pytest.raises(TypeError, match="unknown input 'profile'"):
+        rtfprof.diff({"profile": profile})
+    with pytest.raises(ValueError, match="no inputs"):
+        rtfprof.diff({}, {"profile_path": profile})
+    with pytest.raises(ValueError, match="both sides are the same"):
+        rtfprof.diff({"profile_path": profile}, {"profile_path": profile})
+    with pytest.raises(ValueError, match="--view"):
+        rtfprof.diff({"profile_path": profile}, {"profile_path": profile}, view="op")
+

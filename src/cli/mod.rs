@@ -163,6 +163,10 @@ pub struct DiffArgs {
     /// merged as jobs).
     #[arg(long, value_name = "PATH")]
     pub left_pytorch_path: Option<PathBuf>,
+    /// Left side: partial profiles (as --partial_path: files, or
+    /// directories of *.rtfprof files; merged).
+    #[arg(long, value_name = "PATH")]
+    pub left_partial_path: Option<PathBuf>,
     /// Step of the left side (default: --step).
     #[arg(long, allow_negative_numbers = true)]
     pub left_step: Option<i64>,
@@ -190,6 +194,9 @@ pub struct DiffArgs {
     /// Right side: PyTorch trace (as --pytorch_path).
     #[arg(long, value_name = "PATH")]
     pub right_pytorch_path: Option<PathBuf>,
+    /// Right side: partial profiles (as --partial_path).
+    #[arg(long, value_name = "PATH")]
+    pub right_partial_path: Option<PathBuf>,
     /// Step of the right side (default: --step).
     #[arg(long, allow_negative_numbers = true)]
     pub right_step: Option<i64>,
@@ -578,7 +585,7 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     ("advise", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS], "Examples:
   rtfprof advise --profile_path testdata/cnn/profile
   rtfprof advise --xplane_path testdata/xplane/jax_gpu_cnn"),
-    ("diff", &[TF_INPUTS, XPLANE_INPUTS, VIEW_OPTIONS], "Examples:
+    ("diff", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
   rtfprof diff --profile_path testdata/cnn/profile --left_step 0 --right_step 2 --metric micros
   rtfprof diff --left_profile_path testdata/cnn/profile --right_profile_path testdata/cnn_b8/profile --metric bytes --output html:outfile=diff.html
   rtfprof diff --left_xplane_path testdata/xplane/jax_gpu_mlp --right_xplane_path testdata/xplane/jax_gpu_mlp_nocb --metric accelerator_micros"),
@@ -846,7 +853,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         Some(Command::Diff(args)) => {
             let resolved = load::resolve(&sources, purpose)?;
             push_note(stdout, resolved.note);
-            return diff::run(args, &resolved.paths, &resolved.hosts, &opts, stdout);
+            return diff::run(args, &resolved.paths, &resolved.hosts, &sources.partial_paths, &opts, stdout);
         }
         _ => {}
     }

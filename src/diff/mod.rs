@@ -14,7 +14,11 @@
 //!     while_loop_body (left:353MB) +353MB
 //! ```
 //!
-//! [`crate::outputs::diff`] writes the text.
+//! [`sides`] loads the two sides (the command line and the Python module
+//! build them from their flags or keywords); [`crate::outputs::diff`]
+//! writes the text and the JSON.
+
+pub mod sides;
 
 use crate::error::{Error, Result};
 use crate::inputs::tfprof_text::TextNode;

@@ -1,10 +1,13 @@
-//! `rtfprof diff`'s text: the two sides' values per node, the difference
-//! and the ratio, indented by depth (the HTML page is in [`super::html`],
-//! the folded stacks in [`super::folded`]).
+//! `rtfprof diff`'s text (the two sides' values per node, the difference
+//! and the ratio, indented by depth) and JSON; the HTML page is in
+//! [`super::html`], the folded stacks in [`super::folded`].
 
 use std::fmt::Write;
+use std::io;
 
+use super::Report;
 use crate::diff::{DiffNode, Metric};
+use crate::views::View;
 
 /// How the report names the two sides and what it compares.
 pub struct Labels<'a> {
@@ -49,3 +52,55 @@ fn render_node(node: &DiffNode, depth: usize, metric: Metric, labels: &Labels<'_
     }
 }
 
+/// The nodes a diff lists, as its text and its JSON give them.
+pub struct DiffReport<'a> {
+    /// The merged tree filtered by `delta` and `min_size`
+    /// ([`crate::diff::sides::Compared::listed`]).
+    pub listed: &'a DiffNode,
+    pub view: View,
+    pub metric: Metric,
+    pub delta: f64,
+    pub min_size: i64,
+    pub labels: &'a Labels<'a>,
+}
+
+impl Report for DiffReport<'_> {
+    fn text(&self) -> String {
+        render(self.listed, self.metric, self.delta, self.min_size, self.labels)
+    }
+
+    fn write_json(&self, out: &mut dyn io::Write) -> io::Result<()> {
+        write_json(self, out).map(drop)
+    }
+}
+
+/// `{"schema_version": 1, "view", "metric", "delta", "min_size", "left":
+/// {"name", "source"}, "right": {…}, "root": node}`, a node being `{"name",
+/// "left", "right", "difference", "children"}` (`null` on a side without
+/// the node): `schemas/diff.schema.json`.
+pub fn write_json<W: io::Write>(report: &DiffReport<'_>, mut out: W) -> io::Result<W> {
+    use serde_json::json;
+    fn node(n: &DiffNode) -> serde_json::Value {
+        json!({
+            "name": n.name,
+            "left": n.left,
+            "right": n.right,
+            "difference": n.difference(),
+            "children": n.children.iter().map(node).collect::<Vec<_>>(),
+        })
+    }
+    let labels = report.labels;
+    let doc = json!({
+        "schema_version": 1,
+        "view": report.view.as_str(),
+        "metric": report.metric.name(),
+        "delta": report.delta,
+        "min_size": report.min_size,
+        "left": {"name": labels.left_name, "source": labels.left_source},
+        "right": {"name": labels.right_name, "source": labels.right_source},
+        "root": node(report.listed),
+    });
+    serde_json::to_writer(&mut out, &doc)?;
+    out.write_all(b"\n")?;
+    Ok(out)
+}
