@@ -89,7 +89,9 @@ def to_records(node: Union[GraphNode, MultiGraphNode], *, step_values: bool = Tr
     ``steps_ran`` and, for every metric but parameters, its value at each
     step (``<metric>_step<N>``, unless ``step_values=False``) and their
     ``<metric>_mean``, ``<metric>_std`` (population) and ``<metric>_cv``
-    (std / mean, 0 when the mean is 0), unrounded.
+    (std / mean, 0 when the mean is 0), unrounded. One difference from the
+    CSV: an op view's rows have their op type's own totals in ``total_*``
+    (the CSV, as tfprof, sums each row with every row after it).
     """
     columns, rows = _table(node, step_values)
     return [dict(zip(columns, row)) for row in rows]

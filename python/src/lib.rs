@@ -150,6 +150,10 @@ fn parse_view(cmd: &str) -> PyResult<View> {
 struct Table {
     rows: Vec<(usize, Displayed)>,
     per_step: Option<PerStep>,
+    /// The op view's rows, whose `total_*` in tfprof are cumulative down the
+    /// list (each row's own plus every row after it); [`_table`] gives each
+    /// row's own instead, as a DataFrame's reader expects.
+    op_rows: bool,
 }
 
 /// Which rows of a [`Table`] a node and what is displayed below it are.
@@ -539,7 +543,7 @@ fn profile(
     }
     let rtfprof::api::Profiled { proto, root, per_step, .. } = profiled;
     on_deep_stack(py, move |py| {
-        let table = Arc::new(Table { rows: flatten(root), per_step });
+        let table = Arc::new(Table { rows: flatten(root), per_step, op_rows: view == View::Op });
         build_node(py, proto, view, &table)
     })
 }
@@ -677,7 +681,8 @@ fn input_sources(
 }
 
 /// Each step's time and its split into XProf's categories, as `rtfprof
-/// steps` gives them: one dict a step, with the JSON output's keys (`step`,
+/// steps` gives them: one dict a step, with the JSON output's keys (`step`:
+/// the step number as an `int` where the step is numbered,
 /// `step_time_us`, `<category>_us`, then on GPUs `transfers_us` and
 /// `device_idle_us`; `None` where the input cannot tell). PyTorch traces:
 /// one dict a rank, step and GPU, with their JSON rows' keys (the
@@ -706,7 +711,11 @@ fn steps(
     let list = PyList::empty(py);
     for row in &analyzed.rows {
         let step = PyDict::new(py);
-        step.set_item("step", &row.name)?;
+        // The step number, as a number (the JSON's `step` is its text).
+        match row.name.parse::<i64>() {
+            Ok(number) => step.set_item("step", number)?,
+            Err(_) => step.set_item("step", &row.name)?,
+        }
         for (name, value) in rtfprof::steps::number_names().zip(row.numbers()) {
             step.set_item(name, value)?;
         }
@@ -904,8 +913,14 @@ fn _table(py: Python<'_>, node: &Bound<'_, PyAny>, step_values: bool) -> PyResul
     let list = PyList::empty(py);
     for (depth, node) in &table.rows[rows.start..rows.start + rows.len] {
         let record = table::record(node, *depth, table.per_step.as_ref());
-        let cells: Vec<Py<PyAny>> = record
-            .cells(step_values)
+        let mut cells = record.cells(step_values);
+        if table.op_rows && *depth > 0 {
+            // Not tfprof's cumulative totals: the op type's own.
+            let metrics = table::METRICS.len();
+            let (own, total) = cells[4..4 + 2 * metrics].split_at_mut(metrics);
+            total.copy_from_slice(own);
+        }
+        let cells: Vec<Py<PyAny>> = cells
             .into_iter()
             .map(|cell| -> PyResult<Py<PyAny>> {
                 Ok(match cell {

@@ -135,7 +135,9 @@ def test_numbers_equal_the_clis_json(model, view, option_set, tmp_path):
             node["depth"], node["name"], node["accounted"], node["graph_nodes"])
         for metric in METRIC_FIELDS:
             assert record["own_" + metric] == node["own"][metric]
-            assert record["total_" + metric] == node["total"][metric]
+            # (The op view's rows: their own totals, not tfprof's running sum.)
+            total = node["own" if view == "op" and node["depth"] > 0 else "total"][metric]
+            assert record["total_" + metric] == total
         assert record["steps"] == len(steps) and record["steps_ran"] == node["per_step"]["steps_ran"]
         for metric, summary in node["per_step"]["metrics"].items():
             assert [record["%s_step%d" % (metric, s)] for s in steps] == summary["values"]
@@ -182,8 +184,9 @@ def test_tensorboard_event_logs(view, tmp_path):
     root = rtfprof.profile(view, options={"max_depth": 100}, **absolute_inputs(EVENTS))
     records = rtfprof.to_records(root)
     nodes = json_rows(doc["root"], [])
+    kind = lambda n: "own" if view == "op" and n["depth"] > 0 else "total"  # noqa: E731
     assert [(r["name"], r["total_exec_micros"], r["total_requested_bytes"]) for r in records] == [
-        (n["name"], n["total"]["exec_micros"], n["total"]["requested_bytes"]) for n in nodes]
+        (n["name"], n[kind(n)]["exec_micros"], n[kind(n)]["requested_bytes"]) for n in nodes]
     assert records[0]["steps"] == len(doc["steps"]) == 3
 
 
@@ -611,7 +614,7 @@ def test_results_become_dataframes():
     kernels = rtfprof.to_dataframe(rtfprof.kernels(xplane_path=JAX_GPU))
     assert list(kernels.columns)[:2] == ["kernel_name", "op_name"] and len(kernels) > 5
     steps = rtfprof.to_dataframe(rtfprof.steps(xplane_path=JAX_GPU))
-    assert list(steps["step"]) == ["0", "1"]
+    assert list(steps["step"]) == [0, 1] and str(steps["step"].dtype) == "int64"
     memory = rtfprof.to_dataframe(rtfprof.memory(xplane_path=JAX_GPU))
     assert set(memory["allocator"]) >= {"GPU_0_bfc"}
     assert isinstance(memory, pandas.DataFrame)
@@ -689,3 +692,17 @@ def test_diff_refuses_bad_sides():
     with pytest.raises(ValueError, match="--view"):
         rtfprof.diff({"profile_path": profile}, {"profile_path": profile}, view="op")
 
+
+def test_op_dataframe_totals_are_each_op_types_own():
+    """tfprof's op rows sum each row with every row after it; the DataFrame gives
+    each op type's own total, so the column adds up to the root's."""
+    pytest.importorskip("pandas")
+    root = rtfprof.profile("op", profile_path=TESTDATA / "cnn" / "profile",
+                           options={"max_depth": 1000, "select": ["micros", "bytes"]})
+    df = rtfprof.to_dataframe(root)
+    rows = df.iloc[1:]
+    assert len(rows) > 5
+    assert (rows["total_exec_micros"] == rows["own_exec_micros"]).all()
+    assert rows["total_exec_micros"].sum() == root.total_exec_micros
+    # The nodes keep tfprof's (TF's) running totals.
+    assert chain(root)[0].total_exec_micros == root.total_exec_micros
