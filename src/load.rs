@@ -96,6 +96,9 @@ pub struct Loaded {
     /// Run graph coverage of the run metadata, or of each job (the report's
     /// header).
     pub coverage: Vec<(String, f64)>,
+    /// The ranks that partial profiles carry, when they are several and each
+    /// is a rank (the report's ranks tab; traces give it from `traces`).
+    pub ranks: Option<crate::ranks::Ranks>,
 }
 
 impl Loaded {
@@ -285,6 +288,7 @@ pub fn load_paths(paths: &InputPaths) -> Result<Loaded> {
         traces: imported.trace.map(|t| (String::new(), t)).into_iter().collect(),
         listing: imported.listing,
         coverage,
+        ranks: None,
     })
 }
 
@@ -339,11 +343,6 @@ fn load_resolved(sources: &Sources, resolved: &Resolved, purpose: Purpose) -> Re
 /// The merged partial profiles of `sources`, alone: the node model for the
 /// views, the report and advice (partials hold no trace events).
 fn load_partials(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
-    let mut others = sources.clone();
-    (others.partial_paths, others.partial_bytes) = (Vec::new(), None);
-    if !others.is_empty() {
-        return Err(Error::flag("--partial_path", "is set: give no other inputs (make a partial of each with 'rtfprof partial')"));
-    }
     let needs_events = match purpose {
         Purpose::Memory => Some("memory"),
         Purpose::Steps => Some("steps"),
@@ -354,14 +353,33 @@ fn load_partials(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
     if let Some(command) = needs_events {
         return Err(Error::flag(command, "reads the traces' events, which partial profiles do not hold: give the traces (--job, --pytorch_path, --xplane_path)"));
     }
+    let partial = partials_of(sources)?;
+    let ranks = if partial.job_names().count() >= 2 { partial.ranks(&partials_named(sources)).ok() } else { None };
+    let mut loaded = partial.into_loaded();
+    loaded.ranks = ranks;
+    check_code_traces(purpose, &loaded)?;
+    Ok(loaded)
+}
+
+/// The partial profiles of `sources` (its paths' and its bytes'), merged;
+/// no other inputs may be given.
+fn partials_of(sources: &Sources) -> Result<crate::partial::Partial> {
+    let mut others = sources.clone();
+    (others.partial_paths, others.partial_bytes) = (Vec::new(), None);
+    if !others.is_empty() {
+        return Err(Error::flag("--partial_path", "is set: give no other inputs (make a partial of each with 'rtfprof partial')"));
+    }
     let mut partial = if sources.partial_paths.is_empty() { crate::partial::Partial::default() } else { crate::partial::read(&sources.partial_paths)? };
     if let Some(bytes) = &sources.partial_bytes {
         let given = crate::partial::from_bytes(bytes, std::path::Path::new("<bytes>"))?;
         partial = crate::partial::merge([partial, given])?;
     }
-    let loaded = partial.into_loaded();
-    check_code_traces(purpose, &loaded)?;
-    Ok(loaded)
+    Ok(partial)
+}
+
+/// What errors call the partials of `sources`: the first path.
+fn partials_named(sources: &Sources) -> std::path::PathBuf {
+    sources.partial_paths.first().cloned().unwrap_or_else(|| "<bytes>".into())
 }
 
 /// Each job loaded on its own (in parallel): `--job`s, or the hosts of an
@@ -413,7 +431,7 @@ pub fn merge(jobs: Vec<(String, Loaded)>, listing: String, coverage: Vec<(String
         traces.extend(job.traces.into_iter().map(|(_, trace)| (name.clone(), trace)));
         models.push((name, job.stats));
     }
-    Loaded { stats: crate::jobs::merge(models), kinds, traces, listing, coverage }
+    Loaded { stats: crate::jobs::merge(models), kinds, traces, listing, coverage, ranks: None }
 }
 
 /// The code view of XPlane traces needs the Python frames XLA programs
@@ -479,6 +497,10 @@ fn first_file_named(dir: &std::path::Path, matches: fn(&str) -> bool) -> Option<
 /// some name their rank and others not, is an error.
 pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)> {
     use rayon::prelude::*;
+    if sources.has_partials() {
+        // Each partial job carries its rank.
+        return Ok((partials_of(sources)?.ranks(&partials_named(sources))?, None));
+    }
     let paths = &sources.paths;
     if !sources.jobs.is_empty()
         || paths.graph_path.is_some()

@@ -23,6 +23,11 @@
 //! (201 KB gzipped) H200 ResNet-18 PyTorch fixture becomes a 340 KB partial
 //! (35 KB gzipped), made in 0.08 s end to end by `rtfprof partial`.
 //!
+//! **Ranks.** A job read from one PyTorch trace or one XPlane host also
+//! carries itself as a rank ([`crate::ranks::RankSummary`]), so `rtfprof
+//! ranks --partial_path` and the report's ranks tab give what they give for
+//! the traces read together.
+//!
 //! **Not carried** (the traces' events, not the node model): `steps`,
 //! `memory`, `hlo` and `kernels`, the timeline output and the report's step
 //! breakdown, memory and device tabs read the traces themselves; node
@@ -33,8 +38,9 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 
 use crate::error::{Error, Result};
-use crate::inputs::Kind;
+use crate::inputs::{Kind, Trace};
 use crate::load::{Loaded, Purpose, Sources};
+use crate::ranks::{CommOverlap, Rank, RankStep, RankSummary, Ranks, Source as RankSource, Transfer};
 use crate::proto::tensorflow::tfprof::CodeDef;
 use crate::stats::node::{ExecStep, Input, MemoryRecord, Node};
 use crate::stats::small_map::SmallMap;
@@ -101,6 +107,141 @@ struct JobProto {
     /// (step, wall µs), the per-rank summary.
     #[prost(message, repeated, tag = "10")]
     step_times: Vec<StepTime>,
+    /// The job as a rank of `rtfprof ranks`, where its input is one
+    /// PyTorch trace or XPlane host.
+    #[prost(message, optional, tag = "11")]
+    rank: Option<RankProto>,
+}
+
+/// [`crate::ranks::RankSummary`].
+#[derive(Clone, PartialEq, Message)]
+struct RankProto {
+    /// `pytorch` or `xplane`.
+    #[prost(string, tag = "1")]
+    source: String,
+    #[prost(int64, optional, tag = "2")]
+    given_rank: Option<i64>,
+    #[prost(int64, optional, tag = "3")]
+    world_size: Option<i64>,
+    #[prost(message, repeated, tag = "4")]
+    steps: Vec<RankStepProto>,
+    #[prost(message, repeated, tag = "5")]
+    transfers: Vec<TransferProto>,
+    #[prost(message, optional, tag = "6")]
+    overlap: Option<OverlapProto>,
+    #[prost(message, optional, tag = "7")]
+    overlap_without_last_step: Option<OverlapProto>,
+    #[prost(string, repeated, tag = "8")]
+    step_names: Vec<String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct RankStepProto {
+    #[prost(string, tag = "1")]
+    step: String,
+    #[prost(double, tag = "2")]
+    step_us: f64,
+    #[prost(double, optional, tag = "3")]
+    compute_us: Option<f64>,
+    #[prost(double, optional, tag = "4")]
+    communication_us: Option<f64>,
+    #[prost(double, optional, tag = "5")]
+    exposed_communication_us: Option<f64>,
+    #[prost(double, optional, tag = "6")]
+    idle_us: Option<f64>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct TransferProto {
+    #[prost(string, tag = "1")]
+    direction: String,
+    #[prost(uint64, tag = "2")]
+    count: u64,
+    #[prost(int64, optional, tag = "3")]
+    bytes: Option<i64>,
+    #[prost(double, tag = "4")]
+    us: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Message)]
+struct OverlapProto {
+    #[prost(double, tag = "1")]
+    percent: f64,
+    #[prost(double, tag = "2")]
+    exact_ratio: f64,
+}
+
+impl RankProto {
+    fn of(summary: &RankSummary) -> RankProto {
+        let rank = &summary.rank;
+        let overlap = |o: Option<CommOverlap>| o.map(|o| OverlapProto { percent: o.percent, exact_ratio: o.exact_ratio });
+        RankProto {
+            source: match summary.source {
+                RankSource::PyTorch => "pytorch",
+                RankSource::Xplane => "xplane",
+            }
+            .to_owned(),
+            given_rank: summary.given_rank,
+            world_size: rank.world_size,
+            steps: rank
+                .steps
+                .iter()
+                .map(|s| RankStepProto {
+                    step: s.step.clone(),
+                    step_us: s.step_us,
+                    compute_us: s.compute_us,
+                    communication_us: s.communication_us,
+                    exposed_communication_us: s.exposed_communication_us,
+                    idle_us: s.idle_us,
+                })
+                .collect(),
+            transfers: rank
+                .transfers
+                .iter()
+                .map(|t| TransferProto { direction: t.direction.to_owned(), count: t.count, bytes: t.bytes, us: t.us })
+                .collect(),
+            overlap: overlap(rank.overlap),
+            overlap_without_last_step: overlap(summary.overlap_without_last_step),
+            step_names: summary.step_names.clone(),
+        }
+    }
+
+    /// The summary of job `name`; `None` for a field no version wrote.
+    fn summary(&self, name: &str) -> Option<RankSummary> {
+        let source = match self.source.as_str() {
+            "pytorch" => RankSource::PyTorch,
+            "xplane" => RankSource::Xplane,
+            _ => return None,
+        };
+        let overlap = |o: Option<OverlapProto>| o.map(|o| CommOverlap { percent: o.percent, exact_ratio: o.exact_ratio });
+        let transfers = self
+            .transfers
+            .iter()
+            .map(|t| {
+                let direction = crate::ranks::DIRECTIONS.iter().find(|d| **d == t.direction)?;
+                Some(Transfer { direction, count: t.count, bytes: t.bytes, us: t.us })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let steps = self
+            .steps
+            .iter()
+            .map(|s| RankStep {
+                step: s.step.clone(),
+                step_us: s.step_us,
+                compute_us: s.compute_us,
+                communication_us: s.communication_us,
+                exposed_communication_us: s.exposed_communication_us,
+                idle_us: s.idle_us,
+            })
+            .collect();
+        Some(RankSummary {
+            source,
+            rank: Rank { rank: 0, name: name.to_owned(), world_size: self.world_size, steps, transfers, overlap: overlap(self.overlap), straggler: false },
+            given_rank: self.given_rank,
+            step_names: self.step_names.clone(),
+            overlap_without_last_step: overlap(self.overlap_without_last_step),
+        })
+    }
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -294,8 +435,24 @@ impl Partial {
                 warnings: stats.warnings.clone(),
                 nodes: stats.nodes.iter().map(node_proto).collect(),
                 step_times: summary.steps.iter().map(|s| StepTime { step: s.step, wall_micros: s.wall_micros }).collect(),
+                rank: rank_summary(name, loaded).as_ref().map(RankProto::of),
             }],
         }
+    }
+
+    /// The ranks of the partial's jobs, as `rtfprof ranks` gives those of
+    /// their traces read together: every job must carry its rank (a
+    /// partial of one PyTorch trace or XPlane host does). `what` names the
+    /// partials in errors.
+    pub fn ranks(&self, what: &Path) -> Result<Ranks> {
+        let mut summaries = Vec::new();
+        for job in &self.jobs {
+            let summary = job.rank.as_ref().and_then(|r| r.summary(&job.name)).ok_or_else(|| {
+                Error::input(FLAG, what, format!("job {} carries no rank: ranks reads partials of PyTorch traces or XPlane hosts, one a rank", job.name))
+            })?;
+            summaries.push((job.name.clone(), summary));
+        }
+        crate::ranks::from_summaries(what, summaries)
     }
 
     /// The jobs' names, in canonical (name) order.
@@ -333,10 +490,20 @@ impl Partial {
                     stats.insert_node(node_of(node));
                 }
                 let kinds = kind_of(&job.kind).into_iter().collect();
-                (job.name, Loaded { stats, kinds, traces: Vec::new(), listing: String::new(), coverage: Vec::new() })
+                (job.name, Loaded { stats, kinds, traces: Vec::new(), listing: String::new(), coverage: Vec::new(), ranks: None })
             })
             .collect();
         crate::load::merge(jobs, listing, coverage)
+    }
+}
+
+/// The job as a rank, where it was read from one PyTorch trace or one
+/// XPlane host (a host whose steps `ranks` cannot read carries none).
+fn rank_summary(name: &str, loaded: &Loaded) -> Option<RankSummary> {
+    match loaded.traces.as_slice() {
+        [(_, Trace::PyTorch(trace))] => Some(crate::ranks::pytorch_summary(name, trace)),
+        [(_, Trace::Xplane(source))] => crate::ranks::xplane::summary(name, &source.path, &source.bytes).ok(),
+        _ => None,
     }
 }
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{run_rtfprof, shared_traces, testdata};
+use common::{page_data, run_rtfprof, shared_traces, testdata};
 use serde_json::Value;
 
 /// Where a case's document comes from.
@@ -253,14 +253,6 @@ fn errors(validator: &jsonschema::Validator, document: &Value) -> Vec<String> {
     validator.iter_errors(document).take(10).map(|e| format!("at '{}': {e}", e.instance_path())).collect()
 }
 
-/// The JSON an HTML page embeds (`<script type="application/json"
-/// id="rtfprof-data">`).
-fn page_data(html: &str) -> Result<Value, String> {
-    let open = r#"<script type="application/json" id="rtfprof-data">"#;
-    let start = html.find(open).ok_or("the page has no rtfprof-data element")? + open.len();
-    let end = start + html[start..].find("</script>").ok_or("the rtfprof-data element is not closed")?;
-    serde_json::from_str(&html[start..end]).map_err(|e| format!("the page's data is not JSON: {e}"))
-}
 
 /// Runs a case: the document it writes.
 fn document(case: &Case) -> Result<Value, String> {

@@ -9,7 +9,7 @@ use rtfprof::partial::{self, Partial};
 
 mod common;
 
-use common::{rtfprof_code as rtfprof, testdata};
+use common::{rtfprof_code as rtfprof, rtfprof_outfile, rtfprof_stdout, testdata};
 
 fn data(path: &str) -> PathBuf {
     testdata().join(path)
@@ -182,4 +182,41 @@ fn bad_partial_files_are_one_line_and_an_error() {
     let (_, err, code) = rtfprof(&["steps", &format!("--partial_path={}", file.display())]);
     assert_ne!(code, 0);
     assert!(err.contains("partial profiles do not hold"), "{err}");
+}
+
+/// A partial of each rank's trace carries the rank: `ranks` of the merged
+/// partials is `ranks` of the traces read together, text, JSON and CSV,
+/// for PyTorch ranks (with and without distributedInfo) and XPlane hosts;
+/// the report's ranks tab too.
+#[test]
+fn ranks_of_partials_are_the_ranks_of_their_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    for job in ["ranks16", "gloo3"] {
+        let traces = testdata().join("pytorch").join(job);
+        let parts = dir.path().join(job);
+        std::fs::create_dir(&parts).unwrap();
+        for trace in std::fs::read_dir(&traces).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().contains(".pt.trace.json")) {
+            let out = parts.join(format!("{}.rtfprof", trace.file_name().unwrap().to_string_lossy().split(".pt.trace.json").next().unwrap()));
+            rtfprof_stdout(&["partial".to_owned(), format!("--pytorch_path={}", trace.display()), format!("-o={}", out.display())]);
+        }
+        let from_traces = format!("--pytorch_path={}", traces.display());
+        let from_parts = format!("--partial_path={}", parts.display());
+        assert_eq!(rtfprof_stdout(&["ranks", &from_parts]), rtfprof_stdout(&["ranks", &from_traces]), "{job}");
+        for kind in ["json", "csv"] {
+            assert_eq!(rtfprof_outfile(&["ranks", &from_parts], kind), rtfprof_outfile(&["ranks", &from_traces], kind), "{job} {kind}");
+        }
+        let tab = |input: &str| common::page_data(&rtfprof_outfile(&["report", input], "html")).unwrap()["ranks"].clone();
+        let ranks_tab = tab(&from_parts);
+        assert!(ranks_tab["ranks"].as_array().is_some_and(|r| r.len() >= 3), "{job}: {ranks_tab}");
+        assert_eq!(ranks_tab, tab(&from_traces), "{job}: the report's ranks tab");
+    }
+    let hosts = testdata().join("xplane/two_hosts");
+    let part = dir.path().join("hosts.rtfprof");
+    rtfprof_stdout(&["partial".to_owned(), format!("--xplane_path={}", hosts.display()), format!("-o={}", part.display())]);
+    assert_eq!(rtfprof_stdout(&["ranks".to_owned(), format!("--partial_path={}", part.display())]), rtfprof_stdout(&["ranks".to_owned(), format!("--xplane_path={}", hosts.display())]));
+    // A partial of TF files carries no rank: said, in one line.
+    let tf = dir.path().join("tf.rtfprof");
+    rtfprof_stdout(&["partial".to_owned(), format!("--profile_path={}", testdata().join("cnn/profile").display()), format!("-o={}", tf.display())]);
+    let (out, err, code) = rtfprof(&["ranks".to_owned(), format!("--partial_path={}", tf.display())]);
+    assert!(code != 0 && out.is_empty() && err.lines().count() == 1 && err.contains("carries no rank"), "{err}");
 }

@@ -72,10 +72,7 @@ fn every_input_kind() -> Vec<(&'static str, Vec<String>, bool, &'static [&'stati
 
 /// The JSON document the page embeds (for the no-browser checks only).
 fn embedded(page: &str) -> serde_json::Value {
-    let start = page.find(r#"<script type="application/json" id="rtfprof-data">"#).expect("the data element");
-    let body = &page[start..];
-    let body = &body[body.find('>').unwrap() + 1..body.find("</script>").unwrap()];
-    serde_json::from_str(body).expect("the embedded data parses")
+    common::page_data(page).unwrap()
 }
 
 /// The one absolute URL the page may contain: the SVG namespace, a name

@@ -801,3 +801,20 @@ fn jax_gpu_code_view_puts_the_gpu_time_under_python_lines() {
     }
     assert!(lines >= 5, "{lines} source lines");
 }
+
+/// XLA's `ThenExecuteCallback:<caller>` TraceMe, which XProf's name rule
+/// reads as an op, is the runtime's: the scope view puts it under
+/// `(runtime)/`, beside the JAX program's scopes, and the op view keeps
+/// XProf's type for it.
+#[test]
+fn runtime_callbacks_are_under_runtime() {
+    let trace = xplane_dir().join("jax_gpu_mlp");
+    let scope = json_of("scope", &trace, &["--select=micros,occurrence"]);
+    let top: Vec<&str> = scope["root"]["children"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert!(top.contains(&"(runtime)") && !top.contains(&"ThenExecuteCallback"), "{top:?}");
+    let runtime = scope["root"]["children"].as_array().unwrap().iter().find(|c| c["name"] == "(runtime)").unwrap();
+    assert_eq!(runtime["children"][0]["name"], "(runtime)/ThenExecuteCallback");
+    let op = json_of("op", &trace, &["--select=micros,occurrence"]);
+    let types: Vec<&str> = op["root"]["children"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert!(types.contains(&"GetEventForComputeStreamSyncPoint"), "{types:?}");
+}

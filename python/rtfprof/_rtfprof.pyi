@@ -235,7 +235,13 @@ def memory(
     step: int = ...,
 ) -> Dict[str, Any]:
     """Each allocator's bytes in use over the steps, and on XPlane traces each XLA program's peak by its buffer assignment ("programs"), as `rtfprof memory --output json`."""
-def ranks(*, pytorch_path: Optional[_Path] = None, xplane_path: Optional[_Path] = None) -> Dict[str, Any]:
+def ranks(
+    *,
+    pytorch_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    partial: Union[bytes, _Path, None] = None,
+    partial_path: Union[_Path, Sequence[_Path], None] = None,
+) -> Dict[str, Any]:
     """The ranks of a job side by side and its stragglers, as `rtfprof ranks --output json`."""
 #: A side of ``diff``: input keywords of ``profile`` (``graph_path``, ``run_meta_path``,
 #: ``op_log_path``, ``profile_path``, ``events_path``, ``xplane_path``, ``pytorch_path``),
@@ -245,13 +251,13 @@ def diff(
     left: _DiffSide,
     right: Optional[_DiffSide] = None,
     *,
-    view: Literal["scope", "graph", "code"] = "scope",
+    view: Literal["scope", "graph", "code"] = ...,
     metric: Optional[str] = None,
-    delta: float = 0.1,
+    delta: float = ...,
     min_size: Union[int, str, None] = None,
-    names: Tuple[str, str] = ("left", "right"),
-    left_step: int = -1,
-    right_step: int = -1,
+    names: Tuple[str, str] = ...,
+    left_step: int = ...,
+    right_step: int = ...,
 ) -> Dict[str, Any]:
     """Two profiles' trees of one view compared node by node, as `rtfprof diff --output json`."""
 def hlo(*, xplane_path: _Path) -> List[Dict[str, Any]]:

@@ -785,12 +785,20 @@ fn kernels(py: Python<'_>, xplane_path: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>
 
 /// `rtfprof ranks --output json`'s document for a directory of PyTorch
 /// traces (`pytorch_path`, one a rank) or an XPlane run (`xplane_path`, one
-/// host a rank): `{"schema_version", "ranks": [...], "stragglers": [rank
-/// ids], "straggler_rule", ...}`.
+/// host a rank), or for partial profiles of such ranks (`partial`,
+/// `partial_path`, as `profile` takes them): `{"schema_version", "ranks":
+/// [...], "stragglers": [rank ids], "straggler_rule", ...}`.
 #[pyfunction]
-#[pyo3(signature = (*, pytorch_path=None, xplane_path=None))]
-fn ranks(py: Python<'_>, pytorch_path: Option<&Bound<'_, PyAny>>, xplane_path: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    let sources = Sources { pytorch_path: path_arg("pytorch_path", pytorch_path)?, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
+#[pyo3(signature = (*, pytorch_path=None, xplane_path=None, partial=None, partial_path=None))]
+fn ranks(
+    py: Python<'_>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+    partial: Option<&Bound<'_, PyAny>>,
+    partial_path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let mut sources = Sources { pytorch_path: path_arg("pytorch_path", pytorch_path)?, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
+    partial_args(&mut sources, partial, partial_path)?;
     let (ranks, _) = py.detach(|| rtfprof::load::ranks(&sources)).map_err(to_py_err)?;
     Ok(from_json(py, |out| rtfprof::outputs::ranks::write_json(&ranks, out))?.unbind())
 }

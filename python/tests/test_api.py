@@ -154,7 +154,13 @@ def test_records_are_the_csv_rows(view, tmp_path):
     records = rtfprof.to_records(root, step_values=False)
     assert list(records[0]) == rows[0], "the CSV's columns"
     assert len(records) == len(rows) - 1
+    columns = rows[0]
     for record, row in zip(records, rows[1:]):
+        if view == "op" and record["depth"] > 0:
+            # The op rows' totals: each type's own, where the CSV (tfprof)
+            # sums each row with the rows after it.
+            row = [row[columns.index("own_" + c[len("total_"):])] if c.startswith("total_") else cell
+                   for c, cell in zip(columns, row)]
         for (column, value), cell in zip(record.items(), row):
             if isinstance(value, bool):
                 assert str(value).lower() == cell
@@ -533,7 +539,12 @@ def test_steps_equal_the_clis_json(tmp_path):
         flags = ["--%s=%s" % (k, ",".join(v) if isinstance(v, list) else v) for k, v in inputs.items()]
         run = run_cli(["steps", "--output=json:outfile=%s" % out] + flags)
         assert run.returncode == 0, run.stderr
-        assert rtfprof.steps(**inputs) == json.loads(out.read_text())["steps"]
+        expected = json.loads(out.read_text())["steps"]
+        for step in expected:
+            # (A numbered step is an int in Python, its text in the JSON.)
+            if step["step"].isdigit():
+                step["step"] = int(step["step"])
+        assert rtfprof.steps(**inputs) == expected
     run_meta = rtfprof.steps(**absolute_inputs(FIXTURES["mlp"]))
     assert run_meta[0]["input_us"] is None and run_meta[0]["host_compute_us"] is not None
 

@@ -1,7 +1,7 @@
 """Partial profiles from Python: rtfprof.partial over rank traces, merged
 with rtfprof.merge in a tree — here on a Dask LocalCluster, as the README's
-recipe does on a real one — give the bytes, text views and HTML report of
-the single-process run."""
+recipe does on a real one — give the bytes, text views, ranks and HTML
+report of the single-process run."""
 import shutil
 import subprocess
 import sys
@@ -79,6 +79,10 @@ def test_dask_recipe_equals_the_single_process_run(ranks, tmp_path):
     out.write_bytes(merged)
     for view in (["op", "--select", "micros,occurrence"], ["scope", "--max_depth", "4"], ["code", "--max_depth", "5"]):
         assert cli(*view, "--partial_path", out) == cli(*view, "--pytorch_path", ranks), view
+    # The ranks: each partial carries its rank, so the merged one gives the
+    # ranks, stragglers and overlap of the traces read together.
+    assert cli("ranks", "--partial_path", out) == cli("ranks", "--pytorch_path", ranks)
+    assert rtfprof.ranks(partial=merged) == rtfprof.ranks(pytorch_path=ranks)
     # The report from the cluster's partial is the single process's.
     report = tmp_path / "report.html"
     cli("report", "--partial_path", out, "--output", f"html:outfile={report}")

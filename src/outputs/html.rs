@@ -516,6 +516,8 @@ fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<
         crate::ranks::analyze_pytorch(std::path::Path::new(dir), &pytorch)
     } else if xplane.len() >= 2 {
         crate::ranks::xplane::analyze(&xplane)
+    } else if let Some(ranks) = &loaded.ranks {
+        Ok(ranks.clone())
     } else {
         return None;
     };

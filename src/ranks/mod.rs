@@ -219,6 +219,77 @@ pub fn analyze_pytorch(dir: &Path, traces: &[(String, &Trace)]) -> Result<Ranks>
     Ok(finish(Source::PyTorch, from_traces, &mut ranks))
 }
 
+/// One rank as a partial profile carries it ([`crate::partial`]): what
+/// [`analyze_pytorch`] or [`xplane::analyze`] computes of the rank's trace
+/// alone, and what they need of the other ranks left open, so that the
+/// ranks of merged partials ([`from_summaries`]) equal those of the traces
+/// read together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankSummary {
+    pub source: Source,
+    /// The rank (its `rank` field unset: ids are given across ranks).
+    pub rank: Rank,
+    /// PyTorch: the trace's `distributedInfo.rank`.
+    pub given_rank: Option<i64>,
+    /// PyTorch: the `ProfilerStep#N` names of the trace, and HTA's overlap
+    /// without the last step (HTA leaves it out when the ranks hold two or
+    /// more step names between them); `rank.overlap` keeps every step.
+    pub step_names: Vec<String>,
+    pub overlap_without_last_step: Option<CommOverlap>,
+}
+
+/// The summary of one PyTorch trace as a rank.
+pub fn pytorch_summary(name: &str, trace: &Trace) -> RankSummary {
+    let rank = pytorch_rank(0, name, trace, false);
+    let overlap_without_last_step = rank.overlap.map(|_| CommOverlap {
+        percent: breakdown::comm_comp_overlap(trace, Timing::Hta, true).percent(),
+        exact_ratio: breakdown::comm_comp_overlap(trace, Timing::Exact, true).ratio(),
+    });
+    let mut step_names: Vec<String> = breakdown::profiler_step_names(trace).into_iter().map(str::to_owned).collect();
+    step_names.sort();
+    step_names.dedup();
+    RankSummary {
+        source: Source::PyTorch,
+        rank,
+        given_rank: trace.distributed.as_ref().and_then(|d| d.rank),
+        step_names,
+        overlap_without_last_step,
+    }
+}
+
+/// The ranks of summaries named by their jobs, in name order (which is the
+/// order of the ranks' files when their names are the files' stems, as
+/// `rtfprof partial` names them): ids as [`analyze_pytorch`] and
+/// [`xplane::analyze`] give them, then the straggler rule. `what` names
+/// the inputs in errors.
+pub fn from_summaries(what: &Path, summaries: Vec<(String, RankSummary)>) -> Result<Ranks> {
+    let Some(source) = summaries.first().map(|(_, s)| s.source) else {
+        return Err(Error::input("--partial_path", what, "holds no ranks (partials of PyTorch or XPlane traces carry their rank)"));
+    };
+    if let Some((name, _)) = summaries.iter().find(|(_, s)| s.source != source) {
+        return Err(Error::input("--partial_path", what, format!("mixes PyTorch and XPlane ranks (e.g. {name}): give one job's ranks")));
+    }
+    let names: Vec<&str> = summaries.iter().map(|(n, _)| n.as_str()).collect();
+    let (ids, from_traces) = match source {
+        Source::PyTorch => {
+            let given: Vec<Option<i64>> = summaries.iter().map(|(_, s)| s.given_rank).collect();
+            rank_ids(&names, &given).map_err(|m| Error::input("--partial_path", what, m))?
+        }
+        Source::Xplane => ((0..summaries.len() as i64).collect(), false),
+    };
+    let step_names: rustc_hash::FxHashSet<&str> = summaries.iter().flat_map(|(_, s)| s.step_names.iter().map(String::as_str)).collect();
+    let drop_last_step = source == Source::PyTorch && step_names.len() >= 2;
+    let mut ranks: Vec<Rank> = summaries
+        .iter()
+        .zip(ids)
+        .map(|((_, s), id)| {
+            let overlap = if drop_last_step { s.overlap_without_last_step } else { s.rank.overlap };
+            Rank { rank: id, overlap, ..s.rank.clone() }
+        })
+        .collect();
+    Ok(finish(source, from_traces, &mut ranks))
+}
+
 /// Sorts the ranks and applies the straggler rule.
 pub fn finish(source: Source, ids_from_traces: bool, ranks: &mut Vec<Rank>) -> Ranks {
     ranks.sort_by_key(|r| r.rank);

@@ -146,6 +146,13 @@ pub fn host_rank(rank: i64, name: &str, path: &Path, bytes: &[u8]) -> Result<Ran
 
 /// The hosts of a run directory as ranks, numbered in their order: each
 /// host's name, file and bytes.
+/// The summary of one host as a rank (see [`super::RankSummary`]).
+pub fn summary(name: &str, path: &Path, bytes: &[u8]) -> Result<super::RankSummary> {
+    let rank = host_rank(0, name, path, bytes)?;
+    let overlap_without_last_step = rank.overlap;
+    Ok(super::RankSummary { source: Source::Xplane, rank, given_rank: None, step_names: Vec::new(), overlap_without_last_step })
+}
+
 pub fn analyze(hosts: &[(String, &Path, &[u8])]) -> Result<Ranks> {
     use rayon::prelude::*;
     let mut ranks = hosts.par_iter().enumerate().map(|(i, (name, path, bytes))| host_rank(i as i64, name, path, bytes)).collect::<Result<Vec<_>>>()?;

@@ -183,3 +183,12 @@ pub fn rtfprof_outfile<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S], 
     assert!(output.status.success(), "rtfprof {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     std::fs::read_to_string(out).unwrap()
 }
+
+/// The JSON an HTML page of `report` or `diff` embeds (`<script
+/// type="application/json" id="rtfprof-data">`).
+pub fn page_data(html: &str) -> Result<serde_json::Value, String> {
+    let open = r#"<script type="application/json" id="rtfprof-data">"#;
+    let start = html.find(open).ok_or("the page has no rtfprof-data element")? + open.len();
+    let end = start + html[start..].find("</script>").ok_or("the rtfprof-data element is not closed")?;
+    serde_json::from_str(&html[start..end]).map_err(|e| format!("the page's data is not JSON: {e}"))
+}
