@@ -81,6 +81,27 @@ pub fn memory(sources: &Sources, step: i64) -> Result<(crate::memory::MemoryProf
     })
 }
 
+/// tfprof's checkers (and on traces, the framework's advice) on `sources`,
+/// as `rtfprof advise` prints them, with the warnings about the inputs.
+pub fn advise(sources: &Sources) -> Result<(Vec<crate::advise::Checker>, Vec<String>)> {
+    with_deep_stack(|| {
+        let mut loaded = load::load(sources, Purpose::Advise)?;
+        let mut warnings = std::mem::take(&mut loaded.stats.warnings);
+        let checkers = crate::advise::advise(&loaded, &mut warnings)?;
+        Ok((checkers, warnings))
+    })
+}
+
+/// The HTML report of `sources` as `rtfprof report` writes it (the view
+/// options `opts` apply to its trees), with the warnings about the inputs.
+pub fn report(sources: &Sources, opts: &Options) -> Result<(crate::outputs::html::Page, Vec<String>)> {
+    with_deep_stack(|| {
+        let mut loaded = load::load(sources, Purpose::Report)?;
+        let warnings = std::mem::take(&mut loaded.stats.warnings);
+        Ok((crate::outputs::html::report_of(&loaded, sources, opts)?, warnings))
+    })
+}
+
 /// The XLA instructions and GPU kernels of XPlane traces, as `rtfprof hlo`
 /// and `rtfprof kernels` list them.
 pub fn device_tables(sources: &Sources) -> Result<crate::device::Tables> {

@@ -55,6 +55,38 @@ impl Sources {
             && self.partial_bytes.is_none()
     }
 
+    /// The inputs as the command line's flags and values (the report's
+    /// header names them so).
+    pub fn flags(&self) -> Vec<(String, String)> {
+        let paths = &self.paths;
+        let mut flags = Vec::new();
+        let mut add = |flag: &str, value: Option<String>| {
+            if let Some(value) = value {
+                flags.push((flag.to_owned(), value));
+            }
+        };
+        let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        add("--profile_path", path(&paths.profile_path));
+        add("--xplane_path", path(&self.xplane_path));
+        add("--xplane_run", self.xplane_run.clone());
+        add("--pytorch_path", path(&self.pytorch_path));
+        add("--events_path", path(&paths.events_path));
+        add("--events_run", paths.events_run.clone());
+        add("--events_tags", paths.events_tags.clone());
+        add("--graph_path", path(&paths.graph_path));
+        let run_meta: Vec<String> = paths.run_meta_paths.iter().map(|p| p.display().to_string()).collect();
+        add("--run_meta_path", (!run_meta.is_empty()).then(|| run_meta.join(",")));
+        add("--op_log_path", path(&paths.op_log_path));
+        add("--checkpoint_path", path(&paths.checkpoint_path));
+        for job in &self.jobs {
+            add("--job", Some(job.clone()));
+        }
+        for partial in &self.partial_paths {
+            add("--partial_path", Some(partial.display().to_string()));
+        }
+        flags
+    }
+
     /// Whether the inputs are partial profiles.
     pub fn has_partials(&self) -> bool {
         !self.partial_paths.is_empty() || self.partial_bytes.is_some()

@@ -20,7 +20,8 @@ kernels, ``memory`` replays the allocations, each as the CLI's JSON output
 holds them; ``to_dataframe`` takes any of these results. ``key_averages``
 reads a ``torch.profiler`` trace and gives PyTorch's own
 ``prof.key_averages()`` rows (same attributes, same values) and ``table()``.
-``diff`` compares two profiles' trees node by node (``rtfprof diff``).
+``diff`` compares two profiles' trees node by node (``rtfprof diff``);
+``advise`` gives ``rtfprof advise``'s lines, ``report`` writes its HTML page.
 ``partial`` reduces one rank's trace to a partial profile (bytes), ``merge``
 merges them in any order or grouping, and ``profile(cmd, partial=…)`` shows
 the result (see the README's "Profiles of thousands of ranks on a cluster").
@@ -36,6 +37,7 @@ from ._rtfprof import (
     TensorValue,
     __version__,
     _table,
+    advise,
     diff,
     hlo,
     kernels,
@@ -45,6 +47,7 @@ from ._rtfprof import (
     partial,
     profile,
     ranks,
+    report,
     steps,
 )
 
@@ -63,6 +66,7 @@ __all__ = [
     "MultiGraphNode",
     "TensorValue",
     "__version__",
+    "advise",
     "diff",
     "hlo",
     "kernels",
@@ -72,6 +76,7 @@ __all__ = [
     "partial",
     "profile",
     "ranks",
+    "report",
     "steps",
     "to_dataframe",
     "to_records",

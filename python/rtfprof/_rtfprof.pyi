@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "diff", "hlo", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "advise", "diff", "hlo", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "report", "steps", "__version__"]
 
 __version__: str
 
@@ -243,6 +243,34 @@ def ranks(
     partial_path: Union[_Path, Sequence[_Path], None] = None,
 ) -> Dict[str, Any]:
     """The ranks of a job side by side and its stragglers, as `rtfprof ranks --output json`."""
+def advise(
+    *,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
+    partial: Union[bytes, _Path, None] = None,
+    partial_path: Union[_Path, Sequence[_Path], None] = None,
+) -> List[Dict[str, str]]:
+    """tfprof's checkers (and on traces the framework's advice), as `rtfprof advise` prints them: a dict a line."""
+def report(
+    outfile: _Path,
+    *,
+    graph_path: Optional[_Path] = None,
+    run_meta_path: Union[_Path, Sequence[_Path], None] = None,
+    op_log_path: Optional[_Path] = None,
+    profile_path: Optional[_Path] = None,
+    events_path: Optional[_Path] = None,
+    xplane_path: Optional[_Path] = None,
+    pytorch_path: Optional[_Path] = None,
+    partial: Union[bytes, _Path, None] = None,
+    partial_path: Union[_Path, Sequence[_Path], None] = None,
+    options: Optional[Dict[str, _OptionValue]] = None,
+) -> _Path:
+    """Writes `rtfprof report`'s HTML page to outfile and returns it."""
 #: A side of ``diff``: input keywords of ``profile`` (``graph_path``, ``run_meta_path``,
 #: ``op_log_path``, ``profile_path``, ``events_path``, ``xplane_path``, ``pytorch_path``),
 #: ``partial_path``, or ``text`` (a saved tfprof scope/graph/code output).

@@ -823,6 +823,78 @@ fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {
     )))
 }
 
+/// tfprof's checkers on the inputs, as `rtfprof advise` prints them (on
+/// traces: the devices' utilization and the framework's own advice): one
+/// dict a report line, `{"checker": name, "report": text}`, in the
+/// command's order; warnings about the inputs are RuntimeWarnings.
+#[pyfunction]
+#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None))]
+#[allow(clippy::too_many_arguments)]
+fn advise(
+    py: Python<'_>,
+    graph_path: Option<&Bound<'_, PyAny>>,
+    run_meta_path: Option<&Bound<'_, PyAny>>,
+    op_log_path: Option<&Bound<'_, PyAny>>,
+    profile_path: Option<&Bound<'_, PyAny>>,
+    events_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
+    partial: Option<&Bound<'_, PyAny>>,
+    partial_path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyList>> {
+    let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
+    partial_args(&mut inputs, partial, partial_path)?;
+    check_inputs("advise", &inputs)?;
+    let (checkers, warnings) = py.detach(|| rtfprof::api::advise(&inputs)).map_err(to_py_err)?;
+    warn_all(py, &warnings)?;
+    let list = PyList::empty(py);
+    for checker in &checkers {
+        for report in &checker.reports {
+            let row = PyDict::new(py);
+            row.set_item("checker", checker.name)?;
+            row.set_item("report", report)?;
+            list.append(row)?;
+        }
+    }
+    Ok(list.unbind())
+}
+
+/// Writes the HTML report of the inputs to `outfile`, as `rtfprof report
+/// --output html:outfile=…` does (`options`: the view options of its
+/// trees, tf.profiler's dict; every node unless `max_depth` is given), and
+/// returns `outfile`.
+#[pyfunction]
+#[pyo3(signature = (outfile, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None, options=None))]
+#[allow(clippy::too_many_arguments)]
+fn report<'py>(
+    py: Python<'py>,
+    outfile: &Bound<'py, PyAny>,
+    graph_path: Option<&Bound<'_, PyAny>>,
+    run_meta_path: Option<&Bound<'_, PyAny>>,
+    op_log_path: Option<&Bound<'_, PyAny>>,
+    profile_path: Option<&Bound<'_, PyAny>>,
+    events_path: Option<&Bound<'_, PyAny>>,
+    xplane_path: Option<&Bound<'_, PyAny>>,
+    pytorch_path: Option<&Bound<'_, PyAny>>,
+    partial: Option<&Bound<'_, PyAny>>,
+    partial_path: Option<&Bound<'_, PyAny>>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let path = path_arg("outfile", Some(outfile))?.ok_or_else(|| PyValueError::new_err("report: outfile is the HTML file to write"))?;
+    let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
+    partial_args(&mut inputs, partial, partial_path)?;
+    check_inputs("report", &inputs)?;
+    let mut opts = parse_options(options)?;
+    if options.is_none_or(|o| !o.contains("max_depth").unwrap_or(false)) {
+        // (As the command: the report's trees hold every node.)
+        opts.max_depth = i64::MAX;
+    }
+    let (page, warnings) = py.detach(|| rtfprof::api::report(&inputs, &opts)).map_err(to_py_err)?;
+    warn_all(py, &warnings)?;
+    rtfprof::outputs::stream_atomic(&path, |out| rtfprof::outputs::html::write(&page, out)).map_err(to_py_err)?;
+    Ok(outfile.clone())
+}
+
 /// The keys a side of `diff` takes: the input keywords of `profile`, then
 /// `partial_path` and `text` (a saved tfprof scope/graph/code output).
 const DIFF_SIDE_KEYS: [&str; 9] =
@@ -1136,7 +1208,7 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, diff, hlo, kernels, key_averages, memory, merge, partial, profile, ranks, steps};
+    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, diff, hlo, kernels, key_averages, memory, merge, partial, profile, ranks, report, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

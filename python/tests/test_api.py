@@ -717,3 +717,26 @@ def test_op_dataframe_totals_are_each_op_types_own():
     assert rows["total_exec_micros"].sum() == root.total_exec_micros
     # The nodes keep tfprof's (TF's) running totals.
     assert chain(root)[0].total_exec_micros == root.total_exec_micros
+
+
+def test_advise_is_the_commands_text():
+    for inputs, flag in [({"profile_path": TESTDATA / "cnn" / "profile"}, "--profile_path"),
+                         ({"xplane_path": TESTDATA / "xplane" / "jax_gpu_cnn"}, "--xplane_path")]:
+        rows = rtfprof.advise(**inputs)
+        run = run_cli(["advise", "%s=%s" % (flag, next(iter(inputs.values())))])
+        assert run.returncode == 0, run.stderr
+        text = "".join("\n%s:\n" % c + "".join(r["report"] + "\n" for r in rows if r["checker"] == c)
+                       for c in dict.fromkeys(r["checker"] for r in rows))
+        assert run.stdout.endswith(text) and len(rows) > 2, run.stdout
+
+
+def test_report_is_the_commands_page(tmp_path):
+    trace = TESTDATA / "xplane" / "jax_gpu_cnn"
+    written = rtfprof.report(tmp_path / "api.html", xplane_path=trace)
+    assert written == tmp_path / "api.html"
+    run = run_cli(["report", f"--xplane_path={trace}", f"--output=html:outfile={tmp_path / 'cli.html'}"])
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "api.html").read_bytes() == (tmp_path / "cli.html").read_bytes()
+    with pytest.raises(ValueError, match="no inputs"):
+        rtfprof.report(tmp_path / "none.html")
+    assert not (tmp_path / "none.html").exists()

@@ -864,9 +864,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         term::warning(&warning);
     }
     if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
-        let no_allocations = crate::memory::no_records_note(&loaded).to_owned();
-        let sources = outputs::html::Sources { inputs: input_flags(&cli.inputs), coverage: loaded.coverage.clone(), no_allocations };
-        let page = with_deep_stack(|| outputs::html::report_page(&loaded, &opts, &sources))?;
+        let page = with_deep_stack(|| outputs::html::report_of(&loaded, &sources, &opts))?;
         outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
         stdout.push_str(&format!("Report written to {}\n", path.display()));
         std::mem::forget(loaded);
@@ -903,32 +901,6 @@ fn push_note(stdout: &mut String, note: Option<String>) {
         stdout.push_str(&note);
         stdout.push('\n');
     }
-}
-
-/// The input flags as given, for the report's header.
-fn input_flags(inputs: &InputArgs) -> Vec<(String, String)> {
-    let mut flags = Vec::new();
-    let mut add = |flag: &str, value: Option<String>| {
-        if let Some(value) = value {
-            flags.push((flag.to_owned(), value));
-        }
-    };
-    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
-    add("--profile_path", path(&inputs.profile_path));
-    add("--xplane_path", path(&inputs.xplane_path));
-    add("--xplane_run", inputs.xplane_run.clone());
-    add("--pytorch_path", path(&inputs.pytorch_path));
-    add("--events_path", path(&inputs.events_path));
-    add("--events_run", inputs.events_run.clone());
-    add("--events_tags", inputs.events_tags.clone());
-    add("--graph_path", path(&inputs.graph_path));
-    add("--run_meta_path", inputs.run_meta_path.clone());
-    add("--op_log_path", path(&inputs.op_log_path));
-    add("--checkpoint_path", path(&inputs.checkpoint_path));
-    for job in &inputs.job {
-        add("--job", Some(job.clone()));
-    }
-    flags
 }
 
 /// Writes `stdout`'s text so far, then the view, to the process's stdout (see

@@ -284,6 +284,12 @@ fn push_metrics(columns: &mut BTreeMap<&'static str, Vec<i64>>, m: &Metrics) {
 /// type that passes the filters: `--max_depth` limits the trees only (in
 /// tfprof's op view it would cut the list after that many rows). Needs a deep
 /// stack, like the views.
+/// The report of `loaded`, read from `inputs` (named in the header).
+pub fn report_of(loaded: &crate::load::Loaded, inputs: &crate::load::Sources, opts: &Options) -> Result<Page> {
+    let no_allocations = crate::memory::no_records_note(loaded).to_owned();
+    report_page(loaded, opts, &Sources { inputs: inputs.flags(), coverage: loaded.coverage.clone(), no_allocations })
+}
+
 pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sources) -> Result<Page> {
     let stats = &loaded.stats;
     let scope = show::run(stats, View::Scope, opts)?.root;
