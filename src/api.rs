@@ -81,6 +81,15 @@ pub fn memory(sources: &Sources, step: i64) -> Result<(crate::memory::MemoryProf
     })
 }
 
+/// Each job's summary, as `rtfprof jobs` prints it: nodes, run graph
+/// coverage, and each step's wall time and busiest devices.
+pub fn jobs(sources: &Sources) -> Result<Vec<crate::jobs::JobSummary>> {
+    with_deep_stack(|| {
+        let jobs = load::load_jobs_apart(sources, Purpose::Jobs)?;
+        Ok(jobs.iter().map(|(name, job)| crate::jobs::summarize(name, &job.stats)).collect())
+    })
+}
+
 /// tfprof's checkers (and on traces, the framework's advice) on `sources`,
 /// as `rtfprof advise` prints them, with the warnings about the inputs.
 pub fn advise(sources: &Sources) -> Result<(Vec<crate::advise::Checker>, Vec<String>)> {

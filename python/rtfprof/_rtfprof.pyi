@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "advise", "diff", "hlo", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "report", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "advise", "diff", "hlo", "jobs", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "report", "steps", "__version__"]
 
 __version__: str
 
@@ -198,6 +198,7 @@ def profile(
     default_op_log: bool = True,
     partial: Union[bytes, _Path, None] = None,
     partial_path: Union[_Path, Sequence[_Path], None] = None,
+    job: Union[Dict[str, _Path], Sequence[str], None] = None,
 ) -> Union[GraphNode, MultiGraphNode]: ...
 def partial(
     path: Optional[_Path] = None,
@@ -254,6 +255,7 @@ def advise(
     pytorch_path: Optional[_Path] = None,
     partial: Union[bytes, _Path, None] = None,
     partial_path: Union[_Path, Sequence[_Path], None] = None,
+    job: Union[Dict[str, _Path], Sequence[str], None] = None,
 ) -> List[Dict[str, str]]:
     """tfprof's checkers (and on traces the framework's advice), as `rtfprof advise` prints them: a dict a line."""
 def report(
@@ -268,9 +270,12 @@ def report(
     pytorch_path: Optional[_Path] = None,
     partial: Union[bytes, _Path, None] = None,
     partial_path: Union[_Path, Sequence[_Path], None] = None,
+    job: Union[Dict[str, _Path], Sequence[str], None] = None,
     options: Optional[Dict[str, _OptionValue]] = None,
 ) -> _Path:
     """Writes `rtfprof report`'s HTML page to outfile and returns it."""
+def jobs(job: Union[Dict[str, _Path], Sequence[str]]) -> List[Dict[str, Any]]:
+    """Each job's nodes, coverage and steps (wall time, busiest devices), as `rtfprof jobs` prints them."""
 #: A side of ``diff``: input keywords of ``profile`` (``graph_path``, ``run_meta_path``,
 #: ``op_log_path``, ``profile_path``, ``events_path``, ``xplane_path``, ``pytorch_path``),
 #: ``partial_path``, or ``text`` (a saved tfprof scope/graph/code output).

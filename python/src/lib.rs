@@ -492,7 +492,7 @@ fn on_deep_stack<T: Send>(py: Python<'_>, work: impl FnOnce(Python<'_>) -> PyRes
 /// it is given (`--default_op_log`); without, the op log's alone, as the
 /// tfprof and rtfprof command lines read them.
 #[pyfunction]
-#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, pytorch_path=None, options=None, default_op_log=true, partial=None, partial_path=None))]
+#[pyo3(signature = (cmd, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, checkpoint_path=None, events_path=None, xplane_path=None, pytorch_path=None, options=None, default_op_log=true, partial=None, partial_path=None, job=None))]
 #[allow(clippy::too_many_arguments)]
 fn profile(
     py: Python<'_>,
@@ -509,6 +509,7 @@ fn profile(
     default_op_log: bool,
     partial: Option<&Bound<'_, PyAny>>,
     partial_path: Option<&Bound<'_, PyAny>>,
+    job: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let view = parse_view(cmd)?;
     let options = match options.filter(|o| !o.is_none()) {
@@ -520,6 +521,7 @@ fn profile(
     let opts = parse_options(options)?;
     let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     partial_args(&mut inputs, partial, partial_path)?;
+    inputs.jobs = job_args(job)?;
     check_inputs("profile", &inputs)?;
     inputs.paths.checkpoint_path = path_arg("checkpoint_path", checkpoint_path)?;
     // (TF's function takes a graph: a profile holds its own float ops.)
@@ -573,6 +575,62 @@ fn check_inputs(function: &str, inputs: &Sources) -> PyResult<()> {
         )));
     }
     Ok(())
+}
+
+/// `job=`: several jobs loaded apart and merged, as `--job NAME=PATH`
+/// takes them: a dict of names to paths, or a list of `NAME=PATH` strings.
+fn job_args(job: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(job) = job.filter(|j| !j.is_none()) else { return Ok(Vec::new()) };
+    if let Ok(jobs) = job.cast::<PyDict>() {
+        return jobs
+            .iter()
+            .map(|(name, path)| {
+                let name: String = name.extract().map_err(|_| PyValueError::new_err("--job: the keys of job are the jobs' names"))?;
+                let path = path_arg("job", Some(&path))?.unwrap_or_default();
+                Ok(format!("{name}={}", path.display()))
+            })
+            .collect();
+    }
+    if job.is_instance_of::<PyList>() || job.is_instance_of::<PyTuple>() {
+        return job.try_iter()?.map(|spec| spec?.extract::<String>().map_err(|_| PyValueError::new_err("--job: expected NAME=PATH strings"))).collect();
+    }
+    Err(PyValueError::new_err(format!("--job: expected a dict of names to paths or a list of NAME=PATH, got {} ({})", python_repr(job), type_name(job))))
+}
+
+/// `rtfprof jobs`: per job (`job=`, as `profile` takes it), its nodes, run
+/// graph coverage and each step's wall time with its busiest devices (µs):
+/// `[{"job", "nodes", "coverage", "steps": [{"step", "wall_micros",
+/// "devices": {device: busy µs}}]}]`.
+#[pyfunction]
+#[pyo3(signature = (job))]
+fn jobs(py: Python<'_>, job: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
+    let sources = Sources { jobs: job_args(Some(job))?, ..Sources::default() };
+    if sources.jobs.is_empty() {
+        return Err(PyValueError::new_err("jobs: give the jobs to summarize, e.g. job={'w0': 'traces/w0'}"));
+    }
+    let summaries = py.detach(|| rtfprof::api::jobs(&sources)).map_err(to_py_err)?;
+    let list = PyList::empty(py);
+    for summary in &summaries {
+        let row = PyDict::new(py);
+        row.set_item("job", &summary.name)?;
+        row.set_item("nodes", summary.nodes)?;
+        row.set_item("coverage", summary.coverage)?;
+        let steps = PyList::empty(py);
+        for step in &summary.steps {
+            let s = PyDict::new(py);
+            s.set_item("step", step.step)?;
+            s.set_item("wall_micros", step.wall_micros)?;
+            let devices = PyDict::new(py);
+            for (device, micros) in &step.devices {
+                devices.set_item(device, micros)?;
+            }
+            s.set_item("devices", devices)?;
+            steps.append(s)?;
+        }
+        row.set_item("steps", steps)?;
+        list.append(row)?;
+    }
+    Ok(list.unbind())
 }
 
 /// `partial=` (a partial's bytes, or a path) and `partial_path=` (a path, a
@@ -828,7 +886,7 @@ fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {
 /// dict a report line, `{"checker": name, "report": text}`, in the
 /// command's order; warnings about the inputs are RuntimeWarnings.
 #[pyfunction]
-#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None))]
+#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None, job=None))]
 #[allow(clippy::too_many_arguments)]
 fn advise(
     py: Python<'_>,
@@ -841,9 +899,11 @@ fn advise(
     pytorch_path: Option<&Bound<'_, PyAny>>,
     partial: Option<&Bound<'_, PyAny>>,
     partial_path: Option<&Bound<'_, PyAny>>,
+    job: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyList>> {
     let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     partial_args(&mut inputs, partial, partial_path)?;
+    inputs.jobs = job_args(job)?;
     check_inputs("advise", &inputs)?;
     let (checkers, warnings) = py.detach(|| rtfprof::api::advise(&inputs)).map_err(to_py_err)?;
     warn_all(py, &warnings)?;
@@ -864,7 +924,7 @@ fn advise(
 /// trees, tf.profiler's dict; every node unless `max_depth` is given), and
 /// returns `outfile`.
 #[pyfunction]
-#[pyo3(signature = (outfile, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None, options=None))]
+#[pyo3(signature = (outfile, *, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None, job=None, options=None))]
 #[allow(clippy::too_many_arguments)]
 fn report<'py>(
     py: Python<'py>,
@@ -878,11 +938,13 @@ fn report<'py>(
     pytorch_path: Option<&Bound<'_, PyAny>>,
     partial: Option<&Bound<'_, PyAny>>,
     partial_path: Option<&Bound<'_, PyAny>>,
+    job: Option<&Bound<'_, PyAny>>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let path = path_arg("outfile", Some(outfile))?.ok_or_else(|| PyValueError::new_err("report: outfile is the HTML file to write"))?;
     let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     partial_args(&mut inputs, partial, partial_path)?;
+    inputs.jobs = job_args(job)?;
     check_inputs("report", &inputs)?;
     let mut opts = parse_options(options)?;
     if options.is_none_or(|o| !o.contains("max_depth").unwrap_or(false)) {
@@ -1208,7 +1270,7 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, diff, hlo, kernels, key_averages, memory, merge, partial, profile, ranks, report, steps};
+    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, diff, hlo, jobs, kernels, key_averages, memory, merge, partial, profile, ranks, report, steps};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -740,3 +740,21 @@ def test_report_is_the_commands_page(tmp_path):
     with pytest.raises(ValueError, match="no inputs"):
         rtfprof.report(tmp_path / "none.html")
     assert not (tmp_path / "none.html").exists()
+
+
+def test_jobs_are_the_commands():
+    jobs = {"w0": TESTDATA / "jobs" / "worker0", "w1": TESTDATA / "jobs" / "worker1"}
+    flags = ["--job=%s=%s" % (name, path) for name, path in jobs.items()]
+    as_dict = rtfprof.profile("scope", job=jobs, options={"max_depth": 3, "output": "none"})
+    as_list = rtfprof.profile("scope", job=["%s=%s" % item for item in jobs.items()], options={"max_depth": 3})
+    assert [c.name for c in as_dict.children] == ["w0", "w1"] == [c.name for c in as_list.children]
+    assert as_dict.total_exec_micros == as_list.total_exec_micros > 0
+    summary = rtfprof.jobs(jobs)
+    run = run_cli(["jobs"] + flags)
+    assert run.returncode == 0, run.stderr
+    for job in summary:
+        assert "job %s: %d nodes, %d steps, run graph coverage %.2f" % (
+            job["job"], job["nodes"], len(job["steps"]), job["coverage"]) in run.stdout
+    assert [j["job"] for j in summary] == ["w0", "w1"] and all(j["steps"] for j in summary)
+    with pytest.raises(ValueError, match="--job"):
+        rtfprof.profile("scope", job=42)

@@ -146,7 +146,10 @@ impl Side {
                 let stats = crate::jobs::merge(crate::jobs::load(jobs, |paths| load_side(paths, view))?);
                 view_tree(&stats, *step, view, metric, opts)
             }
-            Side::Partials(paths, step, _) => view_tree(&crate::partial::read(paths)?.into_loaded().stats, *step, view, metric, opts),
+            Side::Partials(paths, step, flag) => {
+                let partial = crate::partial::read(paths).map_err(|e| named_by(e, flag))?;
+                view_tree(&partial.into_loaded().stats, *step, view, metric, opts)
+            }
         }
     }
 
@@ -177,12 +180,18 @@ fn trace_side(sources: Sources, which: Which, step: i64) -> Result<Side> {
         },
         ..sources
     };
-    let resolved = crate::load::resolve(&sources, Purpose::Diff).map_err(|e| match e {
+    let resolved = crate::load::resolve(&sources, Purpose::Diff).map_err(|e| named_by(e, flag))?;
+    Ok(if resolved.hosts.is_empty() { Side::Profile(resolved.paths, step) } else { Side::Jobs(resolved.hosts, step) })
+}
+
+/// An error about a file, naming the side's flag (`--left_partial_path`)
+/// where the reader named the global one.
+fn named_by(error: Error, flag: &'static str) -> Error {
+    match error {
         Error::Io { path, source, .. } => Error::Io { kind: flag, path, source },
         Error::Input { path, message, .. } => Error::Input { kind: flag, path, message },
         e => e,
-    })?;
-    Ok(if resolved.hosts.is_empty() { Side::Profile(resolved.paths, step) } else { Side::Jobs(resolved.hosts, step) })
+    }
 }
 
 /// One side's inputs as the view needs them.
