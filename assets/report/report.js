@@ -489,20 +489,31 @@
 
   // ----------------------------------------------------------------- header
 
-  /** A row of toggle buttons, one per metric (`data-metric`), the current
-   * one `on`; a click keeps the pick in the URL under `key` and hands it to
+  /** A row of toggle buttons, one per value (`data-metric`, or the
+   * `data-<attr>` of `opts.attr`), the current one `on` (and
+   * `aria-pressed` with `opts.pressed`); a click keeps the pick in the URL
+   * under `key` (as `opts.store(value)` says, if given) and hands it to
    * `pick` (which redraws). */
-  function segButtons(metrics, current, key, label, pick) {
-    return metrics.map((m) => el('button', {
-      type: 'button',
-      class: 'seg' + (m === current ? ' on' : ''),
-      'data-metric': m,
-      onclick: (e) => {
-        setState(key, m);
-        for (const x of e.target.parentNode.children) x.classList.toggle('on', x.dataset.metric === m);
-        pick(m);
-      },
-    }, label(m)));
+  function segButtons(values, current, key, label, pick, opts = {}) {
+    const attr = opts.attr || 'metric';
+    const mark = (button, on) => {
+      button.classList.toggle('on', on);
+      if (opts.pressed) button.setAttribute('aria-pressed', on ? 'true' : 'false');
+    };
+    return values.map((v) => {
+      const props = {
+        type: 'button',
+        class: 'seg' + (v === current ? ' on' : ''),
+        ['data-' + attr]: v,
+        onclick: (e) => {
+          setState(key, opts.store ? opts.store(v) : v);
+          for (const x of e.currentTarget.parentNode.children) mark(x, x.dataset[attr] === v);
+          pick(v);
+        },
+      };
+      if (opts.pressed) props['aria-pressed'] = v === current ? 'true' : 'false';
+      return el('button', props, label(v));
+    });
   }
 
   function dl(pairs) {
@@ -584,22 +595,10 @@
         if (tree.total[metric][f.zoomed] <= 0) status.textContent += ' · nothing to draw for this metric';
       },
     });
-    const buttons = available.map((m) =>
-      el('button', {
-        type: 'button',
-        class: 'seg' + (m === metric ? ' on' : ''),
-        'data-metric': m,
-        'aria-pressed': m === metric ? 'true' : 'false',
-        onclick: (e) => {
-          metric = m;
-          setState('metric', m);
-          for (const b of e.target.parentNode.children) {
-            b.classList.toggle('on', b.dataset.metric === m);
-            b.setAttribute('aria-pressed', b.dataset.metric === m ? 'true' : 'false');
-          }
-          flame.render();
-        },
-      }, METRICS[m].short));
+    const buttons = segButtons(available, metric, 'metric', (m) => METRICS[m].short, (m) => {
+      metric = m;
+      flame.render();
+    }, { pressed: true });
     const searchBox = el('input', {
       type: 'search',
       class: 'search',
@@ -1067,17 +1066,10 @@
       rowsByNode.set(i, row);
       list.append(row);
     }
-    const modeButtons = Object.keys(widthModes).map((m) => el('button', {
-      type: 'button',
-      class: 'seg' + (m === mode ? ' on' : ''),
-      'data-width': m,
-      onclick: (e) => {
-        mode = m;
-        setState('width', m === 'max' ? '' : m);
-        for (const x of e.target.parentNode.children) x.classList.toggle('on', x.dataset.width === m);
-        flame.render();
-      },
-    }, widthModes[m]));
+    const modeButtons = segButtons(Object.keys(widthModes), mode, 'width', (m) => widthModes[m], (m) => {
+      mode = m;
+      flame.render();
+    }, { attr: 'width', store: (m) => (m === 'max' ? '' : m) });
     const facts = dl([
       ['metric', d.metric],
       ['listed', 'nodes with size >= ' + fmt(unit, d.min_size) + ' and relative difference >= ' + (100 * d.delta).toFixed(1) + '%, or such children, sorted by absolute difference'],
