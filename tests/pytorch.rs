@@ -564,6 +564,21 @@ fn split_reading_gives_the_same_errors() {
 }
 
 #[test]
+fn corrupt_gzip_is_a_gzip_error_however_it_is_read() {
+    // Corrupt data that decompresses to bad JSON long before the checksum
+    // fails: a gzip error, at once, in pieces, split, and from a file.
+    let bytes = std::fs::read(common::testdata().join("bad/pytorch.corrupt_gzip_checksum")).unwrap();
+    let e = error_of(&bytes);
+    assert!(e.starts_with("not a valid gzip stream"), "{e}");
+    assert_eq!(Trace::from_reader(Trickle { bytes: &bytes, step: 0 }).unwrap_err(), e);
+    assert_split_reads_the_same("corrupt gzip", &bytes, &[1, 50, 5000]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("corrupt.pt.trace.json.gz");
+    std::fs::write(&file, &bytes).unwrap();
+    assert_eq!(Trace::open(&file).unwrap_err().to_string(), format!("--pytorch_path {}: {e}", file.display()));
+}
+
+#[test]
 fn truncated_large_trace_is_one_error_naming_the_file() {
     // A trace of several segments (`Trace::open` splits files from 4 MiB),
     // cut in the middle of a later segment, plain and gzipped.

@@ -76,6 +76,26 @@ impl<R: Read> Parser<R> {
         self.read_error.take()
     }
 
+    /// Reads the rest of the input, unparsed, so that an I/O error in it
+    /// (a corrupt gzip stream) is known whatever was read ahead; what was
+    /// buffered is dropped.
+    pub fn drain(&mut self) {
+        self.pos = 0;
+        self.end = 0;
+        self.pin = None;
+        while !self.eof {
+            match self.src.read(&mut self.buf) {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.read_error = Some(e);
+                    self.eof = true;
+                }
+            }
+        }
+    }
+
     pub fn offset(&self) -> u64 {
         self.base + self.pos as u64
     }

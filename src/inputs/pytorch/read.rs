@@ -74,6 +74,12 @@ pub(super) fn read_file_split<R: Read>(mut src: R, split: Option<Split>) -> Resu
     if head[..n] == GZIP_MAGIC {
         let mut parser = Parser::new(flate2::read::MultiGzDecoder::new(src));
         let result = parse(&mut parser, split);
+        if result.is_err() {
+            // Corrupt compressed data reads as bad JSON before its checksum
+            // fails: the stream's error comes first, wherever it is
+            // (however far the parser had read ahead).
+            parser.drain();
+        }
         // A gzip stream's errors are the file's content, not I/O.
         if let Some(e) = parser.take_read_error() {
             return Err(ReadError::Invalid(format!("not a valid gzip stream ({e})")));
