@@ -88,6 +88,10 @@ pub(super) fn read_file_split<R: Read>(mut src: R, split: Option<Split>) -> Resu
     } else {
         let mut parser = Parser::new(src);
         let result = parse(&mut parser, split);
+        // (Not read to the end after an error, unlike gzip: a plain file's
+        // read errors are the disk's, and the rest may be gigabytes. One
+        // within the split reading's read-ahead, past a JSON error, is
+        // reported instead of it.)
         if let Some(e) = parser.take_read_error() {
             return Err(ReadError::Io(e));
         }
