@@ -120,7 +120,8 @@ done
 # small pieces (1), and a GPU trace's first events (the shared traces are
 # too big to mutate quickly).
 mkdir -p "$fuzz/corpus/pytorch"
-for t in "$data"/pytorch/*.pt.trace.json*; do
+for t in "$data"/pytorch/*.pt.trace.json* "$data"/bad/pytorch.*; do
+    [ -e "$t" ] || continue
     { printf '\x00'; cat "$t"; } > "$fuzz/corpus/pytorch/at_once.$(basename "$t")"
     { printf '\x01'; cat "$t"; } > "$fuzz/corpus/pytorch/pieces.$(basename "$t")"
 done

@@ -282,7 +282,8 @@ const CASES: &[Case] = &[
     Case { name: "steps_events_ok", view: "steps", flag: Some("--events_path"), src: Src::Fixture("events/tutorial"), extra: &["--output=json:outfile=out.txt"], expect: ok() },
     Case { name: "steps_run_meta_truncated", view: "steps", flag: Some("--run_meta_path"), src: Src::FirstHalf("mlp/run_meta_0"), extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "not a RunMetadata" } },
     Case { name: "steps_graph_only", view: "steps", flag: None, src: Src::Missing, extra: &[MLP_GRAPH], expect: Expect::Err { code: 1, says: "no step of the profile has op executions" } },
-    // --- fuzz crashers: testdata/bad/<target>.* rows go here (none so far; see fuzz/README.md)
+    // --- fuzz crashers: testdata/bad/<target>.* rows go here (see fuzz/README.md)
+    Case { name: "pytorch_gzip_corrupt_checksum", view: "steps", flag: Some("--pytorch_path"), src: Src::Bad("pytorch.corrupt_gzip_checksum"), extra: &[], expect: Expect::Err { code: 1, says: "not a valid gzip stream" } },
 ];
 
 /// Rows that fail today because of code outside issue 7's files (inputs and

@@ -484,3 +484,131 @@ fn tolerated_oddities() {
     let rows = key_averages(&trace, false);
     assert_eq!(rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["a\x01\tb", "é😀"]);
 }
+
+// ---- traceEvents split into segments parsed on several threads ----
+
+/// The plain text of a fixture.
+fn fixture_text(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap();
+    if path.to_string_lossy().ends_with(".gz") {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut text).unwrap();
+        text
+    } else {
+        bytes
+    }
+}
+
+/// Reading `bytes` split into segments of each size, on 1 to 3 workers,
+/// gives what one thread gives: the same trace or the same error.
+fn assert_split_reads_the_same(what: &str, bytes: &[u8], segments: &[usize]) {
+    let one = Trace::from_bytes_split(bytes, 0, 0);
+    for &segment in segments {
+        for workers in 1..=3 {
+            let split = Trace::from_bytes_split(bytes, segment, workers);
+            assert!(split == one, "{what}, segments of {segment} bytes on {workers} workers: {:?}", split.as_ref().err());
+        }
+    }
+}
+
+#[test]
+fn split_reading_equals_one_thread() {
+    for (name, path) in fixtures() {
+        let text = fixture_text(&path);
+        assert_split_reads_the_same(&name, &text, &[1, 100, 3000, 40_000]);
+        // Compressed, as it is decompressed.
+        if path.to_string_lossy().ends_with(".gz") {
+            assert_split_reads_the_same(&name, &std::fs::read(&path).unwrap(), &[5000]);
+        }
+    }
+}
+
+#[test]
+fn split_reading_survives_wrong_guesses() {
+    // Boundaries guessed inside strings and nested arrays of objects, an
+    // event that is not an object, text with boundary-like bytes after the
+    // array, white space around commas, an empty array, a bare array.
+    let texts: &[&[u8]] = &[
+        b"{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a}, {b\", \"ts\": 1}, {\"ph\": \"X\", \"name\": \"}  ,\\n{\", \"ts\": 2},{\"ph\": \"X\", \"ts\": 3, \"args\": {\"x\": [{}, {}, {\"y\": [{},{}]}]}} ,\n\t {\"ph\": \"X\", \"ts\": 4}], \"z\": [{}, {}], \"baseTimeNanoseconds\": 5}",
+        b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1}, {\"ph\": \"X\", \"ts\": 2}, 7, {\"ph\": \"X\", \"ts\": 3}]}",
+        b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1}, {\"ph\": \"X\"}, {\"ph\": \"X\", \"ts\": 3}]}",
+        b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1}, {\"ph\": \"X\", \"ts\": 2},]}",
+        b"{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1}, {\"ph\": \"X\", \"ts\": 2}], \"x\": [{}, {}] x",
+        b"{\"traceEvents\": [], \"a\": [{}, {}, {}]}",
+        b"[{\"ph\": \"X\", \"ts\": 1, \"name\": \"n\", \"pid\": \"p\", \"tid\": \"t\"}, {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": \"p\", \"tid\": \"t\", \"args\": {\"name\": \"T\"}}, {\"ph\": \"X\", \"ts\": 2, \"name\": \"m\", \"pid\": \"p\", \"tid\": \"u\"}, {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": \"p\", \"tid\": \"t\", \"args\": {\"name\": \"T2\"}}]",
+    ];
+    for text in texts {
+        assert_split_reads_the_same(&String::from_utf8_lossy(text), text, &[1, 2, 3, 5, 8, 13, 21, 34]);
+    }
+}
+
+#[test]
+fn split_reading_gives_the_same_errors() {
+    let (_, path) = fixtures().into_iter().find(|(n, _)| n == "threads_memory").unwrap();
+    let text = fixture_text(&path);
+    // Cut anywhere, and bytes flipped: the same error (or trace).
+    for k in 0..200 {
+        let cut = text.len() * k / 200;
+        assert_split_reads_the_same(&format!("cut at {cut}"), &text[..cut], &[64, 2000]);
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..200 {
+        let mut copy = text.clone();
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let at = (state % copy.len() as u64) as usize;
+        copy[at] = (state >> 32) as u8;
+        assert_split_reads_the_same(&format!("byte {at} set to {}", copy[at]), &copy, &[64, 2000]);
+    }
+}
+
+#[test]
+fn corrupt_gzip_is_a_gzip_error_however_it_is_read() {
+    // Corrupt data that decompresses to bad JSON long before the checksum
+    // fails: a gzip error, at once, in pieces, split, and from a file.
+    let bytes = std::fs::read(common::testdata().join("bad/pytorch.corrupt_gzip_checksum")).unwrap();
+    let e = error_of(&bytes);
+    assert!(e.starts_with("not a valid gzip stream"), "{e}");
+    assert_eq!(Trace::from_reader(Trickle { bytes: &bytes, step: 0 }).unwrap_err(), e);
+    assert_split_reads_the_same("corrupt gzip", &bytes, &[1, 50, 5000]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("corrupt.pt.trace.json.gz");
+    std::fs::write(&file, &bytes).unwrap();
+    assert_eq!(Trace::open(&file).unwrap_err().to_string(), format!("--pytorch_path {}: {e}", file.display()));
+}
+
+#[test]
+fn truncated_large_trace_is_one_error_naming_the_file() {
+    // A trace of several segments (`Trace::open` splits files from 4 MiB),
+    // cut in the middle of a later segment, plain and gzipped.
+    use std::io::Write;
+    let (_, path) = fixtures().into_iter().find(|(n, _)| n == "threads_memory").unwrap();
+    let text = fixture_text(&path);
+    let open = text.windows(16).position(|w| w == b"\"traceEvents\": [").unwrap() + 16;
+    let close = text.iter().rposition(|&b| b == b']').unwrap();
+    let events = text[open..close].trim_ascii();
+    let mut big = text[..open].to_vec();
+    while big.len() < 12 << 20 {
+        big.extend_from_slice(events);
+        big.extend_from_slice(b",\n");
+    }
+    big.extend_from_slice(events);
+    big.extend_from_slice(&text[close..]);
+    let whole = Trace::from_bytes_split(&big, 0, 0).unwrap();
+    assert_eq!(Trace::from_bytes(&big).unwrap(), whole);
+    let dir = tempfile::tempdir().unwrap();
+    for cut in [big.len() * 2 / 3 + 17, big.len() - 40] {
+        let cut_text = &big[..cut];
+        let expected = Trace::from_bytes_split(cut_text, 0, 0).unwrap_err();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(cut_text).unwrap();
+        for (name, bytes) in [("cut.pt.trace.json", cut_text.to_vec()), ("cut.pt.trace.json.gz", gz.finish().unwrap())] {
+            let file = dir.path().join(name);
+            std::fs::write(&file, &bytes).unwrap();
+            let e = Trace::open(&file).unwrap_err().to_string();
+            assert_eq!(e, format!("--pytorch_path {}: {expected}", file.display()));
+            assert!(!e.contains('\n'));
+        }
+    }
+}

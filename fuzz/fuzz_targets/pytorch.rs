@@ -1,8 +1,10 @@
 //! A mode byte, then a PyTorch trace (JSON, or gzip of it) → `Trace`,
 //! read at once (mode even) or a few bytes per `read` (odd: every token
-//! meets a buffer refill) → `key_averages` grouped and not → `table` with
-//! torch's defaults and with a sort, a row limit, narrow columns and
-//! top-level rows; the model's links and steps.
+//! meets a buffer refill), and with its events split into segments of a
+//! few bytes parsed on two threads (the same result) → `key_averages`
+//! grouped and not → `table` with torch's defaults and with a sort, a
+//! row limit, narrow columns and top-level rows; the model's links and
+//! steps.
 #![no_main]
 
 use rtfprof::inputs::pytorch::{TableOptions, Trace, key_averages, table};
@@ -25,6 +27,10 @@ impl std::io::Read for Trickle<'_> {
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Some((&mode, data)) = data.split_first() else { return };
     let trace = if mode % 2 == 0 { Trace::from_bytes(data) } else { Trace::from_reader(Trickle { bytes: data, step: 0 }) };
+    // traceEvents in segments on two threads, as large files are read:
+    // the same trace, or the same error.
+    let split = Trace::from_bytes_split(data, 1 + mode as usize % 61, 2);
+    assert!(split == trace, "split: {:?}, whole: {:?}", split.as_ref().err(), trace.as_ref().err());
     let trace = match trace {
         Ok(trace) => trace,
         Err(message) => {

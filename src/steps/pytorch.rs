@@ -371,6 +371,15 @@ fn cpu_steps(trace: &Trace) -> Vec<CpuStep> {
 }
 
 pub fn analyze_trace(rank: &str, trace: &Trace) -> Rank {
+    // The whole trace's GPU time beside the steps' (independent passes over
+    // the events: on two cores, `bench/pytorch.md`).
+    let (rows, (gpu_time, launches)) = rayon::join(|| step_rows(trace), || gpu_time_and_launches(trace));
+    let (rows, has_steps) = rows;
+    Rank { rank: rank.to_owned(), rows, has_steps, gpu_time, launches }
+}
+
+/// The rows of the steps, and whether the trace has `ProfilerStep`s.
+fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
     let mut classifier = Classifier::new(trace);
     let mut steps = cpu_steps(trace);
     let has_steps = !steps.is_empty();
@@ -424,7 +433,7 @@ pub fn analyze_trace(rank: &str, trace: &Trace) -> Rank {
             rows.push(row(Some(device_rows[k].clone()), device_roles[k]));
         }
     }
-    Rank { rank: rank.to_owned(), rows, has_steps, gpu_time: gpu_time(trace), launches: launches(trace) }
+    (rows, has_steps)
 }
 
 /// The steps' windows by the plugin's rules (see the module doc): each
@@ -615,11 +624,13 @@ fn in_windows(intervals: &[(i64, i64)], windows: &[(String, i64, i64, i64)]) -> 
         .collect()
 }
 
-/// HTA's temporal and idle time breakdowns of a trace, per device.
-pub fn gpu_time(trace: &Trace) -> Vec<GpuTime> {
-    let device_time = |timing: Timing| -> Vec<(u32, DeviceTime)> {
-        let idle = breakdown::idle_time_breakdown(trace, timing, breakdown::CONSECUTIVE_KERNEL_DELAY_US);
-        breakdown::temporal_breakdown(trace, timing)
+/// HTA's temporal and idle time breakdowns of a trace, per device, and its
+/// [`Launches`]: one selection of HTA's events in each timing (the exact
+/// one serves both), the two timings at once.
+fn gpu_time_and_launches(trace: &Trace) -> (Vec<GpuTime>, Launches) {
+    let device_time = |selection: &breakdown::Selection| -> Vec<(u32, DeviceTime)> {
+        let idle = breakdown::idle_time_breakdown_of(trace, selection, breakdown::CONSECUTIVE_KERNEL_DELAY_US);
+        breakdown::temporal_breakdown_of(trace, selection)
             .into_iter()
             .map(|d| {
                 let streams = idle.iter().filter(|s| s.device == d.device);
@@ -637,19 +648,26 @@ pub fn gpu_time(trace: &Trace) -> Vec<GpuTime> {
             })
             .collect()
     };
-    let exact = device_time(Timing::Exact);
-    device_time(Timing::Hta)
+    let ((exact, launches), hta) = rayon::join(
+        || {
+            let selection = breakdown::Selection::of(trace, Timing::Exact);
+            (device_time(&selection), launches_of(trace, &selection))
+        },
+        || device_time(&breakdown::Selection::of(trace, Timing::Hta)),
+    );
+    let gpu_time = hta
         .into_iter()
         .map(|(device, hta)| {
             let exact = exact.iter().find(|(d, _)| *d == device).map(|(_, t)| t.clone()).unwrap_or_default();
             GpuTime { device, hta, exact }
         })
-        .collect()
+        .collect();
+    (gpu_time, launches)
 }
 
-/// [`Launches`] of a trace.
-pub fn launches(trace: &Trace) -> Launches {
-    let rows: Vec<_> = breakdown::launch_stats(trace, Timing::Exact, &breakdown::ALL_LAUNCH_CALLS)
+/// [`Launches`] of the events `selection` (exact timing) of a trace keeps.
+fn launches_of(trace: &Trace, selection: &breakdown::Selection) -> Launches {
+    let rows: Vec<_> = breakdown::launch_stats_of(trace, selection, &breakdown::ALL_LAUNCH_CALLS)
         .into_iter()
         .filter(|l| trace.events[l.event as usize].category == Category::Kernel)
         .collect();

@@ -83,50 +83,64 @@ fn to_us(v: i64, timing: Timing) -> f64 {
 
 /// The events HTA keeps, as (index, start, end): GPU events (a stream and a
 /// correlation, or a device-wide sync) whose launch is kept, and CPU events
-/// before the last profiler step.
-struct Selection {
+/// before the last profiler step. The breakdowns and the launch stats of
+/// one timing can share it ([`Selection::of`]) rather than select again.
+pub struct Selection {
+    timing: Timing,
     /// GPU events with a stream: (event index, start, end).
     gpu: Vec<(u32, i64, i64)>,
-    /// Launch start of each correlation among the CPU events kept.
-    launch_start: FxHashMap<u64, i64>,
     /// The CPU events kept that have a correlation: (event index, start,
     /// end), a later one with the same id replacing an earlier one.
     launches: FxHashMap<u64, (u32, i64, i64)>,
+}
+
+impl Selection {
+    /// The events of `trace` that HTA keeps, timed as `timing` says.
+    pub fn of(trace: &Trace, timing: Timing) -> Selection {
+        select(trace, timing)
+    }
 }
 
 fn select(trace: &Trace, timing: Timing) -> Selection {
     let sync = ["Event Sync", "Context Sync"].map(|n| trace.strings.lookup(n));
     let events = || trace.events.iter().enumerate().filter(|(_, e)| e.category != Category::Trace);
     let is_gpu = |e: &Event| (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name));
-    // HTA looks for "ProfilerStep" in any name and counts distinct names.
-    let step_names: FxHashSet<_> = events().filter(|(_, e)| trace.str(e.name).contains("ProfilerStep")).map(|(_, e)| e.name).collect();
+    // HTA looks for "ProfilerStep" in any name and counts distinct names
+    // (each name looked at once, not each event's).
+    let holds_step: Vec<bool> = trace.strings.list.iter().map(|s| s.contains("ProfilerStep")).collect();
+    let is_step = |e: &Event| holds_step[e.name.0.get() as usize];
+    let step_names: FxHashSet<_> = events().filter(|(_, e)| is_step(e)).map(|(_, e)| e.name).collect();
     let last_step_start = if step_names.len() >= 2 {
-        events().filter(|(_, e)| !is_gpu(e) && step_names.contains(&e.name)).map(|(_, e)| span(e, timing).0).max()
+        events().filter(|(_, e)| !is_gpu(e) && is_step(e)).map(|(_, e)| span(e, timing).0).max()
     } else {
         None
     };
     let cpu_kept = |e: &Event| last_step_start.is_none_or(|last| span(e, timing).0 < last);
-    let mut launch_start = FxHashMap::default();
     let mut launches = FxHashMap::default();
-    let mut correlations = FxHashSet::default();
+    // Whether a CPU event kept has no correlation (HTA's join then keeps
+    // the GPU events without one).
+    let mut kept_without = false;
     for (i, e) in events().filter(|(_, e)| !is_gpu(e) && cpu_kept(e)) {
-        correlations.insert(e.correlation.map(|c| c.get()));
-        if let Some(c) = e.correlation {
+        match e.correlation {
             // A later launch with the same id wins, as in HTA's assignment.
-            let (start, end) = span(e, timing);
-            launch_start.insert(c.get(), start);
-            launches.insert(c.get(), (i as u32, start, end));
+            Some(c) => {
+                let (start, end) = span(e, timing);
+                launches.insert(c.get(), (i as u32, start, end));
+            }
+            None => kept_without = true,
         }
     }
+    // The GPU events whose correlation is among the CPU events kept.
+    let launched = |e: &Event| e.correlation.map_or(kept_without, |c| launches.contains_key(&c.get()));
     let gpu = events()
         .filter(|(_, e)| is_gpu(e) && e.stream.is_some())
-        .filter(|(_, e)| last_step_start.is_none() || correlations.contains(&e.correlation.map(|c| c.get())))
+        .filter(|(_, e)| last_step_start.is_none() || launched(e))
         .map(|(i, e)| {
             let (start, end) = span(e, timing);
             (i as u32, start, end)
         })
         .collect();
-    Selection { gpu, launch_start, launches }
+    Selection { timing, gpu, launches }
 }
 
 /// HTA's `merge_kernel_intervals`: sorted by start, an interval joins the
@@ -293,7 +307,12 @@ pub fn comm_comp_overlap(trace: &Trace, timing: Timing, drop_last_step: bool) ->
 
 /// HTA's `get_temporal_breakdown()`, one row per device (by `args.device`).
 pub fn temporal_breakdown(trace: &Trace, timing: Timing) -> Vec<DeviceBreakdown> {
-    let selection = select(trace, timing);
+    temporal_breakdown_of(trace, &select(trace, timing))
+}
+
+/// [`temporal_breakdown`] of the events `selection` (of `trace`) keeps.
+pub fn temporal_breakdown_of(trace: &Trace, selection: &Selection) -> Vec<DeviceBreakdown> {
+    let timing = selection.timing;
     let mut by_device: std::collections::BTreeMap<u32, (Vec<(i64, i64)>, Vec<(i64, i64)>)> = Default::default();
     for &(i, start, end) in &selection.gpu {
         let e = &trace.events[i as usize];
@@ -327,7 +346,12 @@ pub fn temporal_breakdown(trace: &Trace, timing: Timing) -> Vec<DeviceBreakdown>
 /// shorter than `consecutive_kernel_delay_us` (HTA's default: 30), else
 /// other.
 pub fn idle_time_breakdown(trace: &Trace, timing: Timing, consecutive_kernel_delay_us: i64) -> Vec<StreamIdle> {
-    let selection = select(trace, timing);
+    idle_time_breakdown_of(trace, &select(trace, timing), consecutive_kernel_delay_us)
+}
+
+/// [`idle_time_breakdown`] of the events `selection` (of `trace`) keeps.
+pub fn idle_time_breakdown_of(trace: &Trace, selection: &Selection, consecutive_kernel_delay_us: i64) -> Vec<StreamIdle> {
+    let timing = selection.timing;
     let delay = match timing {
         Timing::Exact => consecutive_kernel_delay_us * 1000,
         Timing::Hta => consecutive_kernel_delay_us,
@@ -338,7 +362,7 @@ pub fn idle_time_breakdown(trace: &Trace, timing: Timing, consecutive_kernel_del
         if !matches!(e.category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset) {
             continue;
         }
-        let launch = e.correlation.and_then(|c| selection.launch_start.get(&c.get()).copied());
+        let launch = e.correlation.and_then(|c| selection.launches.get(&c.get())).map(|&(_, start, _)| start);
         streams.entry((e.device.unwrap_or(0), e.stream.unwrap_or(0))).or_default().push((start, end, launch));
     }
     streams
@@ -393,7 +417,11 @@ pub struct Launch {
 /// duration can be negative, as there. A correlation with several launch
 /// calls takes the last one (HTA's join would repeat the row).
 pub fn launch_stats(trace: &Trace, timing: Timing, calls: &[&str]) -> Vec<Launch> {
-    let selection = select(trace, timing);
+    launch_stats_of(trace, &select(trace, timing), calls)
+}
+
+/// [`launch_stats`] of the events `selection` (of `trace`) keeps.
+pub fn launch_stats_of(trace: &Trace, selection: &Selection, calls: &[&str]) -> Vec<Launch> {
     let calls: Vec<_> = calls.iter().filter_map(|c| trace.strings.lookup(c)).collect();
     let mut rows = Vec::new();
     for &(i, start, end) in &selection.gpu {

@@ -75,88 +75,103 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         }
     };
 
-    // Each thread's events nested as torch nests them.
-    let mut by_thread: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-    for (i, e) in trace.events.iter().enumerate() {
-        if part(e).is_some() {
-            by_thread.entry(e.thread.0).or_default().push(i as u32);
-        }
-    }
-    let mut placed: Vec<Placed> = Vec::new();
-    let mut place_of: FxHashMap<u32, u32> = FxHashMap::default();
-    // Memory records by thread, in time order.
-    let mut memory_by_thread: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-    if allocations {
-        for (i, m) in trace.memory.iter().enumerate() {
-            memory_by_thread.entry(m.thread.0).or_default().push(i as u32);
-        }
-    }
-    // The op each memory record belongs to (index into `placed`).
-    let mut memory_owner: Vec<Option<u32>> = vec![None; trace.memory.len()];
-    let mut threads: Vec<u32> = by_thread.keys().copied().collect();
-    threads.sort_unstable();
-    for thread in threads {
-        let mut events = by_thread.remove(&thread).unwrap_or_default();
-        events.sort_by_key(|&i| (trace.events[i as usize].ts, std::cmp::Reverse(trace.events[i as usize].end()), i));
-        let memory = memory_by_thread.remove(&thread).unwrap_or_default();
-        let mut next_memory = 0;
-        let mut stack: Vec<u32> = Vec::new();
-        let pop = |stack: &mut Vec<u32>, placed: &Vec<Placed>, start: i64, end: i64| {
-            while let Some(&top) = stack.last() {
-                let t = &trace.events[placed[top as usize].event as usize];
-                if start >= t.end() || end > t.end() {
-                    stack.pop();
-                } else {
-                    break;
-                }
+    // The threads' nesting, and beside it the maps from ids to the ops
+    // and launch calls that kernels link to.
+    let place = || {
+        // Each thread's events nested as torch nests them.
+        let mut by_thread: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for (i, e) in trace.events.iter().enumerate() {
+            if part(e).is_some() {
+                by_thread.entry(e.thread.0).or_default().push(i as u32);
             }
-        };
-        for &i in &events {
-            let e = &trace.events[i as usize];
-            // Memory records before this event belong to what is open then
-            // (both ends of an op inclusive, as torch counts them).
-            while next_memory < memory.len() && trace.memory[memory[next_memory] as usize].ts < e.ts {
+        }
+        let mut placed: Vec<Placed> = Vec::new();
+        // Each event's index into `placed` (NONE: not placed).
+        let mut place_of: Vec<u32> = vec![NONE; trace.events.len()];
+        // Memory records by thread, in time order.
+        let mut memory_by_thread: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        if allocations {
+            for (i, m) in trace.memory.iter().enumerate() {
+                memory_by_thread.entry(m.thread.0).or_default().push(i as u32);
+            }
+        }
+        // The op each memory record belongs to (index into `placed`).
+        let mut memory_owner: Vec<Option<u32>> = vec![None; trace.memory.len()];
+        let mut threads: Vec<u32> = by_thread.keys().copied().collect();
+        threads.sort_unstable();
+        for thread in threads {
+            // By start, the longer first (the keys are distinct: unstable is
+            // stable here).
+            let mut keyed: Vec<(i64, std::cmp::Reverse<i64>, u32)> = by_thread
+                .remove(&thread)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|i| (trace.events[i as usize].ts, std::cmp::Reverse(trace.events[i as usize].end()), i))
+                .collect();
+            keyed.sort_unstable();
+            let events: Vec<u32> = keyed.into_iter().map(|(_, _, i)| i).collect();
+            let memory = memory_by_thread.remove(&thread).unwrap_or_default();
+            let mut next_memory = 0;
+            let mut stack: Vec<u32> = Vec::new();
+            let pop = |stack: &mut Vec<u32>, placed: &Vec<Placed>, start: i64, end: i64| {
+                while let Some(&top) = stack.last() {
+                    let t = &trace.events[placed[top as usize].event as usize];
+                    if start >= t.end() || end > t.end() {
+                        stack.pop();
+                    } else {
+                        break;
+                    }
+                }
+            };
+            for &i in &events {
+                let e = &trace.events[i as usize];
+                // Memory records before this event belong to what is open then
+                // (both ends of an op inclusive, as torch counts them).
+                while next_memory < memory.len() && trace.memory[memory[next_memory] as usize].ts < e.ts {
+                    let m = &trace.memory[memory[next_memory] as usize];
+                    memory_owner[memory[next_memory] as usize] = innermost_op(&stack, &placed, trace, m.ts);
+                    next_memory += 1;
+                }
+                pop(&mut stack, &placed, e.ts, e.end());
+                let part = part(e).expect("only placed events are collected");
+                let scope_parent = stack.iter().rev().find(|&&p| !matches!(placed[p as usize].part, Part::Step | Part::Python)).copied();
+                let python = stack.iter().rev().find(|&&p| matches!(placed[p as usize].part, Part::Python | Part::Module)).copied();
+                place_of[i as usize] = placed.len() as u32;
+                stack.push(placed.len() as u32);
+                placed.push(Placed { event: i, part, scope_parent, python });
+            }
+            while next_memory < memory.len() {
                 let m = &trace.memory[memory[next_memory] as usize];
                 memory_owner[memory[next_memory] as usize] = innermost_op(&stack, &placed, trace, m.ts);
                 next_memory += 1;
             }
-            pop(&mut stack, &placed, e.ts, e.end());
-            let part = part(e).expect("only placed events are collected");
-            let scope_parent = stack.iter().rev().find(|&&p| !matches!(placed[p as usize].part, Part::Step | Part::Python)).copied();
-            let python = stack.iter().rev().find(|&&p| matches!(placed[p as usize].part, Part::Python | Part::Module)).copied();
-            place_of.insert(i, placed.len() as u32);
-            stack.push(placed.len() as u32);
-            placed.push(Placed { event: i, part, scope_parent, python });
         }
-        while next_memory < memory.len() {
-            let m = &trace.memory[memory[next_memory] as usize];
-            memory_owner[memory[next_memory] as usize] = innermost_op(&stack, &placed, trace, m.ts);
-            next_memory += 1;
-        }
-    }
+        (placed, place_of, memory_owner)
+    };
+    let links = || rayon::join(|| trace.ops_by_external_id(), || trace.launches_by_correlation());
+    let ((placed, place_of, memory_owner), (ops, launches)) = rayon::join(place, links);
 
     // Backward ops: the forward op each `fwdbwd` flow starts at.
     let forward_of = forward_ops(trace, &placed);
 
     // Node names, parents before children (placement order is per thread,
     // parents first; a backward op's forward op may be on a later thread).
-    let mut names: Vec<Option<String>> = (0..placed.len()).map(|_| None).collect();
-    let mut modules: Vec<Option<String>> = (0..placed.len()).map(|_| None).collect();
+    let mut paths = Paths::new();
+    let mut names: Vec<u32> = vec![NONE; placed.len()];
+    let mut modules: Vec<u32> = vec![NONE; placed.len()];
     for k in 0..placed.len() {
-        name_of(k as u32, trace, &placed, &forward_of, &mut names, &mut modules);
+        name_of(k as u32, trace, &placed, &forward_of, &mut paths, &mut names, &mut modules);
     }
 
     // Totals per step, node and device.
-    let mut nodes: FxHashMap<String, u32> = FxHashMap::default();
+    // The node of each name (by its id in `paths`).
+    let mut nodes: FxHashMap<u32, u32> = FxHashMap::default();
     let mut node_list: Vec<(String, String)> = Vec::new();
-    let mut intern = |name: &str, op_type: &str| -> u32 {
-        if let Some(&n) = nodes.get(name) {
-            return n;
-        }
-        let n = node_list.len() as u32;
-        nodes.insert(name.to_owned(), n);
-        node_list.push((name.to_owned(), op_type.to_owned()));
-        n
+    let mut intern = |paths: &Paths, name: u32, op_type: &str| -> u32 {
+        *nodes.entry(name).or_insert_with(|| {
+            node_list.push((paths.texts[name as usize].clone(), op_type.to_owned()));
+            node_list.len() as u32 - 1
+        })
     };
     let mut devices: Vec<String> = vec!["/host:cpu".to_owned()];
     let mut device_of: FxHashMap<u32, u32> = FxHashMap::default();
@@ -175,15 +190,16 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         // Scopes are names, not executions: their time is their ops'.
         // (Python between ops, or a thread waiting for autograd's, is no
         // op's time.)
-        let Some(name) = names[k].as_ref().filter(|_| matches!(p.part, Part::Op | Part::Runtime)) else { continue };
+        let name = names[k];
+        if name == NONE || !matches!(p.part, Part::Op | Part::Runtime) {
+            continue;
+        }
         let e = &trace.events[p.event as usize];
-        let node = intern(name, trace.str(e.name));
+        let node = intern(&paths, name, trace.str(e.name));
         node_of_placed[k] = Some(node);
         let own = (e.dur - child_ns[k]).max(0);
         sums.entry((steps.of(e.ts), node, 0)).or_default().add(e.ts, e.end(), own, 1);
     }
-    let ops = trace.ops_by_external_id();
-    let launches = trace.launches_by_correlation();
     for e in &trace.events {
         let kind = match e.category {
             Category::Kernel => "kernel",
@@ -196,11 +212,15 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
             .external_id
             .and_then(|id| ops.get(&id.get()))
             .or_else(|| e.correlation.and_then(|c| launches.get(&c.get())).and_then(|&l| trace.events[l as usize].external_id).and_then(|id| ops.get(&id.get())))
-            .and_then(|op| place_of.get(op))
-            .and_then(|&k| node_of_placed[k as usize].map(|n| (k, n)));
+            .map(|&op| place_of[op as usize])
+            .filter(|&k| k != NONE)
+            .and_then(|k| node_of_placed[k as usize].map(|n| (k, n)));
         let (node, step) = match op {
             Some((k, node)) => (node, steps.of(trace.events[placed[k as usize].event as usize].ts)),
-            None => (intern(&format!("(unattributed)/{kind}"), "(unattributed)"), steps.of(e.ts)),
+            None => {
+                let name = paths.intern(&format!("(unattributed)/{kind}"));
+                (intern(&paths, name, "(unattributed)"), steps.of(e.ts))
+            }
         };
         let gpu = e.device.unwrap_or(0);
         let device = *device_of.entry(gpu).or_insert_with(|| {
@@ -420,55 +440,115 @@ fn component<'t>(trace: &'t Trace, p: &Placed) -> &'t str {
     if p.part == Part::Module { name.trim_start_matches("nn.Module: ") } else { name }
 }
 
+/// No index (of a placed event, of a name).
+const NONE: u32 = u32::MAX;
+
+/// Node names and module paths, each text once (id 0: ""), and what
+/// joining two gave: a million events have a few thousand names, so each
+/// name is built once rather than per event (`bench/pytorch.md`).
+struct Paths {
+    texts: Vec<String>,
+    ids: FxHashMap<String, u32>,
+    joined: FxHashMap<(u32, Tail), u32>,
+}
+
+/// What is joined to a path: an event's component (its name, trimmed if a
+/// module's), or another path.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Tail {
+    Event(super::Sym, bool),
+    Path(u32),
+}
+
+impl Paths {
+    fn new() -> Paths {
+        let mut paths = Paths { texts: Vec::new(), ids: FxHashMap::default(), joined: FxHashMap::default() };
+        paths.intern("");
+        paths
+    }
+
+    fn intern(&mut self, text: &str) -> u32 {
+        if let Some(&id) = self.ids.get(text) {
+            return id;
+        }
+        let id = self.texts.len() as u32;
+        self.texts.push(text.to_owned());
+        self.ids.insert(text.to_owned(), id);
+        id
+    }
+
+    /// [`join`] of path `scope` and `tail`, whose text is `text`.
+    fn join(&mut self, scope: u32, tail: Tail, text: &str) -> u32 {
+        if let Some(&id) = self.joined.get(&(scope, tail)) {
+            return id;
+        }
+        let id = self.intern(&join(&self.texts[scope as usize], text));
+        self.joined.insert((scope, tail), id);
+        id
+    }
+
+    /// [`join`] of paths `scope` and `tail`.
+    fn join_paths(&mut self, scope: u32, tail: u32) -> u32 {
+        let text = self.texts[tail as usize].clone();
+        self.join(scope, Tail::Path(tail), &text)
+    }
+}
+
 /// Names placed event `k` (and its scope ancestors first): its scope
 /// parent's name and its own component; a backward op with no scope
 /// parent goes under `backward/` and its forward op's modules. Also keeps
 /// each event's module path (the modules it is in, and itself if one).
-fn name_of(k: u32, trace: &Trace, placed: &[Placed], forward_of: &FxHashMap<u32, u32>, names: &mut [Option<String>], modules: &mut [Option<String>]) {
+/// Names and module paths are ids in `paths`.
+fn name_of(k: u32, trace: &Trace, placed: &[Placed], forward_of: &FxHashMap<u32, u32>, paths: &mut Paths, names: &mut [u32], modules: &mut [u32]) {
     // The unnamed events from `k` up its scopes (iteratively: scopes nest
     // thousands deep in recursive programs).
     let mut chain = Vec::new();
     let mut at = Some(k);
     while let Some(x) = at {
-        if names[x as usize].is_some() {
+        if names[x as usize] != NONE {
             break;
         }
         chain.push(x);
         at = placed[x as usize].scope_parent;
     }
+    let or_empty = |id: u32| if id == NONE { 0 } else { id };
     for &k in chain.iter().rev() {
         let p = &placed[k as usize];
-        if names[k as usize].is_some() || !is_node(p) {
+        if names[k as usize] != NONE || !is_node(p) {
             continue;
         }
         let own = component(trace, p);
+        let tail = Tail::Event(trace.events[p.event as usize].name, p.part == Part::Module);
         let (name, module) = match p.scope_parent {
             Some(parent) => {
-                let parent_name = names[parent as usize].as_deref().unwrap_or("");
-                let parent_modules = modules[parent as usize].clone().unwrap_or_default();
-                (join(parent_name, own), if p.part == Part::Module { join(&parent_modules, own) } else { parent_modules })
+                let parent_modules = or_empty(modules[parent as usize]);
+                let name = paths.join(or_empty(names[parent as usize]), tail, own);
+                (name, if p.part == Part::Module { paths.join(parent_modules, tail, own) } else { parent_modules })
             }
             None => {
                 // (A forward op's thread is another: naming it never comes
                 // back here.)
                 let forward_modules = forward_of.get(&k).map(|&f| {
-                    if names[f as usize].is_none() {
-                        name_of(f, trace, placed, forward_of, names, modules);
+                    if names[f as usize] == NONE {
+                        name_of(f, trace, placed, forward_of, paths, names, modules);
                     }
-                    modules[f as usize].clone().unwrap_or_default()
+                    or_empty(modules[f as usize])
                 });
                 let backward = forward_modules.is_some() || own.starts_with("autograd::engine::evaluate_function");
-                let prefix = match (backward, &forward_modules) {
-                    (true, Some(m)) => join("backward", m),
-                    (true, None) => "backward".to_owned(),
-                    (false, _) => String::new(),
+                let prefix = match (backward, forward_modules) {
+                    (true, Some(m)) => {
+                        let backward = paths.intern("backward");
+                        paths.join_paths(backward, m)
+                    }
+                    (true, None) => paths.intern("backward"),
+                    (false, _) => 0,
                 };
-                let module = forward_modules.unwrap_or_default();
-                (join(&prefix, own), if p.part == Part::Module { join(&module, own) } else { module })
+                let module = forward_modules.unwrap_or(0);
+                (paths.join(prefix, tail, own), if p.part == Part::Module { paths.join(module, tail, own) } else { module })
             }
         };
-        names[k as usize] = Some(name);
-        modules[k as usize] = Some(module);
+        names[k as usize] = name;
+        modules[k as usize] = module;
     }
 }
 

@@ -52,15 +52,48 @@ pub struct Parser<R> {
 
 const CHUNK: usize = 1 << 20;
 
+impl Parser<std::io::Empty> {
+    /// A parser over text already in memory: `buf[..len]` is the whole
+    /// input (nothing is copied; [`Parser::into_buf`] gives it back).
+    pub fn from_vec(buf: Vec<u8>, len: usize) -> Self {
+        debug_assert!(len <= buf.len());
+        Parser { src: std::io::empty(), buf, pos: 0, end: len, eof: true, base: 0, scratch: Vec::new(), pin: None, read_error: None }
+    }
+}
+
 impl<R: Read> Parser<R> {
     pub fn new(src: R) -> Self {
         Parser { src, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false, base: 0, scratch: Vec::new(), pin: None, read_error: None }
+    }
+
+    pub fn into_buf(self) -> Vec<u8> {
+        self.buf
     }
 
     /// The I/O error that ended the input early, if one did (it is reported
     /// as such rather than as the syntax error it causes).
     pub fn take_read_error(&mut self) -> Option<std::io::Error> {
         self.read_error.take()
+    }
+
+    /// Reads the rest of the input, unparsed, so that an I/O error in it
+    /// (a corrupt gzip stream) is known whatever was read ahead; what was
+    /// buffered is dropped.
+    pub fn drain(&mut self) {
+        self.pos = 0;
+        self.end = 0;
+        self.pin = None;
+        while !self.eof {
+            match self.src.read(&mut self.buf) {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.read_error = Some(e);
+                    self.eof = true;
+                }
+            }
+        }
     }
 
     pub fn offset(&self) -> u64 {
@@ -105,6 +138,109 @@ impl<R: Read> Parser<R> {
                     return false;
                 }
             }
+        }
+    }
+
+    /// Moves the next `size` bytes or more of the input (the unread part of
+    /// the buffer first, then the source, read straight into `seg`) into
+    /// `seg`, up to a likely boundary between two elements of an array of
+    /// objects: a `{` after `}`, `,` and white space only; the segment ends
+    /// after the `,`. Returns the offset of `seg[0]` in the input, the
+    /// length taken, and whether the input ended (then all of it was taken
+    /// and no boundary is implied). The boundary is only a guess (it may lie
+    /// in a string or a nested array): whoever parses the segment before
+    /// must end exactly there for the next one to count.
+    pub fn take_segment(&mut self, size: usize, seg: &mut Vec<u8>) -> (u64, usize, bool) {
+        debug_assert!(self.pin.is_none());
+        let start = self.offset();
+        let left = self.end - self.pos;
+        let want = left.max(size.saturating_add(CHUNK));
+        if seg.len() < want {
+            seg.resize(want, 0);
+        }
+        seg[..left].copy_from_slice(&self.buf[self.pos..self.end]);
+        let mut len = left;
+        let mut from = size.max(1);
+        loop {
+            while from < len {
+                let Some(k) = memchr::memchr(b'{', &seg[from..len]) else {
+                    from = len;
+                    break;
+                };
+                let brace = from + k;
+                if let Some(j) = boundary(&seg[..brace]) {
+                    // The rest goes back to the buffer.
+                    let rest = len - j;
+                    if self.buf.len() < rest {
+                        self.buf.resize(rest, 0);
+                    }
+                    self.buf[..rest].copy_from_slice(&seg[j..len]);
+                    self.pos = 0;
+                    self.end = rest;
+                    self.base = start + j as u64;
+                    return (start, j, false);
+                }
+                from = brace + 1;
+            }
+            if self.eof {
+                self.pos = 0;
+                self.end = 0;
+                self.base = start + len as u64;
+                return (start, len, true);
+            }
+            if len == seg.len() {
+                seg.resize(seg.len() * 2, 0);
+            }
+            match self.src.read(&mut seg[len..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.read_error = Some(e);
+                    self.eof = true;
+                }
+            }
+        }
+    }
+
+    /// Puts text taken by [`Parser::take_segment`] back before the unread
+    /// input: `pieces`, in order, are the input from offset `at` up to where
+    /// the buffer's unread bytes start.
+    pub fn unread(&mut self, at: u64, pieces: &[&[u8]]) {
+        debug_assert!(self.pin.is_none());
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        debug_assert_eq!(at + total as u64, self.offset());
+        let mut buf = Vec::with_capacity((total + self.end - self.pos).max(CHUNK));
+        for piece in pieces {
+            buf.extend_from_slice(piece);
+        }
+        buf.extend_from_slice(&self.buf[self.pos..self.end]);
+        self.end = buf.len();
+        buf.resize(buf.capacity(), 0);
+        self.buf = buf;
+        self.pos = 0;
+        self.base = at;
+    }
+
+    /// Whether the parser is right at the end of the input (white space not
+    /// skipped).
+    pub fn exhausted(&self) -> bool {
+        self.eof && self.pos == self.end
+    }
+
+    /// After an element of an array: consumes a `,` (`Some(true)`) or the
+    /// closing `]` (`Some(false)`); anything else is left (`None`).
+    pub fn after_element(&mut self) -> Option<bool> {
+        match self.peek_byte() {
+            Some(b',') => {
+                self.pos += 1;
+                Some(true)
+            }
+            Some(b']') => {
+                self.pos += 1;
+                Some(false)
+            }
+            _ => None,
         }
     }
 
@@ -339,9 +475,12 @@ impl<R: Read> Parser<R> {
                 break;
             }
             self.pos = start;
+            // (At the end of the input, nothing moves.)
+            let base = self.base;
             let more = self.fill(start);
-            i -= start;
-            start = 0;
+            let moved = (self.base - base) as usize;
+            i -= moved;
+            start -= moved;
             if !more {
                 break;
             }
@@ -432,6 +571,16 @@ impl<R: Read> Parser<R> {
             }
         }
     }
+}
+
+/// Where the text before a `{` ends in `}`, `,` and white space only (the
+/// `{` likely starts the next object of an array of them): the length of
+/// `before` up to and with the `,`.
+fn boundary(before: &[u8]) -> Option<usize> {
+    let is_space = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
+    let comma = before.iter().rposition(|&b| !is_space(b))?;
+    let close = before[..comma].iter().rposition(|&b| !is_space(b))?;
+    (before[comma] == b',' && before[close] == b'}').then_some(comma + 1)
 }
 
 fn is_json_number(text: &[u8]) -> bool {

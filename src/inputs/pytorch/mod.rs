@@ -41,6 +41,15 @@ pub struct Strings {
     table: hashbrown::HashTable<Sym>,
 }
 
+/// The same strings in the same order (the table follows from the list).
+impl PartialEq for Strings {
+    fn eq(&self, other: &Strings) -> bool {
+        self.list == other.list
+    }
+}
+
+impl Eq for Strings {}
+
 impl Default for Strings {
     fn default() -> Self {
         // Index 0 is unused so that `Option<Sym>` takes no more room.
@@ -260,7 +269,7 @@ pub struct Flow {
 }
 
 /// A trace read into memory.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trace {
     pub strings: Strings,
     pub threads: Vec<Thread>,
@@ -311,6 +320,18 @@ impl Trace {
     /// errors are messages without a file name.
     pub fn from_bytes(bytes: &[u8]) -> std::result::Result<Trace, String> {
         read::read_file(bytes).map_err(|e| match e {
+            read::ReadError::Io(e) => e.to_string(),
+            read::ReadError::Invalid(message) => message,
+        })
+    }
+
+    /// [`Trace::from_bytes`] with `traceEvents` cut into segments of
+    /// `segment` bytes or more, parsed on `workers` threads, as large files
+    /// are (`workers` 0: on one thread). For tests: the result is the same.
+    #[doc(hidden)]
+    pub fn from_bytes_split(bytes: &[u8], segment: usize, workers: usize) -> std::result::Result<Trace, String> {
+        let split = (workers > 0).then_some(read::Split { segment, workers });
+        read::read_file_split(bytes, split).map_err(|e| match e {
             read::ReadError::Io(e) => e.to_string(),
             read::ReadError::Invalid(message) => message,
         })

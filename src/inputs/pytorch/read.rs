@@ -24,9 +24,39 @@ pub(super) enum ReadError {
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// How `traceEvents` is split to be parsed on several threads (see
+/// [`Builder::events_split`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Split {
+    /// Bytes of text a segment (at least; it ends at the next boundary).
+    pub segment: usize,
+    /// Threads that parse segments (beside the one that reads).
+    pub workers: usize,
+}
+
+/// 4 MiB: a few milliseconds of parsing, so the two ends of the array
+/// keep a worker idle only that long, and a few hundred segments' string
+/// tables to merge for a GB. `bench/pytorch.md` has the timings.
+const SEGMENT: usize = 4 << 20;
+
+impl Split {
+    /// As many workers as there are cores (up to 8); none on one core.
+    pub fn auto() -> Option<Split> {
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        (cores >= 2).then(|| Split { segment: SEGMENT, workers: cores.min(8) })
+    }
+}
+
 /// Reads a whole trace from `src`, decompressing it on the fly if it starts
 /// as gzip does.
-pub(super) fn read_file<R: Read>(mut src: R) -> Result<Trace, ReadError> {
+pub(super) fn read_file<R: Read>(src: R) -> Result<Trace, ReadError> {
+    read_file_split(src, Split::auto())
+}
+
+/// [`read_file`], with `traceEvents` parsed on one thread (`None`) or split
+/// as `split` says.
+pub(super) fn read_file_split<R: Read>(mut src: R, split: Option<Split>) -> Result<Trace, ReadError> {
     let mut head = [0u8; 2];
     let mut n = 0;
     while n < head.len() {
@@ -43,7 +73,13 @@ pub(super) fn read_file<R: Read>(mut src: R) -> Result<Trace, ReadError> {
     let src = (&head[..n]).chain(src);
     if head[..n] == GZIP_MAGIC {
         let mut parser = Parser::new(flate2::read::MultiGzDecoder::new(src));
-        let result = parse(&mut parser);
+        let result = parse(&mut parser, split);
+        if result.is_err() {
+            // Corrupt compressed data reads as bad JSON before its checksum
+            // fails: the stream's error comes first, wherever it is
+            // (however far the parser had read ahead).
+            parser.drain();
+        }
         // A gzip stream's errors are the file's content, not I/O.
         if let Some(e) = parser.take_read_error() {
             return Err(ReadError::Invalid(format!("not a valid gzip stream ({e})")));
@@ -51,7 +87,11 @@ pub(super) fn read_file<R: Read>(mut src: R) -> Result<Trace, ReadError> {
         result.map_err(ReadError::Invalid)
     } else {
         let mut parser = Parser::new(src);
-        let result = parse(&mut parser);
+        let result = parse(&mut parser, split);
+        // (Not read to the end after an error, unlike gzip: a plain file's
+        // read errors are the disk's, and the rest may be gigabytes. One
+        // within the split reading's read-ahead, past a JSON error, is
+        // reported instead of it.)
         if let Some(e) = parser.take_read_error() {
             return Err(ReadError::Io(e));
         }
@@ -63,7 +103,7 @@ fn syntax(e: SyntaxError) -> String {
     format!("not a Kineto trace (invalid JSON at byte {}: {})", e.offset, e.message)
 }
 
-fn parse<R: Read>(p: &mut Parser<R>) -> Result<Trace, String> {
+fn parse<R: Read>(p: &mut Parser<R>, split: Option<Split>) -> Result<Trace, String> {
     let mut b = Builder::default();
     let mut saw_events = false;
     match p.peek().map_err(syntax)? {
@@ -84,7 +124,7 @@ fn parse<R: Read>(p: &mut Parser<R>) -> Result<Trace, String> {
                         if p.peek().map_err(syntax)? != Next::Array {
                             return Err("not a Kineto trace (traceEvents is not an array)".into());
                         }
-                        b.events(p)?;
+                        b.events(p, split)?;
                         saw_events = true;
                     }
                     TopKey::BaseTime if p.peek().map_err(syntax)? == Next::Number => {
@@ -107,7 +147,7 @@ fn parse<R: Read>(p: &mut Parser<R>) -> Result<Trace, String> {
             }
         }
         Next::Array => {
-            b.events(p)?;
+            b.events(p, split)?;
             saw_events = true;
         }
         _ => return Err("not a Kineto trace (not a JSON object)".into()),
@@ -202,20 +242,208 @@ struct Args {
     name: Option<Sym>,
 }
 
+/// A segment of `traceEvents` for a worker: `buf[..len]`, at offset `base`
+/// of the input, the `n`th. The first starts after the `[`; the others
+/// after a `,` (an element is next).
+struct Job {
+    n: usize,
+    base: u64,
+    buf: Vec<u8>,
+    len: usize,
+    first: bool,
+    /// The segment runs to the end of the input.
+    last: bool,
+}
+
+/// A segment parsed on its own, into a builder of its own.
+struct Parsed {
+    job: Job,
+    local: Builder,
+    /// Elements of the array read (whatever their phase).
+    elements: usize,
+    end: SegmentEnd,
+}
+
+enum SegmentEnd {
+    /// After a `,` at the very end of the segment: the next one starts
+    /// where the sequential parser would be.
+    Boundary,
+    /// The array's `]` ends in the segment, before `buf[k]`.
+    Close(usize),
+    /// Anything else (an error, an element cut by the segment's end): the
+    /// segment is read again on one thread, from its start.
+    Other,
+}
+
 impl Builder {
-    fn events<R: Read>(&mut self, p: &mut Parser<R>) -> Result<(), String> {
+    fn events<R: Read>(&mut self, p: &mut Parser<R>, split: Option<Split>) -> Result<(), String> {
         p.begin_array().map_err(syntax)?;
-        let mut first = true;
-        let mut index = 0usize;
+        let (mut index, mut first) = (0usize, true);
+        if let Some(split) = split {
+            match self.events_split(p, split) {
+                None => return Ok(()),
+                Some(resume) => (index, first) = resume,
+            }
+        }
+        if !first {
+            // After a ',': an element is next.
+            self.event_at(p, index)?;
+            index += 1;
+        }
         while p.next_element(&mut first).map_err(syntax)? {
-            let at = p.offset();
-            self.event(p).map_err(|e| match e {
-                EventError::Syntax(e) => syntax(e),
-                EventError::Field(message) => format!("event {index} at byte {at}: {message}"),
-            })?;
+            self.event_at(p, index)?;
             index += 1;
         }
         Ok(())
+    }
+
+    /// The `index`th element of `traceEvents`.
+    fn event_at<R: Read>(&mut self, p: &mut Parser<R>, index: usize) -> Result<(), String> {
+        let at = p.offset();
+        self.event(p).map_err(|e| match e {
+            EventError::Syntax(e) => syntax(e),
+            EventError::Field(message) => format!("event {index} at byte {at}: {message}"),
+        })
+    }
+
+    /// Reads `traceEvents` (after its `[`) on `split.workers` threads:
+    /// this one cuts the text into segments at likely event boundaries
+    /// (reading or decompressing as it goes) and merges their events in
+    /// file order; the workers parse segments, each into a builder of its
+    /// own (strings and threads numbered in order of appearance there, so
+    /// that merging them in order numbers them as one pass would). A
+    /// segment counts once the one before it ended exactly at its start;
+    /// at the first that does not (a guess inside a string, an error, the
+    /// end of the input), its text and the later ones' go back to the
+    /// parser, and `Some((elements read, whether no element was))` says
+    /// that the rest is to be read on one thread from there, which gives
+    /// the same events and the same errors as reading it all so. `None`:
+    /// the array was read, and `p` is after its `]`. `bench/pytorch.md`
+    /// has the timings.
+    fn events_split<R: Read>(&mut self, p: &mut Parser<R>, split: Split) -> Option<(usize, bool)> {
+        let mut buf = Vec::new();
+        let (base, len, last) = p.take_segment(split.segment, &mut buf);
+        if last {
+            // Less than a segment: not worth a thread.
+            p.unread(base, &[&buf[..len]]);
+            return Some((0, true));
+        }
+        let first = Job { n: 0, base, buf, len, first: true, last };
+        let (jobs, jobs_rx) = std::sync::mpsc::channel::<Job>();
+        let jobs_rx = std::sync::Mutex::new(jobs_rx);
+        let (done_tx, done) = std::sync::mpsc::channel::<Done>();
+        std::thread::scope(|scope| {
+            // Dropped on return, which ends the workers.
+            let jobs = jobs;
+            let mut workers = 0;
+            for _ in 0..split.workers {
+                let (jobs_rx, done_tx) = (&jobs_rx, done_tx.clone());
+                let worker = move || {
+                    loop {
+                        let job = jobs_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok(job) = job else { break };
+                        // A panic goes on in the reading thread.
+                        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_segment(job)));
+                        if done_tx.send(parsed).is_err() {
+                            break;
+                        }
+                    }
+                };
+                if std::thread::Builder::new().spawn_scoped(scope, worker).is_err() {
+                    break;
+                }
+                workers += 1;
+            }
+            drop(done_tx);
+            if workers == 0 {
+                p.unread(first.base, &[&first.buf[..first.len]]);
+                return Some((0, true));
+            }
+            let mut sent = 1;
+            let mut input_done = false;
+            jobs.send(first).expect("the workers wait for jobs");
+            // The results of segments merged.., in order.
+            let mut pending: std::collections::VecDeque<Option<Parsed>> = std::collections::VecDeque::from([None]);
+            let mut spare: Vec<Vec<u8>> = Vec::new();
+            let mut index = 0usize;
+            loop {
+                while !input_done && pending.len() < 2 * workers {
+                    let mut buf = spare.pop().unwrap_or_default();
+                    let (base, len, last) = p.take_segment(split.segment, &mut buf);
+                    jobs.send(Job { n: sent, base, buf, len, first: false, last }).expect("the workers wait for jobs");
+                    sent += 1;
+                    pending.push_back(None);
+                    input_done = last;
+                }
+                let parsed = received(&done);
+                let k = parsed.job.n - (sent - pending.len());
+                pending[k] = Some(parsed);
+                while let Some(Some(_)) = pending.front() {
+                    let parsed = pending.pop_front().flatten().expect("the front is parsed");
+                    let fits = (self.trace.events.len() + parsed.local.trace.events.len()) as u64 <= 1 << 32;
+                    match parsed.end {
+                        SegmentEnd::Boundary if fits && !parsed.job.last => {
+                            index += parsed.elements;
+                            self.merge(parsed.local);
+                            spare.push(parsed.job.buf);
+                        }
+                        SegmentEnd::Close(k) if fits => {
+                            self.merge(parsed.local);
+                            let job = parsed.job;
+                            let rest = wait_for(&done, pending, sent);
+                            let mut pieces = vec![&job.buf[k..job.len]];
+                            pieces.extend(rest.iter().map(|j| &j.buf[..j.len]));
+                            p.unread(job.base + k as u64, &pieces);
+                            return None;
+                        }
+                        _ => {
+                            let job = parsed.job;
+                            let rest = wait_for(&done, pending, sent);
+                            let mut pieces = vec![&job.buf[..job.len]];
+                            pieces.extend(rest.iter().map(|j| &j.buf[..j.len]));
+                            p.unread(job.base, &pieces);
+                            return Some((index, job.first));
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// Adds the events of `local`, a builder that read the array's next
+    /// elements, as if this one had read them: its strings and threads in
+    /// its order of appearance, after this one's.
+    fn merge(&mut self, local: Builder) {
+        let local = local.trace;
+        let syms: Vec<Sym> = local.strings.list[1..].iter().map(|s| self.trace.strings.intern(s)).collect();
+        let sym = |s: Sym| syms[s.0.get() as usize - 1];
+        let id = |id: Id| match id {
+            Id::Num(n) => Id::Num(n),
+            Id::Name(s) => Id::Name(sym(s)),
+        };
+        let threads: Vec<ThreadId> = local
+            .threads
+            .iter()
+            .map(|t| {
+                let thread = self.thread(Some(id(t.pid)), Some(id(t.tid)));
+                if let Some(name) = t.name {
+                    self.trace.threads[thread.0 as usize].name = Some(sym(name));
+                }
+                thread
+            })
+            .collect();
+        let thread = |t: ThreadId| threads[t.0 as usize];
+        let offset = self.trace.events.len() as u32;
+        if self.trace.profiler_span.is_none() {
+            self.trace.profiler_span = local.profiler_span.map(|i| i + offset);
+        }
+        let t = &mut self.trace;
+        t.events.extend(local.events.iter().map(|e| Event { name: sym(e.name), cat: sym(e.cat), thread: thread(e.thread), input_shapes: e.input_shapes.map(sym), ..*e }));
+        t.python_frames.extend(local.python_frames.iter().map(|f| PythonFrame { event: f.event + offset, ..*f }));
+        t.copy_bytes.extend(local.copy_bytes.iter().map(|&(i, bytes)| (i + offset, bytes)));
+        t.memory.extend(local.memory.iter().map(|m| MemoryEvent { thread: thread(m.thread), ..*m }));
+        t.flows.extend(local.flows.iter().map(|f| Flow { cat: sym(f.cat), thread: thread(f.thread), ..*f }));
+        t.process_names.extend(local.process_names.iter().map(|&(pid, name)| (id(pid), sym(name))));
     }
 
     fn event<R: Read>(&mut self, p: &mut Parser<R>) -> Result<(), EventError> {
@@ -450,9 +678,67 @@ impl Builder {
         Ok(())
     }
 
+    /// Reads the elements of a segment of `traceEvents`: after the `[`
+    /// (`first`), or after a `,`.
+    fn segment(&mut self, p: &mut Parser<std::io::Empty>, first: bool, elements: &mut usize) -> SegmentEnd {
+        if first {
+            let mut first = true;
+            match p.next_element(&mut first) {
+                Ok(true) => {}
+                Ok(false) => return SegmentEnd::Close(p.offset() as usize),
+                Err(_) => return SegmentEnd::Other,
+            }
+        }
+        loop {
+            if self.event(p).is_err() {
+                return SegmentEnd::Other;
+            }
+            *elements += 1;
+            match p.after_element() {
+                Some(true) if p.exhausted() => return SegmentEnd::Boundary,
+                Some(true) => {}
+                Some(false) => return SegmentEnd::Close(p.offset() as usize),
+                None => return SegmentEnd::Other,
+            }
+        }
+    }
+
     fn finish(self) -> Trace {
         self.trace
     }
+}
+
+/// Waits for the segments after the front of `pending` (`sent` in all)
+/// and gives them back in order.
+fn wait_for(done: &std::sync::mpsc::Receiver<Done>, mut pending: std::collections::VecDeque<Option<Parsed>>, sent: usize) -> Vec<Job> {
+    let first = sent - pending.len();
+    while pending.iter().any(Option::is_none) {
+        let parsed = received(done);
+        let k = parsed.job.n - first;
+        pending[k] = Some(parsed);
+    }
+    pending.into_iter().flatten().map(|p| p.job).collect()
+}
+
+/// What a worker sends back: the segment parsed, or its panic.
+type Done = std::thread::Result<Parsed>;
+
+/// The next segment parsed; a worker's panic goes on here.
+fn received(done: &std::sync::mpsc::Receiver<Done>) -> Parsed {
+    match done.recv().expect("the workers live while segments are out") {
+        Ok(parsed) => parsed,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// A worker's part of [`Builder::events_split`]: one segment, on its own.
+fn parse_segment(mut job: Job) -> Parsed {
+    let mut p = Parser::from_vec(std::mem::take(&mut job.buf), job.len);
+    let mut local = Builder::default();
+    let mut elements = 0;
+    let end = local.segment(&mut p, job.first, &mut elements);
+    job.buf = p.into_buf();
+    Parsed { job, local, elements, end }
 }
 
 enum EventError {
