@@ -515,7 +515,9 @@ struct LineResult<'a> {
     /// instruction is known once every launch has been read.
     children: Vec<ChildNode>,
     child_ids: FxHashMap<ChildNode, u32>,
-    /// Every event of a command buffer, for [`CommandBuffer::child_nodes`].
+    /// Every event of a command buffer that has child graphs, for
+    /// [`CommandBuffer::child_nodes`] (the others' are not needed: only
+    /// child-graph nodes are resolved from launches).
     launched: Vec<Launched>,
     /// Kernel launches by XProf's kernel key, ops as the executions'.
     kernels: Launches<'a>,
@@ -532,6 +534,42 @@ struct DeviceStats<'a> {
     annotation: [Option<&'a str>; 3],
     kernel_details: Option<&'a str>,
     equation: Option<&'a str>,
+    /// The same stats as their raw values, where every text among them is
+    /// a `ref` (see [`DeviceKey`]); `None` if one is an inline string.
+    key: Option<DeviceKey>,
+}
+
+/// What a device event runs depends on its metadata and on the stats of
+/// [`DeviceStats`] but its `correlation_id`: as raw values (a text by its
+/// `ref` id, as XProf's profilers intern every repeated text) they key a
+/// memo of [`DeviceEvent`]s, made once per piece and key instead of once
+/// per event. (JAX's kernels repeat a few hundred keys: on the 272 MB
+/// jax_lstm ×91 trace, parsing `kernel_details` and matching the
+/// TensorCore rules for every event took 40% of `scope`'s CPU time; with
+/// the memo its user time went from 3.1 to 1.7 s, bench/README.md.)
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct DeviceKey {
+    metadata_id: i64,
+    program: Option<i64>,
+    graph_node: Option<i64>,
+    /// `ref` ids of `hlo_op`, `tf_op`, `level 0`, `annotation`,
+    /// `kernel_details`, `equation`.
+    texts: [Option<u64>; 6],
+}
+
+/// What a device event runs and launches, as [`PlaneContext::device_event`]
+/// works it out.
+#[derive(Clone, Copy)]
+struct DeviceEvent<'a> {
+    /// The op, as [`LineResult::executions`] number them.
+    op: u32,
+    /// A node of a command buffer with child graphs: its events are noted
+    /// in [`LineResult::launched`].
+    launched: Option<ChildNode>,
+    /// The kernel's row key and occupancy, if it is a kernel.
+    kernel: Option<(kernel::Key<'a>, f64)>,
+    /// Where the key is in [`LineResult::kernels`], once it is there.
+    kernel_at: Option<usize>,
 }
 
 /// A node of a command buffer's CUDA graph: (program, the buffer's first
@@ -619,6 +657,9 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             kernels: Launches::default(),
         };
         let mut executions = Vec::with_capacity(line.event_count);
+        // (Device events: see `DeviceKey`.)
+        let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
+        let mut shapes: Vec<DeviceEvent<'a>> = Vec::new();
         for event in line.events() {
             let event = event?;
             let duration_ps = event.duration_ps.max(0);
@@ -626,21 +667,32 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                 PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
                 PlaneKind::Gpu => {
                     let stats = self.device_stats(&event);
-                    let (op, instruction) = self.device_op(&event, &stats, base_ps, &mut result);
-                    let op = match op {
-                        DeviceOp::Known(op) => op,
-                        DeviceOp::Named(op) => result.own_ops.intern(op) | LINE_OP,
-                        DeviceOp::Child(node) => {
-                            let next = result.children.len() as u32;
-                            let id = *result.child_ids.entry(node).or_insert(next);
-                            if id == next {
-                                result.children.push(node);
+                    let mut fresh;
+                    let device = match stats.key {
+                        Some(key) => {
+                            let next = shapes.len();
+                            let at = *memo.entry(key).or_insert(next);
+                            if at == next {
+                                shapes.push(self.device_event(&event, &stats, &mut result));
                             }
-                            id | CHILD_OP
+                            &mut shapes[at]
+                        }
+                        None => {
+                            fresh = self.device_event(&event, &stats, &mut result);
+                            &mut fresh
                         }
                     };
-                    self.add_kernel(&event, &stats, instruction, op, &mut result.kernels);
-                    Some(op)
+                    if let Some(node) = device.launched {
+                        result.launched.push(Launched { node, launch: stats.launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
+                    }
+                    if let Some((key, occupancy_pct)) = device.kernel {
+                        let duration_ns = event.duration_ps.max(0) / 1000;
+                        match device.kernel_at {
+                            Some(at) => result.kernels.add_at(at, duration_ns),
+                            None => device.kernel_at = result.kernels.add(key, occupancy_pct, duration_ns),
+                        }
+                    }
+                    Some(device.op)
                 }
                 PlaneKind::Tpu => self.kinds.op(event.metadata_id),
                 PlaneKind::Metadata | PlaneKind::Other => None,
@@ -707,14 +759,36 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         self.module_ops.op(program?, hlo_op?)
     }
 
+    /// What a device event runs ([`PlaneContext::device_op`]) and launches
+    /// ([`PlaneContext::kernel`]), its op numbered as the piece's
+    /// executions number them.
+    fn device_event(&self, event: &Event<'a>, stats: &DeviceStats<'a>, result: &mut LineResult<'a>) -> DeviceEvent<'a> {
+        let mut launched = None;
+        let (op, instruction) = self.device_op(event, stats, &mut launched);
+        let op = match op {
+            DeviceOp::Known(op) => op,
+            DeviceOp::Named(op) => result.own_ops.intern(op) | LINE_OP,
+            DeviceOp::Child(node) => {
+                let next = result.children.len() as u32;
+                let id = *result.child_ids.entry(node).or_insert(next);
+                if id == next {
+                    result.children.push(node);
+                }
+                id | CHILD_OP
+            }
+        };
+        DeviceEvent { op, launched, kernel: self.kernel(event, stats, instruction, op), kernel_at: None }
+    }
+
     /// A device event's op (kernel, memset, memcpy): the XLA instruction its
     /// `hlo_op` names in its `program_id`'s module (XProf's rule), or, in a
     /// command buffer, the instruction of its graph node (see
-    /// [`super::thunks`]); without `hlo_op`, the op of TF's annotation; a
+    /// [`super::thunks`]), noting in `launched` a node of a buffer with
+    /// child graphs; without `hlo_op`, the op of TF's annotation; a
     /// memcpy with neither is a transfer. What names no known op is
     /// `(unattributed)/<what it names>`, never dropped.
-    fn device_op(&self, event: &Event<'a>, stats: &DeviceStats<'a>, base_ps: i128, result: &mut LineResult<'a>) -> (DeviceOp<'a>, Option<&'p Instruction>) {
-        let DeviceStats { hlo_op, program, graph_node, launch, annotation, .. } = *stats;
+    fn device_op(&self, event: &Event<'a>, stats: &DeviceStats<'a>, launched: &mut Option<ChildNode>) -> (DeviceOp<'a>, Option<&'p Instruction>) {
+        let DeviceStats { hlo_op, program, graph_node, annotation, .. } = *stats;
         if let Some(hlo_op) = hlo_op {
             // (The last `::` part names the instruction; a module compiled
             // while profiling marks its buffers `(disabled for profiling)`.)
@@ -729,7 +803,9 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             {
                 let node = (node & 0xffff_ffff) as u32;
                 let child = (program, buffer, node);
-                result.launched.push(Launched { node: child, launch: launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
+                if commands.child_commands().next().is_some() {
+                    *launched = Some(child);
+                }
                 let command = commands.commands.get(node as usize).and_then(|c| self.module_ops.instruction_at(program, c.instruction));
                 return match command {
                     Some((op, ins)) => (DeviceOp::Known(op), Some(ins)),
@@ -761,27 +837,58 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     /// The stats of a device event that say what it runs, in one pass.
     fn device_stats(&self, event: &Event<'a>) -> DeviceStats<'a> {
         let mut stats = DeviceStats::default();
+        let mut key = DeviceKey { metadata_id: event.metadata_id, ..Default::default() };
+        let mut inline = false;
         for stat in event.stats() {
-            match self.stats.get(stat.metadata_id) {
-                Some(StatKind::HloOp) => stats.hlo_op = stat.value.as_str(self.plane),
-                Some(StatKind::ProgramId) => stats.program = stat.value.as_id(),
-                Some(StatKind::CudaGraphNodeId) => stats.graph_node = stat.value.as_id(),
-                Some(StatKind::CorrelationId) => stats.launch = stat.value.as_id(),
-                Some(StatKind::KernelDetails) => stats.kernel_details = stat.value.as_str(self.plane),
-                Some(StatKind::Equation) => stats.equation = stat.value.as_str(self.plane),
-                Some(StatKind::TfOp) => stats.annotation[0] = stat.value.as_str(self.plane),
-                Some(StatKind::Level0) => stats.annotation[1] = stat.value.as_str(self.plane),
-                Some(StatKind::Annotation) => stats.annotation[2] = stat.value.as_str(self.plane),
-                _ => {}
+            let Some(kind) = self.stats.get(stat.metadata_id) else { continue };
+            let text = match kind {
+                StatKind::HloOp => 0,
+                StatKind::TfOp => 1,
+                StatKind::Level0 => 2,
+                StatKind::Annotation => 3,
+                StatKind::KernelDetails => 4,
+                StatKind::Equation => 5,
+                StatKind::ProgramId => {
+                    stats.program = stat.value.as_id();
+                    continue;
+                }
+                StatKind::CudaGraphNodeId => {
+                    stats.graph_node = stat.value.as_id();
+                    continue;
+                }
+                StatKind::CorrelationId => {
+                    stats.launch = stat.value.as_id();
+                    continue;
+                }
+                _ => continue,
+            };
+            let value = stat.value.as_str(self.plane);
+            match text {
+                0 => stats.hlo_op = value,
+                1 => stats.annotation[0] = value,
+                2 => stats.annotation[1] = value,
+                3 => stats.annotation[2] = value,
+                4 => stats.kernel_details = value,
+                _ => stats.equation = value,
             }
+            key.texts[text] = match stat.value {
+                StatValue::Ref(id) => Some(id),
+                StatValue::Str(_) => {
+                    inline = true;
+                    None
+                }
+                _ => None,
+            };
         }
+        (key.program, key.graph_node) = (stats.program, stats.graph_node);
+        stats.key = (!inline).then_some(key);
         stats
     }
 
     /// A kernel launch (an event with `kernel_details`), for the kernel
     /// table: XProf's fields and TensorCore rules, the op to name later.
-    fn add_kernel(&self, event: &Event<'a>, stats: &DeviceStats<'a>, instruction: Option<&Instruction>, op: u32, kernels: &mut Launches<'a>) {
-        let Some(details) = stats.kernel_details.filter(|d| !d.is_empty()) else { return };
+    fn kernel(&self, event: &Event<'a>, stats: &DeviceStats<'a>, instruction: Option<&Instruction>, op: u32) -> Option<(kernel::Key<'a>, f64)> {
+        let details = stats.kernel_details.filter(|d| !d.is_empty())?;
         let name = self.plane.event_name(event.metadata_id);
         let launch = Launch::parse(details);
         let uses_tensor_core = kernel::uses_tensor_core(name);
@@ -805,7 +912,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             op_tensor_core_eligible: eligible,
             op,
         };
-        kernels.add(key, launch.occupancy_pct, event.duration_ps.max(0) / 1000);
+        Some((key, launch.occupancy_pct))
     }
 }
 
