@@ -735,11 +735,10 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
             let mut start: Option<i64> = None;
             regions.clear();
             let decode = |_, wire| {
-                let event = Event::decode(wire)?;
-                let name = name_index.get(event.metadata_id).unwrap_or(0);
                 let mut s = EventStats::default();
-                for stat in event.stats() {
-                    let Some(known) = kinds.get(stat.metadata_id) else { continue };
+                // (Read with the event: each stat once, see `decode_with_stats`.)
+                let event = Event::decode_with_stats(wire, |stat| {
+                    let Some(known) = kinds.get(stat.metadata_id) else { return };
                     let int = stat.value.as_i64();
                     match known {
                         StatKind::ProducerType => s.pt = int,
@@ -762,7 +761,8 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                         StatKind::DeviceDurationPs => s.duration = stat.value.as_id(),
                         _ => {}
                     }
-                }
+                })?;
+                let name = name_index.get(event.metadata_id).unwrap_or(0);
                 Ok((event.offset_ps, event.duration_ps, name, s))
             };
             line.walk(release, decode, |(offset_ps, duration_ps, name, mut s)| -> Result<(), DecodeError> {

@@ -27,7 +27,7 @@ use prost::DecodeError;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
+use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, Stat, StatValue};
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
@@ -534,9 +534,18 @@ struct DeviceStats<'a> {
     annotation: [Option<&'a str>; 3],
     kernel_details: Option<&'a str>,
     equation: Option<&'a str>,
-    /// The same stats as their raw values, where every text among them is
-    /// a `ref` (see [`DeviceKey`]); `None` if one is an inline string.
-    key: Option<DeviceKey>,
+    /// The `ref` ids of the texts among them (see [`DeviceKey::texts`]).
+    texts: [Option<u64>; 6],
+    /// Whether one of the texts is an inline string (no key then).
+    inline: bool,
+}
+
+impl DeviceStats<'_> {
+    /// The stats as a [`DeviceKey`] of an event of `metadata_id`, where
+    /// every text among them is a `ref`.
+    fn key(&self, metadata_id: i64) -> Option<DeviceKey> {
+        (!self.inline).then_some(DeviceKey { metadata_id, program: self.program, graph_node: self.graph_node, texts: self.texts })
+    }
 }
 
 /// What a device event runs depends on its metadata and on the stats of
@@ -660,15 +669,20 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         // (Device events: see `DeviceKey`.)
         let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
         let mut shapes: Vec<DeviceEvent<'a>> = Vec::new();
-        for event in line.events() {
-            let event = event?;
+        // (The line's framing was checked when it was decoded.)
+        for wire in line.event_wires() {
+            let mut stats = DeviceStats::default();
+            let event = match kind {
+                // (Device events are read with their stats in one pass.)
+                PlaneKind::Gpu => Event::decode_with_stats(wire, |stat| self.device_stat(&mut stats, stat))?,
+                _ => Event::decode(wire)?,
+            };
             let duration_ps = event.duration_ps.max(0);
             let op = match kind {
                 PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
                 PlaneKind::Gpu => {
-                    let stats = self.device_stats(&event);
                     let mut fresh;
-                    let device = match stats.key {
+                    let device = match stats.key(event.metadata_id) {
                         Some(key) => {
                             let next = shapes.len();
                             let at = *memo.entry(key).or_insert(next);
@@ -834,55 +848,40 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         }
     }
 
-    /// The stats of a device event that say what it runs, in one pass.
-    fn device_stats(&self, event: &Event<'a>) -> DeviceStats<'a> {
-        let mut stats = DeviceStats::default();
-        let mut key = DeviceKey { metadata_id: event.metadata_id, ..Default::default() };
-        let mut inline = false;
-        for stat in event.stats() {
-            let Some(kind) = self.stats.get(stat.metadata_id) else { continue };
-            let text = match kind {
-                StatKind::HloOp => 0,
-                StatKind::TfOp => 1,
-                StatKind::Level0 => 2,
-                StatKind::Annotation => 3,
-                StatKind::KernelDetails => 4,
-                StatKind::Equation => 5,
-                StatKind::ProgramId => {
-                    stats.program = stat.value.as_id();
-                    continue;
-                }
-                StatKind::CudaGraphNodeId => {
-                    stats.graph_node = stat.value.as_id();
-                    continue;
-                }
-                StatKind::CorrelationId => {
-                    stats.launch = stat.value.as_id();
-                    continue;
-                }
-                _ => continue,
-            };
-            let value = stat.value.as_str(self.plane);
-            match text {
-                0 => stats.hlo_op = value,
-                1 => stats.annotation[0] = value,
-                2 => stats.annotation[1] = value,
-                3 => stats.annotation[2] = value,
-                4 => stats.kernel_details = value,
-                _ => stats.equation = value,
-            }
-            key.texts[text] = match stat.value {
-                StatValue::Ref(id) => Some(id),
-                StatValue::Str(_) => {
-                    inline = true;
-                    None
-                }
-                _ => None,
-            };
+    /// One stat of a device event, into the stats that say what it runs
+    /// (the last of a kind is kept).
+    #[inline]
+    fn device_stat(&self, stats: &mut DeviceStats<'a>, stat: Stat<'a>) {
+        let Some(kind) = self.stats.get(stat.metadata_id) else { return };
+        let text = match kind {
+            StatKind::HloOp => 0,
+            StatKind::TfOp => 1,
+            StatKind::Level0 => 2,
+            StatKind::Annotation => 3,
+            StatKind::KernelDetails => 4,
+            StatKind::Equation => 5,
+            StatKind::ProgramId => return stats.program = stat.value.as_id(),
+            StatKind::CudaGraphNodeId => return stats.graph_node = stat.value.as_id(),
+            StatKind::CorrelationId => return stats.launch = stat.value.as_id(),
+            _ => return,
+        };
+        let value = stat.value.as_str(self.plane);
+        match text {
+            0 => stats.hlo_op = value,
+            1 => stats.annotation[0] = value,
+            2 => stats.annotation[1] = value,
+            3 => stats.annotation[2] = value,
+            4 => stats.kernel_details = value,
+            _ => stats.equation = value,
         }
-        (key.program, key.graph_node) = (stats.program, stats.graph_node);
-        stats.key = (!inline).then_some(key);
-        stats
+        stats.texts[text] = match stat.value {
+            StatValue::Ref(id) => Some(id),
+            StatValue::Str(_) => {
+                stats.inline = true;
+                None
+            }
+            _ => None,
+        };
     }
 
     /// A kernel launch (an event with `kernel_details`), for the kernel
