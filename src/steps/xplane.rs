@@ -373,8 +373,24 @@ impl<'a> Events<'a> {
         self.get(i, flag::GRAPH_TYPE, &self.graph_type)
     }
 
-    fn correlation_id(&self, i: usize) -> Option<i64> {
-        self.get(i, flag::CORRELATION_ID, &self.correlation_id)
+    /// Whether the event has a `correlation_id` (a kernel or its launch),
+    /// without looking the id up.
+    fn has_correlation_id(&self, i: usize) -> bool {
+        self.has(i, flag::CORRELATION_ID)
+    }
+
+    /// XProf's type of a device event ([`gpu_event_type`]), `types` being
+    /// its names' types without shapes (most events have none).
+    fn gpu_event_type(&self, i: usize, types: &[u8]) -> u8 {
+        match self.get(i, flag::SHAPES, &self.shapes) {
+            Some(shapes) => gpu_event_type(self.name(i), shapes),
+            None => types[self.nodes[i].name as usize],
+        }
+    }
+
+    /// [`Events::gpu_event_type`]'s `types`: per name, its type without shapes.
+    fn gpu_event_types(&self) -> Vec<u8> {
+        self.names.iter().map(|n| gpu_event_type(n, "")).collect()
     }
 
     fn root_level(&self, i: usize) -> i64 {
@@ -954,9 +970,11 @@ fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool
             }
         }
     }
+    let known: Vec<bool> = ev.names.iter().map(|&n| known_type(n).is_some()).collect();
+    let known = |i: usize| known[ev.nodes[i].name as usize];
     let mut launches: HashMap<i64, usize> = HashMap::default();
     for (i, c) in ev.correlation_id.iter() {
-        if ev.is_host(i) && known_type(ev.name(i)).is_none() {
+        if ev.is_host(i) && !known(i) {
             launches.insert(c, i);
         }
     }
@@ -967,7 +985,7 @@ fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool
         }
     }
     for (i, c) in ev.correlation_id.iter() {
-        if !ev.is_host(i) && known_type(ev.name(i)).is_none()
+        if !ev.is_host(i) && !known(i)
             && let Some(&p) = launches.get(&c)
         {
             add_child(&mut links, p, i);
@@ -1559,6 +1577,7 @@ fn device_step_events(
         return derived_device_step_events(ev, plane, p, inherit, release, spans);
     }
     let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
+    let types = ev.gpu_event_types();
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
     let mut events: BTreeMap<i64, Details> = BTreeMap::new();
     let mut nesting = Vec::new();
@@ -1596,9 +1615,8 @@ fn device_step_events(
                 }
             })?;
             for i in ev.line_range(l) {
-                if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
-                    let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
-                    events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), i as u32));
+                if let (true, Some(group)) = (ev.has_correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
+                    events.entry(group).or_default().events.push((ev.gpu_event_type(i, &types), i as u32));
                 }
             }
         }
@@ -1634,6 +1652,7 @@ fn derived_device_step_events(
     spans: &mut Vec<(i128, i128, bool)>,
 ) -> Result<BTreeMap<i64, Details>, DecodeError> {
     let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
+    let types = ev.gpu_event_types();
     // (begin, end, group, record if it has a correlation id)
     let mut events: Vec<(i128, i128, Option<i64>, Option<u32>)> = Vec::new();
     let mut nesting = Vec::new();
@@ -1643,7 +1662,7 @@ fn derived_device_step_events(
         }
         walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
             if let Visit::Event(s) = visit {
-                let kernel = s.record.filter(|&i| ev.correlation_id(i).is_some()).map(|i| i as u32);
+                let kernel = s.record.filter(|&i| ev.has_correlation_id(i)).map(|i| i as u32);
                 events.push((s.begin, s.end, s.group.filter(|g| *g >= 0), kernel));
                 spans.push((s.begin, s.end, transfers[s.name as usize]));
             }
@@ -1658,7 +1677,7 @@ fn derived_device_step_events(
         group = own.or(group);
         let Some(g) = group else { continue };
         if let Some(i) = kernel {
-            steps.entry(g).or_default().events.push((gpu_event_type(ev.name(i as usize), ev.get(i as usize, flag::SHAPES, &ev.shapes).unwrap_or("")), i));
+            steps.entry(g).or_default().events.push((ev.gpu_event_type(i as usize, &types), i));
         }
         match &mut marker {
             Some((mg, _, e)) if *mg == g => *e = (*e).max(end),
