@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use prost::DecodeError;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, Stat, StatValue};
 use super::hlo::{Instruction, Programs, opcode_of_name};
@@ -390,8 +390,15 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     let read: Vec<LineResult<'_>> =
         pieces.par_iter().map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire()))).collect::<Result<_, _>>()?;
 
-    // Command buffers' child-graph nodes, now that every launch is read.
-    let child_op = child_graph_ops(&read, &module_ops, &mut ops);
+    // Command buffers' child-graph nodes, now that every node is seen.
+    let child_op = child_graph_ops(&read, &module_ops, &mut ops, |wanted| {
+        let launched: Vec<Vec<Launched>> = pieces
+            .par_iter()
+            .filter(|(index, ..)| PlaneKind::of(contexts[*index].plane.name) == PlaneKind::Gpu)
+            .map(|(index, _, piece)| contexts[*index].launched(piece, wanted).inspect(|_| release(piece.wire())))
+            .collect::<Result<_, _>>()?;
+        Ok(launched.into_iter().flatten().collect())
+    })?;
 
     // Pieces back into lines, in order.
     let mut kernels = Launches::default();
@@ -515,10 +522,10 @@ struct LineResult<'a> {
     /// instruction is known once every launch has been read.
     children: Vec<ChildNode>,
     child_ids: FxHashMap<ChildNode, u32>,
-    /// Every event of a command buffer that has child graphs, for
-    /// [`CommandBuffer::child_nodes`] (the others' are not needed: only
-    /// child-graph nodes are resolved from launches).
-    launched: Vec<Launched>,
+    /// The nodes seen of command buffers that have child graphs, for
+    /// [`CommandBuffer::child_nodes`] (their events by launch are read
+    /// again only where those need them: see [`child_graph_ops`]).
+    buffer_nodes: FxHashSet<ChildNode>,
     /// Kernel launches by XProf's kernel key, ops as the executions'.
     kernels: Launches<'a>,
 }
@@ -572,8 +579,8 @@ struct DeviceKey {
 struct DeviceEvent<'a> {
     /// The op, as [`LineResult::executions`] number them.
     op: u32,
-    /// A node of a command buffer with child graphs: its events are noted
-    /// in [`LineResult::launched`].
+    /// A node of a command buffer with child graphs (see
+    /// [`LineResult::buffer_nodes`]).
     launched: Option<ChildNode>,
     /// The kernel's row key and occupancy, if it is a kernel.
     kernel: Option<(kernel::Key<'a>, f64)>,
@@ -662,7 +669,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             memory: Vec::new(),
             children: Vec::new(),
             child_ids: FxHashMap::default(),
-            launched: Vec::new(),
+            buffer_nodes: FxHashSet::default(),
             kernels: Launches::default(),
         };
         let mut executions = Vec::with_capacity(line.event_count);
@@ -688,17 +695,16 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                             let at = *memo.entry(key).or_insert(next);
                             if at == next {
                                 shapes.push(self.device_event(&event, &stats, &mut result));
+                                result.buffer_nodes.extend(shapes[at].launched);
                             }
                             &mut shapes[at]
                         }
                         None => {
                             fresh = self.device_event(&event, &stats, &mut result);
+                            result.buffer_nodes.extend(fresh.launched);
                             &mut fresh
                         }
                     };
-                    if let Some(node) = device.launched {
-                        result.launched.push(Launched { node, launch: stats.launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
-                    }
                     if let Some((key, occupancy_pct)) = device.kernel {
                         let duration_ns = event.duration_ps.max(0) / 1000;
                         match device.kernel_at {
@@ -802,21 +808,14 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     /// memcpy with neither is a transfer. What names no known op is
     /// `(unattributed)/<what it names>`, never dropped.
     fn device_op(&self, event: &Event<'a>, stats: &DeviceStats<'a>, launched: &mut Option<ChildNode>) -> (DeviceOp<'a>, Option<&'p Instruction>) {
-        let DeviceStats { hlo_op, program, graph_node, annotation, .. } = *stats;
+        let DeviceStats { hlo_op, program, annotation, .. } = *stats;
         if let Some(hlo_op) = hlo_op {
-            // (The last `::` part names the instruction; a module compiled
-            // while profiling marks its buffers `(disabled for profiling)`.)
-            let instruction = hlo_op.rsplit("::").next().unwrap_or(hlo_op);
-            let instruction = instruction.strip_suffix(" (disabled for profiling)").unwrap_or(instruction);
+            let instruction = instruction_name(hlo_op);
             if let Some((op, ins)) = program.and_then(|p| self.module_ops.instruction(p, instruction)) {
                 return (DeviceOp::Known(op), Some(ins));
             }
-            let buffer = instruction.strip_prefix("command_buffer_").and_then(|n| n.parse::<i64>().ok());
-            if let (Some(program), Some(buffer), Some(node)) = (program, buffer, graph_node)
-                && let Some(commands) = self.module_ops.programs.get(program).and_then(|p| p.command_buffer(buffer))
-            {
-                let node = (node & 0xffff_ffff) as u32;
-                let child = (program, buffer, node);
+            if let Some((child, commands)) = self.command_buffer_node(instruction, stats) {
+                let (program, _, node) = child;
                 if commands.child_commands().next().is_some() {
                     *launched = Some(child);
                 }
@@ -846,6 +845,45 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             Some((node, op_type)) => (DeviceOp::Named((node, op_type, "", NO_PROGRAM)), None),
             None => (DeviceOp::Named((name, UNATTRIBUTED_TYPE, "", NO_PROGRAM)), None),
         }
+    }
+
+    /// The command-buffer node a device event ran, if its `hlo_op` names
+    /// (as `instruction`) a command buffer of its program: the node and the
+    /// buffer's commands.
+    fn command_buffer_node(&self, instruction: &str, stats: &DeviceStats<'a>) -> Option<(ChildNode, &'p super::thunks::CommandBuffer)> {
+        let buffer = instruction.strip_prefix("command_buffer_").and_then(|n| n.parse::<i64>().ok())?;
+        let (program, node) = (stats.program?, stats.graph_node?);
+        let commands = self.module_ops.programs.get(program)?.command_buffer(buffer)?;
+        Some(((program, buffer, (node & 0xffff_ffff) as u32), commands))
+    }
+
+    /// The events of the command buffers `wanted` (program, first thunk)
+    /// in a piece of a GPU line, in file order: the nodes each launch ran,
+    /// when (see [`child_graph_ops`]).
+    fn launched(&self, line: &Line<'a>, wanted: &FxHashSet<(i64, i64)>) -> Result<Vec<Launched>, DecodeError> {
+        let base_ps = i128::from(line.timestamp_ns) * 1000;
+        let mut memo: FxHashMap<DeviceKey, Option<ChildNode>> = FxHashMap::default();
+        let node = |stats: &DeviceStats<'a>| {
+            let instruction = instruction_name(stats.hlo_op?);
+            // (A known instruction is not its buffer's, as in `device_op`.)
+            if stats.program.and_then(|p| self.module_ops.instruction(p, instruction)).is_some() {
+                return None;
+            }
+            self.command_buffer_node(instruction, stats).map(|(child, _)| child).filter(|child| wanted.contains(&(child.0, child.1)))
+        };
+        let mut launched = Vec::new();
+        for wire in line.event_wires() {
+            let mut stats = DeviceStats::default();
+            let event = Event::decode_with_stats(wire, |stat| self.device_stat(&mut stats, stat))?;
+            let child = match stats.key(event.metadata_id) {
+                Some(key) => *memo.entry(key).or_insert_with(|| node(&stats)),
+                None => node(&stats),
+            };
+            if let Some(child) = child {
+                launched.push(Launched { node: child, launch: stats.launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
+            }
+        }
+        Ok(launched)
     }
 
     /// One stat of a device event, into the stats that say what it runs
@@ -1139,41 +1177,67 @@ fn kernel_rows(ops: &[Op<'_>], programs: &Programs, launches: Launches<'_>) -> V
     rows
 }
 
+/// The instruction an `hlo_op` stat names: its last `::` part (a module
+/// compiled while profiling marks its buffers `(disabled for profiling)`).
+fn instruction_name(hlo_op: &str) -> &str {
+    let instruction = hlo_op.rsplit("::").next().unwrap_or(hlo_op);
+    instruction.strip_suffix(" (disabled for profiling)").unwrap_or(instruction)
+}
+
 /// The op of every command-buffer child node the pieces saw: the
 /// instruction of the child-graph command it belongs to (see
 /// [`super::thunks::CommandBuffer::child_nodes`]), else
 /// `(unattributed)/command_buffer_<N>`.
-fn child_graph_ops<'p>(read: &[LineResult<'p>], module_ops: &ProgramOps<'p>, ops: &mut OpTable<'p>) -> FxHashMap<ChildNode, u32> {
+///
+/// A buffer's launches (its events by `correlation_id`, in time) are read
+/// only where its child nodes are not one to one with its child commands:
+/// `launched` reads the trace again for those buffers. (Kept for every
+/// event while reading, they grew with the trace: 0.6 GB of the 1.3 GB
+/// peak of `scope` on the 1.09 GB jax_lstm x364 trace, whose buffers need
+/// none; bench/README.md.)
+fn child_graph_ops<'p>(
+    read: &[LineResult<'p>],
+    module_ops: &ProgramOps<'p>,
+    ops: &mut OpTable<'p>,
+    launched: impl FnOnce(&FxHashSet<(i64, i64)>) -> Result<Vec<Launched>, DecodeError>,
+) -> Result<FxHashMap<ChildNode, u32>, DecodeError> {
     let children: std::collections::BTreeSet<ChildNode> = read.iter().flat_map(|r| r.children.iter().copied()).collect();
     if children.is_empty() {
-        return FxHashMap::default();
+        return Ok(FxHashMap::default());
     }
-    // Per buffer: its nodes seen, and its events by launch.
-    type Seen = (Vec<u32>, BTreeMap<i64, Vec<(i128, u32)>>);
-    let mut buffers: BTreeMap<(i64, i64), Seen> = BTreeMap::new();
-    for e in read.iter().flat_map(|r| &r.launched) {
-        let (nodes, launches) = buffers.entry((e.node.0, e.node.1)).or_default();
-        nodes.push(e.node.2);
-        launches.entry(e.launch).or_default().push((e.start_ps, e.node.2));
+    // Per buffer: its nodes seen.
+    let mut buffers: BTreeMap<(i64, i64), Vec<u32>> = BTreeMap::new();
+    for &(program, buffer, node) in read.iter().flat_map(|r| &r.buffer_nodes) {
+        buffers.entry((program, buffer)).or_default().push(node);
+    }
+    let commands_of = |(program, buffer): (i64, i64)| module_ops.programs.get(program).and_then(|p| p.command_buffer(buffer));
+    let wanted: FxHashSet<(i64, i64)> =
+        buffers.iter().filter(|&(&key, nodes)| commands_of(key).is_some_and(|c| c.needs_launches(nodes))).map(|(&key, _)| key).collect();
+    // Per buffer wanted: its events by launch.
+    let mut launches: BTreeMap<(i64, i64), BTreeMap<i64, Vec<(i128, u32)>>> = BTreeMap::new();
+    if !wanted.is_empty() {
+        for e in launched(&wanted)? {
+            launches.entry((e.node.0, e.node.1)).or_default().entry(e.launch).or_default().push((e.start_ps, e.node.2));
+        }
     }
     let mut resolved = FxHashMap::default();
-    for ((program, buffer), (nodes, launches)) in &buffers {
-        let Some(commands) = module_ops.programs.get(*program).and_then(|p| p.command_buffer(*buffer)) else { continue };
-        let launches: Vec<Vec<(i128, u32)>> = launches.values().cloned().collect();
+    for (&(program, buffer), nodes) in &buffers {
+        let Some(commands) = commands_of((program, buffer)) else { continue };
+        let launches: Vec<Vec<(i128, u32)>> = launches.remove(&(program, buffer)).map(|l| l.into_values().collect()).unwrap_or_default();
         for (node, command) in commands.child_nodes(nodes, &launches) {
-            if let Some(op) = module_ops.instruction_op(*program, commands.commands[command].instruction) {
-                resolved.insert((*program, *buffer, node), op);
+            if let Some(op) = module_ops.instruction_op(program, commands.commands[command].instruction) {
+                resolved.insert((program, buffer, node), op);
             }
         }
     }
-    children
+    Ok(children
         .into_iter()
         .map(|child| {
             // (A node past the commands of a buffer with no child graph.)
             let op = resolved.get(&child).copied().unwrap_or_else(|| ops.intern(("command_buffer child graph", UNATTRIBUTED_TYPE, "", NO_PROGRAM)));
             (child, op)
         })
-        .collect()
+        .collect())
 }
 
 /// The scope eager ops are shown under: they have a type but no name.
