@@ -110,18 +110,49 @@ impl std::fmt::Display for AllocatorKey<'_> {
     }
 }
 
-/// One allocator event.
+/// One allocator event: 64 bytes, its allocator and `tf_op` by number in
+/// [`MemoryNames`] (a JAX GPU trace has an allocator event for every two
+/// op events: names kept in each, 96 bytes, and the copy that puts them in
+/// time order were most of the 2.1 GB peak of `scope` on the 1.06 GB
+/// flax_cnn_nocb x3400 trace, bench/README.md).
 #[derive(Clone, Copy, Debug)]
-struct MemoryEvent<'a> {
+struct MemoryEvent {
     time_ps: i128,
-    allocation: bool,
-    allocator: AllocatorKey<'a>,
     addr: i64,
     requested: i64,
     bytes: i64,
-    tf_op: &'a str,
     /// `bytes_allocated` + `bytes_reserved` after the event.
     in_use: i64,
+    allocator: u32,
+    tf_op: u32,
+    allocation: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<MemoryEvent>() == 64);
+
+/// The allocators and `tf_op`s of [`MemoryEvent`]s, by number.
+#[derive(Default)]
+struct MemoryNames<'a> {
+    allocators: Vec<AllocatorKey<'a>>,
+    allocator_ids: FxHashMap<AllocatorKey<'a>, u32>,
+    tf_ops: Vec<&'a str>,
+    tf_op_ids: FxHashMap<&'a str, u32>,
+}
+
+impl<'a> MemoryNames<'a> {
+    fn allocator(&mut self, key: AllocatorKey<'a>) -> u32 {
+        *self.allocator_ids.entry(key).or_insert_with(|| {
+            self.allocators.push(key);
+            (self.allocators.len() - 1) as u32
+        })
+    }
+
+    fn tf_op(&mut self, tf_op: &'a str) -> u32 {
+        *self.tf_op_ids.entry(tf_op).or_insert_with(|| {
+            self.tf_ops.push(tf_op);
+            (self.tf_ops.len() - 1) as u32
+        })
+    }
 }
 
 
@@ -404,11 +435,19 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     let mut kernels = Launches::default();
     let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();
     let mut lines_read: Vec<LineRead> = Vec::new();
-    let mut memory_events: Vec<MemoryEvent<'_>> = Vec::new();
+    // (Sized at once: a vector grown by doubling leaves its smaller copies
+    // resident, as freed memory is kept.)
+    let mut memory_events: Vec<MemoryEvent> = Vec::with_capacity(read.iter().map(|r| r.memory.len()).sum());
+    let mut memory_names = MemoryNames::default();
     let mut last_line = None;
     for ((index, line_no, piece), mut result) in pieces.iter().zip(read) {
         markers.append(&mut result.markers);
-        memory_events.append(&mut result.memory);
+        if !result.memory.is_empty() {
+            let allocators: Vec<u32> = result.memory_names.allocators.iter().map(|&a| memory_names.allocator(a)).collect();
+            let tf_ops: Vec<u32> = result.memory_names.tf_ops.iter().map(|&t| memory_names.tf_op(t)).collect();
+            memory_events.extend(result.memory.iter().map(|e| MemoryEvent { allocator: allocators[e.allocator as usize], tf_op: tf_ops[e.tf_op as usize], ..*e }));
+            drop(std::mem::take(&mut result.memory));
+        }
         let own: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
         if !own.is_empty() {
             for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP != 0) {
@@ -454,14 +493,14 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
     let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
     let step_of = StepLookup::new(&steps);
-    let (memory, unattributed) = memory_totals(&mut memory_events, |t| step_of.step(t), &nodes);
+    let (memory, unattributed) = memory_totals(&mut memory_events, &memory_names, |t| step_of.step(t), &nodes);
     converted.memory = memory;
     converted.unattributed_allocations = unattributed;
     if converted.outside_step.is_none() && !steps.is_empty() && memory_events.iter().any(|e| step_of.step(e.time_ps) == step_of.after_last) {
         converted.outside_step = Some(step_of.after_last);
     }
     if allocator_events {
-        converted.allocator_events = attribute_allocator_events(&memory_events, &step_of);
+        converted.allocator_events = attribute_allocator_events(&memory_events, &memory_names, &step_of);
     }
     converted.steps = steps;
     Ok(converted)
@@ -517,7 +556,8 @@ struct LineResult<'a> {
     executions: Executions,
     /// Ops named by the events themselves ([`LINE_OP`] ids).
     own_ops: OpTable<'a>,
-    memory: Vec<MemoryEvent<'a>>,
+    memory: Vec<MemoryEvent>,
+    memory_names: MemoryNames<'a>,
     /// Child-graph nodes of command buffers, by [`CHILD_OP`] id: their
     /// instruction is known once every launch has been read.
     children: Vec<ChildNode>,
@@ -667,6 +707,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             executions: Executions::Heap(Vec::new()),
             own_ops: OpTable::default(),
             memory: Vec::new(),
+            memory_names: MemoryNames::default(),
             children: Vec::new(),
             child_ids: FxHashMap::default(),
             buffer_nodes: FxHashSet::default(),
@@ -747,11 +788,11 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             result.memory.push(MemoryEvent {
                 time_ps: base_ps + i128::from(event.offset_ps),
                 allocation: kind == EventKinds::ALLOCATION,
-                allocator,
+                allocator: result.memory_names.allocator(allocator),
                 addr: stat(StatKind::Address).and_then(StatValue::as_id).unwrap_or(0),
                 requested: stat(StatKind::RequestedBytes).and_then(StatValue::as_i64).unwrap_or(0),
                 bytes: stat(StatKind::AllocationBytes).and_then(StatValue::as_i64).unwrap_or(0),
-                tf_op: stat(StatKind::TfOp).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
+                tf_op: result.memory_names.tf_op(stat(StatKind::TfOp).and_then(|v| v.as_str(self.plane)).unwrap_or("")),
                 in_use: [StatKind::BytesAllocated, StatKind::BytesReserved]
                     .into_iter()
                     .map(|kind| stat(kind).and_then(StatValue::as_i64).unwrap_or(0))
@@ -1301,8 +1342,9 @@ impl StepLookup {
 /// its `tf_op`'s until the deallocation of its (allocator, address) in the
 /// same step. Returns the per-node totals and how many allocations named no
 /// node.
-fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i64, nodes: &HashSet<&str>) -> (Vec<MemoryTotal>, u64) {
+fn memory_totals(events: &mut [MemoryEvent], names: &MemoryNames<'_>, step_of: impl Fn(i128) -> i64, nodes: &HashSet<&str>) -> (Vec<MemoryTotal>, u64) {
     events.sort_by_key(|e| (e.time_ps, !e.allocation));
+    let known: Vec<bool> = names.tf_ops.iter().map(|t| nodes.contains(t)).collect();
     #[derive(Default)]
     struct Held {
         requested: i64,
@@ -1311,21 +1353,22 @@ fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i
         last_ps: i128,
     }
     let mut held: BTreeMap<(i64, &str), Held> = BTreeMap::new();
-    let mut live: HashMap<(i64, AllocatorKey<'_>, i64), (&str, i64)> = HashMap::new();
+    let mut live: HashMap<(i64, u32, i64), (&str, i64)> = HashMap::new();
     let mut unattributed = 0;
     for e in events.iter() {
         let step = step_of(e.time_ps);
         if e.allocation {
-            if !nodes.contains(e.tf_op) {
+            if !known[e.tf_op as usize] {
                 unattributed += 1;
                 continue;
             }
-            let h = held.entry((step, e.tf_op)).or_default();
+            let tf_op = names.tf_ops[e.tf_op as usize];
+            let h = held.entry((step, tf_op)).or_default();
             h.requested += e.requested;
             h.live += e.bytes;
             h.peak = h.peak.max(h.live);
             h.last_ps = e.time_ps;
-            live.insert((step, e.allocator, e.addr), (e.tf_op, e.bytes));
+            live.insert((step, e.allocator, e.addr), (tf_op, e.bytes));
         } else if let Some((node, bytes)) = live.remove(&(step, e.allocator, e.addr)) {
             if let Some(h) = held.get_mut(&(step, node)) {
                 h.live -= bytes;
@@ -1350,14 +1393,16 @@ fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i
 /// first), each with its step, and with the op that holds its bytes: an
 /// allocation's `tf_op`; a free's, the op whose allocation of the same step
 /// (allocator and address) it frees.
-fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) -> Vec<AllocatorEvent> {
-    let mut live: HashMap<(AllocatorKey<'_>, i64), (i64, String)> = HashMap::new();
+fn attribute_allocator_events(events: &[MemoryEvent], names: &MemoryNames<'_>, step_of: &StepLookup) -> Vec<AllocatorEvent> {
+    let allocators: Vec<String> = names.allocators.iter().map(|a| a.to_string()).collect();
+    let mut live: HashMap<(u32, i64), (i64, String)> = HashMap::new();
     events
         .iter()
         .map(|e| {
             let step = step_of.step(e.time_ps);
             let node = if e.allocation {
-                let node = parse_op(e.tf_op).map_or(e.tf_op, |op| op.name).to_owned();
+                let tf_op = names.tf_ops[e.tf_op as usize];
+                let node = parse_op(tf_op).map_or(tf_op, |op| op.name).to_owned();
                 live.insert((e.allocator, e.addr), (step, node.clone()));
                 node
             } else {
@@ -1367,7 +1412,7 @@ fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) 
                 }
             };
             let bytes = if e.allocation { e.bytes } else { e.bytes.wrapping_neg() };
-            AllocatorEvent { step, allocator: e.allocator.to_string(), time_ps: e.time_ps, bytes, in_use: e.in_use, node }
+            AllocatorEvent { step, allocator: allocators[e.allocator as usize].clone(), time_ps: e.time_ps, bytes, in_use: e.in_use, node }
         })
         .collect()
 }
