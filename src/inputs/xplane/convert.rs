@@ -101,6 +101,13 @@ enum AllocatorKey<'a> {
     Index(i64),
 }
 
+/// An event without allocator stats: XProf's empty memory id.
+impl Default for AllocatorKey<'_> {
+    fn default() -> Self {
+        AllocatorKey::Name("")
+    }
+}
+
 impl std::fmt::Display for AllocatorKey<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -570,6 +577,23 @@ struct LineResult<'a> {
     kernels: Launches<'a>,
 }
 
+/// The stats of a host event that [`PlaneContext::host_op`] reads, read
+/// with the event (see [`Event::decode_with_stats`]): of an allocator
+/// event, the first of each kind it reads and the last allocator stat (as
+/// XProf reads them); of others, their step numbers, `hlo_op` and
+/// `program_id` (the last of each).
+#[derive(Default)]
+struct HostStats<'a> {
+    /// `addr`, `requested_bytes`, `allocation_bytes`, `tf_op`,
+    /// `bytes_allocated`, `bytes_reserved`.
+    first: [Option<StatValue<'a>>; 6],
+    allocator: AllocatorKey<'a>,
+    /// Every `step_num` that is a number, in order.
+    steps: Vec<i64>,
+    hlo_op: Option<&'a str>,
+    program: Option<i64>,
+}
+
 /// The stats of a device event that say what it runs.
 #[derive(Clone, Copy, Default)]
 struct DeviceStats<'a> {
@@ -718,16 +742,23 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
         let mut shapes: Vec<DeviceEvent<'a>> = Vec::new();
         // (The line's framing was checked when it was decoded.)
+        let mut host_stats = HostStats::default();
         for wire in line.event_wires() {
             let mut stats = DeviceStats::default();
+            // (Host and device events are read with their stats in one pass.)
             let event = match kind {
-                // (Device events are read with their stats in one pass.)
                 PlaneKind::Gpu => Event::decode_with_stats(wire, |stat| self.device_stat(&mut stats, stat))?,
+                PlaneKind::Host => {
+                    let mut steps = std::mem::take(&mut host_stats.steps);
+                    steps.clear();
+                    host_stats = HostStats { steps, ..HostStats::default() };
+                    Event::decode_with_stats(wire, |stat| self.host_stat(&mut host_stats, stat))?
+                }
                 _ => Event::decode(wire)?,
             };
             let duration_ps = event.duration_ps.max(0);
             let op = match kind {
-                PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
+                PlaneKind::Host => self.host_op(&event, &host_stats, base_ps, &mut result),
                 PlaneKind::Gpu => {
                     let mut fresh;
                     let device = match stats.key(event.metadata_id) {
@@ -769,55 +800,55 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         Ok(LineResult { executions: Executions::new(executions, trace_bytes), ..result })
     }
 
-    /// A host event's op, noting step markers and allocator events on the way.
-    fn host_op(&self, event: &Event<'a>, base_ps: i128, result: &mut LineResult<'a>) -> Option<u32> {
+    /// One stat of a host event, into what [`PlaneContext::host_op`] reads.
+    #[inline]
+    fn host_stat(&self, stats: &mut HostStats<'a>, stat: Stat<'a>) {
+        let Some(kind) = self.stats.get(stat.metadata_id) else { return };
+        let first = match kind {
+            StatKind::Address => 0,
+            StatKind::RequestedBytes => 1,
+            StatKind::AllocationBytes => 2,
+            StatKind::TfOp => 3,
+            StatKind::BytesAllocated => 4,
+            StatKind::BytesReserved => 5,
+            StatKind::AllocatorName => return stats.allocator = AllocatorKey::Name(stat.value.as_str(self.plane).unwrap_or("")),
+            StatKind::IndexOnHost | StatKind::DeviceOrdinal => return stats.allocator = AllocatorKey::Index(stat.value.as_i64().unwrap_or(0)),
+            StatKind::StepNum => return stats.steps.extend(stat.value.as_i64()),
+            StatKind::HloOp => return stats.hlo_op = stat.value.as_str(self.plane),
+            StatKind::ProgramId => return stats.program = stat.value.as_id(),
+            _ => return,
+        };
+        stats.first[first].get_or_insert(stat.value);
+    }
+
+    /// A host event's op, noting step markers and allocator events on the
+    /// way (`stats`: its stats, [`PlaneContext::host_stat`]).
+    fn host_op(&self, event: &Event<'a>, stats: &HostStats<'a>, base_ps: i128, result: &mut LineResult<'a>) -> Option<u32> {
         let kind = self.kinds.get(event.metadata_id);
         if EventKinds::is_op(kind) {
             return Some(kind);
         }
         if kind == EventKinds::ALLOCATION || kind == EventKinds::DEALLOCATION {
-            let stat = |kind| self.stats.find(event.stats(), kind);
-            let mut allocator = AllocatorKey::Name("");
-            for s in event.stats() {
-                match self.stats.get(s.metadata_id) {
-                    Some(StatKind::AllocatorName) => allocator = AllocatorKey::Name(s.value.as_str(self.plane).unwrap_or("")),
-                    Some(StatKind::IndexOnHost | StatKind::DeviceOrdinal) => allocator = AllocatorKey::Index(s.value.as_i64().unwrap_or(0)),
-                    _ => {}
-                }
-            }
+            let [addr, requested, bytes, tf_op, allocated, reserved] = stats.first;
             result.memory.push(MemoryEvent {
                 time_ps: base_ps + i128::from(event.offset_ps),
                 allocation: kind == EventKinds::ALLOCATION,
-                allocator: result.memory_names.allocator(allocator),
-                addr: stat(StatKind::Address).and_then(StatValue::as_id).unwrap_or(0),
-                requested: stat(StatKind::RequestedBytes).and_then(StatValue::as_i64).unwrap_or(0),
-                bytes: stat(StatKind::AllocationBytes).and_then(StatValue::as_i64).unwrap_or(0),
-                tf_op: result.memory_names.tf_op(stat(StatKind::TfOp).and_then(|v| v.as_str(self.plane)).unwrap_or("")),
-                in_use: [StatKind::BytesAllocated, StatKind::BytesReserved]
-                    .into_iter()
-                    .map(|kind| stat(kind).and_then(StatValue::as_i64).unwrap_or(0))
-                    .fold(0, i64::wrapping_add),
+                allocator: result.memory_names.allocator(stats.allocator),
+                addr: addr.and_then(StatValue::as_id).unwrap_or(0),
+                requested: requested.and_then(StatValue::as_i64).unwrap_or(0),
+                bytes: bytes.and_then(StatValue::as_i64).unwrap_or(0),
+                tf_op: result.memory_names.tf_op(tf_op.and_then(|v| v.as_str(self.plane)).unwrap_or("")),
+                in_use: [allocated, reserved].into_iter().map(|v| v.and_then(StatValue::as_i64).unwrap_or(0)).fold(0, i64::wrapping_add),
             });
             return None;
         }
-        let mut hlo_op = None;
-        let mut program = None;
-        for stat in event.stats() {
-            match self.stats.get(stat.metadata_id) {
-                Some(StatKind::StepNum) => {
-                    if let Some(step) = stat.value.as_i64() {
-                        let name = self.plane.event_name(event.metadata_id);
-                        let start_ps = base_ps + i128::from(event.offset_ps);
-                        result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
-                    }
-                }
-                Some(StatKind::HloOp) => hlo_op = stat.value.as_str(self.plane),
-                Some(StatKind::ProgramId) => program = stat.value.as_id(),
-                _ => {}
-            }
+        for &step in &stats.steps {
+            let name = self.plane.event_name(event.metadata_id);
+            let start_ps = base_ps + i128::from(event.offset_ps);
+            result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
         }
         // (An instruction the program's HloProto does not list is no op.)
-        self.module_ops.op(program?, hlo_op?)
+        self.module_ops.op(stats.program?, stats.hlo_op?)
     }
 
     /// What a device event runs ([`PlaneContext::device_op`]) and launches
