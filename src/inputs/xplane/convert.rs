@@ -594,7 +594,9 @@ struct HostStats<'a> {
     program: Option<i64>,
 }
 
-/// The stats of a device event that say what it runs.
+/// The stats of a device event that say what it runs. Its texts are kept
+/// as read ([`DeviceStats::raw`]) and looked up ([`DeviceStats::resolve`])
+/// only where the memo of [`DeviceKey`]s does not know the event.
 #[derive(Clone, Copy, Default)]
 struct DeviceStats<'a> {
     hlo_op: Option<&'a str>,
@@ -605,17 +607,37 @@ struct DeviceStats<'a> {
     annotation: [Option<&'a str>; 3],
     kernel_details: Option<&'a str>,
     equation: Option<&'a str>,
-    /// The `ref` ids of the texts among them (see [`DeviceKey::texts`]).
-    texts: [Option<u64>; 6],
-    /// Whether one of the texts is an inline string (no key then).
-    inline: bool,
+    /// The last value of `hlo_op`, `tf_op`, `level 0`, `annotation`,
+    /// `kernel_details` and `equation`.
+    raw: [StatValue<'a>; 6],
 }
 
-impl DeviceStats<'_> {
+impl<'a> DeviceStats<'a> {
     /// The stats as a [`DeviceKey`] of an event of `metadata_id`, where
-    /// every text among them is a `ref`.
+    /// every text among them is a `ref` (or no text).
     fn key(&self, metadata_id: i64) -> Option<DeviceKey> {
-        (!self.inline).then_some(DeviceKey { metadata_id, program: self.program, graph_node: self.graph_node, texts: self.texts })
+        let mut texts = [u64::MAX; 6];
+        for (text, raw) in texts.iter_mut().zip(&self.raw) {
+            match *raw {
+                StatValue::Ref(id) => *text = id,
+                StatValue::Str(_) => return None,
+                // (No text, as `u64::MAX`, which no `ref` resolves either.)
+                _ => {}
+            }
+        }
+        Some(DeviceKey {
+            metadata_id,
+            program: self.program.unwrap_or(0),
+            graph_node: self.graph_node.unwrap_or(0),
+            has: u8::from(self.program.is_some()) | u8::from(self.graph_node.is_some()) << 1,
+            texts,
+        })
+    }
+
+    /// Looks the texts up, as the plane names them.
+    fn resolve(&mut self, plane: &Plane<'a>) {
+        let [hlo_op, tf_op, level_0, annotation, kernel_details, equation] = self.raw.map(|v| v.as_str(plane));
+        (self.hlo_op, self.annotation, self.kernel_details, self.equation) = (hlo_op, [tf_op, level_0, annotation], kernel_details, equation);
     }
 }
 
@@ -630,11 +652,13 @@ impl DeviceStats<'_> {
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct DeviceKey {
     metadata_id: i64,
-    program: Option<i64>,
-    graph_node: Option<i64>,
+    program: i64,
+    graph_node: i64,
+    /// Bit 0: has a `program_id`; bit 1: a `cuda_graph_node_id`.
+    has: u8,
     /// `ref` ids of `hlo_op`, `tf_op`, `level 0`, `annotation`,
-    /// `kernel_details`, `equation`.
-    texts: [Option<u64>; 6],
+    /// `kernel_details`, `equation` (`u64::MAX`: none).
+    texts: [u64; 6],
 }
 
 /// What a device event runs and launches, as [`PlaneContext::device_event`]
@@ -766,12 +790,14 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                             let next = shapes.len();
                             let at = *memo.entry(key).or_insert(next);
                             if at == next {
+                                stats.resolve(self.plane);
                                 shapes.push(self.device_event(&event, &stats, &mut result));
                                 result.buffer_nodes.extend(shapes[at].launched);
                             }
                             &mut shapes[at]
                         }
                         None => {
+                            stats.resolve(self.plane);
                             fresh = self.device_event(&event, &stats, &mut result);
                             result.buffer_nodes.extend(fresh.launched);
                             &mut fresh
@@ -936,6 +962,9 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let base_ps = i128::from(line.timestamp_ns) * 1000;
         let mut memo: FxHashMap<DeviceKey, Option<ChildNode>> = FxHashMap::default();
         let node = |stats: &DeviceStats<'a>| {
+            let mut stats = *stats;
+            stats.resolve(self.plane);
+            let stats = &stats;
             let instruction = instruction_name(stats.hlo_op?);
             // (A known instruction is not its buffer's, as in `device_op`.)
             if stats.program.and_then(|p| self.module_ops.instruction(p, instruction)).is_some() {
@@ -975,23 +1004,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             StatKind::CorrelationId => return stats.launch = stat.value.as_id(),
             _ => return,
         };
-        let value = stat.value.as_str(self.plane);
-        match text {
-            0 => stats.hlo_op = value,
-            1 => stats.annotation[0] = value,
-            2 => stats.annotation[1] = value,
-            3 => stats.annotation[2] = value,
-            4 => stats.kernel_details = value,
-            _ => stats.equation = value,
-        }
-        stats.texts[text] = match stat.value {
-            StatValue::Ref(id) => Some(id),
-            StatValue::Str(_) => {
-                stats.inline = true;
-                None
-            }
-            _ => None,
-        };
+        stats.raw[text] = stat.value;
     }
 
     /// A kernel launch (an event with `kernel_details`), for the kernel
