@@ -151,25 +151,38 @@ pub struct Launches<'a> {
 
 impl<'a> Launches<'a> {
     /// One launch (XProf's `InsertOrUpdateKernelReport`). Kernels of no
-    /// duration are left out, as XProf leaves them.
-    pub fn add(&mut self, key: Key<'a>, occupancy_pct: f64, duration_ns: i64) {
+    /// duration are left out, as XProf leaves them. Returns where the key
+    /// is, if it is there now (for [`Launches::add_at`]).
+    pub fn add(&mut self, key: Key<'a>, occupancy_pct: f64, duration_ns: i64) -> Option<usize> {
         if duration_ns == 0 {
-            return;
+            return self.index.get(&key).copied();
         }
         match self.index.get(&key) {
             Some(&at) => {
-                let s = &mut self.sums[at];
-                s.occurrences += 1;
-                s.total_ns += duration_ns;
-                s.min_ns = s.min_ns.min(duration_ns);
-                s.max_ns = s.max_ns.max(duration_ns);
+                self.add_at(at, duration_ns);
+                Some(at)
             }
             None => {
-                self.index.insert(key, self.keys.len());
+                let at = self.keys.len();
+                self.index.insert(key, at);
                 self.keys.push(key);
                 self.sums.push(Sums { occupancy_pct, occurrences: 1, total_ns: duration_ns, min_ns: duration_ns, max_ns: duration_ns });
+                Some(at)
             }
         }
+    }
+
+    /// One more launch of the key at `at` (as [`Launches::add`] returned
+    /// it): the same sums, without hashing the key again.
+    pub fn add_at(&mut self, at: usize, duration_ns: i64) {
+        if duration_ns == 0 {
+            return;
+        }
+        let s = &mut self.sums[at];
+        s.occurrences += 1;
+        s.total_ns += duration_ns;
+        s.min_ns = s.min_ns.min(duration_ns);
+        s.max_ns = s.max_ns.max(duration_ns);
     }
 
     /// Another set of launches, seen after these; `op` renumbers its ops.

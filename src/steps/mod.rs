@@ -95,7 +95,15 @@ pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
     if !loaded.from_traces() {
         return Ok(run_meta::analyze(&loaded.stats));
     }
-    analyze_traces(loaded.xplane_traces().map(|(_, trace)| (trace.path.as_path(), &trace.bytes[..])))
+    // (Each trace's pages are given back as they are walked: the loaded
+    // profile holds the mapped traces, and `report` analyzes the steps of
+    // a 1 GB one after its views: 2.8 GB peak RSS with its pages kept.)
+    let mut hosts = Vec::new();
+    for (_, trace) in loaded.xplane_traces() {
+        let host = xplane::analyze_releasing(&trace.bytes, &|part| trace.release(part)).map_err(|e| not_an_xspace(&trace.path, &e))?;
+        hosts.push(host);
+    }
+    Ok(from_hosts(&hosts))
 }
 
 /// The steps of XPlane traces, one file a host: read in place, without

@@ -373,8 +373,24 @@ impl<'a> Events<'a> {
         self.get(i, flag::GRAPH_TYPE, &self.graph_type)
     }
 
-    fn correlation_id(&self, i: usize) -> Option<i64> {
-        self.get(i, flag::CORRELATION_ID, &self.correlation_id)
+    /// Whether the event has a `correlation_id` (a kernel or its launch),
+    /// without looking the id up.
+    fn has_correlation_id(&self, i: usize) -> bool {
+        self.has(i, flag::CORRELATION_ID)
+    }
+
+    /// XProf's type of a device event ([`gpu_event_type`]), `types` being
+    /// its names' types without shapes (most events have none).
+    fn gpu_event_type(&self, i: usize, types: &[u8]) -> u8 {
+        match self.get(i, flag::SHAPES, &self.shapes) {
+            Some(shapes) => gpu_event_type(self.name(i), shapes),
+            None => types[self.nodes[i].name as usize],
+        }
+    }
+
+    /// [`Events::gpu_event_type`]'s `types`: per name, its type without shapes.
+    fn gpu_event_types(&self) -> Vec<u8> {
+        self.names.iter().map(|n| gpu_event_type(n, "")).collect()
     }
 
     fn root_level(&self, i: usize) -> i64 {
@@ -546,7 +562,7 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
         // (TPU steps: XProf reads them from the device's own step line,
         // with rules of their own; rtfprof does not implement them.)
         let mut device: BTreeMap<i64, Details> = BTreeMap::new();
-        let mut spans = Vec::new();
+        let mut spans = DeviceSpans::default();
         for &plane in &gpu {
             for (group, details) in device_step_events(&events, &planes[plane], plane, grouping, release, &mut spans)? {
                 device.entry(group).or_default().combine(details);
@@ -735,11 +751,10 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
             let mut start: Option<i64> = None;
             regions.clear();
             let decode = |_, wire| {
-                let event = Event::decode(wire)?;
-                let name = name_index.get(event.metadata_id).unwrap_or(0);
                 let mut s = EventStats::default();
-                for stat in event.stats() {
-                    let Some(known) = kinds.get(stat.metadata_id) else { continue };
+                // (Read with the event: each stat once, see `decode_with_stats`.)
+                let event = Event::decode_with_stats(wire, |stat| {
+                    let Some(known) = kinds.get(stat.metadata_id) else { return };
                     let int = stat.value.as_i64();
                     match known {
                         StatKind::ProducerType => s.pt = int,
@@ -762,7 +777,8 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                         StatKind::DeviceDurationPs => s.duration = stat.value.as_id(),
                         _ => {}
                     }
-                }
+                })?;
+                let name = name_index.get(event.metadata_id).unwrap_or(0);
                 Ok((event.offset_ps, event.duration_ps, name, s))
             };
             line.walk(release, decode, |(offset_ps, duration_ps, name, mut s)| -> Result<(), DecodeError> {
@@ -954,9 +970,11 @@ fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool
             }
         }
     }
+    let known: Vec<bool> = ev.names.iter().map(|&n| known_type(n).is_some()).collect();
+    let known = |i: usize| known[ev.nodes[i].name as usize];
     let mut launches: HashMap<i64, usize> = HashMap::default();
     for (i, c) in ev.correlation_id.iter() {
-        if ev.is_host(i) && known_type(ev.name(i)).is_none() {
+        if ev.is_host(i) && !known(i) {
             launches.insert(c, i);
         }
     }
@@ -967,7 +985,7 @@ fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool
         }
     }
     for (i, c) in ev.correlation_id.iter() {
-        if !ev.is_host(i) && known_type(ev.name(i)).is_none()
+        if !ev.is_host(i) && !known(i)
             && let Some(&p) = launches.get(&c)
         {
             add_child(&mut links, p, i);
@@ -1545,20 +1563,21 @@ fn input_op_kind(name: &str) -> u8 {
 /// and only the groups with both are kept. Kernels (events with a
 /// `correlation_id`) are all kept records; a `Steps` line is walked again.
 ///
-/// Every event of the plane's own lines goes to `spans` (begin, end, is a
-/// memcpy), for [`add_device_time`].
+/// Every event of the plane's own lines goes to `spans`, for
+/// [`add_device_time`].
 fn device_step_events(
     ev: &Events<'_>,
     plane: &Plane<'_>,
     p: usize,
     inherit: bool,
     release: Release<'_>,
-    spans: &mut Vec<(i128, i128, bool)>,
+    spans: &mut DeviceSpans,
 ) -> Result<BTreeMap<i64, Details>, DecodeError> {
     if !plane.lines.iter().any(|line| line.id == STEP_INFO_LINE) {
         return derived_device_step_events(ev, plane, p, inherit, release, spans);
     }
     let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
+    let types = ev.gpu_event_types();
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
     let mut events: BTreeMap<i64, Details> = BTreeMap::new();
     let mut nesting = Vec::new();
@@ -1592,13 +1611,12 @@ fn device_step_events(
         } else {
             walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
                 if let Visit::Event(s) = visit {
-                    spans.push((s.begin, s.end, transfers[s.name as usize]));
+                    spans.spans.push((s.begin, s.end, transfers[s.name as usize]));
                 }
             })?;
             for i in ev.line_range(l) {
-                if let (Some(_), Some(group)) = (ev.correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
-                    let shapes = ev.get(i, flag::SHAPES, &ev.shapes).unwrap_or("");
-                    events.entry(group).or_default().events.push((gpu_event_type(ev.name(i), shapes), i as u32));
+                if let (true, Some(group)) = (ev.has_correlation_id(i), ev.group(i).filter(|g| *g >= 0)) {
+                    events.entry(group).or_default().events.push((ev.gpu_event_type(i, &types), i as u32));
                 }
             }
         }
@@ -1631,34 +1649,46 @@ fn derived_device_step_events(
     p: usize,
     inherit: bool,
     release: Release<'_>,
-    spans: &mut Vec<(i128, i128, bool)>,
+    spans: &mut DeviceSpans,
 ) -> Result<BTreeMap<i64, Details>, DecodeError> {
     let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
-    // (begin, end, group, record if it has a correlation id)
-    let mut events: Vec<(i128, i128, Option<i64>, Option<u32>)> = Vec::new();
+    let types = ev.gpu_event_types();
+    let mut events: Vec<DeviceSpan> = Vec::new();
+    let mut bases: Vec<i128> = Vec::new();
     let mut nesting = Vec::new();
     for (l, line) in lines_of(ev, plane, p) {
         if is_derived_line(ev.lines[l].id) {
             continue;
         }
+        let (at, base) = (bases.len() as u32, ev.lines[l].base);
+        bases.push(base);
         walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
             if let Visit::Event(s) = visit {
-                let kernel = s.record.filter(|&i| ev.correlation_id(i).is_some()).map(|i| i as u32);
-                events.push((s.begin, s.end, s.group.filter(|g| *g >= 0), kernel));
-                spans.push((s.begin, s.end, transfers[s.name as usize]));
+                let kernel = s.record.filter(|&i| ev.has_correlation_id(i)).map_or(DeviceSpan::NONE, |i| i as u32);
+                let region = s.record.is_some_and(|i| ev.has(i, flag::REGION));
+                // (Exact: a begin is its line's start plus an i64 offset, an
+                // end that plus a clamped i64 duration, a region's end its
+                // line's start plus an i64.)
+                let (offset, dur) = ((s.begin - base) as i64, if region { (s.end - base) as i64 } else { (s.end - s.begin) as i64 });
+                let flags = if region { DeviceSpan::REGION } else { 0 } | if transfers[s.name as usize] { DeviceSpan::TRANSFER } else { 0 };
+                events.push(DeviceSpan { offset, dur, group: s.group.filter(|g| *g >= 0).unwrap_or(DeviceSpan::NO_GROUP), line: at, kernel, flags });
             }
         })?;
     }
-    events.sort_by_key(|&(begin, end, ..)| (begin, std::cmp::Reverse(end - begin)));
+    events.sort_by_key(|e| {
+        let (begin, end) = e.span(&bases);
+        (begin, std::cmp::Reverse(end - begin))
+    });
     let mut steps: BTreeMap<i64, Details> = BTreeMap::new();
     let mut group = None;
     // (group, begin, end) of the marker being extended
     let mut marker: Option<(i64, i128, i128)> = None;
-    for (begin, end, own, kernel) in events {
-        group = own.or(group);
+    for e in &events {
+        let (begin, end) = e.span(&bases);
+        group = (e.group != DeviceSpan::NO_GROUP).then_some(e.group).or(group);
         let Some(g) = group else { continue };
-        if let Some(i) = kernel {
-            steps.entry(g).or_default().events.push((gpu_event_type(ev.name(i as usize), ev.get(i as usize, flag::SHAPES, &ev.shapes).unwrap_or("")), i));
+        if e.kernel != DeviceSpan::NONE {
+            steps.entry(g).or_default().events.push((ev.gpu_event_type(e.kernel as usize, &types), e.kernel));
         }
         match &mut marker {
             Some((mg, _, e)) if *mg == g => *e = (*e).max(end),
@@ -1674,23 +1704,135 @@ fn derived_device_step_events(
     }
     // (Only the groups with both, as with a stored line.)
     steps.retain(|_, details| !details.events.is_empty() && !details.markers.is_empty());
+    // The events, in order of their starts, for the steps' device time.
+    spans.planes.push((events, bases));
     Ok(steps)
 }
 
-/// Each step's [`DeviceTime`]: the parts of its span that the device
-/// events of `spans` cover (all of them; the memcpys), overlaps once.
-fn add_device_time(steps: &mut [HostStep], mut spans: Vec<(i128, i128, bool)>) {
-    spans.sort_unstable();
-    let busy = union(spans.iter().map(|s| (s.0, s.1)));
-    let transfers = union(spans.iter().filter(|s| s.2).map(|s| (s.0, s.1)));
-    for step in steps {
-        let (begin, end) = (step.begin_ps, step.begin_ps + step.duration_ps);
-        step.device = Some(DeviceTime { transfer_ps: covered(&transfers, begin, end), busy_ps: covered(&busy, begin, end) });
+/// A device event of a plane without a `Steps` line, as
+/// [`derived_device_step_events`] reads it: its span from its line's start,
+/// its group, its record if it is a kernel. 40 bytes: a trace may hold
+/// millions (the 1.09 GB jax_lstm x364, 7.3 M: kept as (begin, end, group,
+/// record) and again as (begin, end, memcpy) they were 0.9 GB of `steps`'
+/// 1.67 GB peak, bench/README.md).
+#[derive(Clone, Copy)]
+struct DeviceSpan {
+    offset: i64,
+    /// Its duration; a region's end from its line's start.
+    dur: i64,
+    /// Its own group ([`DeviceSpan::NO_GROUP`]: none).
+    group: i64,
+    /// Its line's start, by index into the plane's line starts.
+    line: u32,
+    /// Its record, if it has a `correlation_id` ([`DeviceSpan::NONE`]: not).
+    kernel: u32,
+    flags: u8,
+}
+
+impl DeviceSpan {
+    const NONE: u32 = u32::MAX;
+    /// (Groups taken are not negative.)
+    const NO_GROUP: i64 = i64::MIN;
+    const REGION: u8 = 1;
+    const TRANSFER: u8 = 2;
+
+    fn span(&self, bases: &[i128]) -> (i128, i128) {
+        let base = bases[self.line as usize];
+        let begin = base + i128::from(self.offset);
+        (begin, if self.flags & Self::REGION != 0 { base + i128::from(self.dur) } else { begin + i128::from(self.dur) })
     }
 }
 
+/// The device events whose union [`add_device_time`] measures: those of
+/// planes with a `Steps` line as (begin, end, is a memcpy), and the others'
+/// [`DeviceSpan`]s, each plane's in order of their starts, with their
+/// lines' starts.
+#[derive(Default)]
+struct DeviceSpans {
+    spans: Vec<(i128, i128, bool)>,
+    planes: Vec<(Vec<DeviceSpan>, Vec<i128>)>,
+}
+
+/// Each step's [`DeviceTime`]: the parts of its span that the device
+/// events of `spans` cover (all of them; the memcpys), overlaps once. The
+/// events are merged in order of their starts and their union measured up
+/// to each step's begin and end as it goes: neither the merged events nor
+/// their union are ever held (a device event each on a GPU trace).
+fn add_device_time(steps: &mut [HostStep], spans: DeviceSpans) {
+    let DeviceSpans { mut spans, planes } = spans;
+    spans.sort_unstable();
+    let mut points: Vec<i128> = steps.iter().flat_map(|s| [s.begin_ps, s.begin_ps + s.duration_ps]).collect();
+    points.sort_unstable();
+    points.dedup();
+    // Every plane's events in order of their starts.
+    let merged = || {
+        let mut streams: Vec<Box<dyn Iterator<Item = (i128, i128, bool)> + '_>> = vec![Box::new(spans.iter().copied())];
+        for (events, bases) in &planes {
+            streams.push(Box::new(events.iter().map(|e| {
+                let (begin, end) = e.span(bases);
+                (begin, end, e.flags & DeviceSpan::TRANSFER != 0)
+            })));
+        }
+        merge_by_start(streams)
+    };
+    let busy = union_up_to(merged().map(|s| (s.0, s.1)), &points);
+    let transfers = union_up_to(merged().filter(|s| s.2).map(|s| (s.0, s.1)), &points);
+    let at = |t: i128| points.binary_search(&t).expect("a step's bound");
+    for step in steps {
+        let (begin, end) = (at(step.begin_ps), at(step.begin_ps + step.duration_ps));
+        step.device = Some(DeviceTime { transfer_ps: transfers[end] - transfers[begin], busy_ps: busy[end] - busy[begin] });
+    }
+}
+
+/// Streams each in order of their starts, merged in that order.
+fn merge_by_start<'s>(mut streams: Vec<Box<dyn Iterator<Item = (i128, i128, bool)> + 's>>) -> impl Iterator<Item = (i128, i128, bool)> + 's {
+    let mut heads: Vec<Option<(i128, i128, bool)>> = streams.iter_mut().map(|s| s.next()).collect();
+    std::iter::from_fn(move || {
+        let k = (0..heads.len()).filter(|&k| heads[k].is_some()).min_by_key(|&k| heads[k].map(|h| h.0))?;
+        let head = heads[k];
+        heads[k] = streams[k].next();
+        head
+    })
+}
+
+/// How much of the time before each of `points` (in order) the union of
+/// `spans` (in order of their starts) covers: the [`union`]'s measure up
+/// to each point, so that a span's cover is the difference of its ends'.
+fn union_up_to(spans: impl Iterator<Item = (i128, i128)>, points: &[i128]) -> Vec<i128> {
+    let mut at = vec![0; points.len()];
+    let (mut next, mut done) = (0, 0);
+    let mut flush = |(b, e): (i128, i128), next: &mut usize, done: &mut i128| {
+        while *next < points.len() && points[*next] <= b {
+            at[*next] = *done;
+            *next += 1;
+        }
+        while *next < points.len() && points[*next] < e {
+            at[*next] = *done + points[*next] - b;
+            *next += 1;
+        }
+        *done += e - b;
+    };
+    let mut open: Option<(i128, i128)> = None;
+    for (b, e) in spans.filter(|(b, e)| e > b) {
+        match &mut open {
+            Some(last) if b <= last.1 => last.1 = last.1.max(e),
+            _ => {
+                if let Some(last) = open.replace((b, e)) {
+                    flush(last, &mut next, &mut done);
+                }
+            }
+        }
+    }
+    if let Some(last) = open {
+        flush(last, &mut next, &mut done);
+    }
+    at[next..].fill(done);
+    at
+}
+
 /// The union of spans given in order of their starts, as disjoint spans in
-/// order.
+/// order (what [`union_up_to`] measures without holding it).
+#[cfg(test)]
 fn union(spans: impl Iterator<Item = (i128, i128)>) -> Vec<(i128, i128)> {
     let mut out: Vec<(i128, i128)> = Vec::new();
     for (b, e) in spans.filter(|(b, e)| e > b) {
@@ -1703,6 +1845,7 @@ fn union(spans: impl Iterator<Item = (i128, i128)>) -> Vec<(i128, i128)> {
 }
 
 /// How much of `[begin, end)` disjoint spans in order cover.
+#[cfg(test)]
 fn covered(union: &[(i128, i128)], begin: i128, end: i128) -> i128 {
     let first = union.partition_point(|u| u.1 <= begin);
     union[first..].iter().take_while(|u| u.0 < end).map(|u| u.1.min(end) - u.0.max(begin)).sum()
@@ -1849,6 +1992,32 @@ mod tests {
         assert_eq!(covered(&spans, 15, 35), 5 + 5);
         assert_eq!(covered(&spans, 20, 30), 0);
         assert_eq!(covered(&spans, -5, 100), 30);
+    }
+
+    /// The union's measure up to each point gives every span's cover, as
+    /// the union held whole does; merged streams come in order of starts.
+    #[test]
+    fn union_measured_up_to_points_covers_as_the_union() {
+        let mut rng = XorShift::new(0xc0ffee);
+        for _ in 0..500 {
+            let mut spans: Vec<(i128, i128)> =
+                (0..rng.below(40)).map(|_| (rng.below(200) as i128 - 50, rng.below(60) as i128 - 10)).map(|(b, d)| (b, b + d)).collect();
+            spans.sort_unstable();
+            let queries: Vec<(i128, i128)> = (0..rng.below(10) + 1).map(|_| (rng.below(300) as i128 - 100, rng.below(120) as i128)).map(|(b, d)| (b, b + d)).collect();
+            let mut points: Vec<i128> = queries.iter().flat_map(|q| [q.0, q.1]).collect();
+            points.sort_unstable();
+            points.dedup();
+            let at = union_up_to(spans.iter().copied(), &points);
+            let whole = union(spans.iter().copied());
+            for (b, e) in queries {
+                let k = |t| points.binary_search(&t).unwrap();
+                assert_eq!(at[k(e)] - at[k(b)], covered(&whole, b, e), "{spans:?} [{b}, {e})");
+            }
+            let (left, right): (Vec<_>, Vec<_>) = spans.iter().map(|&(b, e)| (b, e, false)).partition(|_| rng.below(2) == 0);
+            let merged: Vec<(i128, i128, bool)> = merge_by_start(vec![Box::new(left.into_iter()), Box::new(right.into_iter())]).collect();
+            assert_eq!(merged.len(), spans.len());
+            assert!(merged.windows(2).all(|w| w[0].0 <= w[1].0));
+        }
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed.

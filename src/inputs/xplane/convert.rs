@@ -27,9 +27,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use prost::DecodeError;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, StatValue};
+use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, Stat, StatValue};
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
@@ -103,6 +103,13 @@ enum AllocatorKey<'a> {
     Index(i64),
 }
 
+/// An event without allocator stats: XProf's empty memory id.
+impl Default for AllocatorKey<'_> {
+    fn default() -> Self {
+        AllocatorKey::Name("")
+    }
+}
+
 impl std::fmt::Display for AllocatorKey<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -112,18 +119,49 @@ impl std::fmt::Display for AllocatorKey<'_> {
     }
 }
 
-/// One allocator event.
+/// One allocator event: 64 bytes, its allocator and `tf_op` by number in
+/// [`MemoryNames`] (a JAX GPU trace has an allocator event for every two
+/// op events: names kept in each, 96 bytes, and the copy that puts them in
+/// time order were most of the 2.1 GB peak of `scope` on the 1.06 GB
+/// flax_cnn_nocb x3400 trace, bench/README.md).
 #[derive(Clone, Copy, Debug)]
-struct MemoryEvent<'a> {
+struct MemoryEvent {
     time_ps: i128,
-    allocation: bool,
-    allocator: AllocatorKey<'a>,
     addr: i64,
     requested: i64,
     bytes: i64,
-    tf_op: &'a str,
     /// `bytes_allocated` + `bytes_reserved` after the event.
     in_use: i64,
+    allocator: u32,
+    tf_op: u32,
+    allocation: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<MemoryEvent>() == 64);
+
+/// The allocators and `tf_op`s of [`MemoryEvent`]s, by number.
+#[derive(Default)]
+struct MemoryNames<'a> {
+    allocators: Vec<AllocatorKey<'a>>,
+    allocator_ids: FxHashMap<AllocatorKey<'a>, u32>,
+    tf_ops: Vec<&'a str>,
+    tf_op_ids: FxHashMap<&'a str, u32>,
+}
+
+impl<'a> MemoryNames<'a> {
+    fn allocator(&mut self, key: AllocatorKey<'a>) -> u32 {
+        *self.allocator_ids.entry(key).or_insert_with(|| {
+            self.allocators.push(key);
+            (self.allocators.len() - 1) as u32
+        })
+    }
+
+    fn tf_op(&mut self, tf_op: &'a str) -> u32 {
+        *self.tf_op_ids.entry(tf_op).or_insert_with(|| {
+            self.tf_ops.push(tf_op);
+            (self.tf_ops.len() - 1) as u32
+        })
+    }
 }
 
 
@@ -392,18 +430,33 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     let read: Vec<LineResult<'_>> =
         pieces.par_iter().map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire()))).collect::<Result<_, _>>()?;
 
-    // Command buffers' child-graph nodes, now that every launch is read.
-    let child_op = child_graph_ops(&read, &module_ops, &mut ops);
+    // Command buffers' child-graph nodes, now that every node is seen.
+    let child_op = child_graph_ops(&read, &module_ops, &mut ops, |wanted| {
+        let launched: Vec<Vec<Launched>> = pieces
+            .par_iter()
+            .filter(|(index, ..)| PlaneKind::of(contexts[*index].plane.name) == PlaneKind::Gpu)
+            .map(|(index, _, piece)| contexts[*index].launched(piece, wanted).inspect(|_| release(piece.wire())))
+            .collect::<Result<_, _>>()?;
+        Ok(launched.into_iter().flatten().collect())
+    })?;
 
     // Pieces back into lines, in order.
     let mut kernels = Launches::default();
     let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();
     let mut lines_read: Vec<LineRead> = Vec::new();
-    let mut memory_events: Vec<MemoryEvent<'_>> = Vec::new();
+    // (Sized at once: a vector grown by doubling leaves its smaller copies
+    // resident, as freed memory is kept.)
+    let mut memory_events: Vec<MemoryEvent> = Vec::with_capacity(read.iter().map(|r| r.memory.len()).sum());
+    let mut memory_names = MemoryNames::default();
     let mut last_line = None;
     for ((index, line_no, piece), mut result) in pieces.iter().zip(read) {
         markers.append(&mut result.markers);
-        memory_events.append(&mut result.memory);
+        if !result.memory.is_empty() {
+            let allocators: Vec<u32> = result.memory_names.allocators.iter().map(|&a| memory_names.allocator(a)).collect();
+            let tf_ops: Vec<u32> = result.memory_names.tf_ops.iter().map(|&t| memory_names.tf_op(t)).collect();
+            memory_events.extend(result.memory.iter().map(|e| MemoryEvent { allocator: allocators[e.allocator as usize], tf_op: tf_ops[e.tf_op as usize], ..*e }));
+            drop(std::mem::take(&mut result.memory));
+        }
         let own: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
         if !own.is_empty() {
             for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP != 0) {
@@ -449,14 +502,14 @@ pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<
     totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
     let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
     let step_of = StepLookup::new(&steps);
-    let (memory, unattributed) = memory_totals(&mut memory_events, |t| step_of.step(t), &nodes);
+    let (memory, unattributed) = memory_totals(&mut memory_events, &memory_names, |t| step_of.step(t), &nodes);
     converted.memory = memory;
     converted.unattributed_allocations = unattributed;
     if converted.outside_step.is_none() && !steps.is_empty() && memory_events.iter().any(|e| step_of.step(e.time_ps) == step_of.after_last) {
         converted.outside_step = Some(step_of.after_last);
     }
     if allocator_events {
-        converted.allocator_events = attribute_allocator_events(&memory_events, &step_of);
+        converted.allocator_events = attribute_allocator_events(&memory_events, &memory_names, &step_of);
     }
     converted.steps = steps;
     Ok(converted)
@@ -512,18 +565,40 @@ struct LineResult<'a> {
     executions: Executions,
     /// Ops named by the events themselves ([`LINE_OP`] ids).
     own_ops: OpTable<'a>,
-    memory: Vec<MemoryEvent<'a>>,
+    memory: Vec<MemoryEvent>,
+    memory_names: MemoryNames<'a>,
     /// Child-graph nodes of command buffers, by [`CHILD_OP`] id: their
     /// instruction is known once every launch has been read.
     children: Vec<ChildNode>,
     child_ids: FxHashMap<ChildNode, u32>,
-    /// Every event of a command buffer, for [`CommandBuffer::child_nodes`].
-    launched: Vec<Launched>,
+    /// The nodes seen of command buffers that have child graphs, for
+    /// [`CommandBuffer::child_nodes`] (their events by launch are read
+    /// again only where those need them: see [`child_graph_ops`]).
+    buffer_nodes: FxHashSet<ChildNode>,
     /// Kernel launches by XProf's kernel key, ops as the executions'.
     kernels: Launches<'a>,
 }
 
-/// The stats of a device event that say what it runs.
+/// The stats of a host event that [`PlaneContext::host_op`] reads, read
+/// with the event (see [`Event::decode_with_stats`]): of an allocator
+/// event, the first of each kind it reads and the last allocator stat (as
+/// XProf reads them); of others, their step numbers, `hlo_op` and
+/// `program_id` (the last of each).
+#[derive(Default)]
+struct HostStats<'a> {
+    /// `addr`, `requested_bytes`, `allocation_bytes`, `tf_op`,
+    /// `bytes_allocated`, `bytes_reserved`.
+    first: [Option<StatValue<'a>>; 6],
+    allocator: AllocatorKey<'a>,
+    /// Every `step_num` that is a number, in order.
+    steps: Vec<i64>,
+    hlo_op: Option<&'a str>,
+    program: Option<i64>,
+}
+
+/// The stats of a device event that say what it runs. Its texts are kept
+/// as read ([`DeviceStats::raw`]) and looked up ([`DeviceStats::resolve`])
+/// only where the memo of [`DeviceKey`]s does not know the event.
 #[derive(Clone, Copy, Default)]
 struct DeviceStats<'a> {
     hlo_op: Option<&'a str>,
@@ -534,6 +609,73 @@ struct DeviceStats<'a> {
     annotation: [Option<&'a str>; 3],
     kernel_details: Option<&'a str>,
     equation: Option<&'a str>,
+    /// The last value of `hlo_op`, `tf_op`, `level 0`, `annotation`,
+    /// `kernel_details` and `equation`.
+    raw: [StatValue<'a>; 6],
+}
+
+impl<'a> DeviceStats<'a> {
+    /// The stats as a [`DeviceKey`] of an event of `metadata_id`, where
+    /// every text among them is a `ref` (or no text).
+    fn key(&self, metadata_id: i64) -> Option<DeviceKey> {
+        let mut texts = [u64::MAX; 6];
+        for (text, raw) in texts.iter_mut().zip(&self.raw) {
+            match *raw {
+                StatValue::Ref(id) => *text = id,
+                StatValue::Str(_) => return None,
+                // (No text, as `u64::MAX`, which no `ref` resolves either.)
+                _ => {}
+            }
+        }
+        Some(DeviceKey {
+            metadata_id,
+            program: self.program.unwrap_or(0),
+            graph_node: self.graph_node.unwrap_or(0),
+            has: u8::from(self.program.is_some()) | u8::from(self.graph_node.is_some()) << 1,
+            texts,
+        })
+    }
+
+    /// Looks the texts up, as the plane names them.
+    fn resolve(&mut self, plane: &Plane<'a>) {
+        let [hlo_op, tf_op, level_0, annotation, kernel_details, equation] = self.raw.map(|v| v.as_str(plane));
+        (self.hlo_op, self.annotation, self.kernel_details, self.equation) = (hlo_op, [tf_op, level_0, annotation], kernel_details, equation);
+    }
+}
+
+/// What a device event runs depends on its metadata and on the stats of
+/// [`DeviceStats`] but its `correlation_id`: as raw values (a text by its
+/// `ref` id, as XProf's profilers intern every repeated text) they key a
+/// memo of [`DeviceEvent`]s, made once per piece and key instead of once
+/// per event. (JAX's kernels repeat a few hundred keys: on the 272 MB
+/// jax_lstm ×91 trace, parsing `kernel_details` and matching the
+/// TensorCore rules for every event took 40% of `scope`'s CPU time; with
+/// the memo its user time went from 3.1 to 1.7 s, bench/README.md.)
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct DeviceKey {
+    metadata_id: i64,
+    program: i64,
+    graph_node: i64,
+    /// Bit 0: has a `program_id`; bit 1: a `cuda_graph_node_id`.
+    has: u8,
+    /// `ref` ids of `hlo_op`, `tf_op`, `level 0`, `annotation`,
+    /// `kernel_details`, `equation` (`u64::MAX`: none).
+    texts: [u64; 6],
+}
+
+/// What a device event runs and launches, as [`PlaneContext::device_event`]
+/// works it out.
+#[derive(Clone, Copy)]
+struct DeviceEvent<'a> {
+    /// The op, as [`LineResult::executions`] number them.
+    op: u32,
+    /// A node of a command buffer with child graphs (see
+    /// [`LineResult::buffer_nodes`]).
+    launched: Option<ChildNode>,
+    /// The kernel's row key and occupancy, if it is a kernel.
+    kernel: Option<(kernel::Key<'a>, f64)>,
+    /// Where the key is in [`LineResult::kernels`], once it is there.
+    kernel_at: Option<usize>,
 }
 
 /// A node of a command buffer's CUDA graph: (program, the buffer's first
@@ -615,34 +757,62 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             executions: Executions::Heap(Vec::new()),
             own_ops: OpTable::default(),
             memory: Vec::new(),
+            memory_names: MemoryNames::default(),
             children: Vec::new(),
             child_ids: FxHashMap::default(),
-            launched: Vec::new(),
+            buffer_nodes: FxHashSet::default(),
             kernels: Launches::default(),
         };
         let mut executions = Vec::with_capacity(line.event_count);
-        for event in line.events() {
-            let event = event?;
+        // (Device events: see `DeviceKey`.)
+        let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
+        let mut shapes: Vec<DeviceEvent<'a>> = Vec::new();
+        // (The line's framing was checked when it was decoded.)
+        let mut host_stats = HostStats::default();
+        for wire in line.event_wires() {
+            let mut stats = DeviceStats::default();
+            // (Host and device events are read with their stats in one pass.)
+            let event = match kind {
+                PlaneKind::Gpu => Event::decode_with_stats(wire, |stat| self.device_stat(&mut stats, stat))?,
+                PlaneKind::Host => {
+                    let mut steps = std::mem::take(&mut host_stats.steps);
+                    steps.clear();
+                    host_stats = HostStats { steps, ..HostStats::default() };
+                    Event::decode_with_stats(wire, |stat| self.host_stat(&mut host_stats, stat))?
+                }
+                _ => Event::decode(wire)?,
+            };
             let duration_ps = event.duration_ps.max(0);
             let op = match kind {
-                PlaneKind::Host => self.host_op(&event, base_ps, &mut result),
+                PlaneKind::Host => self.host_op(&event, &host_stats, base_ps, &mut result),
                 PlaneKind::Gpu => {
-                    let stats = self.device_stats(&event);
-                    let (op, instruction) = self.device_op(&event, &stats, base_ps, &mut result);
-                    let op = match op {
-                        DeviceOp::Known(op) => op,
-                        DeviceOp::Named(op) => result.own_ops.intern(op) | LINE_OP,
-                        DeviceOp::Child(node) => {
-                            let next = result.children.len() as u32;
-                            let id = *result.child_ids.entry(node).or_insert(next);
-                            if id == next {
-                                result.children.push(node);
+                    let mut fresh;
+                    let device = match stats.key(event.metadata_id) {
+                        Some(key) => {
+                            let next = shapes.len();
+                            let at = *memo.entry(key).or_insert(next);
+                            if at == next {
+                                stats.resolve(self.plane);
+                                shapes.push(self.device_event(&event, &stats, &mut result));
+                                result.buffer_nodes.extend(shapes[at].launched);
                             }
-                            id | CHILD_OP
+                            &mut shapes[at]
+                        }
+                        None => {
+                            stats.resolve(self.plane);
+                            fresh = self.device_event(&event, &stats, &mut result);
+                            result.buffer_nodes.extend(fresh.launched);
+                            &mut fresh
                         }
                     };
-                    self.add_kernel(&event, &stats, instruction, op, &mut result.kernels);
-                    Some(op)
+                    if let Some((key, occupancy_pct)) = device.kernel {
+                        let duration_ns = event.duration_ps.max(0) / 1000;
+                        match device.kernel_at {
+                            Some(at) => result.kernels.add_at(at, duration_ns),
+                            None => device.kernel_at = result.kernels.add(key, occupancy_pct, duration_ns),
+                        }
+                    }
+                    Some(device.op)
                 }
                 PlaneKind::Tpu => self.kinds.op(event.metadata_id),
                 PlaneKind::Metadata | PlaneKind::Other => None,
@@ -658,80 +828,97 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         Ok(LineResult { executions: Executions::new(executions, trace_bytes), ..result })
     }
 
-    /// A host event's op, noting step markers and allocator events on the way.
-    fn host_op(&self, event: &Event<'a>, base_ps: i128, result: &mut LineResult<'a>) -> Option<u32> {
+    /// One stat of a host event, into what [`PlaneContext::host_op`] reads.
+    #[inline]
+    fn host_stat(&self, stats: &mut HostStats<'a>, stat: Stat<'a>) {
+        let Some(kind) = self.stats.get(stat.metadata_id) else { return };
+        let first = match kind {
+            StatKind::Address => 0,
+            StatKind::RequestedBytes => 1,
+            StatKind::AllocationBytes => 2,
+            StatKind::TfOp => 3,
+            StatKind::BytesAllocated => 4,
+            StatKind::BytesReserved => 5,
+            StatKind::AllocatorName => return stats.allocator = AllocatorKey::Name(stat.value.as_str(self.plane).unwrap_or("")),
+            StatKind::IndexOnHost | StatKind::DeviceOrdinal => return stats.allocator = AllocatorKey::Index(stat.value.as_i64().unwrap_or(0)),
+            StatKind::StepNum => return stats.steps.extend(stat.value.as_i64()),
+            StatKind::HloOp => return stats.hlo_op = stat.value.as_str(self.plane),
+            StatKind::ProgramId => return stats.program = stat.value.as_id(),
+            _ => return,
+        };
+        stats.first[first].get_or_insert(stat.value);
+    }
+
+    /// A host event's op, noting step markers and allocator events on the
+    /// way (`stats`: its stats, [`PlaneContext::host_stat`]).
+    fn host_op(&self, event: &Event<'a>, stats: &HostStats<'a>, base_ps: i128, result: &mut LineResult<'a>) -> Option<u32> {
         let kind = self.kinds.get(event.metadata_id);
         if EventKinds::is_op(kind) {
             return Some(kind);
         }
         if kind == EventKinds::ALLOCATION || kind == EventKinds::DEALLOCATION {
-            let stat = |kind| self.stats.find(event.stats(), kind);
-            let mut allocator = AllocatorKey::Name("");
-            for s in event.stats() {
-                match self.stats.get(s.metadata_id) {
-                    Some(StatKind::AllocatorName) => allocator = AllocatorKey::Name(s.value.as_str(self.plane).unwrap_or("")),
-                    Some(StatKind::IndexOnHost | StatKind::DeviceOrdinal) => allocator = AllocatorKey::Index(s.value.as_i64().unwrap_or(0)),
-                    _ => {}
-                }
-            }
+            let [addr, requested, bytes, tf_op, allocated, reserved] = stats.first;
             result.memory.push(MemoryEvent {
                 time_ps: base_ps + i128::from(event.offset_ps),
                 allocation: kind == EventKinds::ALLOCATION,
-                allocator,
-                addr: stat(StatKind::Address).and_then(StatValue::as_id).unwrap_or(0),
-                requested: stat(StatKind::RequestedBytes).and_then(StatValue::as_i64).unwrap_or(0),
-                bytes: stat(StatKind::AllocationBytes).and_then(StatValue::as_i64).unwrap_or(0),
-                tf_op: stat(StatKind::TfOp).and_then(|v| v.as_str(self.plane)).unwrap_or(""),
-                in_use: [StatKind::BytesAllocated, StatKind::BytesReserved]
-                    .into_iter()
-                    .map(|kind| stat(kind).and_then(StatValue::as_i64).unwrap_or(0))
-                    .fold(0, i64::wrapping_add),
+                allocator: result.memory_names.allocator(stats.allocator),
+                addr: addr.and_then(StatValue::as_id).unwrap_or(0),
+                requested: requested.and_then(StatValue::as_i64).unwrap_or(0),
+                bytes: bytes.and_then(StatValue::as_i64).unwrap_or(0),
+                tf_op: result.memory_names.tf_op(tf_op.and_then(|v| v.as_str(self.plane)).unwrap_or("")),
+                in_use: [allocated, reserved].into_iter().map(|v| v.and_then(StatValue::as_i64).unwrap_or(0)).fold(0, i64::wrapping_add),
             });
             return None;
         }
-        let mut hlo_op = None;
-        let mut program = None;
-        for stat in event.stats() {
-            match self.stats.get(stat.metadata_id) {
-                Some(StatKind::StepNum) => {
-                    if let Some(step) = stat.value.as_i64() {
-                        let name = self.plane.event_name(event.metadata_id);
-                        let start_ps = base_ps + i128::from(event.offset_ps);
-                        result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
-                    }
-                }
-                Some(StatKind::HloOp) => hlo_op = stat.value.as_str(self.plane),
-                Some(StatKind::ProgramId) => program = stat.value.as_id(),
-                _ => {}
-            }
+        for &step in &stats.steps {
+            let name = self.plane.event_name(event.metadata_id);
+            let start_ps = base_ps + i128::from(event.offset_ps);
+            result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
         }
         // (An instruction the program's HloProto does not list is no op.)
-        self.module_ops.op(program?, hlo_op?)
+        self.module_ops.op(stats.program?, stats.hlo_op?)
+    }
+
+    /// What a device event runs ([`PlaneContext::device_op`]) and launches
+    /// ([`PlaneContext::kernel`]), its op numbered as the piece's
+    /// executions number them.
+    fn device_event(&self, event: &Event<'a>, stats: &DeviceStats<'a>, result: &mut LineResult<'a>) -> DeviceEvent<'a> {
+        let mut launched = None;
+        let (op, instruction) = self.device_op(event, stats, &mut launched);
+        let op = match op {
+            DeviceOp::Known(op) => op,
+            DeviceOp::Named(op) => result.own_ops.intern(op) | LINE_OP,
+            DeviceOp::Child(node) => {
+                let next = result.children.len() as u32;
+                let id = *result.child_ids.entry(node).or_insert(next);
+                if id == next {
+                    result.children.push(node);
+                }
+                id | CHILD_OP
+            }
+        };
+        DeviceEvent { op, launched, kernel: self.kernel(event, stats, instruction, op), kernel_at: None }
     }
 
     /// A device event's op (kernel, memset, memcpy): the XLA instruction its
     /// `hlo_op` names in its `program_id`'s module (XProf's rule), or, in a
     /// command buffer, the instruction of its graph node (see
-    /// [`super::thunks`]); without `hlo_op`, the op of TF's annotation; a
+    /// [`super::thunks`]), noting in `launched` a node of a buffer with
+    /// child graphs; without `hlo_op`, the op of TF's annotation; a
     /// memcpy with neither is a transfer. What names no known op is
     /// `(unattributed)/<what it names>`, never dropped.
-    fn device_op(&self, event: &Event<'a>, stats: &DeviceStats<'a>, base_ps: i128, result: &mut LineResult<'a>) -> (DeviceOp<'a>, Option<&'p Instruction>) {
-        let DeviceStats { hlo_op, program, graph_node, launch, annotation, .. } = *stats;
+    fn device_op(&self, event: &Event<'a>, stats: &DeviceStats<'a>, launched: &mut Option<ChildNode>) -> (DeviceOp<'a>, Option<&'p Instruction>) {
+        let DeviceStats { hlo_op, program, annotation, .. } = *stats;
         if let Some(hlo_op) = hlo_op {
-            // (The last `::` part names the instruction; a module compiled
-            // while profiling marks its buffers `(disabled for profiling)`.)
-            let instruction = hlo_op.rsplit("::").next().unwrap_or(hlo_op);
-            let instruction = instruction.strip_suffix(" (disabled for profiling)").unwrap_or(instruction);
+            let instruction = instruction_name(hlo_op);
             if let Some((op, ins)) = program.and_then(|p| self.module_ops.instruction(p, instruction)) {
                 return (DeviceOp::Known(op), Some(ins));
             }
-            let buffer = instruction.strip_prefix("command_buffer_").and_then(|n| n.parse::<i64>().ok());
-            if let (Some(program), Some(buffer), Some(node)) = (program, buffer, graph_node)
-                && let Some(commands) = self.module_ops.programs.get(program).and_then(|p| p.command_buffer(buffer))
-            {
-                let node = (node & 0xffff_ffff) as u32;
-                let child = (program, buffer, node);
-                result.launched.push(Launched { node: child, launch: launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
+            if let Some((child, commands)) = self.command_buffer_node(instruction, stats) {
+                let (program, _, node) = child;
+                if commands.child_commands().next().is_some() {
+                    *launched = Some(child);
+                }
                 let command = commands.commands.get(node as usize).and_then(|c| self.module_ops.instruction_at(program, c.instruction));
                 return match command {
                     Some((op, ins)) => (DeviceOp::Known(op), Some(ins)),
@@ -760,30 +947,72 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         }
     }
 
-    /// The stats of a device event that say what it runs, in one pass.
-    fn device_stats(&self, event: &Event<'a>) -> DeviceStats<'a> {
-        let mut stats = DeviceStats::default();
-        for stat in event.stats() {
-            match self.stats.get(stat.metadata_id) {
-                Some(StatKind::HloOp) => stats.hlo_op = stat.value.as_str(self.plane),
-                Some(StatKind::ProgramId) => stats.program = stat.value.as_id(),
-                Some(StatKind::CudaGraphNodeId) => stats.graph_node = stat.value.as_id(),
-                Some(StatKind::CorrelationId) => stats.launch = stat.value.as_id(),
-                Some(StatKind::KernelDetails) => stats.kernel_details = stat.value.as_str(self.plane),
-                Some(StatKind::Equation) => stats.equation = stat.value.as_str(self.plane),
-                Some(StatKind::TfOp) => stats.annotation[0] = stat.value.as_str(self.plane),
-                Some(StatKind::Level0) => stats.annotation[1] = stat.value.as_str(self.plane),
-                Some(StatKind::Annotation) => stats.annotation[2] = stat.value.as_str(self.plane),
-                _ => {}
+    /// The command-buffer node a device event ran, if its `hlo_op` names
+    /// (as `instruction`) a command buffer of its program: the node and the
+    /// buffer's commands.
+    fn command_buffer_node(&self, instruction: &str, stats: &DeviceStats<'a>) -> Option<(ChildNode, &'p super::thunks::CommandBuffer)> {
+        let buffer = instruction.strip_prefix("command_buffer_").and_then(|n| n.parse::<i64>().ok())?;
+        let (program, node) = (stats.program?, stats.graph_node?);
+        let commands = self.module_ops.programs.get(program)?.command_buffer(buffer)?;
+        Some(((program, buffer, (node & 0xffff_ffff) as u32), commands))
+    }
+
+    /// The events of the command buffers `wanted` (program, first thunk)
+    /// in a piece of a GPU line, in file order: the nodes each launch ran,
+    /// when (see [`child_graph_ops`]).
+    fn launched(&self, line: &Line<'a>, wanted: &FxHashSet<(i64, i64)>) -> Result<Vec<Launched>, DecodeError> {
+        let base_ps = i128::from(line.timestamp_ns) * 1000;
+        let mut memo: FxHashMap<DeviceKey, Option<ChildNode>> = FxHashMap::default();
+        let node = |stats: &DeviceStats<'a>| {
+            let mut stats = *stats;
+            stats.resolve(self.plane);
+            let stats = &stats;
+            let instruction = instruction_name(stats.hlo_op?);
+            // (A known instruction is not its buffer's, as in `device_op`.)
+            if stats.program.and_then(|p| self.module_ops.instruction(p, instruction)).is_some() {
+                return None;
+            }
+            self.command_buffer_node(instruction, stats).map(|(child, _)| child).filter(|child| wanted.contains(&(child.0, child.1)))
+        };
+        let mut launched = Vec::new();
+        for wire in line.event_wires() {
+            let mut stats = DeviceStats::default();
+            let event = Event::decode_with_stats(wire, |stat| self.device_stat(&mut stats, stat))?;
+            let child = match stats.key(event.metadata_id) {
+                Some(key) => *memo.entry(key).or_insert_with(|| node(&stats)),
+                None => node(&stats),
+            };
+            if let Some(child) = child {
+                launched.push(Launched { node: child, launch: stats.launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
             }
         }
-        stats
+        Ok(launched)
+    }
+
+    /// One stat of a device event, into the stats that say what it runs
+    /// (the last of a kind is kept).
+    #[inline]
+    fn device_stat(&self, stats: &mut DeviceStats<'a>, stat: Stat<'a>) {
+        let Some(kind) = self.stats.get(stat.metadata_id) else { return };
+        let text = match kind {
+            StatKind::HloOp => 0,
+            StatKind::TfOp => 1,
+            StatKind::Level0 => 2,
+            StatKind::Annotation => 3,
+            StatKind::KernelDetails => 4,
+            StatKind::Equation => 5,
+            StatKind::ProgramId => return stats.program = stat.value.as_id(),
+            StatKind::CudaGraphNodeId => return stats.graph_node = stat.value.as_id(),
+            StatKind::CorrelationId => return stats.launch = stat.value.as_id(),
+            _ => return,
+        };
+        stats.raw[text] = stat.value;
     }
 
     /// A kernel launch (an event with `kernel_details`), for the kernel
     /// table: XProf's fields and TensorCore rules, the op to name later.
-    fn add_kernel(&self, event: &Event<'a>, stats: &DeviceStats<'a>, instruction: Option<&Instruction>, op: u32, kernels: &mut Launches<'a>) {
-        let Some(details) = stats.kernel_details.filter(|d| !d.is_empty()) else { return };
+    fn kernel(&self, event: &Event<'a>, stats: &DeviceStats<'a>, instruction: Option<&Instruction>, op: u32) -> Option<(kernel::Key<'a>, f64)> {
+        let details = stats.kernel_details.filter(|d| !d.is_empty())?;
         let name = self.plane.event_name(event.metadata_id);
         let launch = Launch::parse(details);
         let uses_tensor_core = kernel::uses_tensor_core(name);
@@ -807,7 +1036,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             op_tensor_core_eligible: eligible,
             op,
         };
-        kernels.add(key, launch.occupancy_pct, event.duration_ps.max(0) / 1000);
+        Some((key, launch.occupancy_pct))
     }
 }
 
@@ -1035,41 +1264,67 @@ fn kernel_rows(ops: &[Op<'_>], programs: &Programs, launches: Launches<'_>) -> V
     rows
 }
 
+/// The instruction an `hlo_op` stat names: its last `::` part (a module
+/// compiled while profiling marks its buffers `(disabled for profiling)`).
+fn instruction_name(hlo_op: &str) -> &str {
+    let instruction = hlo_op.rsplit("::").next().unwrap_or(hlo_op);
+    instruction.strip_suffix(" (disabled for profiling)").unwrap_or(instruction)
+}
+
 /// The op of every command-buffer child node the pieces saw: the
 /// instruction of the child-graph command it belongs to (see
 /// [`super::thunks::CommandBuffer::child_nodes`]), else
 /// `(unattributed)/command_buffer_<N>`.
-fn child_graph_ops<'p>(read: &[LineResult<'p>], module_ops: &ProgramOps<'p>, ops: &mut OpTable<'p>) -> FxHashMap<ChildNode, u32> {
+///
+/// A buffer's launches (its events by `correlation_id`, in time) are read
+/// only where its child nodes are not one to one with its child commands:
+/// `launched` reads the trace again for those buffers. (Kept for every
+/// event while reading, they grew with the trace: 0.6 GB of the 1.3 GB
+/// peak of `scope` on the 1.09 GB jax_lstm x364 trace, whose buffers need
+/// none; bench/README.md.)
+fn child_graph_ops<'p>(
+    read: &[LineResult<'p>],
+    module_ops: &ProgramOps<'p>,
+    ops: &mut OpTable<'p>,
+    launched: impl FnOnce(&FxHashSet<(i64, i64)>) -> Result<Vec<Launched>, DecodeError>,
+) -> Result<FxHashMap<ChildNode, u32>, DecodeError> {
     let children: std::collections::BTreeSet<ChildNode> = read.iter().flat_map(|r| r.children.iter().copied()).collect();
     if children.is_empty() {
-        return FxHashMap::default();
+        return Ok(FxHashMap::default());
     }
-    // Per buffer: its nodes seen, and its events by launch.
-    type Seen = (Vec<u32>, BTreeMap<i64, Vec<(i128, u32)>>);
-    let mut buffers: BTreeMap<(i64, i64), Seen> = BTreeMap::new();
-    for e in read.iter().flat_map(|r| &r.launched) {
-        let (nodes, launches) = buffers.entry((e.node.0, e.node.1)).or_default();
-        nodes.push(e.node.2);
-        launches.entry(e.launch).or_default().push((e.start_ps, e.node.2));
+    // Per buffer: its nodes seen.
+    let mut buffers: BTreeMap<(i64, i64), Vec<u32>> = BTreeMap::new();
+    for &(program, buffer, node) in read.iter().flat_map(|r| &r.buffer_nodes) {
+        buffers.entry((program, buffer)).or_default().push(node);
+    }
+    let commands_of = |(program, buffer): (i64, i64)| module_ops.programs.get(program).and_then(|p| p.command_buffer(buffer));
+    let wanted: FxHashSet<(i64, i64)> =
+        buffers.iter().filter(|&(&key, nodes)| commands_of(key).is_some_and(|c| c.needs_launches(nodes))).map(|(&key, _)| key).collect();
+    // Per buffer wanted: its events by launch.
+    let mut launches: BTreeMap<(i64, i64), BTreeMap<i64, Vec<(i128, u32)>>> = BTreeMap::new();
+    if !wanted.is_empty() {
+        for e in launched(&wanted)? {
+            launches.entry((e.node.0, e.node.1)).or_default().entry(e.launch).or_default().push((e.start_ps, e.node.2));
+        }
     }
     let mut resolved = FxHashMap::default();
-    for ((program, buffer), (nodes, launches)) in &buffers {
-        let Some(commands) = module_ops.programs.get(*program).and_then(|p| p.command_buffer(*buffer)) else { continue };
-        let launches: Vec<Vec<(i128, u32)>> = launches.values().cloned().collect();
+    for (&(program, buffer), nodes) in &buffers {
+        let Some(commands) = commands_of((program, buffer)) else { continue };
+        let launches: Vec<Vec<(i128, u32)>> = launches.remove(&(program, buffer)).map(|l| l.into_values().collect()).unwrap_or_default();
         for (node, command) in commands.child_nodes(nodes, &launches) {
-            if let Some(op) = module_ops.instruction_op(*program, commands.commands[command].instruction) {
-                resolved.insert((*program, *buffer, node), op);
+            if let Some(op) = module_ops.instruction_op(program, commands.commands[command].instruction) {
+                resolved.insert((program, buffer, node), op);
             }
         }
     }
-    children
+    Ok(children
         .into_iter()
         .map(|child| {
             // (A node past the commands of a buffer with no child graph.)
             let op = resolved.get(&child).copied().unwrap_or_else(|| ops.intern(("command_buffer child graph", UNATTRIBUTED_TYPE, "", NO_PROGRAM)));
             (child, op)
         })
-        .collect()
+        .collect())
 }
 
 /// The scope eager ops are shown under: they have a type but no name.
@@ -1133,8 +1388,9 @@ impl StepLookup {
 /// its `tf_op`'s until the deallocation of its (allocator, address) in the
 /// same step. Returns the per-node totals and how many allocations named no
 /// node.
-fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i64, nodes: &HashSet<&str>) -> (Vec<MemoryTotal>, u64) {
+fn memory_totals(events: &mut [MemoryEvent], names: &MemoryNames<'_>, step_of: impl Fn(i128) -> i64, nodes: &HashSet<&str>) -> (Vec<MemoryTotal>, u64) {
     events.sort_by_key(|e| (e.time_ps, !e.allocation));
+    let known: Vec<bool> = names.tf_ops.iter().map(|t| nodes.contains(t)).collect();
     #[derive(Default)]
     struct Held {
         requested: i64,
@@ -1143,21 +1399,22 @@ fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i
         last_ps: i128,
     }
     let mut held: BTreeMap<(i64, &str), Held> = BTreeMap::new();
-    let mut live: HashMap<(i64, AllocatorKey<'_>, i64), (&str, i64)> = HashMap::new();
+    let mut live: HashMap<(i64, u32, i64), (&str, i64)> = HashMap::new();
     let mut unattributed = 0;
     for e in events.iter() {
         let step = step_of(e.time_ps);
         if e.allocation {
-            if !nodes.contains(e.tf_op) {
+            if !known[e.tf_op as usize] {
                 unattributed += 1;
                 continue;
             }
-            let h = held.entry((step, e.tf_op)).or_default();
+            let tf_op = names.tf_ops[e.tf_op as usize];
+            let h = held.entry((step, tf_op)).or_default();
             h.requested += e.requested;
             h.live += e.bytes;
             h.peak = h.peak.max(h.live);
             h.last_ps = e.time_ps;
-            live.insert((step, e.allocator, e.addr), (e.tf_op, e.bytes));
+            live.insert((step, e.allocator, e.addr), (tf_op, e.bytes));
         } else if let Some((node, bytes)) = live.remove(&(step, e.allocator, e.addr)) {
             if let Some(h) = held.get_mut(&(step, node)) {
                 h.live -= bytes;
@@ -1182,14 +1439,16 @@ fn memory_totals<'a>(events: &mut [MemoryEvent<'a>], step_of: impl Fn(i128) -> i
 /// first), each with its step, and with the op that holds its bytes: an
 /// allocation's `tf_op`; a free's, the op whose allocation of the same step
 /// (allocator and address) it frees.
-fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) -> Vec<AllocatorEvent> {
-    let mut live: HashMap<(AllocatorKey<'_>, i64), (i64, String)> = HashMap::new();
+fn attribute_allocator_events(events: &[MemoryEvent], names: &MemoryNames<'_>, step_of: &StepLookup) -> Vec<AllocatorEvent> {
+    let allocators: Vec<String> = names.allocators.iter().map(|a| a.to_string()).collect();
+    let mut live: HashMap<(u32, i64), (i64, String)> = HashMap::new();
     events
         .iter()
         .map(|e| {
             let step = step_of.step(e.time_ps);
             let node = if e.allocation {
-                let node = parse_op(e.tf_op).map_or(e.tf_op, |op| op.name).to_owned();
+                let tf_op = names.tf_ops[e.tf_op as usize];
+                let node = parse_op(tf_op).map_or(tf_op, |op| op.name).to_owned();
                 live.insert((e.allocator, e.addr), (step, node.clone()));
                 node
             } else {
@@ -1199,7 +1458,7 @@ fn attribute_allocator_events(events: &[MemoryEvent<'_>], step_of: &StepLookup) 
                 }
             };
             let bytes = if e.allocation { e.bytes } else { e.bytes.wrapping_neg() };
-            AllocatorEvent { step, allocator: e.allocator.to_string(), time_ps: e.time_ps, bytes, in_use: e.in_use, node }
+            AllocatorEvent { step, allocator: allocators[e.allocator as usize].clone(), time_ps: e.time_ps, bytes, in_use: e.in_use, node }
         })
         .collect()
 }

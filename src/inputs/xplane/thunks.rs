@@ -61,6 +61,24 @@ impl CommandBuffer {
         self.commands.iter().enumerate().filter(|(_, c)| c.child_graph).map(|(k, _)| k)
     }
 
+    /// Whether [`CommandBuffer::child_nodes`] of `nodes` reads its
+    /// `launches`: there are child nodes and child commands, not as many of
+    /// each.
+    pub fn needs_launches(&self, nodes: &[u32]) -> bool {
+        let children = self.child_commands().count();
+        let nodes = self.child_nodes_seen(nodes).len();
+        nodes > 0 && children > 0 && nodes != children
+    }
+
+    /// The child-graph nodes among `nodes`, in order, once each.
+    fn child_nodes_seen(&self, nodes: &[u32]) -> Vec<u32> {
+        let count = self.commands.len() as u32;
+        let mut nodes: Vec<u32> = nodes.iter().copied().filter(|&n| n >= count).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
     /// Which command each child-graph node (index ≥ the number of
     /// commands) belongs to. The driver numbers child nodes in command
     /// order, so the map is monotone; as many nodes as child commands map
@@ -73,9 +91,7 @@ impl CommandBuffer {
     pub fn child_nodes(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>]) -> FxHashMap<u32, usize> {
         let count = self.commands.len() as u32;
         let children: Vec<usize> = self.child_commands().collect();
-        let mut nodes: Vec<u32> = nodes.iter().copied().filter(|&n| n >= count).collect();
-        nodes.sort_unstable();
-        nodes.dedup();
+        let nodes = self.child_nodes_seen(nodes);
         if nodes.is_empty() || children.is_empty() {
             return FxHashMap::default();
         }
@@ -610,6 +626,17 @@ mod tests {
         let map = cb.child_nodes(&[0, 1, 5, 4, 3, 5], &[]);
         assert_eq!(map.len(), 2);
         assert_eq!((map[&4], map[&5]), (0, 2));
+    }
+
+    /// Launches are read only when the child nodes are not one to one with
+    /// the child commands.
+    #[test]
+    fn launches_are_needed_only_when_counts_differ() {
+        let cb = buffer(&[true, false, true, false]);
+        assert!(!cb.needs_launches(&[0, 1, 5, 4, 3, 5]));
+        assert!(cb.needs_launches(&[4, 5, 6, 1, 3]));
+        assert!(!cb.needs_launches(&[0, 1, 2, 3]));
+        assert!(!buffer(&[false, false]).needs_launches(&[2, 3, 4]));
     }
 
     /// One library call ran two kernels (memset, then gemm): time order
