@@ -5,6 +5,7 @@
 
     python3 bench/xplane.py [--rtfprof PATH] [--scales x1,x10,x25,x100]
                             [--runs N] [--xprof-scales x1,x25] [--out FILE]
+    python3 bench/xplane.py --family gpu [--scales x1,x91,x364] ...
 
 Traces (bench/data/xplane/<scale>/plugins/profile/run0/host0.xplane.pb,
 not committed; made when missing with the TF venv, see bench/README.md):
@@ -29,6 +30,18 @@ once, in a fresh process (`rss`), which also gives the peak RSS (process
 peak, and peak minus the baseline after importing xprof).
 Writes the results to --out (default bench/results_xplane.md) and splices
 them into bench/results.md between `<!-- xplane -->` markers.
+
+--family gpu (issue 29): JAX on an H200, the LSTM of the shared traces
+(`../shared/traces/jax_h200/jax_lstm`, or $GPU_TRACE: a `lax.scan` loop
+run as CUDA graphs, 10 marked steps, 3.4 MB, of which 0.4 MB programs),
+repeated with `tools/xplane/repeat_trace.py --gpu` (bench/data/xplane_gpu/
+<scale>: x91 ~270 MB, x364 ~1.07 GB, as the TF2 family's x25 and x100);
+views `scope`, `op`, `steps`, `hlo` and `kernels` against XProf's
+`framework_op_stats`, `input_pipeline_analyzer`, `hlo_stats` and
+`kernel_stats`; results in bench/results_xplane_gpu.md and between
+`<!-- xplane_gpu -->` markers.  (XProf attributes none of a command
+buffer's kernels to ops: its op tables are nearly empty on this trace,
+rtfprof's are full; the work of reading the trace is the same.)
 """
 import argparse
 import datetime
@@ -56,12 +69,25 @@ HOW = {
 }
 
 
+GPU_DATA = os.path.join(BENCH, "data", "xplane_gpu")
+GPU_SOURCE = os.environ.get("GPU_TRACE", os.path.join(ROOT, "..", "shared", "traces", "jax_h200", "jax_lstm", "vm.xplane.pb"))
+GPU_XPROF_TOOL = dict(XPROF_TOOL, hlo="hlo_stats", kernels="kernel_stats")
+GPU_HOW = "jax_lstm (H200, command buffers, lax.scan) x{n}: events repeated, shifted, ids and steps renumbered (tools/xplane/repeat_trace.py --gpu)"
+FAMILY = "tf2"
+
+
 def trace(scale):
-    return os.path.join(DATA, scale, "plugins", "profile", "run0", "host0.xplane.pb")
+    data = GPU_DATA if FAMILY == "gpu" else DATA
+    return os.path.join(data, scale, "plugins", "profile", "run0", "host0.xplane.pb")
 
 
 def make(scale):
     if os.path.exists(trace(scale)):
+        return
+    if FAMILY == "gpu":
+        print(f"== making {scale}", file=sys.stderr)
+        subprocess.run([TF_PY, os.path.join(ROOT, "tools", "xplane", "repeat_trace.py"), GPU_SOURCE,
+                        os.path.join(GPU_DATA, scale), scale[1:], "--gpu"], check=True)
         return
     print(f"== making {scale}", file=sys.stderr)
     if scale in ("x1", "x10"):
@@ -140,19 +166,30 @@ def mb(n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rtfprof", default=os.path.join(ROOT, "target", "release", "rtfprof"))
-    ap.add_argument("--scales", default="x1,x10,x25,x100")
-    ap.add_argument("--xprof-scales", default="x1,x10,x25", help="scales XProf converts (x25: once, ~75 s and ~7.5 GB)")
+    ap.add_argument("--family", choices=("tf2", "gpu"), default="tf2", help="tf2: TF2 CPU traces; gpu: JAX on an H200")
+    ap.add_argument("--scales", default=None, help="default x1,x10,x25,x100 (gpu: x1,x91,x364)")
+    ap.add_argument("--xprof-scales", default=None, help="scales XProf converts (x25: once, ~75 s and ~7.5 GB; default x1,x10,x25, gpu: x1,x91)")
     ap.add_argument("--runs", type=int, default=5, help="rtfprof runs per workload on x1/x10 (fewer on bigger)")
-    ap.add_argument("--out", default=os.path.join(BENCH, "results_xplane.md"))
+    ap.add_argument("--out", default=None, help="default bench/results_xplane.md (gpu: bench/results_xplane_gpu.md)")
+    ap.add_argument("--commit", default=None, help="the commit --rtfprof was built from, if not HEAD's")
     args = ap.parse_args()
+    global FAMILY, XPROF_TOOL, HOW
+    FAMILY = args.family
+    gpu = FAMILY == "gpu"
+    args.scales = args.scales or ("x1,x91,x364" if gpu else "x1,x10,x25,x100")
+    args.xprof_scales = args.xprof_scales if args.xprof_scales is not None else ("x1,x91" if gpu else "x1,x10,x25")
+    args.out = args.out or os.path.join(BENCH, "results_xplane_gpu.md" if gpu else "results_xplane.md")
+    if gpu:
+        XPROF_TOOL = GPU_XPROF_TOOL
+        HOW = {s: GPU_HOW.format(n=s[1:]) for s in args.scales.split(",")}
     scales = args.scales.split(",")
     xprof_scales = [s for s in args.xprof_scales.split(",") if s] if os.path.exists(XPROF_PY) else []
     for s in scales:
         make(s)
     binary = os.path.join(tempfile.mkdtemp(), "rtfprof.bench")
     shutil.copy(args.rtfprof, binary)  # a rebuild during the run changes nothing
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    commit = args.commit or subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = not args.commit and subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
     load_before = open("/proc/loadavg").read().split()[:3]
     started = time.time()
 
@@ -181,16 +218,17 @@ def main():
                 rt[(s, view)] = rtfprof_runs(binary, view, s, runs, warm_up=sizes[s] < 500e6)
 
     L = []
-    L.append("# rtfprof XPlane benchmark results\n")
-    L.append(f"Written by `python3 bench/xplane.py --scales {args.scales} --xprof-scales {','.join(xprof_scales)}` "
+    L.append(f"# rtfprof XPlane benchmark results{' (JAX GPU)' if gpu else ''}\n")
+    L.append(f"Written by `python3 bench/xplane.py{' --family gpu' if gpu else ''} --scales {args.scales} --xprof-scales {','.join(xprof_scales)}` "
              f"on {datetime.datetime.now():%Y-%m-%d %H:%M}, {time.time() - started:.0f} s.\n")
     L.append(f"- machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
              f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB RAM; load average before/after: "
              f"{' '.join(load_before)} / {' '.join(open('/proc/loadavg').read().split()[:3])} (other jobs share the machine)")
     L.append(f"- rtfprof: commit `{commit}`{' with uncommitted changes' if dirty else ''}; whole process, "
-             f"`rtfprof scope|op|steps --xplane_path DIR --output file:outfile=/dev/null`, fastest run after one warm-up")
+             f"`rtfprof {'|'.join(XPROF_TOOL)} --xplane_path DIR --output file:outfile=/dev/null`, fastest run after one warm-up")
     L.append("- XProf: `xspace_to_tool_data([copy], TOOL, {\"use_saved_result\": False})` in-process "
-             "(TOOL: `framework_op_stats` against scope and op, `input_pipeline_analyzer` against steps) "
+             "(TOOL: `framework_op_stats` against scope and op, `input_pipeline_analyzer` against steps"
+             f"{', `hlo_stats` against hlo, `kernel_stats` against kernels' if gpu else ''}) "
              "(bench/xprof_convert.py), on a copy alone in a temporary directory, cache deleted before each run; "
              "small traces: fastest of 3 after a warm-up in one process; big ones: one run in a fresh process\n")
     L.append("## Traces\n")
@@ -218,7 +256,8 @@ def main():
              "the kernel time of page faults varies between runs of one binary on this VM, see README.md).\n")
     L.append("| from | to | size ratio | view | wall ratio | wall ratio / size ratio | user ratio / size ratio | RSS ratio |")
     L.append("|---|---|---:|---|---:|---:|---:|---:|")
-    for a, b in [("x1", "x10"), ("x1", "x25"), ("x25", "x100"), ("x1", "x100")]:
+    pairs = [("x1", "x91"), ("x91", "x364"), ("x1", "x364")] if gpu else [("x1", "x10"), ("x1", "x25"), ("x25", "x100"), ("x1", "x100")]
+    for a, b in pairs:
         if a in scales and b in scales:
             k = sizes[b] / sizes[a]
             for view in XPROF_TOOL:
@@ -233,10 +272,11 @@ def main():
     results = os.path.join(BENCH, "results.md")
     if os.path.exists(results):
         old = open(results).read()
-        block = "<!-- xplane -->\n" + text.replace("# rtfprof XPlane", "## XPlane") + "<!-- /xplane -->\n"
-        if "<!-- xplane -->" in old:
-            head, rest = old.split("<!-- xplane -->", 1)
-            old = head + block + rest.split("<!-- /xplane -->\n", 1)[-1]
+        mark = "xplane_gpu" if gpu else "xplane"
+        block = f"<!-- {mark} -->\n" + text.replace("# rtfprof XPlane", "## XPlane") + f"<!-- /{mark} -->\n"
+        if f"<!-- {mark} -->" in old:
+            head, rest = old.split(f"<!-- {mark} -->", 1)
+            old = head + block + rest.split(f"<!-- /{mark} -->\n", 1)[-1]
         else:
             old = old.rstrip("\n") + "\n\n" + block
         open(results, "w").write(old)

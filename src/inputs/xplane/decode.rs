@@ -640,7 +640,11 @@ impl<'a> Stat<'a> {
         }
     }
 
-    /// A stat of the common shape (see [`Event::decode_plain`]).
+    /// A stat of the common shape (see [`Event::decode_plain`]). Inlined:
+    /// called, it handed its stat back through memory, and reading it there
+    /// stalled (18% of `scope`'s samples on the 272 MB jax_lstm x91 trace,
+    /// whose events have ten stats each: user time 0.52 -> 0.46 s).
+    #[inline(always)]
     fn decode_plain(wire: &'a [u8]) -> Option<Stat<'a>> {
         let mut stat = Stat::default();
         let mut rest = wire;
