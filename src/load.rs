@@ -129,7 +129,8 @@ pub struct Loaded {
     /// header).
     pub coverage: Vec<(String, f64)>,
     /// The ranks that partial profiles carry, when they are several and each
-    /// is a rank (the report's ranks tab; traces give it from `traces`).
+    /// is a rank, loaded for the report (its ranks tab; traces give it from
+    /// `traces`).
     pub ranks: Option<crate::ranks::Ranks>,
 }
 
@@ -386,7 +387,8 @@ fn load_partials(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
         return Err(Error::flag(command, "reads the traces' events, which partial profiles do not hold: give the traces (--job, --pytorch_path, --xplane_path)"));
     }
     let partial = partials_of(sources)?;
-    let ranks = if partial.job_names().count() >= 2 { partial.ranks(&partials_named(sources)).ok() } else { None };
+    // (Only the report reads them: its ranks tab.)
+    let ranks = if purpose == Purpose::Report && partial.job_names().count() >= 2 { partial.ranks(&partials_named(sources)).ok() } else { None };
     let mut loaded = partial.into_loaded();
     loaded.ranks = ranks;
     check_code_traces(purpose, &loaded)?;

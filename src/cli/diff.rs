@@ -120,19 +120,9 @@ pub fn run(
         None => left.at_step(right_step).unwrap_or_else(|| global_side(right_step)),
     };
     let metric = args.metric.as_deref().map(Metric::parse).transpose()?;
-    for (side, which) in [(&left, Which::Left), (&right, Which::Right)] {
-        if let Side::Profile(paths, _) = side {
-            if paths.graph_path.is_none()
-                && paths.run_meta_paths.is_empty()
-                && paths.profile_path.is_none()
-                && paths.xplane_path.is_none()
-                && paths.pytorch_path.is_none()
-                && paths.events_path.is_none()
-            {
-                return Err(Error::flag(which.flag("graph_path"), "no inputs for this side (give profile files or --left_text/--right_text)"));
-            }
-        }
-    }
+    // (A global side is not checked by Side::new.)
+    left.check_inputs(Which::Left)?;
+    right.check_inputs(Which::Right)?;
     if !matches!(opts.output, Output::Stdout | Output::File(_) | Output::Json(_) | Output::Folded(_) | Output::Html(_)) {
         return Err(Error::flag("--output", "diff writes text (stdout, file:outfile=PATH), json:outfile=PATH, folded:outfile=PATH or html:outfile=PATH"));
     }

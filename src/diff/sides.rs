@@ -61,9 +61,7 @@ impl Side {
     /// `sources.paths` apply to TF files and traces alike.
     pub fn new(sources: Sources, text: Option<PathBuf>, step: i64, which: Which) -> Result<Side> {
         let paths = &sources.paths;
-        // (An op log alone is no profile: it only annotates a graph's nodes.)
-        let loadable = paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() || paths.profile_path.is_some() || paths.events_path.is_some();
-        let files = loadable || paths.op_log_path.is_some();
+        let files = loads_a_profile(paths) || paths.op_log_path.is_some();
         let trace = sources.xplane_path.is_some() || sources.pytorch_path.is_some();
         let partials = !sources.partial_paths.is_empty();
         if let Some(path) = text {
@@ -82,10 +80,20 @@ impl Side {
         if trace {
             return trace_side(sources, which, step);
         }
-        if !loadable {
-            return Err(Error::flag(which.flag("graph_path"), "no inputs for this side (give profile files or --left_text/--right_text)"));
+        let side = Side::Profile(sources.paths, step);
+        side.check_inputs(which)?;
+        Ok(side)
+    }
+
+    /// Refuses a side of profile inputs that load no profile (none at all,
+    /// or an op log alone, which only annotates a graph's nodes).
+    pub fn check_inputs(&self, which: Which) -> Result<()> {
+        match self {
+            Side::Profile(paths, _) if !loads_a_profile(paths) => {
+                Err(Error::flag(which.flag("graph_path"), "no inputs for this side (give profile files or --left_text/--right_text)"))
+            }
+            _ => Ok(()),
         }
-        Ok(Side::Profile(sources.paths, step))
     }
 
     /// The same inputs at another step (a saved text has no steps).
@@ -164,6 +172,16 @@ impl Side {
             _ => false,
         }
     }
+}
+
+/// Whether `paths` hold an input that makes a node model.
+fn loads_a_profile(paths: &InputPaths) -> bool {
+    paths.graph_path.is_some()
+        || !paths.run_meta_paths.is_empty()
+        || paths.profile_path.is_some()
+        || paths.events_path.is_some()
+        || paths.xplane_path.is_some()
+        || paths.pytorch_path.is_some()
 }
 
 /// A side's trace (`--left_xplane_path`, `--right_pytorch_path`, …): one

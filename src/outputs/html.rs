@@ -523,7 +523,7 @@ fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<
     } else if xplane.len() >= 2 {
         crate::ranks::xplane::analyze(&xplane)
     } else if let Some(ranks) = &loaded.ranks {
-        Ok(ranks.clone())
+        return Some(crate::outputs::ranks::to_json(ranks));
     } else {
         return None;
     };
