@@ -364,7 +364,7 @@ impl<R: Read> Parser<R> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            match memchr::memchr2(b'"', b'\\', &self.buf[i..self.end]) {
+            match find_quote_or_backslash(&self.buf[i..self.end]) {
                 Some(k) if self.buf[i + k] == b'"' => {
                     let close = i + k;
                     self.pos = close + 1;
@@ -570,6 +570,20 @@ impl<R: Read> Parser<R> {
                 break;
             }
         }
+    }
+}
+
+/// The first `"` or `\\` in `hay`. Most strings of a trace (keys, phases,
+/// categories) end within a few bytes: looked at byte by byte first, then
+/// with memchr.
+#[inline]
+fn find_quote_or_backslash(hay: &[u8]) -> Option<usize> {
+    const SHORT: usize = 16;
+    let head = &hay[..hay.len().min(SHORT)];
+    match head.iter().position(|&b| b == b'"' || b == b'\\') {
+        Some(k) => Some(k),
+        None if hay.len() > SHORT => memchr::memchr2(b'"', b'\\', &hay[SHORT..]).map(|k| k + SHORT),
+        None => None,
     }
 }
 
