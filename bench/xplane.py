@@ -262,9 +262,11 @@ def main():
             k = sizes[b] / sizes[a]
             for view in XPROF_TOOL:
                 t = rt[(b, view)]["wall"] / rt[(a, view)]["wall"]
-                u = min(rt[(b, view)]["users"]) / min(rt[(a, view)]["users"])
+                # (A 3 MB trace's user time can read 0.00 s: then no ratio.)
+                ua, ub = min(rt[(a, view)]["users"]), min(rt[(b, view)]["users"])
+                u = f"**{ub / ua / k:.2f}**" if ua > 0 else "-"
                 m = rt[(b, view)]["rss_kb"] / rt[(a, view)]["rss_kb"]
-                L.append(f"| {a} | {b} | {k:.2f} | {view} | {t:.2f} | **{t / k:.2f}** | **{u / k:.2f}** | {m:.2f} |")
+                L.append(f"| {a} | {b} | {k:.2f} | {view} | {t:.2f} | **{t / k:.2f}** | {u} | {m:.2f} |")
     text = "\n".join(L) + "\n"
     raw = {"sizes": sizes, "rtfprof": {f"{s}/{v}": r for (s, v), r in rt.items()}, "xprof": {f"{s}/{t}": r for (s, t), r in xp.items()}}
     text += "\n<details><summary>raw</summary>\n\n```json\n" + json.dumps(raw, indent=1) + "\n```\n</details>\n"

@@ -75,7 +75,7 @@ impl Stats {
         const PS_PER_US: i128 = 1_000_000;
         for e in events {
             let micros = i64::try_from(e.time_ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX);
-            self.add_allocation(e.step, &e.allocator, micros, e.bytes, &e.node, Some(e.in_use));
+            self.add_allocation(e.step, e.allocator, micros, e.bytes, &e.node, Some(e.in_use));
         }
     }
 
