@@ -43,6 +43,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 
 use prost::DecodeError;
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -568,7 +569,9 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
                 device.entry(group).or_default().combine(details);
             }
         }
-        steps = device.into_iter().filter_map(|(group, details)| details.step_info(&events, group, true)).collect();
+        // (Steps resolved on all cores: each sorts its events' bounds.)
+        let device: Vec<(i64, Details)> = device.into_iter().collect();
+        steps = device.par_iter().filter_map(|(group, details)| details.step_info(&events, *group, true)).collect();
         add_device_time(&mut steps, spans);
     }
     drop(events);
@@ -1675,7 +1678,7 @@ fn derived_device_step_events(
             }
         })?;
     }
-    events.sort_by_key(|e| {
+    events.par_sort_by_key(|e| {
         let (begin, end) = e.span(&bases);
         (begin, std::cmp::Reverse(end - begin))
     });
@@ -1775,8 +1778,8 @@ fn add_device_time(steps: &mut [HostStep], spans: DeviceSpans) {
         }
         merge_by_start(streams)
     };
-    let busy = union_up_to(merged().map(|s| (s.0, s.1)), &points);
-    let transfers = union_up_to(merged().filter(|s| s.2).map(|s| (s.0, s.1)), &points);
+    let (busy, transfers) =
+        rayon::join(|| union_up_to(merged().map(|s| (s.0, s.1)), &points), || union_up_to(merged().filter(|s| s.2).map(|s| (s.0, s.1)), &points));
     let at = |t: i128| points.binary_search(&t).expect("a step's bound");
     for step in steps {
         let (begin, end) = (at(step.begin_ps), at(step.begin_ps + step.duration_ps));

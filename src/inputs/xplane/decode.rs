@@ -334,15 +334,15 @@ impl<'a> Line<'a> {
     /// The line's events as `decode` reads them (with their number on the
     /// line), handed in file order to `consume`; the stretches walked go to
     /// `release` every few MB (a line may hold most of a 1 GB trace), the
-    /// rest when the walk ends. Decoding is most of a walk (on the 1 GB
-    /// bench trace's one long line, 3.4 s of `steps`' first walk's 5 s): on
-    /// lines of more than one [`PIECE_EVENTS`] piece it runs on a thread of
-    /// its own, a piece ahead of `consume` (`steps` on that trace: 9.6 →
-    /// 7.9 s). The first error stops both.
+    /// rest when the walk ends. Decoding is most of a walk: on lines of
+    /// more than one [`PIECE_EVENTS`] piece, pieces are decoded on a thread
+    /// a core, a few pieces ahead of `consume` (see [`InOrder`]; `steps` of
+    /// the 272 MB JAX GPU bench trace, bench/README.md). The first error in
+    /// file order stops the walk, as a serial walk would.
     pub fn walk<T: Send, E: From<DecodeError>>(
         &self,
         release: Release<'_>,
-        decode: impl Fn(usize, &'a [u8]) -> Result<T, DecodeError> + Send,
+        decode: impl Fn(usize, &'a [u8]) -> Result<T, DecodeError> + Sync,
         mut consume: impl FnMut(T) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut walked = Walked { wire: self.wire, released: 0, release };
@@ -354,41 +354,41 @@ impl<'a> Line<'a> {
             }
             return Ok(());
         }
-        type Batch<'a, T> = Vec<(&'a [u8], T)>;
-        let (decoded, receive_decoded) = std::sync::mpsc::sync_channel::<Result<Batch<'a, T>, DecodeError>>(2);
-        let (reuse, receive_reuse) = std::sync::mpsc::channel::<Batch<'a, T>>();
+        let workers = rayon::current_num_threads().clamp(1, pieces.len());
+        let order = InOrder::new(pieces.len(), 2 * workers);
         std::thread::scope(|scope| {
-            scope.spawn(move || {
-                let mut k = 0;
-                for piece in &pieces {
-                    let mut batch = receive_reuse.try_recv().unwrap_or_default();
-                    let mut result = Ok(());
-                    for wire in piece.event_wires() {
-                        match decode(k, wire) {
-                            Ok(t) => batch.push((wire, t)),
-                            Err(e) => {
-                                result = Err(e);
-                                break;
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    while let Some((i, mut batch)) = order.next_piece() {
+                        let first = i * PIECE_EVENTS;
+                        let mut result = Ok(());
+                        for (k, wire) in pieces[i].event_wires().enumerate() {
+                            match decode(first + k, wire) {
+                                Ok(t) => batch.push((wire, t)),
+                                Err(e) => {
+                                    result = Err(e);
+                                    break;
+                                }
                             }
                         }
-                        k += 1;
+                        order.decoded(i, result.map(|()| batch));
                     }
-                    let failed = result.is_err();
-                    // (A closed channel: `consume` failed.)
-                    if decoded.send(result.map(|()| batch)).is_err() || failed {
-                        return;
-                    }
-                }
-            });
-            for batch in receive_decoded {
-                let mut batch = batch?;
-                for (wire, t) in batch.drain(..) {
-                    walked.reached(wire);
-                    consume(t)?;
-                }
-                let _ = reuse.send(batch);
+                });
             }
-            Ok(())
+            let walk = (|| {
+                for i in 0..pieces.len() {
+                    let mut batch = order.take(i)?;
+                    for (wire, t) in batch.drain(..) {
+                        walked.reached(wire);
+                        consume(t)?;
+                    }
+                    order.consumed(i, batch);
+                }
+                Ok(())
+            })();
+            // (Workers waiting for room or a piece stop.)
+            order.stop();
+            walk
         })
     }
 
@@ -445,6 +445,95 @@ impl Walked<'_, '_> {
 impl Drop for Walked<'_, '_> {
     fn drop(&mut self) {
         (self.release)(&self.wire[self.released..]);
+    }
+}
+
+/// Pieces of a line handed out to decoding threads in order, no more than
+/// `ahead` past the one being consumed (the decoded events wait in
+/// memory), and their events taken back in order. A piece that fails to
+/// decode is the last handed out: what precedes it is still consumed first.
+struct InOrder<T> {
+    state: std::sync::Mutex<InOrderState<T>>,
+    /// A piece was decoded, or the walk stopped.
+    ready: std::sync::Condvar,
+    /// A piece was consumed (room ahead), or the walk stopped.
+    room: std::sync::Condvar,
+    ahead: usize,
+}
+
+type Batch<'a, T> = Vec<(&'a [u8], T)>;
+
+struct InOrderState<T> {
+    /// The next piece to hand out, and the end of those to hand out.
+    next: usize,
+    end: usize,
+    consumed: usize,
+    decoded: FxHashMap<usize, Result<T, DecodeError>>,
+    /// Consumed batches, for their room.
+    spare: Vec<T>,
+    stopped: bool,
+}
+
+impl<'a, U> InOrder<Batch<'a, U>> {
+    fn new(pieces: usize, ahead: usize) -> Self {
+        let state = InOrderState { next: 0, end: pieces, consumed: 0, decoded: FxHashMap::default(), spare: Vec::new(), stopped: false };
+        InOrder { state: std::sync::Mutex::new(state), ready: std::sync::Condvar::new(), room: std::sync::Condvar::new(), ahead }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, InOrderState<Batch<'a, U>>> {
+        // (Poisoned only by a panicking thread, whose panic the scope raises.)
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A piece to decode and an empty batch for it; `None` once every
+    /// piece is handed out or the walk stopped.
+    fn next_piece(&self) -> Option<(usize, Batch<'a, U>)> {
+        let mut state = self.lock();
+        loop {
+            if state.stopped || state.next >= state.end {
+                return None;
+            }
+            if state.next < state.consumed + self.ahead {
+                let i = state.next;
+                state.next += 1;
+                return Some((i, state.spare.pop().unwrap_or_default()));
+            }
+            state = self.room.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn decoded(&self, i: usize, result: Result<Batch<'a, U>, DecodeError>) {
+        let mut state = self.lock();
+        if result.is_err() {
+            state.end = state.end.min(i + 1);
+        }
+        state.decoded.insert(i, result);
+        self.ready.notify_all();
+    }
+
+    /// Piece `i`'s events, once decoded (every piece before it was handed
+    /// out before it, so it comes).
+    fn take(&self, i: usize) -> Result<Batch<'a, U>, DecodeError> {
+        let mut state = self.lock();
+        loop {
+            if let Some(result) = state.decoded.remove(&i) {
+                return result;
+            }
+            state = self.ready.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn consumed(&self, i: usize, batch: Batch<'a, U>) {
+        let mut state = self.lock();
+        state.consumed = i + 1;
+        state.spare.push(batch);
+        self.room.notify_all();
+    }
+
+    fn stop(&self) {
+        self.lock().stopped = true;
+        self.room.notify_all();
+        self.ready.notify_all();
     }
 }
 
@@ -974,13 +1063,54 @@ mod tests {
             Ok::<_, DecodeError>(())
         });
         assert_eq!(failed.unwrap_err(), error());
-        assert!(consumed <= fail_at);
+        // (The pieces before the failing one, whole.)
+        assert_eq!(consumed, 2 * PIECE_EVENTS);
         let mut consumed = 0;
         let stopped = line.walk(&|_| {}, offset, |o| {
             consumed += 1;
             if o == 100 { Err(error()) } else { Ok(()) }
         });
         assert!(stopped.is_err() && consumed == 101);
+    }
+
+    /// However many threads decode a line's pieces, and in whatever order
+    /// they finish, the walk ends at the first error in file order: a
+    /// decoding error of an earlier piece before one of a later piece, an
+    /// error of `consume` before a decoding error after it.
+    #[test]
+    fn the_first_error_in_file_order_ends_a_walk() {
+        let events = 4 * PIECE_EVENTS + 3;
+        let line = xp::XLine { events: (0..events as i64).map(|k| xp::XEvent { metadata_id: k, ..Default::default() }).collect(), ..Default::default() };
+        let space = xp::XSpace { planes: vec![xp::XPlane { lines: vec![line], ..Default::default() }], ..Default::default() }.encode_to_vec();
+        let space = Space::decode(&space).unwrap();
+        let plane = Plane::decode(space.planes[0]).unwrap();
+        let line = &plane.lines[0];
+        for threads in [1, 2, 5] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                // Later pieces fail at once, the earlier one after a while.
+                let (early, late) = (PIECE_EVENTS + 3, 3 * PIECE_EVENTS + 1);
+                let decode = |k: usize, _: &[u8]| match k {
+                    _ if k == late => Err(DecodeError::new("late")),
+                    _ if k == early => {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        Err(DecodeError::new("early"))
+                    }
+                    _ => Ok(k),
+                };
+                let mut seen = Vec::new();
+                let failed = line.walk(&|_| {}, decode, |k| {
+                    seen.push(k);
+                    Ok::<_, DecodeError>(())
+                });
+                assert_eq!(failed.unwrap_err(), DecodeError::new("early"), "{threads} threads");
+                assert_eq!(seen, (0..PIECE_EVENTS).collect::<Vec<_>>());
+
+                let decode = |k: usize, _: &[u8]| if k == late { Err(DecodeError::new("late")) } else { Ok(k) };
+                let stopped = line.walk(&|_| {}, decode, |k| if k == early { Err(DecodeError::new("consume")) } else { Ok(()) });
+                assert_eq!(stopped.unwrap_err(), DecodeError::new("consume"), "{threads} threads");
+            });
+        }
     }
 
     /// Events and stats the one-pass reader takes are read as prost reads
