@@ -1686,24 +1686,31 @@ fn derived_device_step_events(
     let mut group = None;
     // (group, begin, end) of the marker being extended
     let mut marker: Option<(i64, i128, i128)> = None;
+    // The marker's kernels (a group's events kept in order, looked up once
+    // a marker, not once an event).
+    let mut kernels: Vec<(u8, u32)> = Vec::new();
     for e in &events {
         let (begin, end) = e.span(&bases);
         group = (e.group != DeviceSpan::NO_GROUP).then_some(e.group).or(group);
         let Some(g) = group else { continue };
-        if e.kernel != DeviceSpan::NONE {
-            steps.entry(g).or_default().events.push((ev.gpu_event_type(e.kernel as usize, &types), e.kernel));
-        }
         match &mut marker {
             Some((mg, _, e)) if *mg == g => *e = (*e).max(end),
             _ => {
                 if let Some((mg, b, e)) = marker.replace((g, begin, end)) {
-                    steps.entry(mg).or_default().markers.push((true, b, e));
+                    let details = steps.entry(mg).or_default();
+                    details.markers.push((true, b, e));
+                    details.events.append(&mut kernels);
                 }
             }
         }
+        if e.kernel != DeviceSpan::NONE {
+            kernels.push((ev.gpu_event_type(e.kernel as usize, &types), e.kernel));
+        }
     }
     if let Some((mg, b, e)) = marker {
-        steps.entry(mg).or_default().markers.push((true, b, e));
+        let details = steps.entry(mg).or_default();
+        details.markers.push((true, b, e));
+        details.events.append(&mut kernels);
     }
     // (Only the groups with both, as with a stored line.)
     steps.retain(|_, details| !details.events.is_empty() && !details.markers.is_empty());
