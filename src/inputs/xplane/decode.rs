@@ -1079,6 +1079,19 @@ mod tests {
     /// error of `consume` before a decoding error after it.
     #[test]
     fn the_first_error_in_file_order_ends_a_walk() {
+        #[derive(Debug, PartialEq)]
+        enum Stop {
+            Decode(DecodeError),
+            Consume,
+        }
+        impl From<DecodeError> for Stop {
+            fn from(e: DecodeError) -> Stop {
+                Stop::Decode(e)
+            }
+        }
+        // Two errors told apart: a field cut short, a wire type that is none.
+        let (cut_short, no_wire_type) = (Event::decode(&[0x08]).unwrap_err(), Event::decode(&[0x0f]).unwrap_err());
+        assert_ne!(cut_short, no_wire_type);
         let events = 4 * PIECE_EVENTS + 3;
         let line = xp::XLine { events: (0..events as i64).map(|k| xp::XEvent { metadata_id: k, ..Default::default() }).collect(), ..Default::default() };
         let space = xp::XSpace { planes: vec![xp::XPlane { lines: vec![line], ..Default::default() }], ..Default::default() }.encode_to_vec();
@@ -1088,27 +1101,27 @@ mod tests {
         for threads in [1, 2, 5] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
-                // Later pieces fail at once, the earlier one after a while.
+                // A later piece fails at once, the earlier one after a while.
                 let (early, late) = (PIECE_EVENTS + 3, 3 * PIECE_EVENTS + 1);
                 let decode = |k: usize, _: &[u8]| match k {
-                    _ if k == late => Err(DecodeError::new("late")),
+                    _ if k == late => Err(no_wire_type.clone()),
                     _ if k == early => {
                         std::thread::sleep(std::time::Duration::from_millis(20));
-                        Err(DecodeError::new("early"))
+                        Err(cut_short.clone())
                     }
                     _ => Ok(k),
                 };
                 let mut seen = Vec::new();
                 let failed = line.walk(&|_| {}, decode, |k| {
                     seen.push(k);
-                    Ok::<_, DecodeError>(())
+                    Ok::<_, Stop>(())
                 });
-                assert_eq!(failed.unwrap_err(), DecodeError::new("early"), "{threads} threads");
+                assert_eq!(failed, Err(Stop::Decode(cut_short.clone())), "{threads} threads");
                 assert_eq!(seen, (0..PIECE_EVENTS).collect::<Vec<_>>());
 
-                let decode = |k: usize, _: &[u8]| if k == late { Err(DecodeError::new("late")) } else { Ok(k) };
-                let stopped = line.walk(&|_| {}, decode, |k| if k == early { Err(DecodeError::new("consume")) } else { Ok(()) });
-                assert_eq!(stopped.unwrap_err(), DecodeError::new("consume"), "{threads} threads");
+                let decode = |k: usize, _: &[u8]| if k == late { Err(no_wire_type.clone()) } else { Ok(k) };
+                let stopped = line.walk(&|_| {}, decode, |k| if k == early { Err(Stop::Consume) } else { Ok(()) });
+                assert_eq!(stopped, Err(Stop::Consume), "{threads} threads");
             });
         }
     }
