@@ -208,9 +208,7 @@ fn xplane_gpu_traces() -> Vec<PathBuf> {
         .iter()
         .map(|f| common::testdata().join(format!("xplane/{f}/plugins/profile/run0/host0.xplane.pb")))
         .collect();
-    for name in ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"] {
-        traces.extend(common::jax_gpu_trace(name));
-    }
+    traces.extend(common::JAX_GPU_TRACES.iter().filter_map(|name| common::jax_gpu_trace(name)));
     if let Some(dir) = common::shared_trace_dir("tf2_bert_8gpu/run") {
         traces.push(dir.join("host0.xplane.pb"));
     }

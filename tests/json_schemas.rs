@@ -206,7 +206,7 @@ fn shared_cases() -> Option<Vec<Case>> {
             cases.push(case(schema, schema, &inputs));
         }
     };
-    for trace in ["flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_mlp", "jax_mlp_nocb", "jax_xfer"] {
+    for trace in common::JAX_GPU_TRACES {
         add("xplane_path", root.join("jax_h200").join(trace), &["scope", "op", "code"], &["memory", "steps", "hlo", "kernels", "report"]);
     }
     // (TF's trace runs no XLA program; rtfprof steps refuses TPU traces and

@@ -353,15 +353,7 @@ fn xplane_allocators_and_peaks_are_xprofs_on_every_trace() {
         .iter()
         .map(|f| (format!("{f}.host0"), testdata().join("xplane").join(f)))
         .collect();
-    for name in ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"] {
-        if let Some(trace) = common::jax_gpu_trace(name) {
-            traces.push((format!("{name}.vm"), trace));
-        }
-    }
-    let tpu = common::shared_traces().join("xla_tpu_inference/run/host0.xplane.pb");
-    if tpu.exists() {
-        traces.push(("xla_tpu_inference.host0".into(), tpu));
-    }
+    traces.extend(common::shared_xplane_goldens());
     for (golden, trace) in traces {
         let xprof = common::xprof_golden(&format!("{golden}.memory_profile"));
         let ours = rtfprof_json_of(&["memory".to_owned(), format!("--xplane_path={}", trace.display())]);

@@ -186,17 +186,7 @@ fn every_program_of_the_fixtures_is_xprofs() {
 /// XProf's; skipped where `../shared` is absent.
 #[test]
 fn the_shared_traces_main_programs_are_xprofs() {
-    let mut traces: Vec<(String, std::path::PathBuf)> = Vec::new();
-    for name in ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"] {
-        if let Some(trace) = common::jax_gpu_trace(name) {
-            traces.push((format!("{name}.vm"), trace));
-        }
-    }
-    let tpu = common::shared_traces().join("xla_tpu_inference/run/host0.xplane.pb");
-    if tpu.exists() {
-        traces.push(("xla_tpu_inference.host0".into(), tpu));
-    }
-    for (name, trace) in traces {
+    for (name, trace) in common::shared_xplane_goldens() {
         let xprof = golden(&format!("{name}.memory_viewer"));
         let main = xprof["main"].as_str().unwrap();
         let ours = trace_programs(&trace);

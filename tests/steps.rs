@@ -221,7 +221,7 @@ fn tf2_bert_8gpu_matches_xprof() {
 #[test]
 fn jax_gpu_traces_match_xprof() {
     let cuts = ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_lstm_nocb", "jax_gpu_xfer"];
-    for fixture in cuts.into_iter().chain(["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"]) {
+    for fixture in cuts.into_iter().chain(common::JAX_GPU_TRACES) {
         check_fixture(fixture);
     }
 }

@@ -82,6 +82,24 @@ pub fn shared_traces() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces")
 }
 
+/// The JAX 0.11 H200 traces of `../shared/traces/jax_h200`: three
+/// programs with XLA's command buffers and without (`_nocb`), and one of
+/// host-device transfers.
+pub const JAX_GPU_TRACES: [&str; 7] = ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "jax_lstm_nocb", "jax_xfer"];
+
+/// The shared traces with XProf goldens (`tools/xplane/xprof_goldens.py`), as
+/// (golden prefix, trace): each [`JAX_GPU_TRACES`] trace present and the
+/// TPU inference trace, where `../shared` has them.
+pub fn shared_xplane_goldens() -> Vec<(String, PathBuf)> {
+    let mut traces: Vec<(String, PathBuf)> =
+        JAX_GPU_TRACES.iter().filter_map(|&name| jax_gpu_trace(name).map(|trace| (format!("{name}.vm"), trace))).collect();
+    let tpu = shared_traces().join("xla_tpu_inference/run/host0.xplane.pb");
+    if tpu.exists() {
+        traces.push(("xla_tpu_inference.host0".into(), tpu));
+    }
+    traces
+}
+
 /// A JAX 0.11 H200 trace of `../shared/traces/jax_h200`, or `None`, saying
 /// so, where that directory is absent (it is not part of the repository).
 pub fn jax_gpu_trace(name: &str) -> Option<PathBuf> {
