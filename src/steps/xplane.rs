@@ -1248,11 +1248,11 @@ impl Details {
         events.extend_from_slice(&self.spans);
         let mut type_ps: BTreeMap<u8, i128> = BTreeMap::new();
         let mut covered = 0;
-        for (t, b, e) in non_overlapped(&events) {
+        for_each_non_overlapped(&events, |t, b, e| {
             let overlap = (end.min(e) - begin.max(b)).max(0);
             *type_ps.entry(t).or_default() += overlap;
             covered += overlap;
-        }
+        });
         if covered < end - begin {
             *type_ps.entry(et::UNKNOWN_TIME).or_default() += end - begin - covered;
         }
@@ -1268,29 +1268,69 @@ impl Details {
 /// XProf's `ToNonOverlappedEvents`: the spans between consecutive event
 /// boundaries, each owned by the highest type active there (0 if none).
 pub fn non_overlapped(events: &[(u8, i128, i128)]) -> Vec<(u8, i128, i128)> {
-    // (time, is_start, type): ends before starts at the same time; among
-    // starts or ends, higher types first.
-    let mut bounds: Vec<(i128, bool, u8)> = events.iter().flat_map(|&(t, b, e)| [(b, true, t), (e, false, t)]).collect();
-    // (The key is the whole entry: equal entries are alike, so an unstable
-    // sort gives the same order.)
-    bounds.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+    let mut out = Vec::with_capacity(2 * events.len());
+    for_each_non_overlapped(events, |t, b, e| out.push((t, b, e)));
+    out
+}
+
+/// [`non_overlapped`]'s spans, handed to `visit` in order. The events'
+/// bounds are sorted as one `u64` each (time from the earliest bound,
+/// then ends before starts, then higher types first), where every bound
+/// is within 2^55 ps (10 hours) of the earliest: a step's breakdown sorts
+/// thousands. Bounds further apart (a corrupt trace) are sorted as tuples,
+/// in the same order. (With the open types' bitset below: the breakdowns'
+/// share of `steps`' CPU samples on the JAX GPU bench trace x91, 6.5% →
+/// 4.1%, `perf record`.)
+fn for_each_non_overlapped(events: &[(u8, i128, i128)], mut visit: impl FnMut(u8, i128, i128)) {
+    const TIME_SHIFT: u32 = 9;
+    let Some(first) = events.iter().map(|&(_, b, e)| b.min(e)).min() else { return };
+    let last = events.iter().map(|&(_, b, e)| b.max(e)).max().unwrap_or(first);
     let mut counts = [0i64; et::LAST as usize + 1];
+    // The types whose count is above 0, for the next top when the top's
+    // count falls to 0 (a look at each type below it was most of the
+    // steps' breakdowns: a kernel, type 140, ending with nothing above 0).
+    let mut open = [0u64; 4];
     let mut top = et::UNKNOWN_TIME;
-    let mut out = Vec::with_capacity(bounds.len());
-    for w in bounds.windows(2) {
-        let (time, start, t) = w[0];
+    let mut step = |(time, start, t): (i128, bool, u8), next: i128| {
+        let (word, bit) = (usize::from(t / 64), 1u64 << (t % 64));
         if start {
             counts[t as usize] += 1;
             top = top.max(t);
         } else {
             counts[t as usize] -= 1;
-            if t == top && counts[t as usize] == 0 {
-                top = (0..t).rev().find(|&i| counts[i as usize] > 0).unwrap_or(et::UNKNOWN_TIME);
-            }
         }
-        out.push((top, time, w[1].0));
+        if counts[t as usize] > 0 { open[word] |= bit } else { open[word] &= !bit }
+        if !start && t == top && counts[t as usize] == 0 {
+            // The highest type below `t` whose count is above 0.
+            top = (0..=word)
+                .rev()
+                .find_map(|w| {
+                    let below = if w == word { open[w] & (bit - 1) } else { open[w] };
+                    (below != 0).then(|| (64 * w + 63 - below.leading_zeros() as usize) as u8)
+                })
+                .unwrap_or(et::UNKNOWN_TIME);
+        }
+        visit(top, time, next);
+    };
+    if last - first < 1 << (64 - TIME_SHIFT) {
+        let key = |time: i128, start: bool, t: u8| ((time - first) as u64) << TIME_SHIFT | u64::from(start) << 8 | u64::from(u8::MAX - t);
+        let bound = |key: u64| (first + i128::from(key >> TIME_SHIFT), key >> 8 & 1 == 1, u8::MAX - (key & 0xff) as u8);
+        let mut keys: Vec<u64> = events.iter().flat_map(|&(t, b, e)| [key(b, true, t), key(e, false, t)]).collect();
+        keys.sort_unstable();
+        for w in keys.windows(2) {
+            step(bound(w[0]), bound(w[1]).0);
+        }
+    } else {
+        // (time, is_start, type): ends before starts at the same time;
+        // among starts or ends, higher types first. (The key is the whole
+        // entry: equal entries are alike, so an unstable sort gives the
+        // same order.)
+        let mut bounds: Vec<(i128, bool, u8)> = events.iter().flat_map(|&(t, b, e)| [(b, true, t), (e, false, t)]).collect();
+        bounds.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+        for w in bounds.windows(2) {
+            step(w[0], w[1].0);
+        }
     }
-    out
 }
 
 /// How XProf's host step rules see an event name (worked out once a name).
@@ -2027,6 +2067,47 @@ mod tests {
             let merged: Vec<(i128, i128, bool)> = merge_by_start(vec![Box::new(left.into_iter()), Box::new(right.into_iter())]).collect();
             assert_eq!(merged.len(), spans.len());
             assert!(merged.windows(2).all(|w| w[0].0 <= w[1].0));
+        }
+    }
+
+    /// The bounds sorted as packed keys give the spans that sorting them as
+    /// (time, is start, type) tuples gives: equal times, ends and starts
+    /// together, every type, negative times, bounds 2^55 ps apart or more
+    /// (sorted as tuples then), durations below 0 (regions).
+    #[test]
+    fn packed_bounds_give_the_spans_of_sorted_tuples() {
+        fn by_tuples(events: &[(u8, i128, i128)]) -> Vec<(u8, i128, i128)> {
+            let mut bounds: Vec<(i128, bool, u8)> = events.iter().flat_map(|&(t, b, e)| [(b, true, t), (e, false, t)]).collect();
+            bounds.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+            let mut counts = [0i64; et::LAST as usize + 1];
+            let mut top = et::UNKNOWN_TIME;
+            let mut out = Vec::new();
+            for w in bounds.windows(2) {
+                let (time, start, t) = w[0];
+                if start {
+                    counts[t as usize] += 1;
+                    top = top.max(t);
+                } else {
+                    counts[t as usize] -= 1;
+                    if t == top && counts[t as usize] == 0 {
+                        top = (0..t).rev().find(|&i| counts[i as usize] > 0).unwrap_or(et::UNKNOWN_TIME);
+                    }
+                }
+                out.push((top, time, w[1].0));
+            }
+            out
+        }
+        let mut rng = XorShift::new(0x0b0b_5eed);
+        for case in 0..2000 {
+            let spread: i128 = [40, 1 << 40, 1 << 56][case % 3];
+            let origin = rng.next() as i64 as i128 * 1000;
+            let events: Vec<(u8, i128, i128)> = (0..rng.below(30))
+                .map(|_| {
+                    let b = origin + (rng.below(spread as u64) as i128) - spread / 4;
+                    (rng.below(u64::from(et::LAST) + 1) as u8, b, b + rng.below(20) as i128 - 3)
+                })
+                .collect();
+            assert_eq!(non_overlapped(&events), by_tuples(&events), "{events:?}");
         }
     }
 
