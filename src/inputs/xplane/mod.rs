@@ -5,8 +5,8 @@
 //! written once:
 //! 1. Decoding. [`decode`] reads the wire format in place: planes with their
 //!    metadata, lines whose events are decoded as they are walked
-//!    ([`decode::Line::walk`]: a long line a piece ahead on a thread of its
-//!    own, its pages given back once walked). [`XplaneFile::check`] refuses
+//!    ([`decode::Line::walk`]: a long line's pieces decoded on every core,
+//!    a few ahead, in file order; its pages given back once walked). [`XplaneFile::check`] refuses
 //!    a file that is no trace, in the same words for every reader.
 //! 2. What things are. [`planes`]: the kind of a plane (host, GPU, TPU,
 //!    metadata) and the lines XProf derived; [`stats`]: the stats rtfprof
