@@ -359,36 +359,32 @@ impl<'a> Line<'a> {
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| {
+                    // (A panic stops the walk: the scope then raises it.)
+                    let _stop = StopOnDrop(&order, true);
                     while let Some((i, mut batch)) = order.next_piece() {
                         let first = i * PIECE_EVENTS;
-                        let mut result = Ok(());
-                        for (k, wire) in pieces[i].event_wires().enumerate() {
-                            match decode(first + k, wire) {
-                                Ok(t) => batch.push((wire, t)),
-                                Err(e) => {
-                                    result = Err(e);
-                                    break;
-                                }
-                            }
-                        }
+                        let result = pieces[i].event_wires().enumerate().try_for_each(|(k, wire)| {
+                            batch.push((wire, decode(first + k, wire)?));
+                            Ok(())
+                        });
                         order.decoded(i, result.map(|()| batch));
                     }
                 });
             }
-            let walk = (|| {
-                for i in 0..pieces.len() {
-                    let mut batch = order.take(i)?;
-                    for (wire, t) in batch.drain(..) {
-                        walked.reached(wire);
-                        consume(t)?;
-                    }
-                    order.consumed(i, batch);
+            // (However the walk ends, `consume` failing or panicking
+            // included, the workers waiting for room stop.)
+            let _stop = StopOnDrop(&order, false);
+            for i in 0..pieces.len() {
+                // (`None`: a worker panicked.)
+                let Some(batch) = order.take(i) else { break };
+                let mut batch = batch?;
+                for (wire, t) in batch.drain(..) {
+                    walked.reached(wire);
+                    consume(t)?;
                 }
-                Ok(())
-            })();
-            // (Workers waiting for room or a piece stop.)
-            order.stop();
-            walk
+                order.consumed(i, batch);
+            }
+            Ok(())
         })
     }
 
@@ -463,6 +459,18 @@ struct InOrder<T> {
 
 type Batch<'a, T> = Vec<(&'a [u8], T)>;
 
+/// Stops an [`InOrder`] walk when dropped (with `.1`, only while a panic
+/// unwinds), so that no thread waits for one that is gone.
+struct StopOnDrop<'o, 'a, U>(&'o InOrder<Batch<'a, U>>, bool);
+
+impl<U> Drop for StopOnDrop<'_, '_, U> {
+    fn drop(&mut self) {
+        if !self.1 || std::thread::panicking() {
+            self.0.stop();
+        }
+    }
+}
+
 struct InOrderState<T> {
     /// The next piece to hand out, and the end of those to hand out.
     next: usize,
@@ -512,12 +520,15 @@ impl<'a, U> InOrder<Batch<'a, U>> {
     }
 
     /// Piece `i`'s events, once decoded (every piece before it was handed
-    /// out before it, so it comes).
-    fn take(&self, i: usize) -> Result<Batch<'a, U>, DecodeError> {
+    /// out before it, so it comes unless the walk stopped: `None`).
+    fn take(&self, i: usize) -> Option<Result<Batch<'a, U>, DecodeError>> {
         let mut state = self.lock();
         loop {
             if let Some(result) = state.decoded.remove(&i) {
-                return result;
+                return Some(result);
+            }
+            if state.stopped {
+                return None;
             }
             state = self.ready.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
@@ -1122,6 +1133,15 @@ mod tests {
                 let decode = |k: usize, _: &[u8]| if k == late { Err(no_wire_type.clone()) } else { Ok(k) };
                 let stopped = line.walk(&|_| {}, decode, |k| if k == early { Err(Stop::Consume) } else { Ok(()) });
                 assert_eq!(stopped, Err(Stop::Consume), "{threads} threads");
+
+                // A panic, decoding or consuming, is raised, not waited on.
+                let walk = |decode_panics: bool| {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let decode = |k: usize, _: &[u8]| if decode_panics && k == early { panic!("decode") } else { Ok(k) };
+                        line.walk(&|_| {}, decode, |k| if !decode_panics && k == 5 { panic!("consume") } else { Ok::<_, Stop>(()) })
+                    }))
+                };
+                assert!(walk(true).is_err() && walk(false).is_err(), "{threads} threads");
             });
         }
     }
