@@ -1398,7 +1398,7 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
         let event = Event::decode(wire)?;
         Ok(Some((names.get(event.metadata_id).unwrap_or(0), event.offset_ps, event.duration_ps)))
     };
-    line.walk(release, decode, |decoded| -> Result<(), DecodeError> {
+    let mut on_event = |decoded: Option<(u32, i64, i64)>| -> Result<(), DecodeError> {
         let mut seen = match decoded {
             None => {
                 let i = record;
@@ -1438,7 +1438,15 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
             _ => {}
         }
         Ok(())
-    })?;
+    };
+    if info.regions - info.first == line.event_count {
+        // Every event was kept (a GPU line's kernels and copies all have
+        // a `correlation_id`): the records are the line, whose bytes need
+        // not be read again.
+        (0..line.event_count).try_for_each(|_| on_event(None))?;
+    } else {
+        line.walk(release, decode, &mut on_event)?;
+    }
     while let Some(top) = stack.pop() {
         if let (Some(g), true) = (top.2, top.3) {
             visit(Visit::Left(g));
