@@ -608,6 +608,66 @@ struct EventStats<'a> {
     duration: Option<i64>,
 }
 
+impl EventStats<'_> {
+    /// Whether the event has no stat [`collect`] reads but its
+    /// `correlation_id` (a kernel or a copy, most of a GPU trace).
+    fn is_plain(&self) -> bool {
+        let EventStats {
+            pt,
+            pi,
+            ct,
+            ci,
+            pid,
+            root_level,
+            is_async,
+            step_id,
+            iter_num,
+            step_num,
+            graph_type,
+            correlation_id: _,
+            group,
+            step_name,
+            ipl_stage,
+            shapes,
+            offset,
+            duration,
+        } = self;
+        [pt, pi, ct, ci, pid, step_id, iter_num, step_num, group, offset, duration].iter().all(|v| v.is_none())
+            && [graph_type, step_name, shapes].iter().all(|v| v.is_none())
+            && *root_level == 0
+            && !is_async
+            && !ipl_stage
+    }
+}
+
+/// An event's [`EventStats`] as the decoding threads hand them to
+/// [`collect`]'s walk: 16 bytes for a plain event instead of 256 (the
+/// millions of kernels of a JAX GPU trace went through the walk's batches
+/// whole, bench/README.md).
+enum Handed<'a> {
+    Plain,
+    Correlated(i64),
+    All(Box<EventStats<'a>>),
+}
+
+impl<'a> Handed<'a> {
+    fn of(s: EventStats<'a>) -> Handed<'a> {
+        match s.correlation_id {
+            _ if !s.is_plain() => Handed::All(Box::new(s)),
+            Some(c) => Handed::Correlated(c),
+            None => Handed::Plain,
+        }
+    }
+
+    fn stats(self) -> EventStats<'a> {
+        match self {
+            Handed::Plain => EventStats::default(),
+            Handed::Correlated(c) => EventStats { correlation_id: Some(c), ..EventStats::default() },
+            Handed::All(s) => *s,
+        }
+    }
+}
+
 /// What an event's name means to [`collect`] (worked out once a name).
 mod name_code {
     pub const OTHER: u8 = 0;
@@ -782,9 +842,10 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                     }
                 })?;
                 let name = name_index.get(event.metadata_id).unwrap_or(0);
-                Ok((event.offset_ps, event.duration_ps, name, s))
+                Ok((event.offset_ps, event.duration_ps, name, Handed::of(s)))
             };
-            line.walk(release, decode, |(offset_ps, duration_ps, name, mut s)| -> Result<(), DecodeError> {
+            line.walk(release, decode, |(offset_ps, duration_ps, name, handed)| -> Result<(), DecodeError> {
+                let mut s = handed.stats();
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
                 match ev.names[name as usize] {
                     "ProcessBatch" => s.root_level = 2,
