@@ -379,5 +379,8 @@ pub fn write_xplane<'a, W: Write>(
             }
         }
     }
+    for (_, trace, ..) in &sources {
+        trace.walked();
+    }
     w.finish()
 }

@@ -100,8 +100,9 @@ pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
     // a 1 GB one after its views: 2.8 GB peak RSS with its pages kept.)
     let mut hosts = Vec::new();
     for (_, trace) in loaded.xplane_traces() {
-        let host = xplane::analyze_releasing(&trace.bytes, &|part| trace.release(part)).map_err(|e| not_an_xspace(&trace.path, &e))?;
-        hosts.push(host);
+        let host = xplane::analyze_releasing(&trace.bytes, &|part| trace.release(part));
+        trace.walked();
+        hosts.push(host.map_err(|e| not_an_xspace(&trace.path, &e))?);
     }
     Ok(from_hosts(&hosts))
 }
@@ -160,8 +161,9 @@ pub fn analyze_traces<'a>(traces: impl Iterator<Item = (&'a std::path::Path, &'a
 pub fn analyze_files(files: &[XplaneFile]) -> Result<Steps> {
     let mut hosts = Vec::new();
     for file in files {
-        let host = xplane::analyze_releasing(&file.bytes, &|part| file.release(part)).map_err(|e| not_an_xspace(&file.path, &e))?;
-        hosts.push(host);
+        let host = xplane::analyze_releasing(&file.bytes, &|part| file.release(part));
+        file.walked();
+        hosts.push(host.map_err(|e| not_an_xspace(&file.path, &e))?);
     }
     Ok(from_hosts(&hosts))
 }

@@ -43,13 +43,38 @@ const SUFFIX: &str = ".xplane.pb";
 pub struct XplaneFile {
     pub path: PathBuf,
     pub bytes: bytes::Bytes,
-    /// The mapping behind `bytes`, for large files: pages read are given
-    /// back while converting (see [`XplaneFile::convert_with`]).
-    map: Option<std::sync::Arc<memmap2::Mmap>>,
+    /// The mapping behind `bytes`, for large files: its pages are given
+    /// back as they are read (see [`XplaneFile::release`]).
+    map: Option<Pages>,
 }
 
 /// Traces at least this large are mapped without reading them in first.
 const MAP_LAZILY_AT_LEAST: u64 = 64 << 20;
+
+/// Traces at least this large give their pages back as each walk passes
+/// them: a 1 GB trace is not resident whole besides what is made of it.
+/// Smaller ones keep them until the walk ends: its framing walk maps them
+/// and the reading finds them mapped, instead of faulting each page in
+/// again (bench/README.md).
+const GIVE_BACK_AS_WALKED_AT_LEAST: usize = 512 << 20;
+
+/// The pages of a mapped trace, and when they are given back.
+#[derive(Clone, Debug)]
+struct Pages(std::sync::Arc<memmap2::Mmap>);
+
+impl Pages {
+    /// Gives back `part` if the trace's pages go back as they are walked.
+    fn release(&self, part: &[u8]) {
+        if self.0.len() >= GIVE_BACK_AS_WALKED_AT_LEAST {
+            release_pages(&self.0, part);
+        }
+    }
+
+    /// A walk over the trace ended: every page goes back.
+    fn walked(&self) {
+        release_pages(&self.0, &self.0);
+    }
+}
 
 impl XplaneFile {
     pub fn open(path: &Path) -> Result<XplaneFile> {
@@ -65,19 +90,29 @@ impl XplaneFile {
             {
                 let map = std::sync::Arc::new(map);
                 let bytes = bytes::Bytes::from_owner(SharedMap(map.clone()));
-                return Ok(XplaneFile { path: path.to_owned(), bytes, map: Some(map) });
+                return Ok(XplaneFile { path: path.to_owned(), bytes, map: Some(Pages(map)) });
             }
         }
         Ok(XplaneFile { path: path.to_owned(), bytes: super::map_file(FLAG, path)?, map: None })
     }
 
-    /// Gives back the pages of `part` (a slice of `bytes`) that the
-    /// conversion has read: they leave the process's resident memory and
-    /// are read again from the page cache if touched. The peak resident
-    /// size of a 1 GB trace's conversion is then not the file's size plus
-    /// the results.
+    /// Gives back the pages of `part` (a slice of `bytes`) that a walk
+    /// has read, in a large trace: they leave the process's resident
+    /// memory and are read again from the page cache if touched. The peak
+    /// resident size of a 1 GB trace's conversion is then not the file's
+    /// size plus the results.
     pub fn release(&self, part: &[u8]) {
-        release_pages(self.map.as_deref(), part);
+        if let Some(pages) = &self.map {
+            pages.release(part);
+        }
+    }
+
+    /// Gives back every page of a mapped trace: call when a walk over it
+    /// ended (the pages [`XplaneFile::release`] left are then released).
+    pub fn walked(&self) {
+        if let Some(pages) = &self.map {
+            pages.walked();
+        }
     }
 
     /// Whether the file holds an `XSpace` trace, from its framing and its
@@ -93,7 +128,9 @@ impl XplaneFile {
     /// `allocator_events`, keeps those.
     pub fn convert(&self, allocator_events: bool, sink: convert::TotalsSink<'_>) -> Result<convert::Converted> {
         self.check()?;
-        convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part), sink).map_err(|e| not_an_xspace(&self.path, &e))
+        let converted = convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part), sink);
+        self.walked();
+        converted.map_err(|e| not_an_xspace(&self.path, &e))
     }
 }
 
@@ -121,10 +158,8 @@ fn refused(path: &Path, why: impl std::fmt::Display) -> Error {
     Error::input(FLAG, path, format!("not an XSpace trace ({why})"))
 }
 
-/// Drops the resident pages of `part` if it lies in `map` (nothing for a
-/// trace read into memory).
-fn release_pages(map: Option<&memmap2::Mmap>, part: &[u8]) {
-    let Some(map) = map else { return };
+/// Drops the resident pages of `part` if it lies in `map`.
+fn release_pages(map: &memmap2::Mmap, part: &[u8]) {
     let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
     if offset.checked_add(part.len()).is_some_and(|end| end <= map.len()) && !part.is_empty() {
         // SAFETY: the map is a read-only shared file mapping: dropping its
@@ -253,7 +288,7 @@ pub struct TraceSource {
     /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
     pub device: crate::device::Tables,
     /// The mapping behind `bytes`, for large files (see [`Self::release`]).
-    map: Option<std::sync::Arc<memmap2::Mmap>>,
+    map: Option<Pages>,
 }
 
 /// Which events of a trace a step selects.
@@ -298,7 +333,16 @@ impl TraceSource {
     /// [`XplaneFile::release`] does: a timeline walks the whole trace for
     /// one step's events.
     pub fn release(&self, part: &[u8]) {
-        release_pages(self.map.as_deref(), part);
+        if let Some(pages) = &self.map {
+            pages.release(part);
+        }
+    }
+
+    /// Gives back every page of a mapped trace, as [`XplaneFile::walked`].
+    pub fn walked(&self) {
+        if let Some(pages) = &self.map {
+            pages.walked();
+        }
     }
 
     pub fn window(&self, step: i64) -> StepWindow {
