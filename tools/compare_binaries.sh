@@ -20,6 +20,8 @@ cd "$(dirname "$0")/.."
 old=$1 new=$2
 out=${3:-$(mktemp -d)}
 shift $(( $# < 3 ? $# : 3 ))
+# (Outputs of an earlier run in OUT_DIR would be taken for this run's.)
+rm -rf "$out/old" "$out/new" "$out/run"
 mkdir -p "$out/old" "$out/new" "$out/run"
 
 sel=micros,accelerator_micros,cpu_micros,occurrence,device,bytes,peak_bytes,float_ops,op_types
