@@ -1198,7 +1198,7 @@ mod tests {
     #[test]
     fn varints_read_as_prost_reads_them() {
         let mut rng = XorShift::new(0x7a41);
-        let mut check = |bytes: &[u8]| {
+        let check = |bytes: &[u8]| {
             let (mut ours, mut theirs) = (bytes, bytes);
             let expected = prost::encoding::decode_varint(&mut theirs).ok();
             assert_eq!(plain_varint(&mut ours), expected, "{bytes:02x?}");
