@@ -44,7 +44,7 @@ pub struct XplaneFile {
     pub path: PathBuf,
     pub bytes: bytes::Bytes,
     /// The mapping behind `bytes`, for large files: its pages are given
-    /// back as they are read (see [`XplaneFile::release`]).
+    /// back when a walk ends, or as they are read (see [`Pages`]).
     map: Option<Pages>,
 }
 
