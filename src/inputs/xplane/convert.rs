@@ -402,8 +402,11 @@ pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<T
 /// see [`super::XplaneFile`]); slices of them stay valid.
 pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
     let space = Space::decode(bytes)?;
-    let planes: Vec<Plane<'_>> = space.planes.par_iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
-    let programs = Programs::from_planes(&planes)?;
+    // (The programs are read while the long lines are framed: the
+    // framing of a GPU trace's one long line takes one core.)
+    let (planes, programs) =
+        rayon::join(|| space.planes.par_iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<Vec<Plane<'_>>, _>>(), || Programs::from_space(bytes));
+    let (planes, programs) = (planes?, programs?);
     let eager_names = eager_names(&planes);
 
     // Every op that metadata names, before the lines are read on all cores.
