@@ -95,9 +95,10 @@ pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
     if !loaded.from_traces() {
         return Ok(run_meta::analyze(&loaded.stats));
     }
-    // (Each trace's pages are given back as they are walked: the loaded
-    // profile holds the mapped traces, and `report` analyzes the steps of
-    // a 1 GB one after its views: 2.8 GB peak RSS with its pages kept.)
+    // (Each trace's pages are given back once walked, a large one's as
+    // they are walked: the loaded profile holds the mapped traces, and
+    // `report` analyzes the steps of a 1 GB one after its views: 2.8 GB
+    // peak RSS with its pages kept.)
     let mut hosts = Vec::new();
     for (_, trace) in loaded.xplane_traces() {
         let host = xplane::analyze_releasing(&trace.bytes, &|part| trace.release(part));

@@ -79,13 +79,13 @@ impl Pages {
         }
         let offset = (part.as_ptr() as usize).wrapping_sub(self.0.as_ptr() as usize);
         if let Some(range) = folio_range(offset, part.len(), self.0.len()) {
-            release_pages(&self.0, &self.0[range]);
+            release_pages(&self.0, range);
         }
     }
 
     /// A walk over the trace ended: every page goes back.
     fn walked(&self) {
-        release_pages(&self.0, &self.0);
+        release_pages(&self.0, 0..self.0.len());
     }
 }
 
@@ -179,13 +179,13 @@ fn folio_range(offset: usize, len: usize, size: usize) -> Option<std::ops::Range
     Some(offset / LARGEST_FOLIO * LARGEST_FOLIO..end)
 }
 
-/// Drops the resident pages of `part` if it lies in `map`.
-fn release_pages(map: &memmap2::Mmap, part: &[u8]) {
-    let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
-    if offset.checked_add(part.len()).is_some_and(|end| end <= map.len()) && !part.is_empty() {
+/// Drops the resident pages of the bytes `range` of `map` (a range
+/// within it).
+fn release_pages(map: &memmap2::Mmap, range: std::ops::Range<usize>) {
+    if !range.is_empty() {
         // SAFETY: the map is a read-only shared file mapping: dropping its
         // pages loses nothing, and slices into it stay valid.
-        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, part.len()) };
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, range.start, range.len()) };
     }
 }
 
