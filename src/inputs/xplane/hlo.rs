@@ -14,6 +14,7 @@
 //! `rtfprof memory` reads it.
 
 use prost::{DecodeError, Message};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::decode::{Plane, StatValue};
@@ -99,7 +100,7 @@ impl Programs {
     /// The programs of every metadata plane among `planes`. A program
     /// whose `HloProto` does not decode is an error: the trace is damaged.
     pub fn from_planes(planes: &[Plane<'_>]) -> Result<Programs, DecodeError> {
-        let mut programs = Programs::default();
+        let mut protos: Vec<(i64, &[u8])> = Vec::new();
         for plane in planes.iter().filter(|p| PlaneKind::of(p.name) == PlaneKind::Metadata) {
             let stats = StatKinds::of(plane);
             for (id, meta) in &plane.event_metadata {
@@ -107,12 +108,20 @@ impl Programs {
                     Some(StatValue::Bytes(b)) => b,
                     _ => meta.metadata,
                 };
-                if bytes.is_empty() {
-                    continue;
+                if !bytes.is_empty() {
+                    let program = stats.find(meta.stats.iter().copied(), StatKind::ProgramId).and_then(StatValue::as_id).unwrap_or(*id);
+                    protos.push((program, bytes));
                 }
-                let program = stats.find(meta.stats.iter().copied(), StatKind::ProgramId).and_then(StatValue::as_id).unwrap_or(*id);
-                let Some(read) = Program::from_hlo_proto(program, bytes)? else { continue };
-                programs.by_id.insert(program, read);
+            }
+        }
+        // (Decoded on all cores: a small JAX trace is mostly its programs.
+        // Kept in the order read, so that a program named twice is its
+        // last and a damaged trace reports its first damaged program.)
+        let read: Vec<Result<Option<Program>, DecodeError>> = protos.par_iter().map(|&(program, bytes)| Program::from_hlo_proto(program, bytes)).collect();
+        let mut programs = Programs::default();
+        for ((program, _), read) in protos.iter().zip(read) {
+            if let Some(read) = read? {
+                programs.by_id.insert(*program, read);
             }
         }
         Ok(programs)
