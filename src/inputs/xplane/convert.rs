@@ -1624,35 +1624,38 @@ fn totals(
     // One step's executions → its totals, in order: by node name and
     // device (then type); the parts of one op, then of one node, on a plane
     // are then adjacent, and are merged.
-    let step_totals = |pieces: &[Piece], index: usize| -> Vec<Total> {
+    // (Where ops times planes are too many for a table, every execution is
+    // a part of its own.)
+    let slot_count = (ops.len() * planes.len()).min(MAX_SLOTS + 1);
+    let new_slots = || (slot_count <= MAX_SLOTS).then(|| Slots::new(slot_count));
+    let step_totals = |pieces: &[Piece], index: usize, slots: Option<&mut Slots>| -> Vec<Total> {
         let step = step_numbers[index];
-        let mut parts: Vec<Part> = by_step[first[index]..first[index + 1]]
-            .iter()
-            .map(|&(p, i)| {
-                let piece = &pieces[p as usize];
-                let e = &piece.executions[i as usize];
-                let start = piece.base_ps + i128::from(e.offset_ps);
-                Part {
-                    key: order_key(e.op, piece.plane),
-                    op: e.op,
-                    plane: piece.plane,
-                    sum: Sum {
-                        start_micros: micros(start),
-                        end_micros: micros((start + i128::from(e.duration_ps)).max(0)),
-                        time_ps: e.time_ps,
-                        runs: e.runs,
-                    },
-                }
-            })
-            .collect();
+        let part = |&(p, i): &(u32, u32)| {
+            let piece = &pieces[p as usize];
+            let e = &piece.executions[i as usize];
+            let start = piece.base_ps + i128::from(e.offset_ps);
+            Part {
+                key: order_key(e.op, piece.plane),
+                slot: e.op as usize * planes.len() + piece.plane as usize,
+                op: e.op,
+                plane: piece.plane,
+                sum: Sum { start_micros: micros(start), end_micros: micros((start + i128::from(e.duration_ps)).max(0)), time_ps: e.time_ps, runs: e.runs },
+            }
+        };
+        // An op's executions in a stretch of the step are summed as they
+        // come (a JAX step repeats a few hundred ops thousands of times),
+        // then the stretches' parts are sorted and merged. (Sorting every
+        // execution was half of the totals' time on the 272 MB jax_lstm
+        // trace. Times and runs are not negative, so the order in which
+        // they add up does not change their saturating sums.)
+        let mut parts = summed_parts(&by_step[first[index]..first[index + 1]], part, slots, slot_count);
         parts.par_sort_unstable_by_key(|p| p.key);
         // Per op (an XLA instruction, for XLA ops) the runs add up; per
         // node, they are the most any of its instructions ran.
         parts.dedup_by(|p, kept| {
             let same = (p.op, p.plane) == (kept.op, kept.plane);
             if same {
-                kept.sum.add(&p.sum);
-                kept.sum.runs = kept.sum.runs.saturating_add(p.sum.runs);
+                kept.merge_runs(&p.sum);
             }
             same
         });
@@ -1689,7 +1692,7 @@ fn totals(
     // node model's records take their room: the steps outside every marker
     // are summed first and given last.
     let has_executions = |i: usize| first[i] < first[i + 1];
-    let outside = if has_executions(outside_index) { step_totals(&pieces, outside_index) } else { Vec::new() };
+    let outside = if has_executions(outside_index) { step_totals(&pieces, outside_index, new_slots().as_mut()) } else { Vec::new() };
     let mut free_order: Vec<usize> = (0..pieces.len()).collect();
     free_order.sort_by_key(|&p| piece_done[p]);
     let mut freed = 0;
@@ -1697,7 +1700,7 @@ fn totals(
     let mut batch: Vec<Total> = Vec::new();
     let indices: Vec<usize> = (0..outside_index).filter(|&i| has_executions(i)).collect();
     for chunk in indices.chunks(4 * rayon::current_num_threads()) {
-        let done: Vec<Vec<Total>> = chunk.par_iter().map(|&i| step_totals(&pieces, i)).collect();
+        let done: Vec<Vec<Total>> = chunk.par_iter().map_init(new_slots, |slots, &i| step_totals(&pieces, i, slots.as_mut())).collect();
         done.into_iter().for_each(|t| batch.extend(t));
         if batch.len() >= SINK_TOTALS {
             sink(&names_for_sink, &batch);
@@ -1770,9 +1773,68 @@ impl Placement {
 struct Part {
     /// Where it goes among the step's totals.
     key: u128,
+    /// Its (op, plane), as [`Slots`] number them.
+    slot: usize,
     op: u32,
     plane: u32,
     sum: Sum,
+}
+
+/// How many of a step's executions one thread sums before the sums are
+/// sorted (a step without markers is the whole trace).
+const PARTS_SUMMED_TOGETHER: usize = 1 << 16;
+
+/// The most (op, plane) slots a table of [`Slots`] has (16 MB).
+const MAX_SLOTS: usize = 1 << 22;
+
+/// The parts of `executions` (`part` of each), those of an (op, plane)
+/// summed in stretches where `slots` (of `slot_count`) can number them.
+fn summed_parts<E: Sync>(executions: &[E], part: impl Fn(&E) -> Part + Sync, slots: Option<&mut Slots>, slot_count: usize) -> Vec<Part> {
+    match slots {
+        Some(slots) if executions.len() <= PARTS_SUMMED_TOGETHER => slots.sum(executions.iter().map(part)),
+        Some(_) => executions
+            .par_chunks(PARTS_SUMMED_TOGETHER)
+            .map_init(|| Slots::new(slot_count), |slots, stretch| slots.sum(stretch.iter().map(&part)))
+            .flatten_iter()
+            .collect(),
+        None => executions.iter().map(part).collect(),
+    }
+}
+
+/// Where each (op, plane) is among the parts being summed
+/// ([`Slots::sum`]), reused from step to step.
+struct Slots(Vec<u32>);
+
+impl Slots {
+    const NONE: u32 = u32::MAX;
+
+    fn new(count: usize) -> Slots {
+        Slots(vec![Slots::NONE; count])
+    }
+
+    /// Parts, one per (op, plane), each the sum of those given.
+    fn sum(&mut self, given: impl Iterator<Item = Part>) -> Vec<Part> {
+        let mut parts: Vec<Part> = Vec::new();
+        for part in given {
+            match self.0[part.slot] {
+                Slots::NONE => {
+                    self.0[part.slot] = parts.len() as u32;
+                    parts.push(part);
+                }
+                at => parts[at as usize].merge_runs(&part.sum),
+            }
+        }
+        parts.iter().for_each(|p| self.0[p.slot] = Slots::NONE);
+        parts
+    }
+}
+
+impl Part {
+    /// Another part of the same op: its runs add up.
+    fn merge_runs(&mut self, other: &Sum) {
+        self.sum.add(other);
+        self.sum.runs = self.sum.runs.saturating_add(other.runs);
+    }
 }
 
 /// Times and runs of executions.
@@ -1808,6 +1870,51 @@ mod tests {
 
     fn exec(start: i64, end: i64) -> Execution {
         Execution { op: 0, offset_ps: start, duration_ps: end - start, time_ps: end - start, runs: 1 }
+    }
+
+    /// A step's parts summed per (op, plane) in stretches, in one table or
+    /// in none, then sorted and merged, are the parts of every execution
+    /// sorted and merged.
+    #[test]
+    fn parts_summed_in_stretches_merge_as_every_execution() {
+        let mut rng = crate::test_random::XorShift::new(0x5107);
+        let merged = |mut parts: Vec<Part>| {
+            parts.sort_unstable_by_key(|p| p.key);
+            parts.dedup_by(|p, kept| {
+                let same = p.key == kept.key;
+                if same {
+                    kept.merge_runs(&p.sum);
+                }
+                same
+            });
+            parts.iter().map(|p| (p.op, p.plane, p.sum.start_micros, p.sum.end_micros, p.sum.time_ps, p.sum.runs)).collect::<Vec<_>>()
+        };
+        for count in [0, 1, 7, 5000, PARTS_SUMMED_TOGETHER + 1, 3 * PARTS_SUMMED_TOGETHER + 17] {
+            let (ops, planes) = (1 + rng.below(300) as u32, 1 + rng.below(4) as u32);
+            let executions: Vec<(u32, u32, i64, i64)> = (0..count)
+                .map(|_| {
+                    let start = rng.below(1_000_000) as i64;
+                    (rng.below(u64::from(ops)) as u32, rng.below(u64::from(planes)) as u32, start, start + rng.below(5000) as i64)
+                })
+                .collect();
+            let part = |&(op, plane, start, end): &(u32, u32, i64, i64)| Part {
+                key: u128::from(op) << 32 | u128::from(plane),
+                slot: (op * planes + plane) as usize,
+                op,
+                plane,
+                sum: Sum { start_micros: start, end_micros: end, time_ps: (end - start) * 1000, runs: 1 + (start % 3) },
+            };
+            let slot_count = (ops * planes) as usize;
+            let expected = merged(summed_parts(&executions, part, None, slot_count));
+            assert_eq!(expected.len(), executions.iter().map(|e| (e.0, e.1)).collect::<HashSet<_>>().len());
+            let mut slots = Slots::new(slot_count);
+            assert_eq!(merged(summed_parts(&executions, part, Some(&mut slots), slot_count)), expected, "{count} executions");
+            // (The table is left empty for the next step.)
+            assert!(slots.0.iter().all(|&s| s == Slots::NONE));
+            if count > PARTS_SUMMED_TOGETHER {
+                assert!(summed_parts(&executions, part, Some(&mut slots), slot_count).len() > expected.len(), "summed in stretches");
+            }
+        }
     }
 
     /// Random lines in time order (nested, overlapping, equal and empty
