@@ -713,7 +713,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         plane: &'p Plane<'a>,
         ops: &mut OpTable<'p>,
         module_ops: &'p ProgramOps<'p>,
-        eager: Option<&'p HashMap<i64, (String, String)>>,
+        eager: Option<&'p BTreeMap<i64, (String, String)>>,
     ) -> Self {
         let stats = StatKinds::of(plane);
         // (id, kind); of one id, the last is kept.
@@ -1136,13 +1136,13 @@ fn subtract_nested_in_order<P: std::ops::DerefMut<Target = [Execution]> + Send +
 /// `(eager)/<type>` for each `EagerLocalExecute: <type>` event metadata of
 /// each host plane, function calls (`__inference_…`) excepted: their ops are
 /// counted where they run.
-fn eager_names(planes: &[Plane<'_>]) -> HashMap<usize, HashMap<i64, (String, String)>> {
+fn eager_names(planes: &[Plane<'_>]) -> HashMap<usize, BTreeMap<i64, (String, String)>> {
     let mut all = HashMap::new();
     for (index, plane) in planes.iter().enumerate() {
         if PlaneKind::of(plane.name) != PlaneKind::Host {
             continue;
         }
-        let names: HashMap<i64, (String, String)> = plane
+        let names: BTreeMap<i64, (String, String)> = plane
             .event_metadata
             .iter()
             .filter_map(|(id, meta)| {
