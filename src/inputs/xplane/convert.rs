@@ -1687,8 +1687,7 @@ fn totals(
     // are then adjacent, and are merged.
     // (Where ops times planes are too many for a table, every execution is
     // a part of its own.)
-    let slot_count = (ops.len() * planes.len()).min(MAX_SLOTS + 1);
-    let new_slots = || (slot_count <= MAX_SLOTS).then(|| Slots::new(slot_count));
+    let new_slots = || (ops.len() * planes.len() <= MAX_SLOTS).then(|| Slots::new(ops.len(), planes.len()));
     let step_totals = |pieces: &[Piece], index: usize, slots: Option<&mut Slots>| -> Vec<Total> {
         let step = step_numbers[index];
         let part = |&(p, i): &(u32, u32)| {
@@ -1697,7 +1696,6 @@ fn totals(
             let start = piece.base_ps + i128::from(e.offset_ps);
             Part {
                 key: order_key(e.op, piece.plane),
-                slot: e.op as usize * planes.len() + piece.plane as usize,
                 op: e.op,
                 plane: piece.plane,
                 sum: Sum { start_micros: micros(start), end_micros: micros((start + i128::from(e.duration_ps)).max(0)), time_ps: e.time_ps, runs: e.runs },
@@ -1709,7 +1707,7 @@ fn totals(
         // execution was half of the totals' time on the 272 MB jax_lstm
         // trace. Times and runs are not negative, so the order in which
         // they add up does not change their saturating sums.)
-        let mut parts = summed_parts(&by_step[first[index]..first[index + 1]], part, slots, slot_count);
+        let mut parts = summed_parts(&by_step[first[index]..first[index + 1]], part, slots);
         parts.par_sort_unstable_by_key(|p| p.key);
         // Per op (an XLA instruction, for XLA ops) the runs add up; per
         // node, they are the most any of its instructions ran.
@@ -1834,8 +1832,6 @@ impl Placement {
 struct Part {
     /// Where it goes among the step's totals.
     key: u128,
-    /// Its (op, plane), as [`Slots`] number them.
-    slot: usize,
     op: u32,
     plane: u32,
     sum: Sum,
@@ -1849,13 +1845,13 @@ const PARTS_SUMMED_TOGETHER: usize = 1 << 16;
 const MAX_SLOTS: usize = 1 << 22;
 
 /// The parts of `executions` (`part` of each), those of an (op, plane)
-/// summed in stretches where `slots` (of `slot_count`) can number them.
-fn summed_parts<E: Sync>(executions: &[E], part: impl Fn(&E) -> Part + Sync, slots: Option<&mut Slots>, slot_count: usize) -> Vec<Part> {
+/// summed in stretches where there are `slots` to number them.
+fn summed_parts<E: Sync>(executions: &[E], part: impl Fn(&E) -> Part + Sync, slots: Option<&mut Slots>) -> Vec<Part> {
     match slots {
         Some(slots) if executions.len() <= PARTS_SUMMED_TOGETHER => slots.sum(executions.iter().map(part)),
-        Some(_) => executions
+        Some(slots) => executions
             .par_chunks(PARTS_SUMMED_TOGETHER)
-            .map_init(|| Slots::new(slot_count), |slots, stretch| slots.sum(stretch.iter().map(&part)))
+            .map_init(|| slots.empty_like(), |slots, stretch| slots.sum(stretch.iter().map(&part)))
             .flatten_iter()
             .collect(),
         None => executions.iter().map(part).collect(),
@@ -1864,28 +1860,46 @@ fn summed_parts<E: Sync>(executions: &[E], part: impl Fn(&E) -> Part + Sync, slo
 
 /// Where each (op, plane) is among the parts being summed
 /// ([`Slots::sum`]), reused from step to step.
-struct Slots(Vec<u32>);
+struct Slots {
+    /// By `op * planes + plane`.
+    at: Vec<u32>,
+    planes: usize,
+}
 
 impl Slots {
     const NONE: u32 = u32::MAX;
 
-    fn new(count: usize) -> Slots {
-        Slots(vec![Slots::NONE; count])
+    /// The table of `ops` ops on `planes` planes.
+    fn new(ops: usize, planes: usize) -> Slots {
+        Slots { at: vec![Slots::NONE; ops * planes], planes }
+    }
+
+    /// Another table of the same ops and planes.
+    fn empty_like(&self) -> Slots {
+        Slots { at: vec![Slots::NONE; self.at.len()], planes: self.planes }
+    }
+
+    fn slot(&self, part: &Part) -> usize {
+        part.op as usize * self.planes + part.plane as usize
     }
 
     /// Parts, one per (op, plane), each the sum of those given.
     fn sum(&mut self, given: impl Iterator<Item = Part>) -> Vec<Part> {
         let mut parts: Vec<Part> = Vec::new();
         for part in given {
-            match self.0[part.slot] {
+            let slot = self.slot(&part);
+            match self.at[slot] {
                 Slots::NONE => {
-                    self.0[part.slot] = parts.len() as u32;
+                    self.at[slot] = parts.len() as u32;
                     parts.push(part);
                 }
                 at => parts[at as usize].merge_runs(&part.sum),
             }
         }
-        parts.iter().for_each(|p| self.0[p.slot] = Slots::NONE);
+        for part in &parts {
+            let slot = self.slot(part);
+            self.at[slot] = Slots::NONE;
+        }
         parts
     }
 }
@@ -2000,20 +2014,18 @@ mod tests {
                 .collect();
             let part = |&(op, plane, start, end): &(u32, u32, i64, i64)| Part {
                 key: u128::from(op) << 32 | u128::from(plane),
-                slot: (op * planes + plane) as usize,
                 op,
                 plane,
                 sum: Sum { start_micros: start, end_micros: end, time_ps: (end - start) * 1000, runs: 1 + (start % 3) },
             };
-            let slot_count = (ops * planes) as usize;
-            let expected = merged(summed_parts(&executions, part, None, slot_count));
+            let expected = merged(summed_parts(&executions, part, None));
             assert_eq!(expected.len(), executions.iter().map(|e| (e.0, e.1)).collect::<HashSet<_>>().len());
-            let mut slots = Slots::new(slot_count);
-            assert_eq!(merged(summed_parts(&executions, part, Some(&mut slots), slot_count)), expected, "{count} executions");
+            let mut slots = Slots::new(ops as usize, planes as usize);
+            assert_eq!(merged(summed_parts(&executions, part, Some(&mut slots))), expected, "{count} executions");
             // (The table is left empty for the next step.)
-            assert!(slots.0.iter().all(|&s| s == Slots::NONE));
+            assert!(slots.at.iter().all(|&s| s == Slots::NONE));
             if count > PARTS_SUMMED_TOGETHER {
-                assert!(summed_parts(&executions, part, Some(&mut slots), slot_count).len() > expected.len(), "summed in stretches");
+                assert!(summed_parts(&executions, part, Some(&mut slots)).len() > expected.len(), "summed in stretches");
             }
         }
     }
