@@ -1215,39 +1215,38 @@ fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[L
     if !ops.iter().any(|op| op.3 != NO_PROGRAM) {
         return Vec::new();
     }
-    // Per op of a program (numbered in `slot_of` among those), whether it
-    // ran, its executions, total and self time; pieces summed on all cores
-    // (runs are positive: their saturating sum does not depend on the
-    // order).
+    // Per op of a program (numbered in `slot_of` among those): its
+    // executions (none: it did not run), total and self time; pieces
+    // summed on all cores (an execution runs at least once: the
+    // saturating sum of runs does not depend on the order).
     let with_program: Vec<usize> = (0..ops.len()).filter(|&op| ops[op].3 != NO_PROGRAM).collect();
     let mut slot_of = vec![u32::MAX; ops.len()];
     with_program.iter().enumerate().for_each(|(slot, &op)| slot_of[op] = slot as u32);
-    let add = |mut sums: Vec<(bool, i64, i128, i128)>, (host, piece): (bool, &Executions)| {
+    let add = |mut sums: Vec<(i64, i128, i128)>, (host, piece): (bool, &Executions)| {
         for e in piece.iter() {
             let Some(sum) = sums.get_mut(slot_of[e.op as usize] as usize) else { continue };
-            sum.0 = true;
-            sum.1 = sum.1.saturating_add(e.runs);
-            sum.2 += i128::from(if host { e.duration_ps } else { e.time_ps });
-            sum.3 += i128::from(e.time_ps);
+            sum.0 = sum.0.saturating_add(e.runs);
+            sum.1 += i128::from(if host { e.duration_ps } else { e.time_ps });
+            sum.2 += i128::from(e.time_ps);
         }
         sums
     };
-    let merge = |mut sums: Vec<(bool, i64, i128, i128)>, other: Vec<(bool, i64, i128, i128)>| {
+    let merge = |mut sums: Vec<(i64, i128, i128)>, other: Vec<(i64, i128, i128)>| {
         for (sum, other) in sums.iter_mut().zip(other) {
-            *sum = (sum.0 || other.0, sum.1.saturating_add(other.1), sum.2 + other.2, sum.3 + other.3);
+            *sum = (sum.0.saturating_add(other.0), sum.1 + other.1, sum.2 + other.2);
         }
         sums
     };
     let pieces: Vec<(bool, &Executions)> =
         lines.iter().flat_map(|line| line.pieces.iter().map(move |piece| (PlaneKind::of(planes[line.plane].name) == PlaneKind::Host, piece))).collect();
-    let zero = || vec![(false, 0, 0, 0); with_program.len()];
+    let zero = || vec![(0, 0, 0); with_program.len()];
     let per_thread = pieces.len().div_ceil(2 * rayon::current_num_threads()).max(1);
     let sums = pieces.into_par_iter().with_min_len(per_thread).fold(zero, add).reduce(zero, merge);
     with_program
         .into_iter()
         .zip(sums)
-        .filter(|(_, sum)| sum.0)
-        .map(|(op, (_, occurrences, total_ps, self_ps))| {
+        .filter(|(_, (occurrences, ..))| *occurrences > 0)
+        .map(|(op, (occurrences, total_ps, self_ps))| {
             let (node, _, name, program) = ops[op];
             let known = programs.get(program).and_then(|p| Some((p, &p.instructions[p.instruction(name)? as usize])));
             crate::device::HloOp {
