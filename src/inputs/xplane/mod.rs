@@ -45,7 +45,7 @@ pub struct XplaneFile {
     pub bytes: bytes::Bytes,
     /// The mapping behind `bytes`, for large files: its pages are given
     /// back when a walk ends, or as they are read (see [`Pages`]).
-    map: Option<Pages>,
+    pages: Pages,
 }
 
 /// Traces at least this large are mapped without reading them in first.
@@ -58,9 +58,10 @@ const MAP_LAZILY_AT_LEAST: u64 = 64 << 20;
 /// again (bench/README.md).
 const GIVE_BACK_AS_WALKED_AT_LEAST: usize = 512 << 20;
 
-/// The pages of a mapped trace, and when they are given back.
-#[derive(Clone, Debug)]
-struct Pages(std::sync::Arc<memmap2::Mmap>);
+/// The pages of a mapped trace, and when they are given back (none for a
+/// trace read into memory).
+#[derive(Clone, Debug, Default)]
+struct Pages(Option<std::sync::Arc<memmap2::Mmap>>);
 
 /// The largest folio (block of pages) the page cache keeps a file in on
 /// x86-64 and arm64 with 4 KB pages (2 MB, `MAX_PAGECACHE_ORDER`). Linux
@@ -74,18 +75,18 @@ impl Pages {
     /// the parts before that its reading mapped again go back too (on a
     /// 1 GB TF2 trace 0.65 GB stayed resident otherwise, bench/README.md).
     fn release(&self, part: &[u8]) {
-        if self.0.len() < GIVE_BACK_AS_WALKED_AT_LEAST {
-            return;
-        }
-        let offset = (part.as_ptr() as usize).wrapping_sub(self.0.as_ptr() as usize);
-        if let Some(range) = folio_range(offset, part.len(), self.0.len()) {
-            release_pages(&self.0, range);
+        let Some(map) = self.0.as_deref().filter(|map| map.len() >= GIVE_BACK_AS_WALKED_AT_LEAST) else { return };
+        let offset = (part.as_ptr() as usize).wrapping_sub(map.as_ptr() as usize);
+        if let Some(range) = folio_range(offset, part.len(), map.len()) {
+            release_pages(map, range);
         }
     }
 
     /// A walk over the trace ended: every page goes back.
     fn walked(&self) {
-        release_pages(&self.0, 0..self.0.len());
+        if let Some(map) = self.0.as_deref() {
+            release_pages(map, 0..map.len());
+        }
     }
 }
 
@@ -103,10 +104,10 @@ impl XplaneFile {
             {
                 let map = std::sync::Arc::new(map);
                 let bytes = bytes::Bytes::from_owner(SharedMap(map.clone()));
-                return Ok(XplaneFile { path: path.to_owned(), bytes, map: Some(Pages(map)) });
+                return Ok(XplaneFile { path: path.to_owned(), bytes, pages: Pages(Some(map)) });
             }
         }
-        Ok(XplaneFile { path: path.to_owned(), bytes: super::map_file(FLAG, path)?, map: None })
+        Ok(XplaneFile { path: path.to_owned(), bytes: super::map_file(FLAG, path)?, pages: Pages::default() })
     }
 
     /// Gives back the pages of `part` (a slice of `bytes`) that a walk
@@ -115,17 +116,13 @@ impl XplaneFile {
     /// resident size of a 1 GB trace's conversion is then not the file's
     /// size plus the results.
     pub fn release(&self, part: &[u8]) {
-        if let Some(pages) = &self.map {
-            pages.release(part);
-        }
+        self.pages.release(part);
     }
 
     /// Gives back every page of a mapped trace: call when a walk over it
     /// ended (the pages [`XplaneFile::release`] left are then released).
     pub fn walked(&self) {
-        if let Some(pages) = &self.map {
-            pages.walked();
-        }
+        self.pages.walked();
     }
 
     /// Whether the file holds an `XSpace` trace, from its framing and its
@@ -309,7 +306,7 @@ pub struct TraceSource {
     /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
     pub device: crate::device::Tables,
     /// The mapping behind `bytes`, for large files (see [`Self::release`]).
-    map: Option<Pages>,
+    pages: Pages,
 }
 
 /// Which events of a trace a step selects.
@@ -346,7 +343,7 @@ impl TraceSource {
             steps: std::mem::take(&mut converted.steps),
             outside_step: converted.outside_step,
             device: std::mem::take(&mut converted.device),
-            map: file.map.clone(),
+            pages: file.pages.clone(),
         }
     }
 
@@ -354,16 +351,12 @@ impl TraceSource {
     /// [`XplaneFile::release`] does: a timeline walks the whole trace for
     /// one step's events.
     pub fn release(&self, part: &[u8]) {
-        if let Some(pages) = &self.map {
-            pages.release(part);
-        }
+        self.pages.release(part);
     }
 
     /// Gives back every page of a mapped trace, as [`XplaneFile::walked`].
     pub fn walked(&self) {
-        if let Some(pages) = &self.map {
-            pages.walked();
-        }
+        self.pages.walked();
     }
 
     pub fn window(&self, step: i64) -> StepWindow {
