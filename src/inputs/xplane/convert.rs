@@ -33,7 +33,7 @@ use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, Stat, Stat
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
-use super::names::{OpName, parse_op, runtime_node, transfer};
+use super::names::{OpName, is_memset, parse_op, runtime_node, transfer};
 use super::planes::{PlaneKind, is_derived_line};
 use super::stats::{StatKind, StatKinds};
 use crate::stats::{ExecTotal, MemoryTotal};
@@ -739,6 +739,8 @@ struct Launched {
     node: ChildNode,
     launch: i64,
     start_ps: i128,
+    /// A memset (a library call's, before its kernel).
+    memset: bool,
 }
 
 /// What a device event runs.
@@ -1033,7 +1035,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                 None => node(&stats),
             };
             if let Some(child) = child {
-                launched.push(Launched { node: child, launch: stats.launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps) });
+                let memset = is_memset(self.plane.event_name(event.metadata_id));
+                launched.push(Launched { node: child, launch: stats.launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps), memset });
             }
         }
         Ok(launched)
@@ -1366,18 +1369,24 @@ fn child_graph_ops<'p>(
     let commands_of = |(program, buffer): (i64, i64)| module_ops.programs.get(program).and_then(|p| p.command_buffer(buffer));
     let wanted: FxHashSet<(i64, i64)> =
         buffers.iter().filter(|&(&key, nodes)| commands_of(key).is_some_and(|c| c.needs_launches(nodes))).map(|(&key, _)| key).collect();
-    // Per buffer wanted: its events by launch.
+    // Per buffer wanted: its events by launch, and its memset nodes.
     let mut launches: BTreeMap<(i64, i64), BTreeMap<i64, Vec<(i128, u32)>>> = BTreeMap::new();
+    let mut memsets: FxHashMap<(i64, i64), FxHashSet<u32>> = FxHashMap::default();
     if !wanted.is_empty() {
         for e in launched(&wanted)? {
-            launches.entry((e.node.0, e.node.1)).or_default().entry(e.launch).or_default().push((e.start_ps, e.node.2));
+            let buffer = (e.node.0, e.node.1);
+            launches.entry(buffer).or_default().entry(e.launch).or_default().push((e.start_ps, e.node.2));
+            if e.memset {
+                memsets.entry(buffer).or_default().insert(e.node.2);
+            }
         }
     }
     let mut resolved = FxHashMap::default();
     for (&(program, buffer), nodes) in &buffers {
         let Some(commands) = commands_of((program, buffer)) else { continue };
         let launches: Vec<Vec<(i128, u32)>> = launches.remove(&(program, buffer)).map(|l| l.into_values().collect()).unwrap_or_default();
-        for (node, command) in commands.child_nodes(nodes, &launches) {
+        let memsets = memsets.remove(&(program, buffer)).unwrap_or_default();
+        for (node, command) in commands.child_nodes(nodes, &launches, &memsets) {
             if let Some(op) = module_ops.instruction_op(program, commands.commands[command].instruction) {
                 resolved.insert((program, buffer, node), op);
             }

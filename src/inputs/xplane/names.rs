@@ -159,6 +159,11 @@ pub fn transfer(name: &str) -> Option<(&'static str, &'static str)> {
     TRANSFERS.iter().find(|(short, long, ..)| starts(short) || starts(long)).map(|&(_, _, node, op_type)| (node, op_type))
 }
 
+/// Whether a GPU event is a memset (CUPTI's `Memset 0`; TF's `MEMSET`).
+pub fn is_memset(name: &str) -> bool {
+    name.get(..6).is_some_and(|head| head.eq_ignore_ascii_case("memset"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

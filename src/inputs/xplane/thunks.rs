@@ -88,7 +88,14 @@ impl CommandBuffer {
     /// the child commands between the top-level nodes that ran before and
     /// after it; the monotone map with the most votes wins, ties going to
     /// the map that uses more commands (each normally runs a kernel).
-    pub fn child_nodes(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>]) -> FxHashMap<u32, usize> {
+    ///
+    /// A memset (`memsets`) goes with the node numbered after it: a library
+    /// call records its memset, then the kernel that writes what it
+    /// cleared. (Two such calls between the same top-level nodes get the
+    /// same votes from all four of their nodes; only this pairing tells
+    /// them apart, as on a `lax.scan` of remat layers, tools/xplane/
+    /// record_heldout.py's `tx_scan`.)
+    pub fn child_nodes(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>], memsets: &FxHashSet<u32>) -> FxHashMap<u32, usize> {
         let count = self.commands.len() as u32;
         let children: Vec<usize> = self.child_commands().collect();
         let nodes = self.child_nodes_seen(nodes);
@@ -98,9 +105,20 @@ impl CommandBuffer {
         if nodes.len() == children.len() {
             return nodes.into_iter().zip(children).collect();
         }
-        // votes[a][b]: node nodes[a] ran between neighbours that allow
+        // The nodes in units that go to one command: a memset with the
+        // node after it.
+        let mut unit_of = Vec::with_capacity(nodes.len());
+        let mut units = 0;
+        for (a, &node) in nodes.iter().enumerate() {
+            let glued = a > 0 && memsets.contains(&nodes[a - 1]) && nodes[a - 1] + 1 == node;
+            if !glued {
+                units += 1;
+            }
+            unit_of.push(units - 1);
+        }
+        // votes[u][b]: the nodes of unit u ran between neighbours that allow
         // command children[b], shared among the commands allowed.
-        let mut votes = vec![vec![0.0f64; children.len()]; nodes.len()];
+        let mut votes = vec![vec![0.0f64; children.len()]; units];
         for launch in launches {
             let mut launch = launch.clone();
             launch.sort_unstable();
@@ -110,14 +128,14 @@ impl CommandBuffer {
                 let after = launch[at + 1..].iter().filter(|e| e.1 < count).map(|e| e.1 as i64).min().unwrap_or(count as i64);
                 let allowed: Vec<usize> = (0..children.len()).filter(|&b| before < children[b] as i64 && (children[b] as i64) < after).collect();
                 for &b in &allowed {
-                    votes[a][b] += 1.0 / allowed.len() as f64;
+                    votes[unit_of[a]][b] += 1.0 / allowed.len() as f64;
                 }
             }
         }
-        // Monotone assignment (non-decreasing command per node) with the
+        // Monotone assignment (non-decreasing command per unit) with the
         // most votes; a small bonus per command used.
         const BONUS: f64 = 1e-3;
-        let (rows, cols) = (nodes.len(), children.len());
+        let (rows, cols) = (units, children.len());
         let mut best = vec![vec![f64::NEG_INFINITY; cols]; rows];
         let mut back = vec![vec![0usize; cols]; rows];
         for b in 0..cols {
@@ -136,12 +154,12 @@ impl CommandBuffer {
             }
         }
         let mut b = (0..cols).fold(0, |kept, b| if best[rows - 1][b] > best[rows - 1][kept] { b } else { kept });
-        let mut map = FxHashMap::default();
-        for a in (0..rows).rev() {
-            map.insert(nodes[a], children[b]);
-            b = back[a][b];
+        let mut command_of_unit = vec![0; rows];
+        for u in (0..rows).rev() {
+            command_of_unit[u] = children[b];
+            b = back[u][b];
         }
-        map
+        nodes.iter().zip(unit_of).map(|(&node, u)| (node, command_of_unit[u])).collect()
     }
 }
 
@@ -607,7 +625,8 @@ mod tests {
             for buffer in buffers.values() {
                 let nodes: Vec<u32> = (0..buffer.commands.len() as u32 + 4).collect();
                 let launch: Vec<(i128, u32)> = nodes.iter().rev().map(|&n| (i128::from(n), n)).collect();
-                let _ = buffer.child_nodes(&nodes, &[launch]);
+                let memsets = nodes.iter().copied().filter(|n| n % 3 == 0).collect();
+                let _ = buffer.child_nodes(&nodes, &[launch], &memsets);
             }
             // (Bytes cut short decode or fail; they never panic.)
             let bytes = module.encode_to_vec();
@@ -623,7 +642,7 @@ mod tests {
     #[test]
     fn child_nodes_map_one_to_one_when_counts_agree() {
         let cb = buffer(&[true, false, true, false]);
-        let map = cb.child_nodes(&[0, 1, 5, 4, 3, 5], &[]);
+        let map = cb.child_nodes(&[0, 1, 5, 4, 3, 5], &[], &FxHashSet::default());
         assert_eq!(map.len(), 2);
         assert_eq!((map[&4], map[&5]), (0, 2));
     }
@@ -647,7 +666,24 @@ mod tests {
         let cb = buffer(&[true, false, true, false]);
         // Nodes 4 and 5 run before node 1; node 6 between 1 and 3.
         let launch = vec![(0, 4), (1, 5), (2, 1), (3, 6), (4, 3)];
-        let map = cb.child_nodes(&[4, 5, 6, 1, 3], &[launch.clone(), launch]);
+        let map = cb.child_nodes(&[4, 5, 6, 1, 3], &[launch.clone(), launch], &FxHashSet::default());
         assert_eq!((map[&4], map[&5], map[&6]), (0, 0, 2));
+    }
+
+    /// Two library calls side by side, each a memset then its kernel: all
+    /// four nodes run between the same top-level nodes, so their votes
+    /// tie; each memset goes with the kernel numbered after it (as in
+    /// tx_scan's backward loop body, its buffer's nodes 61-64).
+    #[test]
+    fn a_memset_goes_with_the_kernel_after_it() {
+        // Commands: 0 kernel, 1 gemm (child), 2 gemm (child), 3 kernel.
+        let cb = buffer(&[false, true, true, false]);
+        let launch = vec![(0, 0), (1, 4), (2, 5), (3, 6), (4, 7), (5, 3)];
+        let memsets = FxHashSet::from_iter([4, 6]);
+        let map = cb.child_nodes(&[0, 4, 5, 6, 7, 3], &[launch.clone(), launch.clone()], &memsets);
+        assert_eq!([4, 5, 6, 7].map(|n| map[&n]), [1, 1, 2, 2]);
+        // Without knowing the memsets the tie is broken wrongly.
+        let blind = cb.child_nodes(&[0, 4, 5, 6, 7, 3], &[launch.clone(), launch], &FxHashSet::default());
+        assert_ne!([4, 5, 6, 7].map(|n| blind[&n]), [1, 1, 2, 2]);
     }
 }
