@@ -74,17 +74,18 @@ fn check_kernels(fixture: &str, trace: &Path) {
 }
 
 /// The committed cuts (tools/xplane/cut_jax_gpu.sh) and, where present,
-/// the whole shared traces they were cut from.
-fn fixtures(cuts: &[&str], shared: &[&str]) -> Vec<(String, std::path::PathBuf)> {
+/// the whole shared traces they were cut from, then the held-out traces
+/// given.
+fn fixtures(cuts: &[&str], shared: &[&str], heldout: Vec<(String, std::path::PathBuf)>) -> Vec<(String, std::path::PathBuf)> {
     let cut = cuts.iter().map(|f| (f.to_string(), Some(common::testdata().join("xplane").join(f))));
     let whole = shared.iter().map(|f| (f.to_string(), jax_gpu_trace(f)));
-    cut.chain(whole).filter_map(|(f, t)| Some((f, t?))).collect()
+    cut.chain(whole).filter_map(|(f, t)| Some((f, t?))).chain(heldout).collect()
 }
 
 #[test]
 fn jax_gpu_tables_match_xprof_where_it_knows_the_ops() {
     let cuts = ["jax_gpu_mlp_nocb", "jax_gpu_lstm_nocb", "jax_gpu_xfer"];
-    for (fixture, trace) in fixtures(&cuts, &["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"]) {
+    for (fixture, trace) in fixtures(&cuts, &["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"], common::heldout_jax_gpu_by_twin().0) {
         let fixture = fixture.as_str();
         check_hlo(fixture, &trace);
         check_kernels(fixture, &trace);
@@ -126,7 +127,7 @@ fn tf_gpu_kernels_match_xprof_summed_over_ops() {
 /// kernels run outside the graphs, naming their own instruction).
 #[test]
 fn convolutions_outside_command_buffers_match_xprof() {
-    for (fixture, trace) in fixtures(&["jax_gpu_cnn"], &["flax_cnn"]) {
+    for (fixture, trace) in fixtures(&["jax_gpu_cnn"], &["flax_cnn"], Vec::new()) {
         let ours = table("hlo", &trace, "hlo_ops");
         let rows = xprof_table_rows(&xprof_golden(&format!("{fixture}.hlo_stats")));
         assert!(rows.len() >= 8, "{fixture}: the convolutions");
@@ -163,26 +164,42 @@ fn jax_cpu_instructions_are_listed_beyond_xprof() {
 }
 
 /// Beyond XProf: inside command buffers XProf names every kernel
-/// `XlaModule`; rtfprof names the instruction's op, so each (kernel, op)
-/// ran as often as in the twin recorded without command buffers (the same
-/// HloProto). Durations are two runs' and are not compared. Device copies
-/// are left out: in a graph they run as `memcpy32_post` kernels, on a
-/// stream as memcpys, which are no kernels.
+/// `XlaModule`; rtfprof names the instruction's op, so each op ran as many
+/// kernels as in the twin recorded without command buffers (the same
+/// HloProto), and each (kernel, op) as often, where the two runs compiled
+/// the same kernels for the op. (Each run autotunes its convolutions and
+/// can pick another cuDNN kernel of the same count: the held-out `multi`
+/// did for 3 of its 6 convolutions' ops.) Durations are two runs' and are
+/// not compared. Device copies are left out: in a graph they run as
+/// kernels (`memcpy32_post`, `memcpy128`), on a stream as memcpys, which
+/// are no kernels.
 #[test]
 fn command_buffer_kernels_name_the_ops_their_twins_name() {
-    for (fixture, trace) in fixtures(&["jax_gpu_mlp", "jax_gpu_lstm"], &["jax_mlp", "flax_cnn", "jax_lstm"]) {
+    for (fixture, trace) in fixtures(&["jax_gpu_mlp", "jax_gpu_lstm"], &["jax_mlp", "flax_cnn", "jax_lstm"], common::heldout_jax_gpu_by_twin().1) {
+        // op -> kernel -> executions
         let count = |rows: Vec<serde_json::Map<String, Value>>| {
-            let mut by: BTreeMap<(String, String), f64> = BTreeMap::new();
-            for r in rows.into_iter().filter(|r| r["kernel_name"] != "memcpy32_post") {
-                *by.entry((r["kernel_name"].as_str().unwrap().to_owned(), r["op_name"].as_str().unwrap().to_owned())).or_default() +=
-                    r["occurrences"].as_f64().unwrap();
+            let mut by: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+            for r in rows.into_iter().filter(|r| !r["kernel_name"].as_str().unwrap().starts_with("memcpy")) {
+                let kernels = by.entry(r["op_name"].as_str().unwrap().to_owned()).or_default();
+                *kernels.entry(r["kernel_name"].as_str().unwrap().to_owned()).or_default() += r["occurrences"].as_f64().unwrap();
             }
             by
         };
         let twin = count(xprof_table_rows(&xprof_golden(&format!("{fixture}_nocb.kernel_stats"))));
         let ours = count(table("kernels", &trace, "kernels").into_iter().map(|v| v.as_object().unwrap().clone()).collect());
-        assert_eq!(ours, twin, "{fixture}");
-        assert!(ours.keys().all(|(_, op)| op != "XlaModule"), "{fixture}");
+        assert_eq!(ours.keys().collect::<Vec<_>>(), twin.keys().collect::<Vec<_>>(), "{fixture}: ops");
+        let mut retuned = 0;
+        for (op, kernels) in &ours {
+            let sum = |k: &BTreeMap<String, f64>| k.values().sum::<f64>();
+            assert_eq!(sum(kernels), sum(&twin[op]), "{fixture} {op}: kernel executions");
+            if kernels.keys().eq(twin[op].keys()) {
+                assert_eq!(kernels, &twin[op], "{fixture} {op}");
+            } else {
+                retuned += 1;
+            }
+        }
+        assert!(retuned * 10 <= ours.len(), "{fixture}: {retuned} of {} ops ran other kernels than their twin's", ours.len());
+        assert!(!ours.contains_key("XlaModule"), "{fixture}");
     }
 }
 

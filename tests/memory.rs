@@ -354,6 +354,7 @@ fn xplane_allocators_and_peaks_are_xprofs_on_every_trace() {
         .map(|f| (format!("{f}.host0"), testdata().join("xplane").join(f)))
         .collect();
     traces.extend(common::shared_xplane_goldens());
+    traces.extend(common::heldout_jax_gpu().into_iter().map(|(name, trace)| (format!("{name}.vm"), trace)));
     for (golden, trace) in traces {
         let xprof = common::xprof_golden(&format!("{golden}.memory_profile"));
         let ours = rtfprof_json_of(&["memory".to_owned(), format!("--xplane_path={}", trace.display())]);

@@ -40,6 +40,9 @@ fn trace(fixture: &str) -> Option<PathBuf> {
     if committed.exists() {
         return Some(committed);
     }
+    if let Some((_, heldout)) = common::heldout_jax_gpu().into_iter().find(|(name, _)| name == fixture) {
+        return Some(heldout);
+    }
     let traces = shared_traces();
     let shared = if fixture.starts_with("jax_") || fixture.starts_with("flax_") {
         traces.join("jax_h200").join(fixture).join("vm.xplane.pb")
@@ -223,6 +226,9 @@ fn jax_gpu_traces_match_xprof() {
     let cuts = ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_lstm_nocb", "jax_gpu_xfer"];
     for fixture in cuts.into_iter().chain(common::JAX_GPU_TRACES) {
         check_fixture(fixture);
+    }
+    for (fixture, _) in common::heldout_jax_gpu() {
+        check_fixture(&fixture);
     }
 }
 

@@ -112,6 +112,37 @@ pub fn jax_gpu_trace(name: &str) -> Option<PathBuf> {
     }
 }
 
+/// Held-out JAX GPU traces, of programs no test was written against: where
+/// `RTFPROF_HELDOUT_JAX_GPU` names their folder (`<name>/vm.xplane.pb`, as
+/// tools/xplane/record_heldout.py records them, with XProf's goldens in
+/// `expected/` by `tools/xplane/xprof_goldens.py --heldout`), the JAX GPU
+/// tests hold them to the shared traces' rules. Unset, there are none.
+pub fn heldout_jax_gpu() -> Vec<(String, PathBuf)> {
+    let Some(dir) = heldout_dir() else { return Vec::new() };
+    let mut traces: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("RTFPROF_HELDOUT_JAX_GPU={}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path().join("vm.xplane.pb"))
+        .filter(|trace| trace.exists())
+        .map(|trace| (trace.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned(), trace))
+        .collect();
+    traces.sort();
+    assert!(!traces.is_empty(), "RTFPROF_HELDOUT_JAX_GPU={}: no <name>/vm.xplane.pb", dir.display());
+    traces
+}
+
+/// The held-out traces split as the tests need them: those XProf
+/// attributes (the `_nocb` twins, and any recording without a twin), and
+/// those recorded with command buffers beside their `_nocb` twin.
+pub fn heldout_jax_gpu_by_twin() -> (Vec<(String, PathBuf)>, Vec<(String, PathBuf)>) {
+    let all = heldout_jax_gpu();
+    let has_twin = |name: &str| all.iter().any(|(n, _)| *n == format!("{name}_nocb"));
+    all.iter().cloned().partition(|(name, _)| !has_twin(name))
+}
+
+fn heldout_dir() -> Option<PathBuf> {
+    std::env::var_os("RTFPROF_HELDOUT_JAX_GPU").filter(|d| !d.is_empty()).map(PathBuf::from)
+}
+
 /// A directory of `../shared/traces` (e.g. `torch_h200/torch_tx`), or
 /// `None`, saying so, where it is absent (it is not part of the repository).
 pub fn shared_trace_dir(name: &str) -> Option<PathBuf> {
@@ -125,9 +156,11 @@ pub fn shared_trace_dir(name: &str) -> Option<PathBuf> {
 }
 
 /// XProf's answer for a trace (`testdata/xplane/expected/<name>.json`, by
-/// `tools/xplane/xprof_goldens.py`), e.g. `jax_mlp.kernel_stats`.
+/// `tools/xplane/xprof_goldens.py`), e.g. `jax_mlp.kernel_stats`; for a
+/// held-out trace, its folder's `expected/<name>.json`.
 pub fn xprof_golden(name: &str) -> serde_json::Value {
-    let path = testdata().join("xplane/expected").join(format!("{name}.json"));
+    let heldout = heldout_dir().map(|dir| dir.join("expected").join(format!("{name}.json"))).filter(|p| p.exists());
+    let path = heldout.unwrap_or_else(|| testdata().join("xplane/expected").join(format!("{name}.json")));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
 }
 

@@ -64,6 +64,12 @@ sorted (a map's JSON order is not the proto's).
 `--tool NAME` (repeatable) runs only those tools, so that new goldens can be
 added without rewriting the others.
 
+`--heldout DIR` reads held-out JAX GPU traces instead, DIR/<name>/vm.xplane.pb
+(tools/xplane/record_heldout.py records them), and writes their goldens to
+DIR/expected/, never to the repository: the tests read them there when
+RTFPROF_HELDOUT_JAX_GPU=DIR is set (tests/common/mod.rs), with the rules
+they hold the shared traces to.
+
 Each tool is run twice, on two separate copies, and the two answers are
 compared; the script stops if XProf ever answers differently for the same
 input after the normalisations (memory_viewer's above, memory_profile's
@@ -109,6 +115,19 @@ OVERVIEW_FIXTURES = {"xla_tpu_inference"}
 # What the overview_page goldens keep: the first table's properties on the
 # devices' duty cycle and idle time.
 OVERVIEW_FIELDS = ["device_duty_cycle_percent", "device_duty_cycle_high_confidence_percent", "device_idle_time_percent"]
+
+
+def heldout_fixtures(folder):
+    """{name: [trace path]} of the held-out traces DIR/<name>/vm.xplane.pb,
+    each treated as a shared JAX GPU trace."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*", "vm.xplane.pb"))):
+        name = os.path.basename(os.path.dirname(path))
+        out[name] = [path]
+        SHARED_FIXTURES[name] = path
+        HLO_FIXTURES.add(name)
+        KERNEL_FIXTURES.add(name)
+    return out
 
 
 def fixtures():
@@ -234,8 +253,16 @@ def write(name, obj):
 def main():
     import xprof  # noqa: F401  (fail early without it)
     from importlib.metadata import version
-    os.makedirs(EXPECTED, exist_ok=True)
+    global EXPECTED
     args = sys.argv[1:]
+    found = fixtures
+    if "--heldout" in args:
+        at = args.index("--heldout")
+        folder = os.path.abspath(args[at + 1])
+        del args[at : at + 2]
+        EXPECTED = os.path.join(folder, "expected")
+        found = lambda: heldout_fixtures(folder)  # noqa: E731
+    os.makedirs(EXPECTED, exist_ok=True)
     tools = set()
     while "--tool" in args:
         at = args.index("--tool")
@@ -243,7 +270,7 @@ def main():
         del args[at : at + 2]
     wanted = set(args)
     missing = []
-    for name, paths in fixtures().items():
+    for name, paths in found().items():
         if wanted and name not in wanted:
             continue
         jobs = [(f"{name}.framework_op_stats.json", paths, "framework_op_stats")]
@@ -270,7 +297,7 @@ def main():
                 if name in SHARED_FIXTURES:
                     first = main_program(first)
                 write(out, first)
-                print(f"testdata/xplane/expected/{out}")
+                print(os.path.join(EXPECTED, out))
                 continue
             first = run_tool(ps, tool)
             second = run_tool(ps, tool)
@@ -282,7 +309,7 @@ def main():
                     os.remove(os.path.join(EXPECTED, out))
                 continue
             write(out, first)
-            print(f"testdata/xplane/expected/{out}")
+            print(os.path.join(EXPECTED, out))
     with open(os.path.join(EXPECTED, "XPROF_VERSION"), "w") as f:
         f.write(f"xprof {version('xprof')}\n")
     if not wanted and not tools:

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""Record JAX programs that no test uses, on a GPU, with and without XLA's
+command buffers, to check rtfprof on traces it was not built against.
+
+    python3 tools/xplane/record_heldout.py --all OUT_DIR
+
+runs each program twice in its own process (XLA reads XLA_FLAGS once, when
+the backend starts): with XLA's default command buffers, and with
+`XLA_FLAGS=--xla_gpu_enable_command_buffer=` (the `_nocb` twin: the same
+HLO module, every kernel naming its own instruction). It writes
+OUT_DIR/<program>[_nocb].xplane.pb.gz, the `vm.xplane.pb` that
+`jax.profiler.trace` wrote, and OUT_DIR/versions.txt. Recorded as the
+shared traces were (../shared/traces/README.md): 3 untraced warm-up steps,
+then 10 steps, each inside `jax.profiler.StepTraceAnnotation("train",
+step_num=i)`.
+
+The programs, chosen for what the shared traces lack:
+
+  tx_scan   a decoder-only transformer whose 4 layers are stacked with
+            `lax.scan` over stacked weights, each layer under
+            `jax.checkpoint` (remat): while loops in the forward and the
+            backward pass, command buffers inside them; AdamW after a global
+            norm clip, the update skipped by a `lax.cond` when the loss is
+            not finite.
+  multi     three programs a step: a jitted augmentation of a batch put on
+            the device each step (host-to-device copy), a Flax CNN's
+            training step in bfloat16 with its state donated, and an
+            evaluation whose loss is read back (device-to-host copy).
+  gru_switch  a GRU over `lax.scan` unrolled by two, and a `lax.switch` of
+            three update rules on the step count (a conditional with
+            three branches in the step).
+  tx_flax   a Flax transformer in bfloat16: `nn.scan` over `nn.remat`
+            blocks (saving only the matrix products), two micro-batches
+            whose gradients are summed in an outer `lax.scan` (a loop in a
+            loop), AdamW on a warm-up cosine schedule.
+
+`--only NAME,...` records only those programs.
+
+Then, on this machine, with XProf and rtfprof:
+
+    /work/venvs/xprof/bin/python tools/xplane/compare_heldout.py OUT_DIR
+"""
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+PROGRAMS = ["tx_scan", "multi", "gru_switch", "tx_flax"]
+WARMUP, STEPS = 3, 10
+
+
+def tx_scan(jax, jnp, small):
+    import optax
+
+    vocab, d, heads, layers, seq, batch = (512, 64, 4, 2, 32, 2) if small else (8192, 512, 8, 4, 256, 16)
+    keys = iter(jax.random.split(jax.random.PRNGKey(0), 16))
+
+    def dense(k, *shape):
+        return jax.random.normal(k, shape, jnp.float32) * (shape[-2] ** -0.5)
+
+    params = {
+        "embed": jax.random.normal(next(keys), (vocab, d)) * 0.02,
+        "layers": {
+            "ln1": jnp.ones((layers, d)),
+            "qkv": dense(next(keys), layers, d, 3 * d),
+            "proj": dense(next(keys), layers, d, d),
+            "ln2": jnp.ones((layers, d)),
+            "up": dense(next(keys), layers, d, 4 * d),
+            "down": dense(next(keys), layers, 4 * d, d),
+        },
+        "ln_f": jnp.ones((d,)),
+    }
+
+    def norm(x, scale):
+        x = x - x.mean(-1, keepdims=True)
+        return x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-5) * scale
+
+    def layer(x, w):
+        with jax.named_scope("attention"):
+            h = norm(x, w["ln1"])
+            q, k, v = jnp.split(h @ w["qkv"], 3, axis=-1)
+            split = lambda t: t.reshape(batch, seq, heads, d // heads)
+            scores = jnp.einsum("bqhd,bkhd->bhqk", split(q), split(k)) / (d // heads) ** 0.5
+            mask = jnp.tril(jnp.ones((seq, seq), bool))
+            scores = jnp.where(mask, scores, -1e9)
+            attn = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), split(v))
+            x = x + attn.reshape(batch, seq, d) @ w["proj"]
+        with jax.named_scope("mlp"):
+            x = x + jax.nn.gelu(norm(x, w["ln2"]) @ w["up"]) @ w["down"]
+        return x, None
+
+    def loss_fn(params, tokens):
+        x = params["embed"][tokens[:, :-1]]
+        x, _ = jax.lax.scan(jax.checkpoint(layer), x, params["layers"])
+        logits = norm(x, params["ln_f"]) @ params["embed"].T
+        with jax.named_scope("loss"):
+            return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
+
+    opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(3e-4))
+    opt_state = opt.init(params)
+
+    @jax.jit
+    def step(params, opt_state, tokens):
+        loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
+
+        def apply(args):
+            params, opt_state = args
+            updates, opt_state = opt.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state
+
+        params, opt_state = jax.lax.cond(jnp.isfinite(loss), apply, lambda args: args, (params, opt_state))
+        return params, opt_state, loss
+
+    tokens = jax.random.randint(next(keys), (batch, seq + 1), 0, vocab)
+    state = [params, opt_state]
+
+    def run():
+        state[0], state[1], loss = step(state[0], state[1], tokens)
+        return loss
+
+    return run
+
+
+def multi(jax, jnp, small):
+    import flax.linen as nn
+    import numpy as np
+    import optax
+
+    class Net(nn.Module):
+        @nn.compact
+        def __call__(self, x, train):
+            for features in (32, 64, 128):
+                x = nn.Conv(features, (3, 3), dtype=jnp.bfloat16)(x)
+                x = nn.BatchNorm(use_running_average=not train, dtype=jnp.bfloat16)(x)
+                x = nn.max_pool(nn.relu(x), (2, 2), strides=(2, 2))
+            x = x.reshape(x.shape[0], -1)
+            return nn.Dense(10, dtype=jnp.bfloat16)(nn.relu(nn.Dense(256, dtype=jnp.bfloat16)(x)))
+
+    net, batch = Net(), 8 if small else 128
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((batch, 48, 48, 3), np.float32)
+    labels = rng.integers(0, 10, batch)
+    variables = net.init(jax.random.PRNGKey(0), jnp.asarray(images), train=False)
+    opt = optax.sgd(0.05, momentum=0.9)
+    state = {"params": variables["params"], "stats": variables["batch_stats"]}
+    state["opt"] = opt.init(state["params"])
+
+    @jax.jit
+    def augment(x, key):
+        flip = jax.random.bernoulli(key, 0.5, (x.shape[0], 1, 1, 1))
+        x = jnp.where(flip, x[:, :, ::-1], x)
+        return (x - x.mean((1, 2), keepdims=True)) / (x.std((1, 2), keepdims=True) + 1e-6)
+
+    def loss_fn(params, stats, x, y):
+        logits, updated = net.apply({"params": params, "batch_stats": stats}, x, train=True, mutable=["batch_stats"])
+        loss = optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y).mean()
+        return loss, updated["batch_stats"]
+
+    def train(state, x, y):
+        (loss, stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(state["params"], state["stats"], x, y)
+        updates, opt_state = opt.update(grads, state["opt"], state["params"])
+        return {"params": optax.apply_updates(state["params"], updates), "stats": stats, "opt": opt_state}, loss
+
+    train = jax.jit(train, donate_argnums=0)
+
+    @jax.jit
+    def evaluate(state, x, y):
+        logits = net.apply({"params": state["params"], "batch_stats": state["stats"]}, x, train=False)
+        return optax.softmax_cross_entropy_with_integer_labels(logits.astype(jnp.float32), y).mean()
+
+    keys = [jax.random.PRNGKey(1)]
+    box = [state]
+
+    def run():
+        keys[0], key = jax.random.split(keys[0])
+        x = augment(jax.device_put(images), key)
+        y = jax.device_put(labels)
+        box[0], loss = train(box[0], x, y)
+        return loss, float(evaluate(box[0], x, y))
+
+    return run
+
+
+def gru_switch(jax, jnp, small):
+    import optax
+
+    vocab, hidden, seq, batch = (64, 32, 8, 4) if small else (4096, 768, 48, 64)
+    keys = iter(jax.random.split(jax.random.PRNGKey(2), 8))
+    dense = lambda k, n, m: jax.random.normal(k, (n, m)) * n**-0.5  # noqa: E731
+    params = {
+        "embed": jax.random.normal(next(keys), (vocab, hidden)) * 0.02,
+        "gates": dense(next(keys), 2 * hidden, 2 * hidden),
+        "candidate": dense(next(keys), 2 * hidden, hidden),
+        "out": dense(next(keys), hidden, vocab),
+    }
+
+    def loss_fn(params, tokens):
+        def cell(h, x):
+            with jax.named_scope("gru"):
+                z, r = jnp.split(jax.nn.sigmoid(jnp.concatenate([x, h], -1) @ params["gates"]), 2, -1)
+                candidate = jnp.tanh(jnp.concatenate([x, r * h], -1) @ params["candidate"])
+                h = (1 - z) * h + z * candidate
+            return h, h
+
+        xs = jnp.swapaxes(params["embed"][tokens[:, :-1]], 0, 1)
+        _, hs = jax.lax.scan(cell, jnp.zeros((batch, hidden)), xs, unroll=2)
+        logits = jnp.swapaxes(hs, 0, 1) @ params["out"]
+        return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:]).mean()
+
+    opt = optax.adam(1e-3)
+
+    @jax.jit
+    def step(params, opt_state, count, tokens):
+        loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
+
+        def adam(args):
+            params, opt_state = args
+            updates, opt_state = opt.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state
+
+        def sgd(args):
+            params, opt_state = args
+            return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads), opt_state
+
+        branches = [adam, sgd, lambda args: args]
+        params, opt_state = jax.lax.switch(count % 3, branches, (params, opt_state))
+        return params, opt_state, count + 1, loss
+
+    tokens = jax.random.randint(next(keys), (batch, seq + 1), 0, vocab)
+    state = [params, opt.init(params), jnp.int32(0)]
+
+    def run():
+        state[0], state[1], state[2], loss = step(*state, tokens)
+        return loss
+
+    return run
+
+
+def tx_flax(jax, jnp, small):
+    import flax.linen as nn
+    import optax
+
+    vocab, d, heads, layers, seq, batch = (256, 64, 4, 2, 16, 4) if small else (8192, 768, 12, 6, 256, 16)
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x, _):
+            mask = nn.make_causal_mask(jnp.ones(x.shape[:2]))
+            h = nn.LayerNorm(dtype=jnp.bfloat16)(x)
+            x = x + nn.MultiHeadDotProductAttention(num_heads=heads, dtype=jnp.bfloat16)(h, h, mask=mask)
+            h = nn.Dense(4 * d, dtype=jnp.bfloat16)(nn.LayerNorm(dtype=jnp.bfloat16)(x))
+            return x + nn.Dense(d, dtype=jnp.bfloat16)(nn.gelu(h)), None
+
+    class Model(nn.Module):
+        @nn.compact
+        def __call__(self, tokens):
+            embed = nn.Embed(vocab, d)
+            policy = jax.checkpoint_policies.dots_with_no_batch_dims_saveable
+            blocks = nn.scan(nn.remat(Block, policy=policy), variable_axes={"params": 0}, split_rngs={"params": True}, length=layers)
+            x, _ = blocks(name="blocks")(embed(tokens).astype(jnp.bfloat16), None)
+            return embed.attend(nn.LayerNorm(dtype=jnp.bfloat16)(x).astype(jnp.float32))
+
+    model = Model()
+    tokens = jax.random.randint(jax.random.PRNGKey(3), (2, batch, seq + 1), 0, vocab)
+    params = model.init(jax.random.PRNGKey(4), tokens[0, :, :-1])
+    schedule = optax.warmup_cosine_decay_schedule(0.0, 3e-4, 5, 100)
+    opt = optax.adamw(schedule)
+
+    def loss_fn(params, micro):
+        logits = model.apply(params, micro[:, :-1])
+        return optax.softmax_cross_entropy_with_integer_labels(logits, micro[:, 1:]).mean()
+
+    @jax.jit
+    def step(params, opt_state, tokens):
+        def accumulate(total, micro):
+            loss, grads = jax.value_and_grad(loss_fn)(params, micro)
+            return jax.tree.map(jnp.add, total, (loss, grads)), None
+
+        zero = (jnp.float32(0), jax.tree.map(jnp.zeros_like, params))
+        (loss, grads), _ = jax.lax.scan(accumulate, zero, tokens)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    state = [params, opt.init(params)]
+
+    def run():
+        state[0], state[1], loss = step(state[0], state[1], tokens)
+        return loss
+
+    return run
+
+
+def record(program, trace_dir, small):
+    import jax
+    import jax.numpy as jnp
+
+    run = globals()[program](jax, jnp, small)
+    for _ in range(WARMUP):
+        jax.block_until_ready(run())
+    with jax.profiler.trace(trace_dir):
+        for i in range(STEPS):
+            with jax.profiler.StepTraceAnnotation("train", step_num=i):
+                jax.block_until_ready(run())
+
+
+def record_all(out, small, programs):
+    os.makedirs(out, exist_ok=True)
+    log = []
+    for program in programs:
+        for suffix, flags in (("", None), ("_nocb", "--xla_gpu_enable_command_buffer=")):
+            name = program + suffix
+            env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")
+            env.pop("XLA_FLAGS", None)
+            if flags:
+                env["XLA_FLAGS"] = flags
+            with tempfile.TemporaryDirectory() as trace_dir:
+                start = time.time()
+                command = [sys.executable, __file__, "--program", program, "--trace-dir", trace_dir] + ["--small"] * small
+                try:
+                    code = subprocess.run(command, env=env, timeout=130).returncode
+                except subprocess.TimeoutExpired:
+                    code = "timed out"
+                found = [os.path.join(d, f) for d, _, fs in os.walk(trace_dir) for f in fs if f.endswith(".xplane.pb")]
+                log.append(f"{name}: exit {code}, {time.time() - start:.0f} s, {[os.path.getsize(f) for f in found]} bytes")
+                print(log[-1], flush=True)
+                if code == 0 and len(found) == 1:
+                    with open(found[0], "rb") as src, gzip.open(os.path.join(out, name + ".xplane.pb.gz"), "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+    import jax
+
+    smi = ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv"]
+    versions = subprocess.run(smi, capture_output=True, text=True).stdout if shutil.which(smi[0]) else "no nvidia-smi\n"
+    import flax
+    import optax
+
+    versions += f"jax {jax.__version__} {jax.devices()}\nflax {flax.__version__} optax {optax.__version__}\n"
+    with open(os.path.join(out, "versions.txt"), "w") as f:
+        f.write(versions + "\n".join(log) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--all", metavar="OUT_DIR")
+    parser.add_argument("--program", choices=PROGRAMS)
+    parser.add_argument("--trace-dir")
+    parser.add_argument("--small", action="store_true", help="tiny shapes: a dry run on a CPU")
+    parser.add_argument("--only", help="comma-separated programs (default: all)")
+    args = parser.parse_args()
+    if args.all:
+        programs = args.only.split(",") if args.only else PROGRAMS
+        unknown = set(programs) - set(PROGRAMS)
+        if unknown:
+            parser.error(f"no such program: {', '.join(sorted(unknown))} (programs: {', '.join(PROGRAMS)})")
+        record_all(args.all, args.small, programs)
+    elif args.program and args.trace_dir:
+        record(args.program, args.trace_dir, args.small)
+    else:
+        parser.error("give --all OUT_DIR, or --program and --trace-dir")
+
+
+if __name__ == "__main__":
+    main()
