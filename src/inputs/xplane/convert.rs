@@ -968,7 +968,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             }
             if let Some((child, commands)) = self.command_buffer_node(instruction, stats) {
                 let (program, _, node) = child;
-                if commands.child_commands().next().is_some() {
+                if commands.has_nested() {
                     *launched = Some(child);
                 }
                 let command = commands.commands.get(node as usize).and_then(|c| self.module_ops.instruction_at(program, c.instruction));
@@ -1386,8 +1386,8 @@ fn child_graph_ops<'p>(
         let Some(commands) = commands_of((program, buffer)) else { continue };
         let launches: Vec<Vec<(i128, u32)>> = launches.remove(&(program, buffer)).map(|l| l.into_values().collect()).unwrap_or_default();
         let memsets = memsets.remove(&(program, buffer)).unwrap_or_default();
-        for (node, command) in commands.child_nodes(nodes, &launches, &memsets) {
-            if let Some(op) = module_ops.instruction_op(program, commands.commands[command].instruction) {
+        for (node, instruction) in commands.child_nodes(nodes, &launches, &memsets) {
+            if let Some(op) = module_ops.instruction_op(program, instruction) {
                 resolved.insert((program, buffer, node), op);
             }
         }

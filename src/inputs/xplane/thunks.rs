@@ -22,17 +22,23 @@
 //!   body's; a `conditional` its branches' first, then its own; a `call` is
 //!   inlined; an `async-start` takes its id, then the wrapped computation's
 //!   thunks; an `async-done` one.
-//! - **Command buffers** (`command_buffer_conversion_pass.cc`, default
+//! - **Command buffers** (`command_buffer_conversion_pass.cc`, JAX 0.11's
 //!   flags): runs of convertible thunks (kernels, device copies, cuBLAS,
-//!   cuBLASLt, cuDNN, dynamic-slice fusions, whole async regions) of at
-//!   least five become one buffer; `while` and `conditional` end a run, and
-//!   the pass goes into while bodies and conditional branches.
+//!   cuBLASLt, cuDNN, dynamic-slice fusions, whole async regions, and
+//!   conditionals whose branches are all convertible) of at least five
+//!   become one buffer, a conditional counting one; a `while` ends a run,
+//!   and the pass goes into while bodies and into the branches of
+//!   conditionals it could not convert. (Seen on held-out traces,
+//!   tools/xplane/record_heldout.py: `gru_switch`'s `lax.switch` ran in a
+//!   buffer, `cond_gemm`'s `fori_loop` did not.)
 //! - **Commands** (`command_buffer_cmd_emitter.cc`): a buffer's thunks
 //!   flattened (an async start's nested thunks in its place, an async done
-//!   none); command k is graph node k. Library calls (cuBLAS, cuDNN,
-//!   custom calls) and dynamic-slice fusions record a child graph: their
-//!   kernels are numbered after the last command, in command order (see
-//!   [`CommandBuffer::child_nodes`]).
+//!   none); command k is graph node k, but a conditional takes a node for
+//!   its `set_case_condition` kernel and one per branch, whose graph holds
+//!   the branch's commands (a predicate's branches false first). Library
+//!   calls (cuBLAS, cuDNN, custom calls) and dynamic-slice fusions record a
+//!   child graph. Nested nodes are numbered after the top-level ones, depth
+//!   first (see [`CommandBuffer::child_nodes`]).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -49,10 +55,29 @@ pub struct Command {
     pub child_graph: bool,
 }
 
-/// One command buffer: its commands in graph-node order.
+/// One command buffer (or a conditional branch's graph in one): the
+/// command of each of its top-level graph nodes, in node order. A
+/// conditional takes one node for the kernel that picks its branch
+/// (`set_case_condition`) and one conditional node per branch, whose
+/// graph is the branch's commands (`bodies`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandBuffer {
     pub commands: Vec<Command>,
+    /// (conditional node, its graph), by node.
+    bodies: Vec<(u32, CommandBuffer)>,
+}
+
+/// A node of a graph nested in a buffer (a library call's, or a
+/// conditional branch's), in the order the driver numbers them (see
+/// [`CommandBuffer::slots`]).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    instruction: u32,
+    /// A library call's graph: one node or more (its memsets, then its
+    /// kernels), as many as it ran.
+    library: bool,
+    /// The buffer's top-level node it is nested under.
+    ancestor: u32,
 }
 
 impl CommandBuffer {
@@ -61,13 +86,41 @@ impl CommandBuffer {
         self.commands.iter().enumerate().filter(|(_, c)| c.child_graph).map(|(k, _)| k)
     }
 
+    /// Whether some of its nodes are graphs: its events may run nodes
+    /// numbered past its top-level nodes.
+    pub fn has_nested(&self) -> bool {
+        !self.bodies.is_empty() || self.child_commands().next().is_some()
+    }
+
     /// Whether [`CommandBuffer::child_nodes`] of `nodes` reads its
     /// `launches`: there are child nodes and child commands, not as many of
-    /// each.
+    /// each, or any nested node of a buffer with conditionals.
     pub fn needs_launches(&self, nodes: &[u32]) -> bool {
-        let children = self.child_commands().count();
         let nodes = self.child_nodes_seen(nodes).len();
+        if !self.bodies.is_empty() {
+            return nodes > 0;
+        }
+        let children = self.child_commands().count();
         nodes > 0 && children > 0 && nodes != children
+    }
+
+    /// The nested nodes in the driver's numbering: after the top-level
+    /// nodes, each node's graph in node order, depth first (a graph's own
+    /// nodes, then its nodes' graphs). Seen on the held-out `cond_gemm`
+    /// (tools/xplane/record_heldout.py): a gemm before a `lax.switch` whose
+    /// first branch runs a gemm numbers the gemm's kernel, then that
+    /// branch's two nodes, then its gemm's kernel, then the next branch.
+    fn slots(&self, ancestor: Option<u32>, into: &mut Vec<Slot>) {
+        for (k, command) in self.commands.iter().enumerate() {
+            let ancestor = ancestor.unwrap_or(k as u32);
+            if command.child_graph {
+                into.push(Slot { instruction: command.instruction, library: true, ancestor });
+            } else if let Ok(at) = self.bodies.binary_search_by_key(&(k as u32), |b| b.0) {
+                let body = &self.bodies[at].1;
+                into.extend(body.commands.iter().map(|c| Slot { instruction: c.instruction, library: false, ancestor }));
+                body.slots(Some(ancestor), into);
+            }
+        }
     }
 
     /// The child-graph nodes among `nodes`, in order, once each.
@@ -95,15 +148,22 @@ impl CommandBuffer {
     /// same votes from all four of their nodes; only this pairing tells
     /// them apart, as on a `lax.scan` of remat layers, tools/xplane/
     /// record_heldout.py's `tx_scan`.)
-    pub fn child_nodes(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>], memsets: &FxHashSet<u32>) -> FxHashMap<u32, usize> {
+    ///
+    /// The map is to the instruction each node runs. In a buffer with
+    /// conditionals, see [`CommandBuffer::laid_out`].
+    pub fn child_nodes(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>], memsets: &FxHashSet<u32>) -> FxHashMap<u32, u32> {
+        if !self.bodies.is_empty() {
+            return self.laid_out(nodes, launches, memsets);
+        }
         let count = self.commands.len() as u32;
         let children: Vec<usize> = self.child_commands().collect();
         let nodes = self.child_nodes_seen(nodes);
         if nodes.is_empty() || children.is_empty() {
             return FxHashMap::default();
         }
+        let instruction = |command: usize| self.commands[command].instruction;
         if nodes.len() == children.len() {
-            return nodes.into_iter().zip(children).collect();
+            return nodes.into_iter().zip(children).map(|(node, command)| (node, instruction(command))).collect();
         }
         // The nodes in units that go to one command: a memset with the
         // node after it.
@@ -159,7 +219,119 @@ impl CommandBuffer {
             command_of_unit[u] = children[b];
             b = back[u][b];
         }
-        nodes.iter().zip(unit_of).map(|(&node, u)| (node, command_of_unit[u])).collect()
+        nodes.iter().zip(unit_of).map(|(&node, u)| (node, instruction(command_of_unit[u]))).collect()
+    }
+
+    /// [`CommandBuffer::child_nodes`] in a buffer with conditionals: the
+    /// nested nodes are laid out over [`CommandBuffer::slots`], a branch's
+    /// node taking one number and a library call's graph one or more
+    /// (`MAX_LIBRARY_NODES` at most), so that the nodes seen get the most
+    /// votes (each time a node ran, it votes for the slots nested under the
+    /// top-level nodes between those that ran before and after it) and a
+    /// memset stays with the node after it (it is no branch's node). Of
+    /// equal layouts, the one that numbers the fewest nodes.
+    fn laid_out(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>], memsets: &FxHashSet<u32>) -> FxHashMap<u32, u32> {
+        const MAX_LIBRARY_NODES: usize = 8;
+        const EXTRA_NODE: f64 = 1e-6;
+        let top = self.commands.len() as u32;
+        let nodes = self.child_nodes_seen(nodes);
+        let mut slots = Vec::new();
+        self.slots(None, &mut slots);
+        let Some(&last) = nodes.last() else { return FxHashMap::default() };
+        if slots.is_empty() {
+            return FxHashMap::default();
+        }
+        // Per node seen: the top-level nodes it ran after and before, each
+        // time, as sorted bounds (see `votes`).
+        let span = (last - top + 1) as usize;
+        let mut after: Vec<Vec<u32>> = vec![Vec::new(); span];
+        let mut before: Vec<Vec<u32>> = vec![Vec::new(); span];
+        for launch in launches {
+            let mut launch = launch.clone();
+            launch.sort_unstable();
+            for (at, &(_, node)) in launch.iter().enumerate() {
+                if node < top || node > last {
+                    continue;
+                }
+                let ran_after = launch[..at].iter().filter(|e| e.1 < top).map(|e| e.1).max();
+                let ran_before = launch[at + 1..].iter().filter(|e| e.1 < top).map(|e| e.1).min().unwrap_or(top);
+                let from = ran_after.map_or(0, |n| n + 1);
+                // (Nodes that ran out of their numbers' order allow none.)
+                if from < ran_before {
+                    after[(node - top) as usize].push(from);
+                    before[(node - top) as usize].push(ran_before);
+                }
+            }
+        }
+        after.iter_mut().chain(before.iter_mut()).for_each(|b| b.sort_unstable());
+        // How many times node `top + rel` ran between top-level nodes that
+        // allow `ancestor` (after < ancestor < before).
+        let votes = |rel: usize, ancestor: u32| -> f64 {
+            let opened = after[rel].partition_point(|&a| a <= ancestor);
+            let closed = before[rel].partition_point(|&b| b <= ancestor);
+            opened.saturating_sub(closed) as f64
+        };
+        let seen = |rel: usize| rel < span && nodes.binary_search(&(top + rel as u32)).is_ok();
+        let memset = |rel: usize| seen(rel) && memsets.contains(&(top + rel as u32));
+        // best[s][p]: slots before s laid over the numbers before p.
+        let width = span + MAX_LIBRARY_NODES + 1;
+        let mut best = vec![vec![f64::NEG_INFINITY; width]; slots.len() + 1];
+        let mut took = vec![vec![0u8; width]; slots.len() + 1];
+        best[0][0] = 0.0;
+        let mut end = None;
+        for (s, slot) in slots.iter().enumerate() {
+            for p in 0..width {
+                let here = best[s][p];
+                if here == f64::NEG_INFINITY {
+                    continue;
+                }
+                if p >= span {
+                    // Every node seen is laid out; the rest lie past them.
+                    if end.is_none_or(|(_, _, score)| here > score) {
+                        end = Some((s, p, here));
+                    }
+                    continue;
+                }
+                let most = if slot.library { MAX_LIBRARY_NODES } else { 1 };
+                let mut score = here;
+                for k in 1..=most {
+                    let rel = p + k - 1;
+                    if !slot.library && memset(rel) {
+                        break;
+                    }
+                    if seen(rel) {
+                        score += votes(rel, slot.ancestor);
+                    }
+                    // (A memset goes with the node after it.)
+                    if memset(rel) && seen(rel + 1) {
+                        continue;
+                    }
+                    let total = score - EXTRA_NODE * (k - 1) as f64;
+                    if p + k < width && total > best[s + 1][p + k] {
+                        best[s + 1][p + k] = total;
+                        took[s + 1][p + k] = k as u8;
+                    }
+                }
+            }
+        }
+        for p in span..width {
+            let here = best[slots.len()][p];
+            if here > f64::NEG_INFINITY && end.is_none_or(|(_, _, score)| here > score) {
+                end = Some((slots.len(), p, here));
+            }
+        }
+        let Some((mut s, mut p, _)) = end else { return FxHashMap::default() };
+        let mut map = FxHashMap::default();
+        while s > 0 {
+            let k = took[s][p] as usize;
+            for rel in p - k..p {
+                if seen(rel) {
+                    map.insert(top + rel as u32, slots[s - 1].instruction);
+                }
+            }
+            (s, p) = (s - 1, p - k);
+        }
+        map
     }
 }
 
@@ -282,6 +454,7 @@ impl<'m> Hlo<'m> {
         match thunk.kind {
             Kind::AsyncStart | Kind::DynamicSliceFusion => self.sequence_convertible(&thunk.nested),
             Kind::AsyncDone | Kind::Kernel | Kind::Copy | Kind::Gemm | Kind::CublasLt | Kind::Cudnn => true,
+            Kind::Conditional => thunk.branches.iter().all(|branch| self.sequence_convertible(branch)),
             _ => false,
         }
     }
@@ -333,9 +506,7 @@ impl<'m> Hlo<'m> {
         let mut run: Vec<Thunk> = Vec::new();
         let flush = |run: &mut Vec<Thunk>, buffers: &mut FxHashMap<i64, CommandBuffer>| {
             if !run.is_empty() && size(run) >= MIN_GRAPH_SIZE {
-                let mut commands = Vec::new();
-                flatten(run, &mut commands);
-                buffers.insert(run[0].id, CommandBuffer { commands });
+                buffers.insert(run[0].id, graph(run));
             }
             run.clear();
         };
@@ -438,15 +609,29 @@ fn size(run: &[Thunk]) -> usize {
 }
 
 /// `AppendCommands`: an async start's thunks in its place, an async done
-/// none, every other thunk one command.
-fn flatten(thunks: &[Thunk], into: &mut Vec<Command>) {
-    for thunk in thunks {
-        match thunk.kind {
-            Kind::AsyncStart => flatten(&thunk.nested, into),
-            Kind::AsyncDone => {}
-            kind => into.push(Command { instruction: thunk.instruction, child_graph: kind.child_graph() }),
+/// none, a conditional its kernel and a node per branch (see
+/// [`CommandBuffer`]), every other thunk one command.
+fn graph(thunks: &[Thunk]) -> CommandBuffer {
+    fn append(thunks: &[Thunk], into: &mut CommandBuffer) {
+        for thunk in thunks {
+            let command = Command { instruction: thunk.instruction, child_graph: thunk.kind.child_graph() };
+            match thunk.kind {
+                Kind::AsyncStart => append(&thunk.nested, into),
+                Kind::AsyncDone => {}
+                Kind::Conditional => {
+                    into.commands.push(command);
+                    for branch in &thunk.branches {
+                        into.bodies.push((into.commands.len() as u32, graph(branch)));
+                        into.commands.push(command);
+                    }
+                }
+                _ => into.commands.push(command),
+            }
         }
     }
+    let mut buffer = CommandBuffer { commands: Vec::new(), bodies: Vec::new() };
+    append(thunks, &mut buffer);
+    buffer
 }
 
 fn backend_config(instruction: &HloInstructionProto) -> serde_json::Value {
@@ -497,7 +682,14 @@ impl Emitter<'_, '_> {
                 Some(vec![thunk])
             }
             "conditional" => {
-                let branches = i.called_computation_ids.iter().map(|&c| self.computation(c, depth + 1)).collect::<Option<Vec<_>>>()?;
+                let mut branches = i.called_computation_ids.iter().map(|&c| self.computation(c, depth + 1)).collect::<Option<Vec<_>>>()?;
+                // A predicate's conditional (true, false computations) runs
+                // as a case on the predicate as an index: false first (seen
+                // on the held-out `cond_gemm`'s `lax.cond`).
+                const PRED: i32 = 1;
+                if self.hlo.operand(i, 0).and_then(|p| p.shape.as_ref()).is_some_and(|s| s.element_type == PRED) {
+                    branches.reverse();
+                }
                 let mut thunk = Thunk::new(Kind::Conditional, self.id(), at);
                 thunk.branches = branches;
                 Some(vec![thunk])
@@ -635,7 +827,7 @@ mod tests {
     }
 
     fn buffer(children: &[bool]) -> CommandBuffer {
-        CommandBuffer { commands: children.iter().enumerate().map(|(k, &child_graph)| Command { instruction: k as u32, child_graph }).collect() }
+        CommandBuffer { commands: children.iter().enumerate().map(|(k, &child_graph)| Command { instruction: k as u32, child_graph }).collect(), bodies: Vec::new() }
     }
 
     /// As many child nodes as child commands: one to one, in order.
@@ -668,6 +860,33 @@ mod tests {
         let launch = vec![(0, 4), (1, 5), (2, 1), (3, 6), (4, 3)];
         let map = cb.child_nodes(&[4, 5, 6, 1, 3], &[launch.clone(), launch], &FxHashSet::default());
         assert_eq!((map[&4], map[&5], map[&6]), (0, 0, 2));
+    }
+
+    /// A conditional in a buffer: its nodes (the kernel that picks the
+    /// branch, a node per branch) among the top-level ones, and the nested
+    /// nodes numbered depth first, as on the held-out `cond_gemm`: a gemm's
+    /// graph (memset, kernel), the first branch's two nodes, the graph of
+    /// the gemm among them, the second branch's node, the last gemm's
+    /// graph. Each node goes to its instruction whichever branch ran.
+    #[test]
+    fn nodes_of_conditional_branches_are_laid_out_depth_first() {
+        let command = |instruction, child_graph| Command { instruction, child_graph };
+        let body = |commands: Vec<Command>| CommandBuffer { commands, bodies: Vec::new() };
+        // 0 kernel, 1 gemm A, 2-4 conditional C (branches at 3 and 4), 5 gemm D, 6 kernel.
+        let cb = CommandBuffer {
+            commands: vec![command(1, false), command(10, true), command(20, false), command(20, false), command(20, false), command(50, true), command(6, false)],
+            bodies: vec![(3, body(vec![command(30, true), command(31, false)])), (4, body(vec![command(40, false)]))],
+        };
+        // Numbers past the 7 top-level nodes: A 7 (memset) and 8, gemm B's
+        // node 9, 31 at 10, B's kernel 11, 40 at 12, D 13.
+        let first = vec![(0, 0), (1, 7), (2, 8), (3, 2), (4, 11), (5, 10), (6, 13), (7, 6)];
+        let second = vec![(0, 0), (1, 7), (2, 8), (3, 2), (4, 12), (5, 13), (6, 6)];
+        let memsets = FxHashSet::from_iter([7]);
+        let nodes = [0, 7, 8, 2, 11, 10, 13, 6, 12];
+        let map = cb.child_nodes(&nodes, &[first.clone(), second.clone(), first, second], &memsets);
+        let want = [(7, 10), (8, 10), (10, 31), (11, 30), (12, 40), (13, 50)];
+        assert_eq!(map, FxHashMap::from_iter(want), "{map:?}");
+        assert!(cb.needs_launches(&nodes) && cb.has_nested());
     }
 
     /// Two library calls side by side, each a memset then its kernel: all
