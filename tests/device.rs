@@ -84,7 +84,7 @@ fn fixtures(cuts: &[&str], shared: &[&str], heldout: Vec<(String, std::path::Pat
 
 #[test]
 fn jax_gpu_tables_match_xprof_where_it_knows_the_ops() {
-    let cuts = ["jax_gpu_mlp_nocb", "jax_gpu_lstm_nocb", "jax_gpu_xfer"];
+    let cuts = ["jax_gpu_mlp_nocb", "jax_gpu_lstm_nocb", "jax_gpu_xfer", "jax_gpu_cond_nocb"];
     for (fixture, trace) in fixtures(&cuts, &["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"], common::heldout_jax_gpu_by_twin().0) {
         let fixture = fixture.as_str();
         check_hlo(fixture, &trace);
@@ -172,14 +172,17 @@ fn jax_cpu_instructions_are_listed_beyond_xprof() {
 /// did for 3 of its 6 convolutions' ops.) Durations are two runs' and are
 /// not compared. Device copies are left out: in a graph they run as
 /// kernels (`memcpy32_post`, `memcpy128`), on a stream as memcpys, which
-/// are no kernels.
+/// are no kernels; and so is the kernel by which a graph picks a
+/// conditional's branch (`set_case_condition`, the conditional's own),
+/// where a stream copies the branch index to the host.
 #[test]
 fn command_buffer_kernels_name_the_ops_their_twins_name() {
-    for (fixture, trace) in fixtures(&["jax_gpu_mlp", "jax_gpu_lstm"], &["jax_mlp", "flax_cnn", "jax_lstm"], common::heldout_jax_gpu_by_twin().1) {
+    for (fixture, trace) in fixtures(&["jax_gpu_mlp", "jax_gpu_lstm", "jax_gpu_cond"], &["jax_mlp", "flax_cnn", "jax_lstm"], common::heldout_jax_gpu_by_twin().1) {
         // op -> kernel -> executions
         let count = |rows: Vec<serde_json::Map<String, Value>>| {
             let mut by: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
-            for r in rows.into_iter().filter(|r| !r["kernel_name"].as_str().unwrap().starts_with("memcpy")) {
+            let graphs_only = |name: &str| name.starts_with("memcpy") || name == "set_case_condition";
+            for r in rows.into_iter().filter(|r| !graphs_only(r["kernel_name"].as_str().unwrap())) {
                 let kernels = by.entry(r["op_name"].as_str().unwrap().to_owned()).or_default();
                 *kernels.entry(r["kernel_name"].as_str().unwrap().to_owned()).or_default() += r["occurrences"].as_f64().unwrap();
             }

@@ -349,7 +349,7 @@ fn jobs_keep_their_own_allocators_and_clocks() {
 /// no more than that peak.
 #[test]
 fn xplane_allocators_and_peaks_are_xprofs_on_every_trace() {
-    let mut traces: Vec<(String, std::path::PathBuf)> = ["jax_gpu_mlp", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_xfer", "tf_loop", "jax_jit"]
+    let mut traces: Vec<(String, std::path::PathBuf)> = ["jax_gpu_mlp", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_xfer", "jax_gpu_cond", "jax_gpu_cond_nocb", "tf_loop", "jax_jit"]
         .iter()
         .map(|f| (format!("{f}.host0"), testdata().join("xplane").join(f)))
         .collect();

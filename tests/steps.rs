@@ -223,7 +223,7 @@ fn tf2_bert_8gpu_matches_xprof() {
 /// step or a loop iteration) and without.
 #[test]
 fn jax_gpu_traces_match_xprof() {
-    let cuts = ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_lstm_nocb", "jax_gpu_xfer"];
+    let cuts = ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_lstm_nocb", "jax_gpu_xfer", "jax_gpu_cond", "jax_gpu_cond_nocb"];
     for fixture in cuts.into_iter().chain(common::JAX_GPU_TRACES) {
         check_fixture(fixture);
     }

@@ -727,7 +727,7 @@ fn a_truncated_trace_names_the_byte_it_ends_at() {
 fn jax_gpu_traces_match_xprof_per_op() {
     // The committed cuts first (tools/xplane/cut_jax_gpu.sh), then the
     // whole shared traces.
-    let cuts = ["jax_gpu_mlp_nocb", "jax_gpu_lstm_nocb", "jax_gpu_xfer"].map(|f| (f, Some(xplane_dir().join(f))));
+    let cuts = ["jax_gpu_mlp_nocb", "jax_gpu_lstm_nocb", "jax_gpu_xfer", "jax_gpu_cond_nocb"].map(|f| (f, Some(xplane_dir().join(f))));
     let shared = ["jax_mlp_nocb", "flax_cnn_nocb", "jax_lstm_nocb", "jax_xfer"].map(|f| (f, jax_gpu_trace(f)));
     let heldout = common::heldout_jax_gpu_by_twin().0;
     for (fixture, trace) in cuts.into_iter().chain(shared).chain(heldout.iter().map(|(f, t)| (f.as_str(), Some(t.clone())))) {
@@ -761,7 +761,7 @@ fn jax_gpu_traces_match_xprof_per_op() {
 /// the twin's time less those waits.
 #[test]
 fn jax_gpu_command_buffers_land_on_the_ops_xprof_shows_without_them() {
-    let cuts = ["jax_gpu_mlp", "jax_gpu_lstm"].map(|f| (f, Some(xplane_dir().join(f))));
+    let cuts = ["jax_gpu_mlp", "jax_gpu_lstm", "jax_gpu_cond"].map(|f| (f, Some(xplane_dir().join(f))));
     let shared = ["jax_mlp", "flax_cnn", "jax_lstm"].map(|f| (f, jax_gpu_trace(f)));
     let heldout = common::heldout_jax_gpu_by_twin().1;
     for (fixture, trace) in cuts.into_iter().chain(shared).chain(heldout.iter().map(|(f, t)| (f.as_str(), Some(t.clone())))) {

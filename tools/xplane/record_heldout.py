@@ -3,6 +3,7 @@
 command buffers, to check rtfprof on traces it was not built against.
 
     python3 tools/xplane/record_heldout.py --all OUT_DIR
+    python3 tools/xplane/record_heldout.py --unpack OUT_DIR HELDOUT_DIR
 
 runs each program twice in its own process (XLA reads XLA_FLAGS once, when
 the backend starts): with XLA's default command buffers, and with
@@ -33,12 +34,18 @@ The programs, chosen for what the shared traces lack:
             blocks (saving only the matrix products), two micro-batches
             whose gradients are summed in an outer `lax.scan` (a loop in a
             loop), AdamW on a warm-up cosine schedule.
+  cond_gemm a probe of conditionals in command buffers: cuBLAS gemms before,
+            inside and after a `lax.switch` and a `lax.cond` (a library call's
+            graph inside a branch's graph), and a `lax.fori_loop` of a
+            trip count known only on the device.
 
 `--only NAME,...` records only those programs.
 
-Then, on this machine, with XProf and rtfprof:
-
-    /work/venvs/xprof/bin/python tools/xplane/compare_heldout.py OUT_DIR
+Then, on this machine: `--unpack` writes HELDOUT_DIR/<name>/vm.xplane.pb,
+`tools/xplane/xprof_goldens.py --heldout HELDOUT_DIR` XProf's answers
+beside them, and `RTFPROF_HELDOUT_JAX_GPU=HELDOUT_DIR cargo test --release
+--test xplane --test device --test steps --test memory` holds rtfprof to
+the rules the shared traces are held to.
 """
 import argparse
 import gzip
@@ -49,7 +56,7 @@ import sys
 import tempfile
 import time
 
-PROGRAMS = ["tx_scan", "multi", "gru_switch", "tx_flax"]
+PROGRAMS = ["tx_scan", "multi", "gru_switch", "tx_flax", "cond_gemm"]
 WARMUP, STEPS = 3, 10
 
 
@@ -294,6 +301,34 @@ def tx_flax(jax, jnp, small):
     return run
 
 
+def cond_gemm(jax, jnp, small):
+    rows, width = (64, 32) if small else (4096, 512)
+    keys = jax.random.split(jax.random.PRNGKey(5), 3)
+    w = jax.random.normal(keys[0], (width, width)) * width**-0.5
+    x = jax.random.normal(keys[1], (rows, width))
+
+    @jax.jit
+    def step(w, x, count):
+        h = jnp.tanh(x @ w) * 2 + 1
+        with jax.named_scope("switch"):
+            h = jax.lax.switch(count % 3, [lambda h: jnp.tanh(h @ w) * 3, lambda h: jax.nn.relu(h) + 1, lambda h: (h @ w.T) - h], h)
+        h = jnp.tanh(h @ w) + h
+        with jax.named_scope("cond"):
+            h = jax.lax.cond(count % 2 == 0, lambda h: jnp.sin(h @ w), lambda h: jnp.cos(h), h)
+        with jax.named_scope("loop"):
+            h = jax.lax.fori_loop(0, 2 + count % 2, lambda i, h: jnp.tanh(h @ w) + 0.1, h)
+        h = jax.nn.gelu(h @ w)
+        return w - 1e-3 * (x.T @ h) / rows, count + 1, (h * h).mean()
+
+    state = [w, jnp.int32(0)]
+
+    def run():
+        state[0], state[1], loss = step(state[0], x, state[1])
+        return loss
+
+    return run
+
+
 def record(program, trace_dir, small):
     import jax
     import jax.numpy as jnp
@@ -342,15 +377,29 @@ def record_all(out, small, programs):
         f.write(versions + "\n".join(log) + "\n")
 
 
+def unpack(out, heldout):
+    """OUT/<name>.xplane.pb.gz -> HELDOUT/<name>/vm.xplane.pb."""
+    for name in sorted(os.listdir(out)):
+        if name.endswith(".xplane.pb.gz"):
+            folder = os.path.join(heldout, name[: -len(".xplane.pb.gz")])
+            os.makedirs(folder, exist_ok=True)
+            with gzip.open(os.path.join(out, name), "rb") as src, open(os.path.join(folder, "vm.xplane.pb"), "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            print(folder)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--all", metavar="OUT_DIR")
+    parser.add_argument("--unpack", nargs=2, metavar=("OUT_DIR", "HELDOUT_DIR"))
     parser.add_argument("--program", choices=PROGRAMS)
     parser.add_argument("--trace-dir")
     parser.add_argument("--small", action="store_true", help="tiny shapes: a dry run on a CPU")
     parser.add_argument("--only", help="comma-separated programs (default: all)")
     args = parser.parse_args()
-    if args.all:
+    if args.unpack:
+        unpack(*args.unpack)
+    elif args.all:
         programs = args.only.split(",") if args.only else PROGRAMS
         unknown = set(programs) - set(PROGRAMS)
         if unknown:
