@@ -38,6 +38,11 @@ The programs, chosen for what the shared traces lack:
             inside and after a `lax.switch` and a `lax.cond` (a library call's
             graph inside a branch's graph), and a `lax.fori_loop` of a
             trip count known only on the device.
+  cnn_multisteps  a Flax CNN (cuDNN convolutions) under optax.MultiSteps:
+            gradients accumulated over two steps, the update in a `lax.cond`.
+  moe_scan  a mixture-of-experts layer (top-2 gating with `lax.top_k`,
+            dispatch by one-hot einsums) applied 3 times by a `lax.scan`
+            whose body holds a `lax.cond` (an auxiliary loss on odd layers).
 
 `--only NAME,...` records only those programs.
 
@@ -56,7 +61,7 @@ import sys
 import tempfile
 import time
 
-PROGRAMS = ["tx_scan", "multi", "gru_switch", "tx_flax", "cond_gemm"]
+PROGRAMS = ["tx_scan", "multi", "gru_switch", "tx_flax", "cond_gemm", "cnn_multisteps", "moe_scan"]
 WARMUP, STEPS = 3, 10
 
 
@@ -324,6 +329,85 @@ def cond_gemm(jax, jnp, small):
 
     def run():
         state[0], state[1], loss = step(state[0], x, state[1])
+        return loss
+
+    return run
+
+
+def cnn_multisteps(jax, jnp, small):
+    import flax.linen as nn
+    import optax
+
+    class Net(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            for features in (32, 64):
+                x = nn.avg_pool(nn.relu(nn.Conv(features, (3, 3))(x)), (2, 2), strides=(2, 2))
+            return nn.Dense(10)(x.reshape(x.shape[0], -1))
+
+    batch, size = (4, 16) if small else (64, 64)
+    net = Net()
+    x = jax.random.normal(jax.random.PRNGKey(6), (batch, size, size, 3))
+    y = jax.random.randint(jax.random.PRNGKey(7), (batch,), 0, 10)
+    params = net.init(jax.random.PRNGKey(8), x)
+    opt = optax.MultiSteps(optax.adam(1e-3), every_k_schedule=2)
+
+    @jax.jit
+    def step(params, opt_state):
+        loss, grads = jax.value_and_grad(lambda p: optax.softmax_cross_entropy_with_integer_labels(net.apply(p, x), y).mean())(params)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    state = [params, opt.init(params)]
+
+    def run():
+        state[0], state[1], loss = step(*state)
+        return loss
+
+    return run
+
+
+def moe_scan(jax, jnp, small):
+    import optax
+
+    tokens, d, experts, hidden, layers = (32, 16, 4, 32, 3) if small else (2048, 512, 8, 1024, 3)
+    keys = iter(jax.random.split(jax.random.PRNGKey(9), 8))
+    params = {
+        "gate": jax.random.normal(next(keys), (layers, d, experts)) * d**-0.5,
+        "up": jax.random.normal(next(keys), (layers, experts, d, hidden)) * d**-0.5,
+        "down": jax.random.normal(next(keys), (layers, experts, hidden, d)) * hidden**-0.5,
+    }
+    x = jax.random.normal(next(keys), (tokens, d))
+
+    def loss_fn(params):
+        def layer(carry, w):
+            h, aux, i = carry
+            with jax.named_scope("moe"):
+                probs = jax.nn.softmax(h @ w["gate"], axis=-1)
+                weights, chosen = jax.lax.top_k(probs, 2)
+                dispatch = jax.nn.one_hot(chosen, experts) * weights[..., None]
+                routed = jnp.einsum("tke,td->etd", dispatch, h)
+                out = jnp.einsum("eth,ehd->etd", jax.nn.gelu(jnp.einsum("etd,edh->eth", routed, w["up"])), w["down"])
+                h = h + out.sum(0)
+            with jax.named_scope("aux"):
+                aux = jax.lax.cond(i % 2 == 1, lambda a: a + (probs.mean(0) ** 2).sum() * experts, lambda a: a, aux)
+            return (h, aux, i + 1), None
+
+        (h, aux, _), _ = jax.lax.scan(layer, (x, jnp.float32(0), 0), params)
+        return (h**2).mean() + 0.01 * aux
+
+    opt = optax.sgd(1e-3)
+
+    @jax.jit
+    def step(params, opt_state):
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    state = [params, opt.init(params)]
+
+    def run():
+        state[0], state[1], loss = step(*state)
         return loss
 
     return run

@@ -17,7 +17,9 @@
 //!   counter from 1): computations are walked in the module's schedule
 //!   order. Parameters, tuples, get-tuple-elements, bitcasts, constants take
 //!   none; a fusion one (a kernel), a dynamic-slice copy fusion two (its
-//!   copy, then the fusion wrapping it), a memcpy fusion one per root; a
+//!   copy, then the fusion wrapping it), a memcpy fusion one per root, a
+//!   sort (or a fusion whose root is one) a copy per operand (a fusion's
+//!   parameters) then a kernel per group of its bitonic stages; a
 //!   `while` takes its id first, then its condition's thunks, then its
 //!   body's; a `conditional` its branches' first, then its own; a `call` is
 //!   inlined; an `async-start` takes its id, then the wrapped computation's
@@ -717,7 +719,8 @@ impl Emitter<'_, '_> {
                 start.nested = vec![copy];
                 Some(vec![start])
             }
-            "rng-get-and-update-state" | "partition-id" | "replica-id" | "sort" => one(self, Kind::Kernel),
+            "sort" => Some(self.sort(i, at, |_| true)),
+            "rng-get-and-update-state" | "partition-id" | "replica-id" => one(self, Kind::Kernel),
             // Collectives, send/recv, infeed/outfeed, FFT: one thunk each,
             // none of which the default pass converts.
             _ => one(self, Kind::Other),
@@ -741,8 +744,27 @@ impl Emitter<'_, '_> {
         Some(vec![Thunk::new(kind, self.id(), at)])
     }
 
+    /// `EmitSort`: a copy of each operand into the output (it sorts in
+    /// place; XLA finds no buffer to share), then its bitonic stages'
+    /// kernels. `copied` says which operands are copied (of a sort fusion,
+    /// its parameters: the fused iota of `lax.top_k` is none).
+    fn sort(&mut self, sort: &HloInstructionProto, at: u32, copied: impl Fn(&HloInstructionProto) -> bool) -> Vec<Thunk> {
+        let operands: Vec<&HloInstructionProto> = (0..sort.operand_ids.len()).filter_map(|k| self.hlo.operand(sort, k)).collect();
+        let mut thunks: Vec<Thunk> = operands.iter().filter(|o| copied(o)).map(|_| Thunk::new(Kind::Copy, self.id(), at)).collect();
+        let keys = operands.first().and_then(|o| o.shape.as_ref());
+        let bound = sort.dimensions.first().and_then(|&d| keys?.dimensions.get(d as usize)).copied().unwrap_or(1).max(1) as u64;
+        let bytes: u64 = operands.iter().map(|o| o.shape.as_ref().map_or(4, |s| element_bytes(s.element_type))).sum();
+        for _ in 0..sort_kernels(bound, bytes) {
+            thunks.push(Thunk::new(Kind::Kernel, self.id(), at));
+        }
+        thunks
+    }
+
     fn fusion(&mut self, i: &HloInstructionProto, at: u32) -> Option<Vec<Thunk>> {
         let root = self.hlo.root(*i.called_computation_ids.first()?)?;
+        if root.opcode == "sort" {
+            return Some(self.sort(root, at, |operand| operand.opcode == "parameter"));
+        }
         if i.fusion_kind != "kCustom" {
             if self.hlo.static_slice_copy(root) {
                 return Some(vec![Thunk::new(Kind::Copy, self.id(), at)]);
@@ -769,6 +791,42 @@ impl Emitter<'_, '_> {
             return Some(vec![thunk]);
         }
         Some(vec![Thunk::new(Kind::Kernel, self.id(), at)])
+    }
+}
+
+/// How many kernels `EmitSort` launches to sort `bound` elements of
+/// `bytes` (all operands' elements together): its bitonic stages' xor
+/// masks, those below its tile size (at most 2,048) merged into one
+/// kernel, each mask from the tile size up a kernel of its own; no tiling
+/// where a tile's operands pass 48 KiB of shared memory (a block's, on the
+/// GPUs JAX 0.11 runs on).
+fn sort_kernels(bound: u64, bytes: u64) -> usize {
+    let stages = u64::BITS - (bound.max(1) - 1).leading_zeros();
+    let tile = 2048u64.min(1 << stages);
+    let tiled = tile * bytes <= 48 * 1024;
+    let (mut kernels, mut merged) = (0, false);
+    for stage in 0..stages {
+        for mask in (0..=stage).rev() {
+            let xor = if mask == stage { (1u64 << (stage + 1)) - 1 } else { 1 << mask };
+            if xor >= tile || !tiled {
+                kernels += 1 + usize::from(merged);
+                merged = false;
+            } else {
+                merged = true;
+            }
+        }
+    }
+    kernels + usize::from(merged)
+}
+
+/// The bytes of an element of an XLA `PrimitiveType` (4 where unknown).
+fn element_bytes(element_type: i32) -> u64 {
+    match element_type {
+        1..=2 | 6 | 19..=25 | 28 | 29 => 1, // PRED, S8, U8, F8 kinds, S4/U4 as bytes
+        3 | 7 | 10 | 16 => 2,               // S16, U16, F16, BF16
+        5 | 9 | 12 | 15 => 8,               // S64, U64, F64, C64
+        18 => 16,                           // C128
+        _ => 4,
     }
 }
 
@@ -824,6 +882,58 @@ mod tests {
             let bytes = module.encode_to_vec();
             let _ = crate::proto::xla::HloModuleProto::decode(&bytes[..bytes.len() / 2]);
         }
+    }
+
+    /// `lax.top_k` as XLA 0.11 fuses it (a custom fusion of a sort of its
+    /// parameter and a fused iota, as on the held-out `moe_scan`): a copy
+    /// of the parameter, then one kernel; the four fusions after it number
+    /// their nodes from the sort's third.
+    #[test]
+    fn a_sort_fusion_copies_its_parameters_then_sorts() {
+        let shape = Some(crate::proto::xla::ShapeProto { element_type: 11, dimensions: vec![2048, 8], ..Default::default() });
+        let instruction = |id: i64, name: &str, opcode: &str, operands: Vec<i64>, called: Vec<i64>| HloInstructionProto {
+            id,
+            name: name.into(),
+            opcode: opcode.into(),
+            operand_ids: operands,
+            called_computation_ids: called,
+            shape: shape.clone(),
+            ..Default::default()
+        };
+        let computation = |id: i64, root_id: i64, instructions: Vec<HloInstructionProto>| HloComputationProto { id, root_id, instructions, ..Default::default() };
+        let mut sort = instruction(3, "sort.9", "sort", vec![1, 2], vec![]);
+        sort.dimensions = vec![1];
+        let mut entry = vec![instruction(10, "p", "parameter", vec![], vec![]), instruction(11, "fusion.11", "fusion", vec![10], vec![1])];
+        entry[1].fusion_kind = "kCustom".into();
+        entry.extend((0..4).map(|k| instruction(12 + k, &format!("add.{k}"), "fusion", vec![10], vec![2])));
+        let module = HloModuleProto {
+            entry_computation_id: 9,
+            computations: vec![
+                computation(1, 3, vec![instruction(1, "param_0", "parameter", vec![], vec![]), instruction(2, "iota", "iota", vec![], vec![]), sort]),
+                computation(2, 5, vec![instruction(4, "x", "parameter", vec![], vec![]), instruction(5, "add", "add", vec![4, 4], vec![])]),
+                computation(9, 15, entry),
+            ],
+            ..Default::default()
+        };
+        let index: FxHashMap<i64, u32> = module.computations.iter().flat_map(|c| &c.instructions).enumerate().map(|(k, i)| (i.id, k as u32)).collect();
+        let names: Vec<&str> = module.computations.iter().flat_map(|c| &c.instructions).map(|i| i.name.as_str()).collect();
+        let buffers = command_buffers(&module, &index);
+        let commands: Vec<&str> = buffers[&1].commands.iter().map(|c| names[c.instruction as usize]).collect();
+        assert_eq!(commands, ["fusion.11", "fusion.11", "add.0", "add.1", "add.2", "add.3"]);
+    }
+
+    /// `EmitSort`'s kernels: one up to the 2,048-element tile, then one
+    /// per xor mask past it besides the merged ones.
+    #[test]
+    fn sorts_take_a_kernel_per_stage_past_the_tile() {
+        assert_eq!(sort_kernels(8, 8), 1); // lax.top_k over 8 experts
+        assert_eq!(sort_kernels(2048, 8), 1);
+        // 4,096: 12 stages; the last stage's first mask, 4095, is past the
+        // tile, between two merged runs of smaller ones.
+        assert_eq!(sort_kernels(4096, 8), 3);
+        // No tiling (8 elements of 8 KiB pass 48 KiB): a kernel per mask,
+        // 1 + 2 + 3 for 3 stages.
+        assert_eq!(sort_kernels(8, 8 * 1024), 6);
     }
 
     fn buffer(children: &[bool]) -> CommandBuffer {
