@@ -43,6 +43,12 @@ The programs, chosen for what the shared traces lack:
   moe_scan  a mixture-of-experts layer (top-2 gating with `lax.top_k`,
             dispatch by one-hot einsums) applied 3 times by a `lax.scan`
             whose body holds a `lax.cond` (an auxiliary loss on odd layers).
+  unet      a small convolutional U-Net in bfloat16 (GroupNorm, strided and
+            transposed convolutions, a self-attention block at the bottom,
+            a sinusoidal time embedding) with an EMA of its weights.
+  ssm_fft   a diagonal state-space layer computed by `lax.associative_scan`,
+            an FFT long convolution (`jnp.fft`, which no graph holds),
+            dropout, and a `fori_loop` of a fixed trip count.
 
 `--only NAME,...` records only those programs.
 
@@ -61,7 +67,7 @@ import sys
 import tempfile
 import time
 
-PROGRAMS = ["tx_scan", "multi", "gru_switch", "tx_flax", "cond_gemm", "cnn_multisteps", "moe_scan"]
+PROGRAMS = ["tx_scan", "multi", "gru_switch", "tx_flax", "cond_gemm", "cnn_multisteps", "moe_scan", "unet", "ssm_fft"]
 WARMUP, STEPS = 3, 10
 
 
@@ -408,6 +414,113 @@ def moe_scan(jax, jnp, small):
 
     def run():
         state[0], state[1], loss = step(*state)
+        return loss
+
+    return run
+
+
+def unet(jax, jnp, small):
+    import flax.linen as nn
+    import optax
+
+    size, batch, width = (16, 2, 8) if small else (64, 32, 64)
+
+    class Block(nn.Module):
+        features: int
+
+        @nn.compact
+        def __call__(self, x, t):
+            h = nn.Conv(self.features, (3, 3), dtype=jnp.bfloat16)(nn.silu(nn.GroupNorm(8)(x)))
+            h = h + nn.Dense(self.features, dtype=jnp.bfloat16)(t)[:, None, None, :]
+            h = nn.Conv(self.features, (3, 3), dtype=jnp.bfloat16)(nn.silu(nn.GroupNorm(8)(h)))
+            return h + nn.Conv(self.features, (1, 1), dtype=jnp.bfloat16)(x)
+
+    class UNet(nn.Module):
+        @nn.compact
+        def __call__(self, x, t):
+            freqs = jnp.exp(-jnp.arange(16) / 16 * jnp.log(1e4))
+            t = nn.Dense(width * 4)(jnp.concatenate([jnp.sin(t[:, None] * freqs), jnp.cos(t[:, None] * freqs)], -1))
+            x = nn.Conv(width, (3, 3), dtype=jnp.bfloat16)(x)
+            skips = []
+            for k in (1, 2):
+                x = Block(width * k)(x, t)
+                skips.append(x)
+                x = nn.Conv(width * k, (3, 3), strides=(2, 2), dtype=jnp.bfloat16)(x)
+            b, hh, ww, c = x.shape
+            flat = x.reshape(b, hh * ww, c)
+            x = x + nn.SelfAttention(num_heads=4, dtype=jnp.bfloat16)(nn.GroupNorm(8)(flat)).reshape(x.shape)
+            for k in (2, 1):
+                x = nn.ConvTranspose(width * k, (2, 2), strides=(2, 2), dtype=jnp.bfloat16)(x)
+                x = Block(width * k)(jnp.concatenate([x, skips.pop()], -1), t)
+            return nn.Conv(3, (3, 3))(x)
+
+    model = UNet()
+    keys = jax.random.split(jax.random.PRNGKey(10), 4)
+    images = jax.random.normal(keys[0], (batch, size, size, 3))
+    params = model.init(keys[1], images, jnp.zeros((batch,)))
+    opt = optax.adam(2e-4)
+
+    @jax.jit
+    def step(params, ema, opt_state, key):
+        t_key, n_key = jax.random.split(key)
+        t = jax.random.uniform(t_key, (batch,))
+        noise = jax.random.normal(n_key, images.shape)
+        noisy = jnp.sqrt(1 - t)[:, None, None, None] * images + jnp.sqrt(t)[:, None, None, None] * noise
+        loss, grads = jax.value_and_grad(lambda p: ((model.apply(p, noisy, t) - noise) ** 2).mean())(params)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        ema = jax.tree.map(lambda e, p: 0.999 * e + 0.001 * p, ema, params)
+        return params, ema, opt_state, loss
+
+    state = [params, params, opt.init(params), keys[2]]
+
+    def run():
+        state[3], key = jax.random.split(state[3])
+        state[0], state[1], state[2], loss = step(state[0], state[1], state[2], key)
+        return loss
+
+    return run
+
+
+def ssm_fft(jax, jnp, small):
+    import optax
+
+    length, d, batch = (64, 8, 2) if small else (4096, 256, 8)
+    keys = iter(jax.random.split(jax.random.PRNGKey(11), 8))
+    params = {
+        "decay": jax.random.uniform(next(keys), (d,), minval=0.9, maxval=0.999),
+        "mix": jax.random.normal(next(keys), (d, d)) * d**-0.5,
+        "kernel": jax.random.normal(next(keys), (length, d)) * 0.01,
+    }
+    x = jax.random.normal(next(keys), (batch, length, d))
+
+    # (x is an argument: closed over, it would be a 32 MB constant in the
+    # trace's HloProto.)
+    def loss_fn(params, x, key):
+        with jax.named_scope("ssm"):
+            a = jnp.broadcast_to(params["decay"], x.shape)
+            _, h = jax.lax.associative_scan(lambda l, r: (l[0] * r[0], r[0] * l[1] + r[1]), (a, x), axis=1)
+        with jax.named_scope("long_conv"):
+            spectrum = jnp.fft.rfft(h, n=2 * length, axis=1) * jnp.fft.rfft(params["kernel"], n=2 * length, axis=0)
+            y = jnp.fft.irfft(spectrum, n=2 * length, axis=1)[:, :length]
+        keep = jax.random.bernoulli(key, 0.9, y.shape)
+        y = jnp.where(keep, y / 0.9, 0) @ params["mix"]
+        y = jax.lax.fori_loop(0, 3, lambda i, y: jnp.tanh(y @ params["mix"]) + y, y)
+        return ((y - x) ** 2).mean()
+
+    opt = optax.adamw(1e-3)
+
+    @jax.jit
+    def step(params, opt_state, x, key):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, key)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    state = [params, opt.init(params), next(keys)]
+
+    def run():
+        state[2], key = jax.random.split(state[2])
+        state[0], state[1], loss = step(state[0], state[1], x, key)
         return loss
 
     return run
