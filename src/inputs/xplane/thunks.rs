@@ -234,6 +234,7 @@ impl CommandBuffer {
     /// equal layouts, the one that numbers the fewest nodes.
     fn laid_out(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>], memsets: &FxHashSet<u32>) -> FxHashMap<u32, u32> {
         const MAX_LIBRARY_NODES: usize = 8;
+        const MAX_LAYOUT_CELLS: usize = 1 << 24;
         const EXTRA_NODE: f64 = 1e-6;
         let top = self.commands.len() as u32;
         let nodes = self.child_nodes_seen(nodes);
@@ -246,6 +247,11 @@ impl CommandBuffer {
         // Per node seen: the top-level nodes it ran after and before, each
         // time, as sorted bounds (see `votes`).
         let span = (last - top + 1) as usize;
+        // (Nodes past any layout name nothing; and a buffer too big to lay
+        // out stays unattributed rather than slow.)
+        if span > slots.len() * MAX_LIBRARY_NODES || slots.len() * (span + MAX_LIBRARY_NODES + 1) > MAX_LAYOUT_CELLS {
+            return FxHashMap::default();
+        }
         let mut after: Vec<Vec<u32>> = vec![Vec::new(); span];
         let mut before: Vec<Vec<u32>> = vec![Vec::new(); span];
         for launch in launches {
@@ -275,15 +281,17 @@ impl CommandBuffer {
         };
         let seen = |rel: usize| rel < span && nodes.binary_search(&(top + rel as u32)).is_ok();
         let memset = |rel: usize| seen(rel) && memsets.contains(&(top + rel as u32));
-        // best[s][p]: slots before s laid over the numbers before p.
+        // best[p] (then next[p]): the slots so far laid over the numbers
+        // before p; took[s][p]: how many slot s - 1 took.
         let width = span + MAX_LIBRARY_NODES + 1;
-        let mut best = vec![vec![f64::NEG_INFINITY; width]; slots.len() + 1];
+        let mut best = vec![f64::NEG_INFINITY; width];
         let mut took = vec![vec![0u8; width]; slots.len() + 1];
-        best[0][0] = 0.0;
+        best[0] = 0.0;
         let mut end = None;
         for (s, slot) in slots.iter().enumerate() {
+            let mut next = vec![f64::NEG_INFINITY; width];
             for p in 0..width {
-                let here = best[s][p];
+                let here = best[p];
                 if here == f64::NEG_INFINITY {
                     continue;
                 }
@@ -309,15 +317,16 @@ impl CommandBuffer {
                         continue;
                     }
                     let total = score - EXTRA_NODE * (k - 1) as f64;
-                    if p + k < width && total > best[s + 1][p + k] {
-                        best[s + 1][p + k] = total;
+                    if p + k < width && total > next[p + k] {
+                        next[p + k] = total;
                         took[s + 1][p + k] = k as u8;
                     }
                 }
             }
+            best = next;
         }
         for p in span..width {
-            let here = best[slots.len()][p];
+            let here = best[p];
             if here > f64::NEG_INFINITY && end.is_none_or(|(_, _, score)| here > score) {
                 end = Some((slots.len(), p, here));
             }
@@ -993,10 +1002,13 @@ mod tests {
         let second = vec![(0, 0), (1, 7), (2, 8), (3, 2), (4, 12), (5, 13), (6, 6)];
         let memsets = FxHashSet::from_iter([7]);
         let nodes = [0, 7, 8, 2, 11, 10, 13, 6, 12];
-        let map = cb.child_nodes(&nodes, &[first.clone(), second.clone(), first, second], &memsets);
+        let map = cb.child_nodes(&nodes, &[first.clone(), second.clone(), first, second.clone()], &memsets);
         let want = [(7, 10), (8, 10), (10, 31), (11, 30), (12, 40), (13, 50)];
         assert_eq!(map, FxHashMap::from_iter(want), "{map:?}");
         assert!(cb.needs_launches(&nodes) && cb.has_nested());
+        // A node numbered past any layout (a damaged trace) names nothing,
+        // and nothing its size is allocated.
+        assert!(cb.child_nodes(&[0, 7, u32::MAX], &[second.clone()], &memsets).is_empty());
     }
 
     /// Two library calls side by side, each a memset then its kernel: all
