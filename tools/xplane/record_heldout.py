@@ -340,6 +340,26 @@ def cond_gemm(jax, jnp, small):
     return run
 
 
+def training(jax, opt, loss_fn, params):
+    """`run()`: one jitted step (`jit_step`) of `opt` on `loss_fn(params)`,
+    returning the loss."""
+    import optax
+
+    @jax.jit
+    def step(params, opt_state):
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    state = [params, opt.init(params)]
+
+    def run():
+        state[0], state[1], loss = step(*state)
+        return loss
+
+    return run
+
+
 def cnn_multisteps(jax, jnp, small):
     import flax.linen as nn
     import optax
@@ -358,19 +378,7 @@ def cnn_multisteps(jax, jnp, small):
     params = net.init(jax.random.PRNGKey(8), x)
     opt = optax.MultiSteps(optax.adam(1e-3), every_k_schedule=2)
 
-    @jax.jit
-    def step(params, opt_state):
-        loss, grads = jax.value_and_grad(lambda p: optax.softmax_cross_entropy_with_integer_labels(net.apply(p, x), y).mean())(params)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
-    state = [params, opt.init(params)]
-
-    def run():
-        state[0], state[1], loss = step(*state)
-        return loss
-
-    return run
+    return training(jax, opt, lambda p: optax.softmax_cross_entropy_with_integer_labels(net.apply(p, x), y).mean(), params)
 
 
 def moe_scan(jax, jnp, small):
@@ -402,21 +410,7 @@ def moe_scan(jax, jnp, small):
         (h, aux, _), _ = jax.lax.scan(layer, (x, jnp.float32(0), 0), params)
         return (h**2).mean() + 0.01 * aux
 
-    opt = optax.sgd(1e-3)
-
-    @jax.jit
-    def step(params, opt_state):
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
-    state = [params, opt.init(params)]
-
-    def run():
-        state[0], state[1], loss = step(*state)
-        return loss
-
-    return run
+    return training(jax, optax.sgd(1e-3), loss_fn, params)
 
 
 def unet(jax, jnp, small):
