@@ -1,7 +1,8 @@
 //! XSpace bytes → the XLA programs of its `/host:metadata` plane
 //! (`HloProto` decoding, instructions, Python frames) → every command
 //! buffer XLA's GPU runtime would make of each (thunk ids, the command-buffer
-//! pass) → child-graph nodes assigned from a synthetic launch; and each
+//! pass, conditionals' branch graphs) → nested nodes assigned from a
+//! synthetic launch with memsets among them; and each
 //! program's memory from its buffer assignment (the heap simulator's
 //! replay, `rtfprof memory`'s text and JSON of it). Seeded with the JAX GPU
 //! fixtures, whose bytes are mostly their programs, so most mutations land
@@ -28,7 +29,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             if let Some(buffer) = program.command_buffer(first) {
                 let nodes: Vec<u32> = (0..buffer.commands.len() as u32 + 3).collect();
                 let launch: Vec<(i128, u32)> = nodes.iter().rev().map(|&n| (i128::from(n), n)).collect();
-                let _ = buffer.child_nodes(&nodes, &[launch]);
+                let memsets = nodes.iter().copied().filter(|n| n % 3 == 0).collect();
+                let _ = buffer.child_nodes(&nodes, &[launch], &memsets);
             }
         }
     }
