@@ -182,12 +182,10 @@ impl CommandBuffer {
         // command children[b], shared among the commands allowed.
         let mut votes = vec![vec![0.0f64; children.len()]; units];
         for launch in launches {
-            let mut launch = launch.clone();
-            launch.sort_unstable();
-            for (at, &(_, node)) in launch.iter().enumerate() {
+            for (node, ran_after, ran_before) in top_level_neighbours(launch, count) {
                 let Ok(a) = nodes.binary_search(&node) else { continue };
-                let before = launch[..at].iter().filter(|e| e.1 < count).map(|e| e.1 as i64).max().unwrap_or(-1);
-                let after = launch[at + 1..].iter().filter(|e| e.1 < count).map(|e| e.1 as i64).min().unwrap_or(count as i64);
+                let before = ran_after.map_or(-1, i64::from);
+                let after = i64::from(ran_before.unwrap_or(count));
                 let allowed: Vec<usize> = (0..children.len()).filter(|&b| before < children[b] as i64 && (children[b] as i64) < after).collect();
                 for &b in &allowed {
                     votes[unit_of[a]][b] += 1.0 / allowed.len() as f64;
@@ -255,14 +253,11 @@ impl CommandBuffer {
         let mut after: Vec<Vec<u32>> = vec![Vec::new(); span];
         let mut before: Vec<Vec<u32>> = vec![Vec::new(); span];
         for launch in launches {
-            let mut launch = launch.clone();
-            launch.sort_unstable();
-            for (at, &(_, node)) in launch.iter().enumerate() {
+            for (node, ran_after, ran_before) in top_level_neighbours(launch, top) {
                 if node < top || node > last {
                     continue;
                 }
-                let ran_after = launch[..at].iter().filter(|e| e.1 < top).map(|e| e.1).max();
-                let ran_before = launch[at + 1..].iter().filter(|e| e.1 < top).map(|e| e.1).min().unwrap_or(top);
+                let ran_before = ran_before.unwrap_or(top);
                 let from = ran_after.map_or(0, |n| n + 1);
                 // (Nodes that ran out of their numbers' order allow none.)
                 if from < ran_before {
@@ -344,6 +339,33 @@ impl CommandBuffer {
         }
         map
     }
+}
+
+/// A launch's events in time order as (node, the highest top-level node
+/// that ran before it, the lowest that ran after it), top-level nodes being
+/// those numbered below `top`: the neighbours that bound which command a
+/// nested node can belong to.
+fn top_level_neighbours(launch: &[(i128, u32)], top: u32) -> Vec<(u32, Option<u32>, Option<u32>)> {
+    let mut launch = launch.to_vec();
+    launch.sort_unstable();
+    let top_level = |node: u32| Some(node).filter(|&n| n < top);
+    let mut after: Vec<Option<u32>> = vec![None; launch.len()];
+    for at in (0..launch.len().saturating_sub(1)).rev() {
+        after[at] = match (after[at + 1], top_level(launch[at + 1].1)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    let mut highest = None;
+    launch
+        .iter()
+        .zip(after)
+        .map(|(&(_, node), after)| {
+            let neighbours = (node, highest, after);
+            highest = highest.max(top_level(node));
+            neighbours
+        })
+        .collect()
 }
 
 /// What a thunk is, as far as command buffers care.
