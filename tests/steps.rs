@@ -57,17 +57,6 @@ fn trace(fixture: &str) -> Option<PathBuf> {
     }
 }
 
-/// The (first host's) trace file of a fixture or shared trace.
-fn first_trace(path: &Path) -> PathBuf {
-    if path.is_file() {
-        return path.to_owned();
-    }
-    let run = path.join("plugins/profile/run0");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&run).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".xplane.pb")).collect();
-    files.sort();
-    files.remove(0)
-}
-
 /// rtfprof's JSON rows for a trace, or its one-line error.
 fn steps_json(path: &Path) -> Result<Value, String> {
     let dir = tempfile::tempdir().unwrap();
@@ -142,7 +131,7 @@ fn check_fixture(fixture: &str) {
     } else {
         // XProf's, with its page's references said of rtfprof's commands,
         // in the terms of the trace's framework and hardware.
-        let framework = rtfprof::advise::xplane_framework(&std::fs::read(first_trace(&path)).unwrap()).unwrap();
+        let framework = rtfprof::advise::xplane_framework(&std::fs::read(common::first_trace(&path)).unwrap()).unwrap();
         let gpu = steps_json(&path).unwrap()["steps"][0]["device_idle_us"].is_number();
         let hardware = if gpu { rtfprof::steps::xplane::Hardware::Gpu } else { rtfprof::steps::xplane::Hardware::CpuOnly };
         let xprofs = p["summary_nextstep"].as_str().map(|s| rtfprof::advise::next_step(&rtfprof::advise::strip_html(s), framework, hardware));

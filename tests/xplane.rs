@@ -807,12 +807,7 @@ fn jax_gpu_command_buffers_land_on_the_ops_xprof_shows_without_them() {
 fn waited_per_op(fixture: &str, trace: &Path) -> HashMap<String, f64> {
     use prost::Message;
     use rtfprof::proto::tensorflow::profiler::{XSpace, x_event, x_stat};
-    let file = if trace.is_file() {
-        trace.to_owned()
-    } else {
-        let run = trace.join("plugins/profile/run0");
-        std::fs::read_dir(&run).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".xplane.pb")).unwrap()
-    };
+    let file = common::first_trace(trace);
     let op_of: HashMap<String, String> = common::xprof_table_rows(&xprof_golden(&format!("{fixture}.hlo_stats")))
         .into_iter()
         .map(|r| (r["hlo_op_name"].as_str().unwrap().to_owned(), r["tf_op_name"].as_str().unwrap().split(':').next().unwrap().to_owned()))

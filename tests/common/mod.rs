@@ -143,6 +143,18 @@ fn heldout_dir() -> Option<PathBuf> {
     std::env::var_os("RTFPROF_HELDOUT_JAX_GPU").filter(|d| !d.is_empty()).map(PathBuf::from)
 }
 
+/// The (first host's) trace file of an XPlane fixture (its folder) or of a
+/// shared trace (the file).
+pub fn first_trace(path: &Path) -> PathBuf {
+    if path.is_file() {
+        return path.to_owned();
+    }
+    let run = path.join("plugins/profile/run0");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&run).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".xplane.pb")).collect();
+    files.sort();
+    files.remove(0)
+}
+
 /// A directory of `../shared/traces` (e.g. `torch_h200/torch_tx`), or
 /// `None`, saying so, where it is absent (it is not part of the repository).
 pub fn shared_trace_dir(name: &str) -> Option<PathBuf> {
