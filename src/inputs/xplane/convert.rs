@@ -304,22 +304,52 @@ impl Executions {
     /// more system time of 0.15 s when mapped).
     const MAPPED_FROM_TRACE_BYTES: usize = 64 << 20;
 
-    fn new(executions: Vec<Execution>, trace_bytes: usize) -> Executions {
-        let bytes = std::mem::size_of_val(executions.as_slice());
+    /// Room for the executions of `events` events, where they will stay:
+    /// a large piece's are written into its map as they are read (were
+    /// gathered in a vector, then copied there: the copy, and faulting in
+    /// the vector's pages, cost 9% of `scope`'s CPU on the 272 MB jax_lstm
+    /// x91 trace, bench/README.md). A map's pages past the executions
+    /// written are never touched, so they take no memory.
+    fn with_room(events: usize, trace_bytes: usize) -> Executions {
+        let bytes = events * std::mem::size_of::<Execution>();
         if bytes >= Self::MAPPED_BYTES
             && trace_bytes >= Self::MAPPED_FROM_TRACE_BYTES
-            && let Ok(mut map) = memmap2::MmapOptions::new().len(bytes).map_anon()
+            && let Ok(map) = memmap2::MmapOptions::new().len(bytes).map_anon()
         {
-            // SAFETY: the map is page-aligned and `bytes` long, room for
-            // exactly these plain-integer records.
-            unsafe { std::ptr::copy_nonoverlapping(executions.as_ptr(), map.as_mut_ptr().cast::<Execution>(), executions.len()) };
-            return Executions::Mapped { map, len: executions.len() };
+            return Executions::Mapped { map, len: 0 };
         }
-        // Not every event is an op (half of a TF trace's are runtime
-        // TraceMes): copied to their size (`shrink_to_fit` keeps a block
-        // that shrinks by less than half), the room is used by the next
-        // piece.
-        Executions::Heap(if executions.len() < executions.capacity() { executions.to_vec() } else { executions })
+        Executions::Heap(Vec::with_capacity(events))
+    }
+
+    #[inline]
+    fn push(&mut self, execution: Execution) {
+        match self {
+            Executions::Heap(executions) => executions.push(execution),
+            Executions::Mapped { map, len } if *len < map.len() / std::mem::size_of::<Execution>() => {
+                // SAFETY: record `len` is within the page-aligned map (just
+                // checked), which holds plain-integer records only.
+                unsafe { map.as_mut_ptr().cast::<Execution>().add(*len).write(execution) };
+                *len += 1;
+            }
+            // (Never: a piece has no more executions than events.)
+            Executions::Mapped { .. } => {
+                let mut executions = self.to_vec();
+                executions.push(execution);
+                *self = Executions::Heap(executions);
+            }
+        }
+    }
+
+    /// The executions as kept: a vector's with its room given back.
+    fn finished(self) -> Executions {
+        match self {
+            // Not every event is an op (half of a TF trace's are runtime
+            // TraceMes): copied to their size (`shrink_to_fit` keeps a
+            // block that shrinks by less than half), the room is used by
+            // the next piece.
+            Executions::Heap(executions) if executions.len() < executions.capacity() => Executions::Heap(executions.to_vec()),
+            kept => kept,
+        }
     }
 }
 
@@ -329,7 +359,7 @@ impl std::ops::Deref for Executions {
     fn deref(&self) -> &[Execution] {
         match self {
             Executions::Heap(executions) => executions,
-            // SAFETY: `new` copied `len` records into the map.
+            // SAFETY: `push` wrote `len` records into the map.
             Executions::Mapped { map, len } => unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<Execution>(), *len) },
         }
     }
@@ -815,7 +845,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             buffer_nodes: FxHashSet::default(),
             kernels: Launches::default(),
         };
-        let mut executions = Vec::with_capacity(line.event_count);
+        let mut executions = Executions::with_room(line.event_count, trace_bytes);
         // (Device events: see `DeviceKey`.)
         let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
         let mut shapes: Vec<DeviceEvent<'a>> = Vec::new();
@@ -877,7 +907,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             let runs = if event.num_occurrences > 0 { event.num_occurrences } else { 1 };
             executions.push(Execution { op, offset_ps: event.offset_ps, duration_ps, time_ps, runs });
         }
-        Ok(LineResult { executions: Executions::new(executions, trace_bytes), ..result })
+        Ok(LineResult { executions: executions.finished(), ..result })
     }
 
     /// One stat of a host event, into what [`PlaneContext::host_op`] reads.
@@ -2077,6 +2107,29 @@ mod tests {
     }
 
     #[test]
+    fn executions_written_in_place_read_back_as_pushed() {
+        let records: Vec<Execution> = (0..20_000).map(|i| Execution { op: i as u32 * 7, runs: i % 3, ..exec(i, 2 * i + 1) }).collect();
+        let fields = |e: &[Execution]| e.iter().map(|e| (e.op, e.offset_ps, e.duration_ps, e.time_ps, e.runs)).collect::<Vec<_>>();
+        // A large trace's piece is mapped, with room for every event; an
+        // event past the room (never, by the framing) moves it to the heap.
+        let mut mapped = Executions::with_room(records.len(), 1 << 30);
+        assert!(matches!(mapped, Executions::Mapped { .. }));
+        records.iter().for_each(|&e| mapped.push(e));
+        assert_eq!(fields(&mapped.finished()), fields(&records));
+        let mut full = Executions::with_room(records.len(), 1 << 30);
+        records.iter().chain(&records[..2]).for_each(|&e| full.push(e));
+        assert!(matches!(full, Executions::Heap(_)));
+        assert_eq!(fields(&full), fields(&[&records[..], &records[..2]].concat()));
+        // A small trace's stays on the heap, cut to its executions.
+        let mut heap = Executions::with_room(records.len(), 1 << 20);
+        records[..5].iter().for_each(|&e| heap.push(e));
+        match heap.finished() {
+            Executions::Heap(kept) => assert_eq!((fields(&kept), kept.capacity()), (fields(&records[..5]), 5)),
+            Executions::Mapped { .. } => panic!("a small trace's executions are mapped"),
+        }
+    }
+
+    #[test]
     fn nested_executions_leave_their_parents_self_time() {
         // A call [0, 100) holding two ops and, inside the second, a third.
         let mut e = vec![exec(0, 100), exec(10, 30), exec(40, 90), exec(50, 60), exec(100, 120)];
@@ -2211,3 +2264,4 @@ mod tests {
         assert!(convert(&wire, false).unwrap().0.allocator_events.is_empty(), "kept only when asked");
     }
 }
+
