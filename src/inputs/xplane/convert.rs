@@ -306,10 +306,10 @@ impl Executions {
 
     /// Room for the executions of `events` events, where they will stay:
     /// a large piece's are written into its map as they are read (were
-    /// gathered in a vector, then copied there: the copy, and faulting in
-    /// the vector's pages, cost 9% of `scope`'s CPU on the 272 MB jax_lstm
-    /// x91 trace, bench/README.md). A map's pages past the executions
-    /// written are never touched, so they take no memory.
+    /// gathered in a vector, then copied there: `scope`'s CPU time on the
+    /// 272 MB jax_lstm x91 trace went from 0.55 to 0.53 s, bench/README.md).
+    /// A map's pages past the executions written are never touched, so
+    /// they take no memory.
     fn with_room(events: usize, trace_bytes: usize) -> Executions {
         let bytes = events * std::mem::size_of::<Execution>();
         if bytes >= Self::MAPPED_BYTES
