@@ -1627,11 +1627,15 @@ fn totals(
     let on_host: Vec<bool> = planes.iter().map(|p| PlaneKind::of(p.name) == PlaneKind::Host).collect();
     converted.nodes = names.iter().zip(&nodes).map(|(name, (_, op_type))| (name.to_string(), (*op_type).to_owned())).collect();
 
-    // Executions by step (a counting sort of references to them), so that
-    // each step is summed on its own, all steps on all cores: a list of
-    // every execution's sums, sorted at once, took 2.5x the memory of the
-    // executions themselves, fresh pages that cost more than the sorting on
-    // a VM. Steps are numbered by their order: markers, then "outside".
+    // Executions by step, as runs of a piece's executions in one step (a
+    // line's times mostly grow, so a step's executions on a line are a
+    // few runs), sorted by step, so that each step is summed on its own,
+    // all steps on all cores. (A list of every execution's sums, sorted at
+    // once, took 2.5x the memory of the executions themselves; a list of
+    // references to every execution, sorted by step, was 8 bytes each and
+    // a serial pass: 11 ms of the 272 MB jax_lstm trace's 0.29 s,
+    // bench/README.md.) Steps are numbered by their order: markers, then
+    // "outside".
     let step_numbers: Vec<i64> = steps.keys().copied().chain(std::iter::once(after_last)).collect();
     let span_index: Vec<usize> = lookup.spans.iter().map(|s| step_numbers.partition_point(|&n| n < s.2)).collect();
     let step_index = |start: i128, hint: &mut usize| -> usize {
@@ -1647,30 +1651,38 @@ fn totals(
             line.pieces.into_iter().map(move |executions| Piece { plane, base_ps, executions })
         })
         .collect();
-    let piece_steps: Vec<Vec<u32>> = pieces
+    // (step, run) of each piece, in the piece's order.
+    let piece_runs: Vec<Vec<(u32, Run)>> = pieces
         .par_iter()
-        .map(|piece| {
+        .enumerate()
+        .map(|(p, piece)| {
             let mut hint = 0;
-            piece.executions.iter().map(|e| step_index(piece.base_ps + i128::from(e.offset_ps), &mut hint) as u32).collect()
+            let mut runs: Vec<(u32, Run)> = Vec::new();
+            for (i, e) in piece.executions.iter().enumerate() {
+                let step = step_index(piece.base_ps + i128::from(e.offset_ps), &mut hint) as u32;
+                match runs.last_mut() {
+                    Some((last, run)) if *last == step => run.end += 1,
+                    _ => runs.push((step, Run { piece: p as u32, start: i as u32, end: i as u32 + 1 })),
+                }
+            }
+            runs
         })
         .collect();
     let mut first = vec![0usize; step_numbers.len() + 1];
-    piece_steps.iter().flatten().for_each(|&s| first[s as usize + 1] += 1);
+    piece_runs.iter().flatten().for_each(|&(s, _)| first[s as usize + 1] += 1);
     (1..first.len()).for_each(|i| first[i] += first[i - 1]);
     let mut next = first.clone();
-    let mut by_step = vec![(0u32, 0u32); first[first.len() - 1]];
-    for (p, steps_of_piece) in piece_steps.iter().enumerate() {
-        for (i, &s) in steps_of_piece.iter().enumerate() {
-            by_step[next[s as usize]] = (p as u32, i as u32);
-            next[s as usize] += 1;
-        }
+    let mut by_step = vec![Run::default(); first[first.len() - 1]];
+    for &(s, run) in piece_runs.iter().flatten() {
+        by_step[next[s as usize]] = run;
+        next[s as usize] += 1;
     }
     // The step after which a piece is no longer read: its last marked step
     // (the executions outside every marker are summed first).
     let outside_index = step_numbers.len() - 1;
     let piece_done: Vec<usize> =
-        piece_steps.iter().map(|s| s.iter().map(|&s| s as usize).filter(|&s| s != outside_index).max().unwrap_or(0)).collect();
-    drop(piece_steps);
+        piece_runs.iter().map(|runs| runs.iter().map(|&(s, _)| s as usize).filter(|&s| s != outside_index).max().unwrap_or(0)).collect();
+    drop(piece_runs);
     // (Without markers everything is step 0, which is not "outside".)
     if !lookup.spans.is_empty() && first[outside_index] < first[outside_index + 1] {
         converted.outside_step = Some(after_last);
@@ -1686,10 +1698,12 @@ fn totals(
         .fold(
             || Placement::new(nodes.len()),
             |mut placement, s| {
-                for &(p, i) in &by_step[first[s]..first[s + 1]] {
-                    let piece = &pieces[p as usize];
-                    let name = name_rank[node_of[piece.executions[i as usize].op as usize] as usize] as usize;
-                    placement.add(name, s, device_rank[piece.plane as usize], piece.plane, on_host[piece.plane as usize]);
+                for run in &by_step[first[s]..first[s + 1]] {
+                    let piece = &pieces[run.piece as usize];
+                    for e in &piece.executions[run.start as usize..run.end as usize] {
+                        let name = name_rank[node_of[e.op as usize] as usize] as usize;
+                        placement.add(name, s, device_rank[piece.plane as usize], piece.plane, on_host[piece.plane as usize]);
+                    }
                 }
                 placement
             },
@@ -1728,7 +1742,7 @@ fn totals(
     let new_slots = || (ops.len() * planes.len() <= MAX_SLOTS).then(|| Slots::new(ops.len(), planes.len()));
     let step_totals = |pieces: &[Piece], index: usize, slots: Option<&mut Slots>| -> Vec<Total> {
         let step = step_numbers[index];
-        let part = |&(p, i): &(u32, u32)| {
+        let part = |p: u32, i: u32| {
             let piece = &pieces[p as usize];
             let e = &piece.executions[i as usize];
             let start = piece.base_ps + i128::from(e.offset_ps);
@@ -1882,18 +1896,63 @@ const PARTS_SUMMED_TOGETHER: usize = 1 << 16;
 /// The most (op, plane) slots a table of [`Slots`] has (16 MB).
 const MAX_SLOTS: usize = 1 << 22;
 
-/// The parts of `executions` (`part` of each), those of an (op, plane)
-/// summed in stretches where there are `slots` to number them.
-fn summed_parts<E: Sync>(executions: &[E], part: impl Fn(&E) -> Part + Sync, slots: Option<&mut Slots>) -> Vec<Part> {
+/// Executions `start..end` of piece `piece`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Run {
+    piece: u32,
+    start: u32,
+    end: u32,
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// (piece, index) of each execution, in order.
+    fn executions(runs: &[Run]) -> impl Iterator<Item = (u32, u32)> + '_ {
+        runs.iter().flat_map(|run| (run.start..run.end).map(move |i| (run.piece, i)))
+    }
+}
+
+/// The parts of the executions of `runs` (`part` of each, by piece and
+/// index), those of an (op, plane) summed in stretches where there are
+/// `slots` to number them.
+fn summed_parts(runs: &[Run], part: impl Fn(u32, u32) -> Part + Sync, slots: Option<&mut Slots>) -> Vec<Part> {
+    let part = |(p, i): (u32, u32)| part(p, i);
     match slots {
-        Some(slots) if executions.len() <= PARTS_SUMMED_TOGETHER => slots.sum(executions.iter().map(part)),
-        Some(slots) => executions
-            .par_chunks(PARTS_SUMMED_TOGETHER)
-            .map_init(|| slots.empty_like(), |slots, stretch| slots.sum(stretch.iter().map(&part)))
+        Some(slots) if runs.iter().map(Run::len).sum::<usize>() <= PARTS_SUMMED_TOGETHER => slots.sum(Run::executions(runs).map(part)),
+        Some(slots) => stretches(runs, PARTS_SUMMED_TOGETHER)
+            .par_iter()
+            .map_init(|| slots.empty_like(), |slots, stretch| slots.sum(Run::executions(stretch).map(part)))
             .flatten_iter()
             .collect(),
-        None => executions.iter().map(part).collect(),
+        None => Run::executions(runs).map(part).collect(),
     }
+}
+
+/// `runs` cut into stretches of `size` executions (the last may have
+/// fewer), in order.
+fn stretches(runs: &[Run], size: usize) -> Vec<Vec<Run>> {
+    let mut stretches = Vec::new();
+    let (mut stretch, mut len) = (Vec::new(), 0);
+    for run in runs {
+        let mut start = run.start;
+        while start < run.end {
+            let end = run.end.min(start.saturating_add((size - len) as u32));
+            stretch.push(Run { start, end, ..*run });
+            len += (end - start) as usize;
+            start = end;
+            if len == size {
+                stretches.push(std::mem::take(&mut stretch));
+                len = 0;
+            }
+        }
+    }
+    if !stretch.is_empty() {
+        stretches.push(stretch);
+    }
+    stretches
 }
 
 /// Where each (op, plane) is among the parts being summed
@@ -2050,20 +2109,45 @@ mod tests {
                     (rng.below(u64::from(ops)) as u32, rng.below(u64::from(planes)) as u32, start, start + rng.below(5000) as i64)
                 })
                 .collect();
-            let part = |&(op, plane, start, end): &(u32, u32, i64, i64)| Part {
-                key: u128::from(op) << 32 | u128::from(plane),
-                op,
-                plane,
-                sum: Sum { start_micros: start, end_micros: end, time_ps: (end - start) * 1000, runs: 1 + (start % 3) },
+            // The executions in pieces of random sizes, given as runs of
+            // random lengths.
+            let mut pieces: Vec<&[(u32, u32, i64, i64)]> = Vec::new();
+            let mut runs = Vec::new();
+            let mut rest = &executions[..];
+            while !rest.is_empty() {
+                let (piece, after) = rest.split_at(rest.len().min(1 + rng.below(70_000) as usize));
+                let mut start = 0;
+                while start < piece.len() {
+                    let end = piece.len().min(start + 1 + rng.below(20_000) as usize);
+                    runs.push(Run { piece: pieces.len() as u32, start: start as u32, end: end as u32 });
+                    start = end;
+                }
+                pieces.push(piece);
+                rest = after;
+            }
+            let part = |p: u32, i: u32| {
+                let (op, plane, start, end) = pieces[p as usize][i as usize];
+                Part {
+                    key: u128::from(op) << 32 | u128::from(plane),
+                    op,
+                    plane,
+                    sum: Sum { start_micros: start, end_micros: end, time_ps: (end - start) * 1000, runs: 1 + (start % 3) },
+                }
             };
-            let expected = merged(summed_parts(&executions, part, None));
+            let every: Vec<(u32, u32)> = Run::executions(&runs).collect();
+            assert_eq!(every.len(), count);
+            assert!(every.iter().zip(&executions).all(|(&(p, i), e)| pieces[p as usize][i as usize] == *e), "runs give the executions in order");
+            let expected = merged(summed_parts(&runs, part, None));
             assert_eq!(expected.len(), executions.iter().map(|e| (e.0, e.1)).collect::<HashSet<_>>().len());
             let mut slots = Slots::new(ops as usize, planes as usize);
-            assert_eq!(merged(summed_parts(&executions, part, Some(&mut slots))), expected, "{count} executions");
+            assert_eq!(merged(summed_parts(&runs, part, Some(&mut slots))), expected, "{count} executions");
             // (The table is left empty for the next step.)
             assert!(slots.at.iter().all(|&s| s == Slots::NONE));
             if count > PARTS_SUMMED_TOGETHER {
-                assert!(summed_parts(&executions, part, Some(&mut slots)).len() > expected.len(), "summed in stretches");
+                assert!(summed_parts(&runs, part, Some(&mut slots)).len() > expected.len(), "summed in stretches");
+                let cut = stretches(&runs, PARTS_SUMMED_TOGETHER);
+                assert!(cut.iter().all(|s| s.iter().map(Run::len).sum::<usize>() <= PARTS_SUMMED_TOGETHER), "stretches are at most the size");
+                assert_eq!(cut.iter().map(|s| Run::executions(s).collect::<Vec<_>>()).collect::<Vec<_>>().concat(), every, "stretches keep the order");
             }
         }
     }
