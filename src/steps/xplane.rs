@@ -47,7 +47,7 @@ use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space, StatValue};
+use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space, StatIds, StatValue};
 use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, GpuEventClass, classify_gpu_event, is_memcpy, parse_op, transfer};
 use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
@@ -640,6 +640,28 @@ impl EventStats<'_> {
     }
 }
 
+/// The stats [`collect`] reads into [`EventStats`].
+const COLLECTED_STATS: [StatKind; 18] = [
+    StatKind::ProducerType,
+    StatKind::ProducerId,
+    StatKind::ConsumerType,
+    StatKind::ConsumerId,
+    StatKind::ContextPid,
+    StatKind::IsRoot,
+    StatKind::IsAsync,
+    StatKind::StepId,
+    StatKind::IterNum,
+    StatKind::StepNum,
+    StatKind::GraphType,
+    StatKind::CorrelationId,
+    StatKind::GroupId,
+    StatKind::StepName,
+    StatKind::InputPipelineStageName,
+    StatKind::TensorShapes,
+    StatKind::DeviceOffsetPs,
+    StatKind::DeviceDurationPs,
+];
+
 /// An event's [`EventStats`] as the decoding threads hand them to
 /// [`collect`]'s walk: 16 bytes for a plain event instead of 256 (the
 /// millions of kernels of a JAX GPU trace went through the walk's batches
@@ -795,6 +817,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
             ev.name_codes.push(name_code(meta.name));
         }
         let name_index = IdMap::new(names);
+        let wanted = StatIds::of(|id| kinds.get(id).is_some_and(|kind| COLLECTED_STATS.contains(&kind)));
         for line in &plane.lines {
             let l = ev.lines.len();
             let base = i128::from(line.timestamp_ns) * 1000;
@@ -816,7 +839,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
             let decode = |_, wire| {
                 let mut s = EventStats::default();
                 // (Read with the event: each stat once, see `decode_with_stats`.)
-                let event = Event::decode_with_stats(wire, |stat| {
+                let event = Event::decode_with_wanted_stats(wire, &wanted, |stat| {
                     let Some(known) = kinds.get(stat.metadata_id) else { return };
                     let int = stat.value.as_i64();
                     match known {

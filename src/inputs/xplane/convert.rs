@@ -29,7 +29,7 @@ use prost::DecodeError;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, Stat, StatValue};
+use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, Stat, StatIds, StatValue};
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
@@ -618,6 +618,19 @@ impl EventKinds {
     }
 }
 
+/// The stats of a device event that [`PlaneContext::device_stat`] reads.
+const DEVICE_STATS: [StatKind; 9] = [
+    StatKind::HloOp,
+    StatKind::TfOp,
+    StatKind::Level0,
+    StatKind::Annotation,
+    StatKind::KernelDetails,
+    StatKind::Equation,
+    StatKind::ProgramId,
+    StatKind::CudaGraphNodeId,
+    StatKind::CorrelationId,
+];
+
 /// The read-only facts a plane's lines are read with.
 struct PlaneContext<'p, 'a> {
     plane: &'p Plane<'a>,
@@ -627,6 +640,8 @@ struct PlaneContext<'p, 'a> {
     /// Per XLA program: its instructions' ops.
     module_ops: &'p ProgramOps<'p>,
     stats: StatKinds,
+    /// The stats [`PlaneContext::device_stat`] reads.
+    device_stats: StatIds,
 }
 
 /// A line's executions, with self times.
@@ -826,7 +841,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             }
             PlaneKind::Gpu | PlaneKind::Metadata | PlaneKind::Other => {}
         }
-        PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats }
+        let device_stats = StatIds::of(|id| stats.get(id).is_some_and(|kind| DEVICE_STATS.contains(&kind)));
+        PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats, device_stats }
     }
 
     /// A piece of a line: its executions (times not yet made self times)
@@ -855,7 +871,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             let mut stats = DeviceStats::default();
             // (Host and device events are read with their stats in one pass.)
             let event = match kind {
-                PlaneKind::Gpu => Event::decode_with_stats(wire, |stat| self.device_stat(&mut stats, stat))?,
+                PlaneKind::Gpu => Event::decode_with_wanted_stats(wire, &self.device_stats, |stat| self.device_stat(&mut stats, stat))?,
                 PlaneKind::Host => {
                     let mut steps = std::mem::take(&mut host_stats.steps);
                     steps.clear();
@@ -1059,7 +1075,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let mut launched = Vec::new();
         for wire in line.event_wires() {
             let mut stats = DeviceStats::default();
-            let event = Event::decode_with_stats(wire, |stat| self.device_stat(&mut stats, stat))?;
+            let event = Event::decode_with_wanted_stats(wire, &self.device_stats, |stat| self.device_stat(&mut stats, stat))?;
             let child = match stats.key(event.metadata_id) {
                 Some(key) => *memo.entry(key).or_insert_with(|| node(&stats)),
                 None => node(&stats),
@@ -1073,7 +1089,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     }
 
     /// One stat of a device event, into the stats that say what it runs
-    /// (the last of a kind is kept).
+    /// (the last of a kind is kept): one of [`DEVICE_STATS`].
     #[inline]
     fn device_stat(&self, stats: &mut DeviceStats<'a>, stat: Stat<'a>) {
         let Some(kind) = self.stats.get(stat.metadata_id) else { return };

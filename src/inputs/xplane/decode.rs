@@ -577,18 +577,28 @@ impl<'a> Event<'a> {
     /// them twice was a third of `scope`'s time, bench/README.md.) After an
     /// error, `visit` may have seen some of the stats.
     #[inline]
-    pub fn decode_with_stats(wire: &'a [u8], mut visit: impl FnMut(Stat<'a>)) -> Result<Event<'a>, DecodeError> {
+    pub fn decode_with_stats(wire: &'a [u8], visit: impl FnMut(Stat<'a>)) -> Result<Event<'a>, DecodeError> {
+        Event::decode_with_wanted_stats(wire, &StatIds::ALL, visit)
+    }
+
+    /// [`Event::decode_with_stats`] handing over only the stats `wanted`
+    /// names (and any whose id it cannot hold): the others are checked, as
+    /// prost checks them, but not made values. (A JAX GPU event has 15
+    /// stats, of which `scope` reads 6.)
+    #[inline]
+    pub fn decode_with_wanted_stats(wire: &'a [u8], wanted: &StatIds, mut visit: impl FnMut(Stat<'a>)) -> Result<Event<'a>, DecodeError> {
         let mut seen = 0;
-        match Event::decode_plain_with(wire, |stat| {
+        match Event::decode_plain_with(wire, wanted, |stat| {
             seen += 1;
             visit(stat);
         }) {
             Some(event) => Ok(event),
             None => {
-                // (The stats seen are the first of `stats()`: the plain
-                // reading stops at the first field it leaves to prost.)
+                // (The stats seen are the first of `stats()` that are
+                // wanted: the plain reading stops at the first field it
+                // leaves to prost.)
                 let event = Event::decode_checked(wire)?;
-                event.stats().skip(seen).for_each(visit);
+                event.stats().filter(|stat| wanted.holds(stat.metadata_id)).skip(seen).for_each(visit);
                 Ok(event)
             }
         }
@@ -600,12 +610,12 @@ impl<'a> Event<'a> {
     /// included. (On the 270 MB bench trace the reader's time was a third
     /// decoding; prost's field-by-field checks were most of it.)
     fn decode_plain(wire: &'a [u8]) -> Option<Event<'a>> {
-        Event::decode_plain_with(wire, |_| {})
+        Event::decode_plain_with(wire, &StatIds::ALL, |_| {})
     }
 
     /// [`Event::decode_plain`], handing each stat to `visit` once read.
     #[inline(always)]
-    fn decode_plain_with(wire: &'a [u8], mut visit: impl FnMut(Stat<'a>)) -> Option<Event<'a>> {
+    fn decode_plain_with(wire: &'a [u8], wanted: &StatIds, mut visit: impl FnMut(Stat<'a>)) -> Option<Event<'a>> {
         let mut event = Event { wire: &[], ..Default::default() };
         let mut rest = wire;
         while let Some((&key, tail)) = rest.split_first() {
@@ -620,7 +630,18 @@ impl<'a> Event<'a> {
                     event.num_occurrences = 0;
                 }
                 KEY_3_VARINT => event.duration_ps = plain_varint(&mut rest)? as i64,
-                KEY_4_BYTES => visit(Stat::decode_plain(plain_payload(&mut rest)?)?),
+                KEY_4_BYTES => {
+                    let stat = plain_payload(&mut rest)?;
+                    match stat {
+                        [KEY_1_VARINT, id @ 0..=0x7f, key, value @ ..] if !wanted.holds(i64::from(*id)) && StatValue::is_plain_whole(*key, value) => {}
+                        _ => {
+                            let stat = Stat::decode_plain(stat)?;
+                            if wanted.holds(stat.metadata_id) {
+                                visit(stat);
+                            }
+                        }
+                    }
+                }
                 KEY_5_VARINT => {
                     event.num_occurrences = plain_varint(&mut rest)? as i64;
                     event.offset_ps = 0;
@@ -681,6 +702,26 @@ impl<'a> Event<'a> {
     }
 }
 
+/// Stat metadata ids below 128 (the profiler numbers a plane's stat
+/// metadata from 1: a JAX GPU plane has about 40), as a set; ids it cannot
+/// hold are in it.
+#[derive(Clone, Copy, Debug)]
+pub struct StatIds(u128);
+
+impl StatIds {
+    pub const ALL: StatIds = StatIds(u128::MAX);
+
+    /// The ids that `wanted` says are wanted, with every id of 128 or more.
+    pub fn of(wanted: impl Fn(i64) -> bool) -> StatIds {
+        StatIds((0..128).filter(|&id| wanted(id)).fold(0, |set, id| set | 1 << id))
+    }
+
+    #[inline(always)]
+    pub fn holds(&self, id: i64) -> bool {
+        !(0..128).contains(&id) || self.0 & 1 << id != 0
+    }
+}
+
 /// An `XStat`.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct Stat<'a> {
@@ -703,6 +744,17 @@ pub enum StatValue<'a> {
 }
 
 impl<'a> StatValue<'a> {
+    /// Whether [`StatValue::plain_whole`] reads a value here, without
+    /// making it.
+    #[inline(always)]
+    fn is_plain_whole(key: u8, wire: &'a [u8]) -> bool {
+        match key {
+            KEY_7_VARINT | KEY_4_VARINT | KEY_3_VARINT => whole_varint(wire).is_some(),
+            KEY_2_FIXED64 => wire.len() == 8,
+            _ => StatValue::plain_whole(key, wire).is_some(),
+        }
+    }
+
     /// A value field (its one-byte `key`) that is the whole of `wire`.
     #[inline(always)]
     fn plain_whole(key: u8, wire: &'a [u8]) -> Option<StatValue<'a>> {
@@ -1307,6 +1359,70 @@ mod tests {
             }
         }
         assert!(ok > 1000 && failed > 1000, "both outcomes: {ok} read, {failed} refused");
+    }
+
+    /// Reading only some stats gives the others' errors all the same, and
+    /// the stats wanted as reading them all does.
+    #[test]
+    fn stats_left_unread_are_checked_as_those_read() {
+        let stat = |id, value| xp::XStat { metadata_id: id, value: Some(value) };
+        use xp::x_stat::Value::*;
+        // A JAX GPU kernel's stats: every kind of value, varints of 1 to 10
+        // bytes, ids that a set of ids can and cannot hold.
+        let gpu = xp::XEvent {
+            metadata_id: 6,
+            duration_ps: 1_920_000,
+            data: Some(xp::x_event::Data::OffsetPs(3_884_247_000)),
+            stats: vec![
+                stat(1, Uint64Value(57)),
+                stat(2, Int64Value(281_474_976_711_174)),
+                stat(3, StrValue("$$1".into())),
+                stat(4, Uint64Value(9)),
+                stat(5, Uint64Value(38_654_705_669)),
+                stat(6, DoubleValue(100.0)),
+                stat(7, Int64Value(264)),
+                stat(8, Int64Value(1024)),
+                stat(9, RefValue(35)),
+                stat(10, RefValue(20)),
+                stat(127, RefValue(30)),
+                stat(128, RefValue(32)),
+                stat(12, Int64Value(-1)),
+                stat(13, BytesValue(vec![0x80, 0xff])),
+                stat(14, Uint64Value(1 << 62)),
+                stat(1 << 20, Int64Value(13_258)),
+            ],
+        };
+        let mut events: Vec<Vec<u8>> = sample_space().planes[0].lines[0].events.iter().map(Message::encode_to_vec).collect();
+        events.push(gpu.encode_to_vec());
+        let mut rng = XorShift::new(0x1d5);
+        let (mut ok, mut failed) = (0, 0);
+        for round in 0..40_000 {
+            let mut bytes = events[round % events.len()].clone();
+            if round >= events.len() {
+                rng.corrupt(&mut bytes, 1 + round as u64 % 2);
+            }
+            let set = u128::from(rng.next()) << 64 | u128::from(rng.next());
+            let wanted = StatIds::of(|id| set & 1 << id != 0);
+            let mut seen = Vec::new();
+            let some = Event::decode_with_wanted_stats(&bytes, &wanted, |stat| seen.push(stat));
+            match Event::decode(&bytes) {
+                Ok(event) => {
+                    ok += 1;
+                    let some = some.expect("both take it");
+                    assert_eq!(
+                        (some.metadata_id, some.offset_ps, some.num_occurrences, some.duration_ps),
+                        (event.metadata_id, event.offset_ps, event.num_occurrences, event.duration_ps)
+                    );
+                    assert_eq!(seen, event.stats().filter(|s| wanted.holds(s.metadata_id)).collect::<Vec<_>>());
+                }
+                Err(e) => {
+                    failed += 1;
+                    assert_eq!(some.expect_err("both refuse it").to_string(), e.to_string());
+                }
+            }
+        }
+        assert!(ok > 2000 && failed > 2000, "both outcomes: {ok} read, {failed} refused");
+        assert!(StatIds::of(|_| false).holds(128) && StatIds::of(|_| false).holds(-1) && !StatIds::of(|id| id != 5).holds(5));
     }
 
     /// An event's stats as the checked reader reads them.
