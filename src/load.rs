@@ -263,7 +263,7 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
 /// The PyTorch traces `path` names, one a rank, named after their files:
 /// the file itself, or a directory's `*.json` and `*.json.gz` files that
 /// are traces.
-fn pytorch_ranks(path: &std::path::Path) -> Result<Vec<(String, PathBuf)>> {
+pub(crate) fn pytorch_ranks(path: &std::path::Path) -> Result<Vec<(String, PathBuf)>> {
     const FLAG: &str = "--pytorch_path";
     let metadata = std::fs::metadata(path).map_err(|source| Error::Io { kind: FLAG, path: path.to_owned(), source })?;
     if !metadata.is_dir() {

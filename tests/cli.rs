@@ -187,6 +187,38 @@ fn typos_get_a_suggestion() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// An input given without its flag, as a newcomer first types it: the one
+/// line says which flag reads it, from the file's first bytes (or the
+/// traces a directory holds), never from its name.
+#[test]
+fn an_input_without_its_flag_gets_the_flag() {
+    let xplane = "testdata/xplane/jax_gpu_cnn/plugins/profile/run0/host0.xplane.pb";
+    let renamed = tempfile::tempdir().unwrap();
+    let trace = renamed.path().join("trace.bin");
+    std::fs::copy(xplane, &trace).unwrap();
+    let trace = trace.to_str().unwrap();
+    let torch = "testdata/pytorch/h200_tx.steps2-3.pt.trace.json.gz";
+    for (args, says) in [
+        (&["scope", xplane][..], format!("unexpected argument '{xplane}' found; it looks like an XPlane trace (*.xplane.pb): use --xplane_path {xplane}")),
+        (&["scope", trace], format!("'{trace}' found; it looks like an XPlane trace (*.xplane.pb): use --xplane_path {trace}")),
+        (&["steps", "testdata/xplane/jax_gpu_cnn"], "looks like a directory of XPlane traces: use --xplane_path testdata/xplane/jax_gpu_cnn".to_owned()),
+        (&["op", torch], format!("looks like a PyTorch (Chrome JSON) trace: use --pytorch_path {torch}")),
+        (&["op", "testdata/pytorch"], "looks like a directory of PyTorch traces: use --pytorch_path testdata/pytorch".to_owned()),
+        (&["scope", "testdata/cnn/graph.pb"], "looks like a GraphDef: use --graph_path testdata/cnn/graph.pb".to_owned()),
+    ] {
+        let (out, err, code) = run(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(&says), "{args:?}: {err}");
+    }
+    // Anything else keeps the plain usage line.
+    for arg in ["no/such/file", "README.md", "testdata"] {
+        let (_, err, code) = run(&["scope", arg]);
+        assert_eq!(code, 2, "{arg}");
+        assert!(err.trim_end().ends_with(&format!("unexpected argument '{arg}' found; see 'rtfprof --help'")), "{arg}: {err}");
+    }
+}
+
 /// Shell completions and the man page come from the same flag definitions.
 #[test]
 fn completions_and_the_man_page() {

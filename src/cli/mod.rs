@@ -709,6 +709,32 @@ pub fn usage_error_line(e: &clap::Error) -> String {
     line
 }
 
+/// For an input given without its flag (`rtfprof scope trace.xplane.pb`,
+/// what a newcomer types first): which flag reads it, where the file's
+/// first bytes say so (or, for a directory, the traces in it).
+fn path_without_flag(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else { return None };
+    let path = std::path::Path::new(arg);
+    let (what, flag) = if path.is_dir() {
+        // (As the flags would read the directory.)
+        if crate::inputs::xplane::locate(path, None).is_ok() {
+            ("a directory of XPlane traces", "--xplane_path")
+        } else if crate::load::pytorch_ranks(path).is_ok() {
+            ("a directory of PyTorch traces", "--pytorch_path")
+        } else {
+            return None;
+        }
+    } else {
+        let kind = crate::inputs::sniff::sniff_file(path)?.0;
+        (kind.describe(), kind.flag()?)
+    };
+    Some(format!("it looks like {what}: use {flag} {arg}"))
+}
+
 /// The `rtfprof` command: parses `args` (the program name first), runs it,
 /// prints errors as one line on stderr and returns the exit code: 0, 1 for
 /// bad input, 2 for bad usage. The binary's `main` and the Python package's
@@ -722,7 +748,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return 0;
         }
         Err(e) => {
-            term::error(&format!("{}; see 'rtfprof --help'", usage_error_line(&e)));
+            let hint = path_without_flag(&e).unwrap_or_else(|| "see 'rtfprof --help'".to_owned());
+            term::error(&format!("{}; {hint}", usage_error_line(&e)));
             return 2;
         }
     };
