@@ -633,7 +633,7 @@ impl<'a> Event<'a> {
                 KEY_4_BYTES => {
                     let stat = plain_payload(&mut rest)?;
                     match stat {
-                        [KEY_1_VARINT, id @ 0..=0x7f, key, value @ ..] if !wanted.holds(i64::from(*id)) && StatValue::is_plain_whole(*key, value) => {}
+                        [KEY_1_VARINT, id @ 0..=0x7f, key, value @ ..] if !wanted.holds(i64::from(*id)) && StatValue::plain_whole(*key, value).is_some() => {}
                         _ => {
                             let stat = Stat::decode_plain(stat)?;
                             if wanted.holds(stat.metadata_id) {
@@ -744,17 +744,6 @@ pub enum StatValue<'a> {
 }
 
 impl<'a> StatValue<'a> {
-    /// Whether [`StatValue::plain_whole`] reads a value here, without
-    /// making it.
-    #[inline(always)]
-    fn is_plain_whole(key: u8, wire: &'a [u8]) -> bool {
-        match key {
-            KEY_7_VARINT | KEY_4_VARINT | KEY_3_VARINT => whole_varint(wire).is_some(),
-            KEY_2_FIXED64 => wire.len() == 8,
-            _ => StatValue::plain_whole(key, wire).is_some(),
-        }
-    }
-
     /// A value field (its one-byte `key`) that is the whole of `wire`.
     #[inline(always)]
     fn plain_whole(key: u8, wire: &'a [u8]) -> Option<StatValue<'a>> {
@@ -909,13 +898,8 @@ fn plain_varint(buf: &mut &[u8]) -> Option<u64> {
         let ends = !word & 0x8080_8080_8080_8080;
         if ends != 0 {
             let len = ends.trailing_zeros() as usize / 8 + 1;
-            let bits = if len == 8 { word } else { word & ((1 << (8 * len)) - 1) } & 0x7f7f_7f7f_7f7f_7f7f;
-            // Each byte's 7 bits next to the previous one's.
-            let bits = (bits & 0x007f_007f_007f_007f) | ((bits & 0x7f00_7f00_7f00_7f00) >> 1);
-            let bits = (bits & 0x0000_3fff_0000_3fff) | ((bits & 0x3fff_0000_3fff_0000) >> 2);
-            let bits = (bits & 0x0000_0000_0fff_ffff) | ((bits & 0x0fff_ffff_0000_0000) >> 4);
             *buf = &buf[len..];
-            return Some(bits);
+            return Some(varint_bits(if len == 8 { word } else { word & ((1 << (8 * len)) - 1) }));
         }
     }
     prost::encoding::decode_varint(buf).ok()
@@ -937,10 +921,17 @@ fn whole_varint(wire: &[u8]) -> Option<u64> {
     if ends.trailing_zeros() as usize / 8 != len - 1 {
         return None;
     }
+    Some(varint_bits(word))
+}
+
+/// The value of a varint of up to 8 bytes read as one little-endian word
+/// (the bytes past it zero): each byte's 7 bits next to the previous one's.
+#[inline(always)]
+fn varint_bits(word: u64) -> u64 {
     let bits = word & 0x7f7f_7f7f_7f7f_7f7f;
     let bits = (bits & 0x007f_007f_007f_007f) | ((bits & 0x7f00_7f00_7f00_7f00) >> 1);
     let bits = (bits & 0x0000_3fff_0000_3fff) | ((bits & 0x3fff_0000_3fff_0000) >> 2);
-    Some((bits & 0x0000_0000_0fff_ffff) | ((bits & 0x0fff_ffff_0000_0000) >> 4))
+    (bits & 0x0000_0000_0fff_ffff) | ((bits & 0x0fff_ffff_0000_0000) >> 4)
 }
 
 /// A length-delimited payload after its key, or `None` if it does not fit.
