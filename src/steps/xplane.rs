@@ -608,7 +608,37 @@ struct EventStats<'a> {
     duration: Option<i64>,
 }
 
-impl EventStats<'_> {
+impl<'a> EventStats<'a> {
+    /// A stat's value, if it is one of these (a stat given twice keeps
+    /// its last value); whether it is. (Inlined: called, it made x91's
+    /// `steps` 0.61 -> 0.67 s, median of 11 runs.)
+    #[inline(always)]
+    fn read(&mut self, kind: StatKind, value: StatValue<'a>, plane: &Plane<'a>) -> bool {
+        let int = value.as_i64();
+        match kind {
+            StatKind::ProducerType => self.pt = int,
+            StatKind::ProducerId => self.pi = value.as_id(),
+            StatKind::ConsumerType => self.ct = int,
+            StatKind::ConsumerId => self.ci = value.as_id(),
+            StatKind::ContextPid => self.pid = int.or(self.pid),
+            StatKind::IsRoot => self.root_level = int.unwrap_or(0),
+            StatKind::IsAsync => self.is_async = int.unwrap_or(0) != 0,
+            StatKind::StepId => self.step_id = int,
+            StatKind::IterNum => self.iter_num = int,
+            StatKind::StepNum => self.step_num = int,
+            StatKind::GraphType => self.graph_type = value.as_str(plane),
+            StatKind::CorrelationId => self.correlation_id = value.as_id(),
+            StatKind::GroupId => self.group = int,
+            StatKind::StepName => self.step_name = value.as_str(plane),
+            StatKind::InputPipelineStageName => self.ipl_stage = value.as_str(plane).is_some_and(|s| !s.is_empty()),
+            StatKind::TensorShapes => self.shapes = Some(value.as_str(plane).unwrap_or("")),
+            StatKind::DeviceOffsetPs => self.offset = value.as_id(),
+            StatKind::DeviceDurationPs => self.duration = value.as_id(),
+            _ => return false,
+        }
+        true
+    }
+
     /// Whether the event has no stat [`collect`] reads but its
     /// `correlation_id` (a kernel or a copy, most of a GPU trace).
     fn is_plain(&self) -> bool {
@@ -639,28 +669,6 @@ impl EventStats<'_> {
             && !ipl_stage
     }
 }
-
-/// The stats [`collect`] reads into [`EventStats`].
-const COLLECTED_STATS: [StatKind; 18] = [
-    StatKind::ProducerType,
-    StatKind::ProducerId,
-    StatKind::ConsumerType,
-    StatKind::ConsumerId,
-    StatKind::ContextPid,
-    StatKind::IsRoot,
-    StatKind::IsAsync,
-    StatKind::StepId,
-    StatKind::IterNum,
-    StatKind::StepNum,
-    StatKind::GraphType,
-    StatKind::CorrelationId,
-    StatKind::GroupId,
-    StatKind::StepName,
-    StatKind::InputPipelineStageName,
-    StatKind::TensorShapes,
-    StatKind::DeviceOffsetPs,
-    StatKind::DeviceDurationPs,
-];
 
 /// An event's [`EventStats`] as the decoding threads hand them to
 /// [`collect`]'s walk: 16 bytes for a plain event instead of 256 (the
@@ -817,7 +825,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
             ev.name_codes.push(name_code(meta.name));
         }
         let name_index = IdMap::new(names);
-        let wanted = StatIds::of(|id| kinds.get(id).is_some_and(|kind| COLLECTED_STATS.contains(&kind)));
+        let wanted = StatIds::of(|id| kinds.get(id).is_some_and(|kind| EventStats::default().read(kind, StatValue::None, plane)));
         for line in &plane.lines {
             let l = ev.lines.len();
             let base = i128::from(line.timestamp_ns) * 1000;
@@ -840,28 +848,8 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 let mut s = EventStats::default();
                 // (Read with the event: each stat once, see `decode_with_stats`.)
                 let event = Event::decode_with_wanted_stats(wire, &wanted, |stat| {
-                    let Some(known) = kinds.get(stat.metadata_id) else { return };
-                    let int = stat.value.as_i64();
-                    match known {
-                        StatKind::ProducerType => s.pt = int,
-                        StatKind::ProducerId => s.pi = stat.value.as_id(),
-                        StatKind::ConsumerType => s.ct = int,
-                        StatKind::ConsumerId => s.ci = stat.value.as_id(),
-                        StatKind::ContextPid => s.pid = int.or(s.pid),
-                        StatKind::IsRoot => s.root_level = int.unwrap_or(0),
-                        StatKind::IsAsync => s.is_async = int.unwrap_or(0) != 0,
-                        StatKind::StepId => s.step_id = int,
-                        StatKind::IterNum => s.iter_num = int,
-                        StatKind::StepNum => s.step_num = int,
-                        StatKind::GraphType => s.graph_type = stat.value.as_str(plane),
-                        StatKind::CorrelationId => s.correlation_id = stat.value.as_id(),
-                        StatKind::GroupId => s.group = int,
-                        StatKind::StepName => s.step_name = stat.value.as_str(plane),
-                        StatKind::InputPipelineStageName => s.ipl_stage = stat.value.as_str(plane).is_some_and(|s| !s.is_empty()),
-                        StatKind::TensorShapes => s.shapes = Some(stat.value.as_str(plane).unwrap_or("")),
-                        StatKind::DeviceOffsetPs => s.offset = stat.value.as_id(),
-                        StatKind::DeviceDurationPs => s.duration = stat.value.as_id(),
-                        _ => {}
+                    if let Some(kind) = kinds.get(stat.metadata_id) {
+                        s.read(kind, stat.value, plane);
                     }
                 })?;
                 let name = name_index.get(event.metadata_id).unwrap_or(0);

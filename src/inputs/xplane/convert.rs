@@ -618,19 +618,6 @@ impl EventKinds {
     }
 }
 
-/// The stats of a device event that [`PlaneContext::device_stat`] reads.
-const DEVICE_STATS: [StatKind; 9] = [
-    StatKind::HloOp,
-    StatKind::TfOp,
-    StatKind::Level0,
-    StatKind::Annotation,
-    StatKind::KernelDetails,
-    StatKind::Equation,
-    StatKind::ProgramId,
-    StatKind::CudaGraphNodeId,
-    StatKind::CorrelationId,
-];
-
 /// The read-only facts a plane's lines are read with.
 struct PlaneContext<'p, 'a> {
     plane: &'p Plane<'a>,
@@ -640,7 +627,7 @@ struct PlaneContext<'p, 'a> {
     /// Per XLA program: its instructions' ops.
     module_ops: &'p ProgramOps<'p>,
     stats: StatKinds,
-    /// The stats [`PlaneContext::device_stat`] reads.
+    /// The stats [`DeviceStats::read`] reads.
     device_stats: StatIds,
 }
 
@@ -710,6 +697,25 @@ struct DeviceStats<'a> {
 }
 
 impl<'a> DeviceStats<'a> {
+    /// A stat's value, if it is one of these (the last of a kind is
+    /// kept); whether it is.
+    #[inline]
+    fn read(&mut self, kind: StatKind, value: StatValue<'a>) -> bool {
+        match kind {
+            StatKind::HloOp => self.raw[0] = value,
+            StatKind::TfOp => self.raw[1] = value,
+            StatKind::Level0 => self.raw[2] = value,
+            StatKind::Annotation => self.raw[3] = value,
+            StatKind::KernelDetails => self.raw[4] = value,
+            StatKind::Equation => self.raw[5] = value,
+            StatKind::ProgramId => self.program = value.as_id(),
+            StatKind::CudaGraphNodeId => self.graph_node = value.as_id(),
+            StatKind::CorrelationId => self.launch = value.as_id(),
+            _ => return false,
+        }
+        true
+    }
+
     /// The stats as a [`DeviceKey`] of an event of `metadata_id`, where
     /// every text among them is a `ref` (or no text).
     fn key(&self, metadata_id: i64) -> Option<DeviceKey> {
@@ -841,7 +847,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             }
             PlaneKind::Gpu | PlaneKind::Metadata | PlaneKind::Other => {}
         }
-        let device_stats = StatIds::of(|id| stats.get(id).is_some_and(|kind| DEVICE_STATS.contains(&kind)));
+        let device_stats = StatIds::of(|id| stats.get(id).is_some_and(|kind| DeviceStats::default().read(kind, StatValue::None)));
         PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats, device_stats }
     }
 
@@ -1089,23 +1095,12 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
     }
 
     /// One stat of a device event, into the stats that say what it runs
-    /// (the last of a kind is kept): one of [`DEVICE_STATS`].
+    /// (see [`DeviceStats::read`]).
     #[inline]
     fn device_stat(&self, stats: &mut DeviceStats<'a>, stat: Stat<'a>) {
-        let Some(kind) = self.stats.get(stat.metadata_id) else { return };
-        let text = match kind {
-            StatKind::HloOp => 0,
-            StatKind::TfOp => 1,
-            StatKind::Level0 => 2,
-            StatKind::Annotation => 3,
-            StatKind::KernelDetails => 4,
-            StatKind::Equation => 5,
-            StatKind::ProgramId => return stats.program = stat.value.as_id(),
-            StatKind::CudaGraphNodeId => return stats.graph_node = stat.value.as_id(),
-            StatKind::CorrelationId => return stats.launch = stat.value.as_id(),
-            _ => return,
-        };
-        stats.raw[text] = stat.value;
+        if let Some(kind) = self.stats.get(stat.metadata_id) {
+            stats.read(kind, stat.value);
+        }
     }
 
     /// A kernel launch (an event with `kernel_details`), for the kernel
