@@ -139,9 +139,8 @@ struct Node {
     /// The duration (clamped at 0); for a threadpool region, the offset of
     /// its end (regions may end before they begin, as in XProf).
     dur: i64,
-    /// Valid with [`flag::GROUP`].
-    group: i64,
-    /// (Its line is found from [`LineInfo::first`]: a record is 32 bytes.)
+    /// (Its line is found from [`LineInfo::first`]: a record is 24 bytes,
+    /// and its [`Marks`] 9.)
     name: u32,
     flags: u16,
     /// Worked out before grouping (see [`more`]).
@@ -161,7 +160,7 @@ const CONSUMER: u32 = 1 << 31;
 
 /// What a [`Node`] has.
 mod flag {
-    pub const GROUP: u16 = 1;
+    // (1: free.)
     pub const ASYNC: u16 = 1 << 1;
     pub const IPL_STAGE: u16 = 1 << 2;
     pub const REGION: u16 = 1 << 3;
@@ -175,10 +174,82 @@ mod flag {
     pub const CORRELATION_ID: u16 = 1 << 11;
     pub const SHAPES: u16 = 1 << 12;
     pub const DEVICE_SPAN: u16 = 1 << 13;
-    /// A non-zero root level (in [`super::Events::root_level`]).
-    pub const ROOT: u16 = 1 << 14;
-    /// A step name (in [`super::Events::step_name`]).
-    pub const STEP_NAME: u16 = 1 << 15;
+}
+
+/// What grouping sets, kept apart from the records it reads, so that the
+/// device events can be walked while it runs (see [`analyze_releasing`]):
+/// each record's group (from the trace's `group_id`, or grouping), and the
+/// roots' levels and step names.
+#[derive(Debug, Default)]
+struct Marks<'a> {
+    /// Per record: its group, valid with [`Marks::GROUP`] in `set`.
+    groups: Vec<i64>,
+    set: Vec<u8>,
+    /// Non-zero root levels (`_r`, and XProf's root mutators).
+    root_level: HashMap<u32, i64>,
+    step_name: HashMap<u32, Cow<'a, str>>,
+}
+
+impl<'a> Marks<'a> {
+    const GROUP: u8 = 1;
+    /// A non-zero root level (in `root_level`).
+    const ROOT: u8 = 1 << 1;
+    /// A step name (in `step_name`).
+    const STEP_NAME: u8 = 1 << 2;
+
+    fn with_capacity(records: usize) -> Marks<'a> {
+        Marks { groups: Vec::with_capacity(records), set: Vec::with_capacity(records), ..Marks::default() }
+    }
+
+    /// A record's marks, as [`collect`] reads them.
+    fn push(&mut self, group: Option<i64>) {
+        self.groups.push(group.unwrap_or(0));
+        self.set.push(if group.is_some() { Marks::GROUP } else { 0 });
+    }
+
+    /// The last record's marks, as [`Nesting`] drops it (such a record has
+    /// no group, root level or step name).
+    fn pop(&mut self) {
+        self.groups.pop();
+        self.set.pop();
+    }
+
+    fn has(&self, i: usize, mark: u8) -> bool {
+        self.set[i] & mark != 0
+    }
+
+    fn group(&self, i: usize) -> Option<i64> {
+        self.has(i, Marks::GROUP).then(|| self.groups[i])
+    }
+
+    fn set_group(&mut self, i: usize, group: i64) {
+        self.groups[i] = group;
+        self.set[i] |= Marks::GROUP;
+    }
+
+    fn root_level(&self, i: usize) -> i64 {
+        if !self.has(i, Marks::ROOT) {
+            return 0;
+        }
+        self.root_level.get(&(i as u32)).copied().unwrap_or(0)
+    }
+
+    fn set_root_level(&mut self, i: usize, level: i64) {
+        self.root_level.insert(i as u32, level);
+        self.set[i] |= Marks::ROOT;
+    }
+
+    fn step_name(&self, i: usize) -> Option<&str> {
+        if !self.has(i, Marks::STEP_NAME) {
+            return None;
+        }
+        self.step_name.get(&(i as u32)).map(|s| s.as_ref())
+    }
+
+    fn set_step_name(&mut self, i: usize, name: Cow<'a, str>) {
+        self.step_name.insert(i as u32, name);
+        self.set[i] |= Marks::STEP_NAME;
+    }
 }
 
 /// A stat few events have, by event index (pushed in index order).
@@ -284,9 +355,7 @@ struct Events<'a> {
     shapes: Sparse<&'a str>,
     /// `device_offset_ps`, `device_duration_ps`.
     device_span: Sparse<(i64, i64)>,
-    /// Non-zero root levels (`_r`, and XProf's root mutators).
-    root_level: HashMap<u32, i64>,
-    step_name: HashMap<u32, Cow<'a, str>>,
+    marks: Marks<'a>,
 }
 
 impl<'a> Events<'a> {
@@ -349,12 +418,12 @@ impl<'a> Events<'a> {
     }
 
     fn group(&self, i: usize) -> Option<i64> {
-        self.has(i, flag::GROUP).then(|| self.nodes[i].group)
+        self.marks.group(i)
     }
 
-    fn set_group(&mut self, i: usize, group: i64) {
-        self.nodes[i].group = group;
-        self.nodes[i].flags |= flag::GROUP;
+    /// The group of a record, if `record` names one (see [`Seen::source`]).
+    fn group_of(&self, record: Option<u32>) -> Option<i64> {
+        record.and_then(|i| self.group(i as usize))
     }
 
 
@@ -394,28 +463,14 @@ impl<'a> Events<'a> {
         self.names.iter().map(|n| gpu_event_type(n, "")).collect()
     }
 
-    fn root_level(&self, i: usize) -> i64 {
-        if !self.has(i, flag::ROOT) {
-            return 0;
-        }
-        self.root_level.get(&(i as u32)).copied().unwrap_or(0)
-    }
-
-    fn set_root_level(&mut self, i: usize, level: i64) {
-        self.root_level.insert(i as u32, level);
-        self.nodes[i].flags |= flag::ROOT;
-    }
-
     fn step_name(&self, i: usize) -> Option<&str> {
-        if !self.has(i, flag::STEP_NAME) {
-            return None;
-        }
-        self.step_name.get(&(i as u32)).map(|s| s.as_ref())
+        self.marks.step_name(i)
     }
 
-    fn set_step_name(&mut self, i: usize, name: Cow<'a, str>) {
-        self.step_name.insert(i as u32, name);
-        self.nodes[i].flags |= flag::STEP_NAME;
+    /// Drops the last record (see [`Nesting`]).
+    fn pop_record(&mut self) {
+        self.nodes.pop();
+        self.marks.pop();
     }
 
     fn is_host(&self, i: usize) -> bool {
@@ -549,23 +604,43 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
     if let Some(h) = host {
         mark_host_consumers(&mut events, h);
     }
-    if grouping {
-        group(&mut events);
-    }
     let has_device = !gpu.is_empty() || tpu;
+    // (TPU steps: XProf reads them from the device's own step line, with
+    // rules of their own; rtfprof does not implement them.)
+    let device_steps = !tpu && has_device;
+    // The GPU planes without a `Steps` line are walked while grouping runs
+    // (`steps` of the 272 MB jax_lstm x91 trace: 0.62 -> 0.52 s on two
+    // cores, bench/README.md): grouping writes only the marks, taken out
+    // of the events meanwhile.
+    let derived: Vec<usize> = gpu.iter().copied().filter(|&p| device_steps && !has_steps_line(&planes[p])).collect();
+    let mut marks = std::mem::take(&mut events.marks);
+    let links = grouping.then(|| Links::take(&mut events));
+    let ((), walked) = rayon::join(
+        || {
+            if let Some(links) = links {
+                group(&events, &mut marks, links);
+            }
+        },
+        || derived.iter().map(|&p| walk_derived_device(&events, &planes[p], p, grouping, release)).collect::<Result<Vec<_>, _>>(),
+    );
+    events.marks = marks;
     // The second walk: the events `collect` left out get their groups.
     let host_steps = !tpu && !has_device;
     let (mut steps, dataset_self_ps, enqueue_self_ps) = match host {
         Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release)?,
         None => (Vec::new(), 0, 0),
     };
-    if !tpu && has_device {
-        // (TPU steps: XProf reads them from the device's own step line,
-        // with rules of their own; rtfprof does not implement them.)
+    if device_steps {
         let mut device: BTreeMap<i64, Details> = BTreeMap::new();
         let mut spans = DeviceSpans::default();
+        let mut walked = walked?.into_iter();
         for &plane in &gpu {
-            for (group, details) in device_step_events(&events, &planes[plane], plane, grouping, release, &mut spans)? {
+            let events_of_plane = if has_steps_line(&planes[plane]) {
+                device_step_events(&events, &planes[plane], plane, grouping, release, &mut spans)?
+            } else {
+                derived_device_step_events(&events, walked.next().expect("a walk per plane"), &mut spans)
+            };
+            for (group, details) in events_of_plane {
                 device.entry(group).or_default().combine(details);
             }
         }
@@ -750,7 +825,7 @@ impl Nesting {
             let top = self.stack.pop().expect("not empty");
             if self.stack.len() >= self.decided {
                 debug_assert_eq!(top.record + 1, ev.nodes.len());
-                ev.nodes.pop();
+                ev.pop_record();
                 ev.unkeep(top.ordinal);
             } else {
                 self.decided = self.stack.len();
@@ -772,7 +847,7 @@ impl Nesting {
         while self.stack.len() > self.decided {
             let top = self.stack.pop().expect("not empty");
             debug_assert_eq!(top.record + 1, ev.nodes.len());
-            ev.nodes.pop();
+            ev.pop_record();
             ev.unkeep(top.ordinal);
         }
         self.stack.clear();
@@ -808,8 +883,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
         correlation_id: Sparse::new(),
         shapes: Sparse::new(),
         device_span: Sparse::new(),
-        root_level: HashMap::default(),
-        step_name: HashMap::default(),
+        marks: Marks::with_capacity(2 * total),
     };
     let mut ordinal = 0;
     let mut nesting = Nesting { stack: Vec::new(), decided: 0 };
@@ -885,7 +959,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 }
                 // (Taken after popping, which may drop records.)
                 let i = ev.nodes.len();
-                let mut node = Node { offset, dur, group: 0, name, flags: 0, more: 0 };
+                let mut node = Node { offset, dur, name, flags: 0, more: 0 };
                 let mut put = |f: u16, has: bool| {
                     if has {
                         node.flags |= f;
@@ -893,10 +967,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 };
                 put(flag::ASYNC, s.is_async);
                 put(flag::IPL_STAGE, s.ipl_stage);
-                if let Some(g) = s.group {
-                    node.group = g;
-                    put(flag::GROUP, true);
-                }
+                ev.marks.push(s.group);
                 macro_rules! column {
                     ($f:expr, $column:ident, $value:expr) => {
                         if let Some(v) = $value {
@@ -921,15 +992,13 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 column!(flag::SHAPES, shapes, s.shapes.filter(|s| !s.is_empty()));
                 column!(flag::DEVICE_SPAN, device_span, s.offset.zip(s.duration));
                 if s.root_level != 0 {
-                    ev.root_level.insert(i as u32, s.root_level);
-                    node.flags |= flag::ROOT;
+                    ev.marks.set_root_level(i, s.root_level);
                 }
                 if let Some(step_name) = s.step_name {
-                    ev.step_name.insert(i as u32, Cow::Borrowed(step_name));
-                    node.flags |= flag::STEP_NAME;
+                    ev.marks.set_step_name(i, Cow::Borrowed(step_name));
                 }
                 // Nothing grouping reads (see `Nesting`).
-                let plain = node.flags == 0 && code != name_code::TRACE_CONTEXT;
+                let plain = node.flags == 0 && ev.marks.set[i] == 0 && code != name_code::TRACE_CONTEXT;
                 if !plain {
                     nesting.keep_open(&mut ev.nest);
                 }
@@ -964,7 +1033,8 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 }
                 nesting.stack.push(Open { record: i, ordinal: usize::MAX, begin, end });
                 nesting.decided = nesting.stack.len();
-                ev.nodes.push(Node { offset: b, dur: e, group: 0, name: REGION_NAME, flags: flag::REGION, more: 0 });
+                ev.nodes.push(Node { offset: b, dur: e, name: REGION_NAME, flags: flag::REGION, more: 0 });
+                ev.marks.push(None);
             }
             nesting.close(&mut ev);
         }
@@ -1009,18 +1079,30 @@ fn mark_host_consumers(ev: &mut Events<'_>, h: usize) {
 
 /// XProf's `GroupTfEvents` on a trace with no groups yet: sets `group` (and
 /// the roots' `step_name`).
-fn group(ev: &mut Events<'_>) {
-    group_linking(ev, |producers, consumers| producers * consumers > producers + consumers)
+fn group<'a>(ev: &Events<'a>, marks: &mut Marks<'a>, links: Links) {
+    group_linking(ev, marks, links, |producers, consumers| producers * consumers > producers + consumers)
+}
+
+/// What grouping links, taken from [`Events`] (grouping consumes them):
+/// its sorted contexts ([`sort_contexts`]) and the nesting links.
+struct Links {
+    contexts: Vec<(u32, u32, i64)>,
+    nest: Vec<(u32, u32)>,
+}
+
+impl Links {
+    fn take(ev: &mut Events<'_>) -> Links {
+        Links { contexts: std::mem::take(&mut ev.contexts), nest: std::mem::take(&mut ev.nest) }
+    }
 }
 
 /// [`group`], linking a context's `producers` and `consumers` through a
 /// hub where `through_hub(producers, consumers)` (see [`Graph`]), each
 /// pair otherwise.
-fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool) {
+fn group_linking<'a>(ev: &Events<'a>, marks: &mut Marks<'a>, links: Links, through_hub: impl Fn(usize, usize) -> bool) {
     // Context groups: producers and consumers of each (type, id, pid);
     // large groups on both sides are not linked.
-    // (Sorted by [`sort_contexts`]; not read again after grouping.)
-    let contexts = std::mem::take(&mut ev.contexts);
+    let Links { contexts, nest } = links;
     let context_groups = || {
         contexts
             .chunk_by(|a, b| (a.0, a.2) == (b.0, b.2))
@@ -1068,7 +1150,7 @@ fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool
     }
     drop((executors, launches));
     // The nesting links (`collect` found them), then the others.
-    let mut edges = std::mem::take(&mut ev.nest);
+    let mut edges = nest;
     edges.reserve(links_needed + links.len());
     let mut hubs = 0;
     for (producers, consumers) in context_groups() {
@@ -1125,26 +1207,26 @@ fn group_linking(ev: &mut Events<'_>, through_hub: impl Fn(usize, usize) -> bool
         let graph = Graph::new(ev.len(), hubs, edges);
         let mut hubs_walked = vec![false; hubs];
         for (first, _) in iterations {
-            process_root(ev, &graph, &mut hubs_walked, next_group, first);
+            process_root(ev, marks, &graph, &mut hubs_walked, next_group, first);
             next_group += 1;
         }
         return;
     }
     let mut roots: Vec<usize> = (0..ev.len())
-        .filter(|&i| ev.root_level(i) > 0 || ev.name_codes[ev.nodes[i].name as usize] == name_code::TRACE_CONTEXT)
+        .filter(|&i| marks.root_level(i) > 0 || ev.name_codes[ev.nodes[i].name as usize] == name_code::TRACE_CONTEXT)
         .filter(|&i| ev.step_id(i).is_none_or(|s| !tf_data.contains(&s)))
         .collect();
     for &r in &roots {
-        if ev.root_level(r) <= 0 {
-            ev.set_root_level(r, 1);
+        if marks.root_level(r) <= 0 {
+            marks.set_root_level(r, 1);
         }
     }
-    roots.sort_by_key(|&r| (std::cmp::Reverse(ev.root_level(r)), ev.begin(r), r));
+    roots.sort_by_key(|&r| (std::cmp::Reverse(marks.root_level(r)), ev.begin(r), r));
     let graph = Graph::new(ev.len(), hubs, edges);
     let mut hubs_walked = vec![false; hubs];
     for root in roots {
-        if root_needs_grouping(ev, &graph, root) {
-            process_root(ev, &graph, &mut hubs_walked, next_group, root);
+        if root_needs_grouping(marks, &graph, root) {
+            process_root(ev, marks, &graph, &mut hubs_walked, next_group, root);
             next_group += 1;
         }
     }
@@ -1189,11 +1271,11 @@ fn known_type(name: &str) -> Option<()> {
 }
 
 /// Not grouped yet, and no ancestor is a root of the same level.
-fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
-    if ev.group(root).is_some() {
+fn root_needs_grouping(marks: &Marks<'_>, graph: &Graph, root: usize) -> bool {
+    if marks.group(root).is_some() {
         return false;
     }
-    let level = ev.root_level(root);
+    let level = marks.root_level(root);
     let mut seen: HashSet<usize> = HashSet::from_iter([root]);
     let mut queue: VecDeque<usize> = VecDeque::new();
     for p in graph.parents(root) {
@@ -1202,7 +1284,7 @@ fn root_needs_grouping(ev: &Events<'_>, graph: &Graph, root: usize) -> bool {
         }
     }
     while let Some(n) = queue.pop_front() {
-        let l = if graph.is_hub(n) { 0 } else { ev.root_level(n) };
+        let l = if graph.is_hub(n) { 0 } else { marks.root_level(n) };
         if l > 0 && l == level {
             return false;
         }
@@ -1236,12 +1318,12 @@ fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl F
 
 /// `hubs_walked`: per hub, its consumers were reached by an earlier walk
 /// (all of them are grouped then: no later walk needs to go through it).
-fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, hubs_walked: &mut [bool], group: i64, root: usize) {
+fn process_root<'a>(ev: &Events<'a>, marks: &mut Marks<'a>, graph: &Graph, hubs_walked: &mut [bool], group: i64, root: usize) {
     // The events reachable from the root through events not grouped yet
     // (grouped as they are found: the same events as XProf's walk, with no
     // set of those seen).
-    if ev.group(root).is_none() {
-        ev.set_group(root, group);
+    if marks.group(root).is_none() {
+        marks.set_group(root, group);
         let mut queue = VecDeque::from([root]);
         while let Some(n) = queue.pop_front() {
             for c in graph.children(n) {
@@ -1250,8 +1332,8 @@ fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, hubs_walked: &mut [bool]
                         hubs_walked[c - graph.events] = true;
                         queue.push_back(c);
                     }
-                } else if ev.group(c).is_none() {
-                    ev.set_group(c, group);
+                } else if marks.group(c).is_none() {
+                    marks.set_group(c, group);
                     queue.push_back(c);
                 }
             }
@@ -1271,7 +1353,7 @@ fn process_root<'a>(ev: &mut Events<'a>, graph: &Graph, hubs_walked: &mut [bool]
     let number = context_stat(ev, graph, root, |ev, n| ev.iter_num(n)).or_else(|| context_stat(ev, graph, root, |ev, n| ev.step_num(n))).unwrap_or(group);
     name.push_str(&number.to_string());
     if !implicit {
-        ev.set_step_name(root, Cow::Owned(name));
+        marks.set_step_name(root, Cow::Owned(name));
     }
 }
 
@@ -1439,7 +1521,11 @@ struct Seen {
     name: u32,
     begin: i128,
     end: i128,
-    group: Option<i64>,
+    /// The record whose group is the event's ([`Events::group_of`]): its
+    /// own, or, for an event without one, that of the event it nests in
+    /// when grouping ran. (Not the group itself: the device events are
+    /// walked while grouping runs, [`analyze_releasing`].)
+    source: Option<u32>,
     /// A threadpool region, seen where its stop is (not after the line).
     region: bool,
     /// On the line's nesting stack (not async, not a region).
@@ -1448,15 +1534,15 @@ struct Seen {
 
 enum Visit {
     Event(Seen),
-    /// A kept event of this group left the nesting stack.
-    Left(i64),
+    /// A kept event (this record) left the nesting stack.
+    Left(u32),
 }
 
 /// Walks a line's events again, in file order: kept ones from their
 /// records, the others decoded, with the group of the event they nest in
 /// when grouping ran (`inherit`): XProf's walk from the root reaches them
 /// through it and nothing else (see [`Nesting`]).
-fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release: Release<'_>, stack: &mut Vec<(i128, i128, Option<i64>, bool)>, mut visit: impl FnMut(Visit)) -> Result<(), DecodeError> {
+fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release: Release<'_>, stack: &mut Vec<(i128, i128, Option<u32>, bool)>, mut visit: impl FnMut(Visit)) -> Result<(), DecodeError> {
     let info = &ev.lines[l];
     let names = &ev.name_index[info.plane];
     let (mut record, mut region) = (info.first, info.regions);
@@ -1476,11 +1562,11 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
                 let i = record;
                 record += 1;
                 let (begin, end) = ev.span_from(i, info.base);
-                Seen { record: Some(i), name: ev.nodes[i].name, begin, end, group: ev.group(i), region: false, nested: !ev.has(i, flag::ASYNC) }
+                Seen { record: Some(i), name: ev.nodes[i].name, begin, end, source: Some(i as u32), region: false, nested: !ev.has(i, flag::ASYNC) }
             }
             Some((name, offset_ps, duration_ps)) => {
                 let begin = info.base + i128::from(offset_ps);
-                Seen { record: None, name, begin, end: begin + i128::from(duration_ps.max(0)), group: None, region: false, nested: true }
+                Seen { record: None, name, begin, end: begin + i128::from(duration_ps.max(0)), source: None, region: false, nested: true }
             }
         };
         if seen.nested {
@@ -1488,15 +1574,15 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
                 if top.0 <= seen.begin && seen.end <= top.1 {
                     break;
                 }
-                if let (Some(g), true) = (top.2, top.3) {
-                    visit(Visit::Left(g));
+                if let (Some(record), true) = (top.2, top.3) {
+                    visit(Visit::Left(record));
                 }
                 stack.pop();
             }
             if seen.record.is_none() && inherit {
-                seen.group = stack.last().and_then(|top| top.2);
+                seen.source = stack.last().and_then(|top| top.2);
             }
-            stack.push((seen.begin, seen.end, seen.group, seen.record.is_some()));
+            stack.push((seen.begin, seen.end, seen.source, seen.record.is_some()));
         }
         visit(Visit::Event(seen));
         match ev.name_codes[seen.name as usize] {
@@ -1505,7 +1591,7 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
                 let i = region;
                 region += 1;
                 let (begin, end) = ev.span_from(i, info.base);
-                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin, end, group: ev.group(i), region: true, nested: false }));
+                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin, end, source: Some(i as u32), region: true, nested: false }));
             }
             _ => {}
         }
@@ -1520,8 +1606,8 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
         line.walk(release, decode, &mut on_event)?;
     }
     while let Some(top) = stack.pop() {
-        if let (Some(g), true) = (top.2, top.3) {
-            visit(Visit::Left(g));
+        if let (Some(record), true) = (top.2, top.3) {
+            visit(Visit::Left(record));
         }
     }
     debug_assert_eq!(record, info.regions);
@@ -1582,8 +1668,8 @@ fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps:
         };
         walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
             let s = match visit {
-                Visit::Left(g) => {
-                    if steps && g >= 0 {
+                Visit::Left(record) => {
+                    if let (true, Some(g)) = (steps, ev.group(record as usize).filter(|g| *g >= 0)) {
                         *open.entry(g).or_default() -= 1;
                         resolve(g, &mut pending, &remaining, &open);
                     }
@@ -1627,7 +1713,7 @@ fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps:
                 stack.push((s.begin, s.end, ipl_stage, below));
                 root_stage = ipl_stage && !below;
             }
-            let Some(g) = s.group.filter(|g| *g >= 0) else { return };
+            let Some(g) = ev.group_of(s.source).filter(|g| *g >= 0) else { return };
             let details = pending.entry(g).or_default();
             let step_name = s.record.and_then(|i| ev.step_name(i)).unwrap_or("");
             match kinds[s.name as usize] {
@@ -1681,10 +1767,17 @@ fn input_op_kind(name: &str) -> u8 {
     }
 }
 
-/// XProf's `ConvertDeviceTraceXPlaneToStepEvents` for one GPU plane: its
-/// `Steps` line gives the markers, its other (not derived) lines the events,
-/// and only the groups with both are kept. Kernels (events with a
-/// `correlation_id`) are all kept records; a `Steps` line is walked again.
+/// Whether a GPU plane has its `Steps` line (or XProf derives it, see
+/// [`derived_device_step_events`]).
+fn has_steps_line(plane: &Plane<'_>) -> bool {
+    plane.lines.iter().any(|line| line.id == STEP_INFO_LINE)
+}
+
+/// XProf's `ConvertDeviceTraceXPlaneToStepEvents` for one GPU plane with
+/// a `Steps` line: it gives the markers, the plane's other (not derived)
+/// lines the events, and only the groups with both are kept. Kernels
+/// (events with a `correlation_id`) are all kept records; a `Steps` line
+/// is walked again.
 ///
 /// Every event of the plane's own lines goes to `spans`, for
 /// [`add_device_time`].
@@ -1696,9 +1789,6 @@ fn device_step_events(
     release: Release<'_>,
     spans: &mut DeviceSpans,
 ) -> Result<BTreeMap<i64, Details>, DecodeError> {
-    if !plane.lines.iter().any(|line| line.id == STEP_INFO_LINE) {
-        return derived_device_step_events(ev, plane, p, inherit, release, spans);
-    }
     let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
     let types = ev.gpu_event_types();
     let mut markers: BTreeMap<i64, Details> = BTreeMap::new();
@@ -1716,7 +1806,7 @@ fn device_step_events(
             let mut regions = Vec::new();
             walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
                 if let Visit::Event(s) = visit {
-                    if let Some(group) = s.group {
+                    if let Some(group) = ev.group_of(s.source) {
                         let (b, e) = span(&s);
                         if s.region {
                             regions.push((group, b, e));
@@ -1765,43 +1855,11 @@ fn device_step_events(
 ///   marker, from the first's start to the furthest end.
 ///
 /// The step events are then the plane's events with a `correlation_id`,
-/// with the groups the first rule gave them.
-fn derived_device_step_events(
-    ev: &Events<'_>,
-    plane: &Plane<'_>,
-    p: usize,
-    inherit: bool,
-    release: Release<'_>,
-    spans: &mut DeviceSpans,
-) -> Result<BTreeMap<i64, Details>, DecodeError> {
-    let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
+/// with the groups the first rule gave them. `walked`: the plane's events
+/// in time order ([`walk_derived_device`]).
+fn derived_device_step_events(ev: &Events<'_>, walked: DerivedWalk, spans: &mut DeviceSpans) -> BTreeMap<i64, Details> {
+    let DerivedWalk { events, bases } = walked;
     let types = ev.gpu_event_types();
-    let mut events: Vec<DeviceSpan> = Vec::new();
-    let mut bases: Vec<i128> = Vec::new();
-    let mut nesting = Vec::new();
-    for (l, line) in lines_of(ev, plane, p) {
-        if is_derived_line(ev.lines[l].id) {
-            continue;
-        }
-        let (at, base) = (bases.len() as u32, ev.lines[l].base);
-        bases.push(base);
-        walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
-            if let Visit::Event(s) = visit {
-                let kernel = s.record.filter(|&i| ev.has_correlation_id(i)).map_or(DeviceSpan::NONE, |i| i as u32);
-                let region = s.record.is_some_and(|i| ev.has(i, flag::REGION));
-                // (Exact: a begin is its line's start plus an i64 offset, an
-                // end that plus a clamped i64 duration, a region's end its
-                // line's start plus an i64.)
-                let (offset, dur) = ((s.begin - base) as i64, if region { (s.end - base) as i64 } else { (s.end - s.begin) as i64 });
-                let flags = if region { DeviceSpan::REGION } else { 0 } | if transfers[s.name as usize] { DeviceSpan::TRANSFER } else { 0 };
-                events.push(DeviceSpan { offset, dur, group: s.group.filter(|g| *g >= 0).unwrap_or(DeviceSpan::NO_GROUP), line: at, kernel, flags });
-            }
-        })?;
-    }
-    events.par_sort_by_key(|e| {
-        let (begin, end) = e.span(&bases);
-        (begin, std::cmp::Reverse(end - begin))
-    });
     let mut steps: BTreeMap<i64, Details> = BTreeMap::new();
     let mut group = None;
     // (group, begin, end) of the marker being extended
@@ -1811,7 +1869,8 @@ fn derived_device_step_events(
     let mut kernels: Vec<(u8, u32)> = Vec::new();
     for e in &events {
         let (begin, end) = e.span(&bases);
-        group = (e.group != DeviceSpan::NO_GROUP).then_some(e.group).or(group);
+        let source = (e.source != DeviceSpan::NONE).then_some(e.source);
+        group = ev.group_of(source).filter(|g| *g >= 0).or(group);
         let Some(g) = group else { continue };
         match &mut marker {
             Some((mg, _, e)) if *mg == g => *e = (*e).max(end),
@@ -1836,13 +1895,55 @@ fn derived_device_step_events(
     steps.retain(|_, details| !details.events.is_empty() && !details.markers.is_empty());
     // The events, in order of their starts, for the steps' device time.
     spans.planes.push((events, bases));
-    Ok(steps)
+    steps
+}
+
+/// A GPU plane without a `Steps` line, walked: its events in time order
+/// (longer first at one start), with its lines' starts.
+struct DerivedWalk {
+    events: Vec<DeviceSpan>,
+    bases: Vec<i128>,
+}
+
+/// The walk of [`derived_device_step_events`]: it reads no group (each
+/// event names the record whose group it takes), so that it runs while
+/// grouping does. (Walking and sorting the 1.8 M device events of the
+/// 272 MB jax_lstm x91 trace takes as long as grouping it, bench/README.md.)
+fn walk_derived_device(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<DerivedWalk, DecodeError> {
+    let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
+    let mut events: Vec<DeviceSpan> = Vec::new();
+    let mut bases: Vec<i128> = Vec::new();
+    let mut nesting = Vec::new();
+    for (l, line) in lines_of(ev, plane, p) {
+        if is_derived_line(ev.lines[l].id) {
+            continue;
+        }
+        let (at, base) = (bases.len() as u32, ev.lines[l].base);
+        bases.push(base);
+        walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+            if let Visit::Event(s) = visit {
+                let kernel = s.record.filter(|&i| ev.has_correlation_id(i)).map_or(DeviceSpan::NONE, |i| i as u32);
+                let region = s.record.is_some_and(|i| ev.has(i, flag::REGION));
+                // (Exact: a begin is its line's start plus an i64 offset, an
+                // end that plus a clamped i64 duration, a region's end its
+                // line's start plus an i64.)
+                let (offset, dur) = ((s.begin - base) as i64, if region { (s.end - base) as i64 } else { (s.end - s.begin) as i64 });
+                let flags = if region { DeviceSpan::REGION } else { 0 } | if transfers[s.name as usize] { DeviceSpan::TRANSFER } else { 0 };
+                events.push(DeviceSpan { offset, dur, line: at, kernel, source: s.source.unwrap_or(DeviceSpan::NONE), flags });
+            }
+        })?;
+    }
+    events.par_sort_by_key(|e| {
+        let (begin, end) = e.span(&bases);
+        (begin, std::cmp::Reverse(end - begin))
+    });
+    Ok(DerivedWalk { events, bases })
 }
 
 /// A device event of a plane without a `Steps` line, as
 /// [`derived_device_step_events`] reads it: its span from its line's start,
-/// its group, its record if it is a kernel. 40 bytes: a trace may hold
-/// millions (the 1.09 GB jax_lstm x364, 7.3 M: kept as (begin, end, group,
+/// the record whose group it has, its record if it is a kernel. 32 bytes:
+/// a trace may hold millions (the 1.09 GB jax_lstm x364, 7.3 M: kept as (begin, end, group,
 /// record) and again as (begin, end, memcpy) they were 0.9 GB of `steps`'
 /// 1.67 GB peak, bench/README.md).
 #[derive(Clone, Copy)]
@@ -1850,19 +1951,17 @@ struct DeviceSpan {
     offset: i64,
     /// Its duration; a region's end from its line's start.
     dur: i64,
-    /// Its own group ([`DeviceSpan::NO_GROUP`]: none).
-    group: i64,
     /// Its line's start, by index into the plane's line starts.
     line: u32,
     /// Its record, if it has a `correlation_id` ([`DeviceSpan::NONE`]: not).
     kernel: u32,
+    /// The record whose group is its own ([`Seen::source`]; [`DeviceSpan::NONE`]: none).
+    source: u32,
     flags: u8,
 }
 
 impl DeviceSpan {
     const NONE: u32 = u32::MAX;
-    /// (Groups taken are not negative.)
-    const NO_GROUP: i64 = i64::MIN;
     const REGION: u8 = 1;
     const TRANSFER: u8 = 2;
 
@@ -2070,11 +2169,13 @@ mod tests {
         let mut ev = collect(&planes, &stats, &|_| {}).unwrap();
         sort_contexts(&mut ev);
         let hubs = std::cell::Cell::new(0);
-        group_linking(&mut ev, |p, c| {
+        let (links, mut marks) = (Links::take(&mut ev), std::mem::take(&mut ev.marks));
+        group_linking(&ev, &mut marks, links, |p, c| {
             let hub = through_hub(p, c);
             hubs.set(hubs.get() + usize::from(hub));
             hub
         });
+        ev.marks = marks;
         ((0..ev.len()).map(|i| (ev.group(i), ev.step_name(i).map(str::to_owned))).collect(), hubs.get())
     }
 
