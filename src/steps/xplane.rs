@@ -421,7 +421,7 @@ impl<'a> Events<'a> {
         self.marks.group(i)
     }
 
-    /// The group of a record, if `record` names one (see [`Seen::source`]).
+    /// The group of a record, if `record` names one.
     fn group_of(&self, record: Option<u32>) -> Option<i64> {
         record.and_then(|i| self.group(i as usize))
     }
@@ -1515,34 +1515,50 @@ fn host_kind(name: &str) -> HostKind {
 
 /// An event as the second walk over a line ([`walk_line`]) sees it.
 #[derive(Clone, Copy)]
-struct Seen {
+struct Seen<G = i64> {
     /// Its record, if [`collect`] kept one.
     record: Option<usize>,
     name: u32,
     begin: i128,
     end: i128,
-    /// The record whose group is the event's ([`Events::group_of`]): its
-    /// own, or, for an event without one, that of the event it nests in
-    /// when grouping ran. (Not the group itself: the device events are
-    /// walked while grouping runs, [`analyze_releasing`].)
-    source: Option<u32>,
+    /// Its group: its record's, or, for an event without one, that of
+    /// the event it nests in when grouping ran. (Or what stands for it in
+    /// a walk while grouping runs: see [`walk_line`].)
+    group: Option<G>,
     /// A threadpool region, seen where its stop is (not after the line).
     region: bool,
     /// On the line's nesting stack (not async, not a region).
     nested: bool,
 }
 
-enum Visit {
-    Event(Seen),
-    /// A kept event (this record) left the nesting stack.
-    Left(u32),
+enum Visit<G = i64> {
+    Event(Seen<G>),
+    /// A kept event of this group left the nesting stack.
+    Left(G),
 }
 
 /// Walks a line's events again, in file order: kept ones from their
 /// records, the others decoded, with the group of the event they nest in
 /// when grouping ran (`inherit`): XProf's walk from the root reaches them
 /// through it and nothing else (see [`Nesting`]).
-fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release: Release<'_>, stack: &mut Vec<(i128, i128, Option<u32>, bool)>, mut visit: impl FnMut(Visit)) -> Result<(), DecodeError> {
+fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release: Release<'_>, stack: &mut Vec<(i128, i128, Option<i64>, bool)>, visit: impl FnMut(Visit)) -> Result<(), DecodeError> {
+    walk_line_grouped_by(ev, line, l, inherit, release, stack, |i| ev.group(i), visit)
+}
+
+/// [`walk_line`], a record's group being `group_of(record)`: a walk while
+/// grouping runs, which cannot read the groups, takes the record itself
+/// and looks its group up afterwards ([`walk_derived_device`]).
+#[allow(clippy::too_many_arguments)]
+fn walk_line_grouped_by<G: Copy>(
+    ev: &Events<'_>,
+    line: &Line<'_>,
+    l: usize,
+    inherit: bool,
+    release: Release<'_>,
+    stack: &mut Vec<(i128, i128, Option<G>, bool)>,
+    group_of: impl Fn(usize) -> Option<G>,
+    mut visit: impl FnMut(Visit<G>),
+) -> Result<(), DecodeError> {
     let info = &ev.lines[l];
     let names = &ev.name_index[info.plane];
     let (mut record, mut region) = (info.first, info.regions);
@@ -1562,11 +1578,11 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
                 let i = record;
                 record += 1;
                 let (begin, end) = ev.span_from(i, info.base);
-                Seen { record: Some(i), name: ev.nodes[i].name, begin, end, source: Some(i as u32), region: false, nested: !ev.has(i, flag::ASYNC) }
+                Seen { record: Some(i), name: ev.nodes[i].name, begin, end, group: group_of(i), region: false, nested: !ev.has(i, flag::ASYNC) }
             }
             Some((name, offset_ps, duration_ps)) => {
                 let begin = info.base + i128::from(offset_ps);
-                Seen { record: None, name, begin, end: begin + i128::from(duration_ps.max(0)), source: None, region: false, nested: true }
+                Seen { record: None, name, begin, end: begin + i128::from(duration_ps.max(0)), group: None, region: false, nested: true }
             }
         };
         if seen.nested {
@@ -1574,15 +1590,15 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
                 if top.0 <= seen.begin && seen.end <= top.1 {
                     break;
                 }
-                if let (Some(record), true) = (top.2, top.3) {
-                    visit(Visit::Left(record));
+                if let (Some(g), true) = (top.2, top.3) {
+                    visit(Visit::Left(g));
                 }
                 stack.pop();
             }
             if seen.record.is_none() && inherit {
-                seen.source = stack.last().and_then(|top| top.2);
+                seen.group = stack.last().and_then(|top| top.2);
             }
-            stack.push((seen.begin, seen.end, seen.source, seen.record.is_some()));
+            stack.push((seen.begin, seen.end, seen.group, seen.record.is_some()));
         }
         visit(Visit::Event(seen));
         match ev.name_codes[seen.name as usize] {
@@ -1591,7 +1607,7 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
                 let i = region;
                 region += 1;
                 let (begin, end) = ev.span_from(i, info.base);
-                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin, end, source: Some(i as u32), region: true, nested: false }));
+                visit(Visit::Event(Seen { record: Some(i), name: REGION_NAME, begin, end, group: group_of(i), region: true, nested: false }));
             }
             _ => {}
         }
@@ -1606,8 +1622,8 @@ fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release:
         line.walk(release, decode, &mut on_event)?;
     }
     while let Some(top) = stack.pop() {
-        if let (Some(record), true) = (top.2, top.3) {
-            visit(Visit::Left(record));
+        if let (Some(g), true) = (top.2, top.3) {
+            visit(Visit::Left(g));
         }
     }
     debug_assert_eq!(record, info.regions);
@@ -1668,8 +1684,8 @@ fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps:
         };
         walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
             let s = match visit {
-                Visit::Left(record) => {
-                    if let (true, Some(g)) = (steps, ev.group(record as usize).filter(|g| *g >= 0)) {
+                Visit::Left(g) => {
+                    if steps && g >= 0 {
                         *open.entry(g).or_default() -= 1;
                         resolve(g, &mut pending, &remaining, &open);
                     }
@@ -1713,7 +1729,7 @@ fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps:
                 stack.push((s.begin, s.end, ipl_stage, below));
                 root_stage = ipl_stage && !below;
             }
-            let Some(g) = ev.group_of(s.source).filter(|g| *g >= 0) else { return };
+            let Some(g) = s.group.filter(|g| *g >= 0) else { return };
             let details = pending.entry(g).or_default();
             let step_name = s.record.and_then(|i| ev.step_name(i)).unwrap_or("");
             match kinds[s.name as usize] {
@@ -1806,7 +1822,7 @@ fn device_step_events(
             let mut regions = Vec::new();
             walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
                 if let Visit::Event(s) = visit {
-                    if let Some(group) = ev.group_of(s.source) {
+                    if let Some(group) = s.group {
                         let (b, e) = span(&s);
                         if s.region {
                             regions.push((group, b, e));
@@ -1920,7 +1936,7 @@ fn walk_derived_device(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bo
         }
         let (at, base) = (bases.len() as u32, ev.lines[l].base);
         bases.push(base);
-        walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
+        walk_line_grouped_by(ev, line, l, inherit, release, &mut nesting, |i| Some(i as u32), |visit| {
             if let Visit::Event(s) = visit {
                 let kernel = s.record.filter(|&i| ev.has_correlation_id(i)).map_or(DeviceSpan::NONE, |i| i as u32);
                 let region = s.record.is_some_and(|i| ev.has(i, flag::REGION));
@@ -1929,7 +1945,7 @@ fn walk_derived_device(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bo
                 // line's start plus an i64.)
                 let (offset, dur) = ((s.begin - base) as i64, if region { (s.end - base) as i64 } else { (s.end - s.begin) as i64 });
                 let flags = if region { DeviceSpan::REGION } else { 0 } | if transfers[s.name as usize] { DeviceSpan::TRANSFER } else { 0 };
-                events.push(DeviceSpan { offset, dur, line: at, kernel, source: s.source.unwrap_or(DeviceSpan::NONE), flags });
+                events.push(DeviceSpan { offset, dur, line: at, kernel, source: s.group.unwrap_or(DeviceSpan::NONE), flags });
             }
         })?;
     }
@@ -1955,7 +1971,7 @@ struct DeviceSpan {
     line: u32,
     /// Its record, if it has a `correlation_id` ([`DeviceSpan::NONE`]: not).
     kernel: u32,
-    /// The record whose group is its own ([`Seen::source`]; [`DeviceSpan::NONE`]: none).
+    /// The record whose group is its own ([`DeviceSpan::NONE`]: none).
     source: u32,
     flags: u8,
 }
