@@ -29,7 +29,7 @@ use prost::DecodeError;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Space, Stat, StatIds, StatValue};
+use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Shapes, Space, Stat, StatIds, StatValue};
 use super::hlo::{Instruction, Programs, opcode_of_name};
 use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
@@ -873,11 +873,12 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let mut shapes: Vec<DeviceEvent<'a>> = Vec::new();
         // (The line's framing was checked when it was decoded.)
         let mut host_stats = HostStats::default();
+        let mut device_shapes = Shapes::new(self.device_stats);
         for wire in line.event_wires() {
             let mut stats = DeviceStats::default();
             // (Host and device events are read with their stats in one pass.)
             let event = match kind {
-                PlaneKind::Gpu => Event::decode_with_wanted_stats(wire, &self.device_stats, |stat| self.device_stat(&mut stats, stat))?,
+                PlaneKind::Gpu => device_shapes.decode(wire, |stat| self.device_stat(&mut stats, stat))?,
                 PlaneKind::Host => {
                     let mut steps = std::mem::take(&mut host_stats.steps);
                     steps.clear();

@@ -722,6 +722,219 @@ impl StatIds {
     }
 }
 
+/// An event's reader that knows the shapes of the events it has read: a
+/// GPU line's events are a few dozen shapes (the same fields and stats in
+/// the same order, with the same lengths, keys, ids and texts; only their
+/// numbers differ), and an event of a known shape is read without parsing
+/// its framing or checking the stats no one wants: the bits that decide
+/// both are compared with the shape's, 8 bytes at a time. (jax_lstm's
+/// 20,070 kernels are 24 shapes; an event's shape is the last one of its
+/// length 99.8% of the time.) It reads what [`Event::decode_with_wanted_stats`]
+/// reads, errors included.
+pub struct Shapes {
+    wanted: StatIds,
+    /// By event length: the last shape of that length read.
+    by_len: Vec<Option<Shape>>,
+    /// Events read, and those read without a shape: shapes stop being
+    /// made and tried where most events have none of the known ones.
+    read: u32,
+    missed: u32,
+}
+
+/// The events of one shape (see [`Shapes`]): those of `mask.len()` words
+/// whose bits under `mask` are `expected`.
+struct Shape {
+    mask: Vec<u64>,
+    expected: Vec<u64>,
+    /// What reading such an event does, in order.
+    steps: Vec<ShapeStep>,
+}
+
+/// A field of an event of a [`Shape`], at its offset in the event.
+#[derive(Clone, Copy)]
+enum ShapeStep {
+    MetadataId(u32),
+    Offset(u32),
+    Duration(u32),
+    Occurrences(u32),
+    /// The first stat's key: the stats start here.
+    Stats(u32),
+    /// A wanted stat's bytes (from, to).
+    Stat(u32, u32),
+}
+
+impl Shapes {
+    /// Events longer than this are read without shapes.
+    const LONGEST: usize = 1024;
+
+    pub fn new(wanted: StatIds) -> Shapes {
+        Shapes { wanted, by_len: Vec::new(), read: 0, missed: 0 }
+    }
+
+    /// [`Event::decode_with_wanted_stats`] with the wanted stats of
+    /// [`Shapes::new`].
+    #[inline]
+    pub fn decode<'a>(&mut self, wire: &'a [u8], mut visit: impl FnMut(Stat<'a>)) -> Result<Event<'a>, DecodeError> {
+        let mut seen = 0;
+        let mut counted = |stat| {
+            seen += 1;
+            visit(stat);
+        };
+        self.read += 1;
+        let shape = self.by_len.get(wire.len()).and_then(Option::as_ref).filter(|shape| shape.fits(wire));
+        let plain = match shape {
+            Some(shape) => shape.read(wire, &mut counted),
+            None => {
+                self.missed += 1;
+                let event = Event::decode_plain_with(wire, &self.wanted, &mut counted);
+                if event.is_some() && self.shapes_pay() {
+                    if let Some(shape) = Shape::of(wire, &self.wanted) {
+                        if self.by_len.len() <= wire.len() {
+                            self.by_len.resize_with(wire.len() + 1, || None);
+                        }
+                        self.by_len[wire.len()] = Some(shape);
+                    }
+                }
+                event
+            }
+        };
+        match plain {
+            Some(event) => Ok(event),
+            None => {
+                // (As in `decode_with_wanted_stats`: the stats seen are the
+                // first wanted ones.)
+                let event = Event::decode_checked(wire)?;
+                event.stats().filter(|stat| self.wanted.holds(stat.metadata_id)).skip(seen).for_each(visit);
+                Ok(event)
+            }
+        }
+    }
+
+    /// Whether shapes are worth making: most events so far had a known one.
+    fn shapes_pay(&self) -> bool {
+        self.missed < 64 || self.missed * 4 < self.read
+    }
+}
+
+impl Shape {
+    /// The shape of an event [`Event::decode_plain_with`] read, if it is
+    /// one of the common kind: one-byte keys, stats of the common shape
+    /// (`metadata_id` below 128, then one value that ends the stat).
+    fn of(wire: &[u8], wanted: &StatIds) -> Option<Shape> {
+        if wire.len() > Shapes::LONGEST {
+            return None;
+        }
+        // Per byte, the bits that decide how the event reads: all of a
+        // key, a length, a stat's id or a text; a varint's continuation
+        // bits (and a 10-byte varint's last bits, which prost checks); none
+        // of a double or of bytes.
+        let mut mask = vec![0u8; wire.len().div_ceil(8) * 8];
+        let varint = |mask: &mut [u8], at: usize| -> Option<usize> {
+            let len = wire.get(at..)?.iter().take(10).position(|&b| b < 0x80)? + 1;
+            mask[at..at + len].fill(0x80);
+            if len == 10 {
+                mask[at + 9] = 0xfe;
+            }
+            Some(len)
+        };
+        let mut steps = Vec::new();
+        let mut at = 0;
+        while at < wire.len() {
+            let key = wire[at];
+            mask[at] = 0xff;
+            at += 1;
+            let field = match key {
+                KEY_1_VARINT => ShapeStep::MetadataId(at as u32),
+                KEY_2_VARINT => ShapeStep::Offset(at as u32),
+                KEY_3_VARINT => ShapeStep::Duration(at as u32),
+                KEY_5_VARINT => ShapeStep::Occurrences(at as u32),
+                KEY_4_BYTES => {
+                    if !steps.iter().any(|s| matches!(s, ShapeStep::Stats(_))) {
+                        steps.push(ShapeStep::Stats(at as u32 - 1));
+                    }
+                    let mut rest = &wire[at..];
+                    let stat = plain_payload(&mut rest)?;
+                    let from = wire.len() - rest.len() - stat.len();
+                    mask[at..from].fill(0xff);
+                    let [KEY_1_VARINT, id @ 0..=0x7f, key, value @ ..] = stat else { return None };
+                    mask[from..from + 3].fill(0xff);
+                    let value_at = from + 3;
+                    let fits = match *key {
+                        KEY_3_VARINT | KEY_4_VARINT | KEY_7_VARINT => varint(&mut mask, value_at)? == value.len(),
+                        KEY_2_FIXED64 => value.len() == 8,
+                        KEY_5_BYTES | KEY_6_BYTES => {
+                            let mut text = value;
+                            let payload = plain_payload(&mut text)?;
+                            // A text is read as it is (it was checked as UTF-8).
+                            let fixed = if *key == KEY_5_BYTES { value.len() } else { value.len() - payload.len() };
+                            mask[value_at..value_at + fixed].fill(0xff);
+                            text.is_empty() && (*key == KEY_6_BYTES || std::str::from_utf8(payload).is_ok())
+                        }
+                        _ => false,
+                    };
+                    if !fits {
+                        return None;
+                    }
+                    if wanted.holds(i64::from(*id)) {
+                        steps.push(ShapeStep::Stat(from as u32, (from + stat.len()) as u32));
+                    }
+                    at = from + stat.len();
+                    continue;
+                }
+                _ => return None,
+            };
+            steps.push(field);
+            at += varint(&mut mask, at)?;
+        }
+        let mut padded = wire.to_vec();
+        padded.resize(mask.len(), 0);
+        let words = |bytes: &[u8]| -> Vec<u64> { bytes.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect() };
+        let mask = words(&mask);
+        let expected = words(&padded).iter().zip(&mask).map(|(w, m)| w & m).collect();
+        Some(Shape { mask, expected, steps })
+    }
+
+    /// Whether an event of the shape's length is of the shape.
+    #[inline]
+    fn fits(&self, wire: &[u8]) -> bool {
+        let (words, tail) = wire.as_chunks::<8>();
+        let mut differ = 0;
+        for ((word, mask), expected) in words.iter().zip(&self.mask).zip(&self.expected) {
+            differ |= (u64::from_le_bytes(*word) & mask) ^ expected;
+        }
+        if !tail.is_empty() {
+            let mut last = [0; 8];
+            last[..tail.len()].copy_from_slice(tail);
+            differ |= (u64::from_le_bytes(last) & self.mask[words.len()]) ^ self.expected[words.len()];
+        }
+        differ == 0
+    }
+
+    /// An event of the shape, read as [`Event::decode_plain_with`] reads it.
+    #[inline]
+    fn read<'a>(&self, wire: &'a [u8], mut visit: impl FnMut(Stat<'a>)) -> Option<Event<'a>> {
+        let mut event = Event { wire: &[], ..Default::default() };
+        let number = |at: u32| plain_varint(&mut wire.get(at as usize..)?);
+        for &step in &self.steps {
+            match step {
+                ShapeStep::MetadataId(at) => event.metadata_id = number(at)? as i64,
+                ShapeStep::Offset(at) => {
+                    event.offset_ps = number(at)? as i64;
+                    event.num_occurrences = 0;
+                }
+                ShapeStep::Duration(at) => event.duration_ps = number(at)? as i64,
+                ShapeStep::Occurrences(at) => {
+                    event.num_occurrences = number(at)? as i64;
+                    event.offset_ps = 0;
+                }
+                ShapeStep::Stats(at) => event.wire = wire.get(at as usize..)?,
+                ShapeStep::Stat(from, to) => visit(Stat::decode_plain(wire.get(from as usize..to as usize)?)?),
+            }
+        }
+        Some(event)
+    }
+}
+
 /// An `XStat`.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct Stat<'a> {
@@ -1323,35 +1536,8 @@ mod tests {
     /// gives the others' errors all the same, and the stats wanted.
     #[test]
     fn stats_read_while_decoding_are_the_events_stats() {
-        let stat = |id, value| xp::XStat { metadata_id: id, value: Some(value) };
-        use xp::x_stat::Value::*;
-        // A JAX GPU kernel's stats: every kind of value, varints of 1 to 10
-        // bytes, ids that a set of ids can and cannot hold.
-        let gpu = xp::XEvent {
-            metadata_id: 6,
-            duration_ps: 1_920_000,
-            data: Some(xp::x_event::Data::OffsetPs(3_884_247_000)),
-            stats: vec![
-                stat(1, Uint64Value(57)),
-                stat(2, Int64Value(281_474_976_711_174)),
-                stat(3, StrValue("$$1".into())),
-                stat(4, Uint64Value(9)),
-                stat(5, Uint64Value(38_654_705_669)),
-                stat(6, DoubleValue(100.0)),
-                stat(7, Int64Value(264)),
-                stat(8, Int64Value(1024)),
-                stat(9, RefValue(35)),
-                stat(10, RefValue(20)),
-                stat(127, RefValue(30)),
-                stat(128, RefValue(32)),
-                stat(12, Int64Value(-1)),
-                stat(13, BytesValue(vec![0x80, 0xff])),
-                stat(14, Uint64Value(1 << 62)),
-                stat(1 << 20, Int64Value(13_258)),
-            ],
-        };
         let mut events: Vec<Vec<u8>> = sample_space().planes[0].lines[0].events.iter().map(Message::encode_to_vec).collect();
-        events.push(gpu.encode_to_vec());
+        events.push(jax_gpu_kernel().encode_to_vec());
         let mut rng = XorShift::new(0x1d5);
         let (mut ok, mut failed) = (0, 0);
         for round in 0..40_000 {
@@ -1386,6 +1572,110 @@ mod tests {
         }
         assert!(ok > 2000 && failed > 2000, "both outcomes: {ok} read, {failed} refused");
         assert!(StatIds::of(|_| false).holds(128) && StatIds::of(|_| false).holds(-1) && !StatIds::of(|id| id != 5).holds(5));
+    }
+
+    /// Events read by their shapes read as without them, errors included:
+    /// each event of the sample and a JAX GPU kernel, read first (its shape
+    /// is made), then copies of it with bytes changed in place (the same
+    /// length: they are tried against its shape): every byte set to each
+    /// of a few values and with each bit flipped, then a few bytes at
+    /// random; with no, all and random sets of wanted stats.
+    #[test]
+    fn events_read_by_their_shapes_read_as_without() {
+        let mut events: Vec<Vec<u8>> = sample_space().planes[0].lines[0].events.iter().map(Message::encode_to_vec).collect();
+        let mut gpu = jax_gpu_kernel();
+        events.push(gpu.encode_to_vec());
+        // (Shapes are made of stats whose ids are one byte, as on JAX's GPU traces.)
+        gpu.stats.retain(|s| s.metadata_id < 128);
+        events.push(gpu.encode_to_vec());
+        // As an aggregated event (`num_occurrences`) and with a bytes stat.
+        let mut aggregated = gpu.clone();
+        aggregated.data = Some(xp::x_event::Data::NumOccurrences(3));
+        aggregated.stats.push(xp::XStat { metadata_id: 15, value: Some(xp::x_stat::Value::BytesValue(vec![1, 2, 0x80])) });
+        events.push(aggregated.encode_to_vec());
+        let mut rng = XorShift::new(0x5a9e);
+        let (mut by_shape, mut read, mut refused) = (0, 0, 0);
+        for original in &events {
+            for round in 0..5 {
+                let set = u128::from(rng.next()) << 64 | u128::from(rng.next());
+                let wanted = match round {
+                    0 => StatIds::ALL,
+                    1 => StatIds::of(|_| false),
+                    _ => StatIds::of(|id| set & 1 << id != 0),
+                };
+                let mut shapes = Shapes::new(wanted);
+                let mut copies = vec![original.clone()];
+                for at in 0..original.len() {
+                    let values = [0x00, 0x01, 0x02, 0x7f, 0x80, 0xff].into_iter().chain((0..8).map(|bit| original[at] ^ 1 << bit));
+                    copies.extend(values.map(|value| {
+                        let mut copy = original.clone();
+                        copy[at] = value;
+                        copy
+                    }));
+                }
+                for _ in 0..200 {
+                    let mut copy = original.clone();
+                    for _ in 0..2 + rng.below(2) {
+                        let at = rng.below(copy.len() as u64) as usize;
+                        copy[at] = rng.next() as u8;
+                    }
+                    copies.push(copy);
+                }
+                for bytes in &copies {
+                    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+                    let fitted = shapes.read - shapes.missed;
+                    let result = shapes.decode(bytes, |stat| ours.push(stat));
+                    by_shape += shapes.read - shapes.missed - fitted;
+                    match (result, Event::decode_with_wanted_stats(bytes, &wanted, |stat| theirs.push(stat))) {
+                        (Ok(ours), Ok(theirs)) => {
+                            read += 1;
+                            assert_eq!(
+                                (ours.metadata_id, ours.offset_ps, ours.num_occurrences, ours.duration_ps, ours.wire),
+                                (theirs.metadata_id, theirs.offset_ps, theirs.num_occurrences, theirs.duration_ps, theirs.wire),
+                                "{bytes:02x?}"
+                            );
+                        }
+                        (Err(ours), Err(theirs)) => {
+                            refused += 1;
+                            assert_eq!(ours.to_string(), theirs.to_string(), "{bytes:02x?}");
+                        }
+                        (ours, theirs) => panic!("{bytes:02x?}: {ours:?} against {theirs:?}"),
+                    }
+                    assert_eq!(ours, theirs, "{bytes:02x?}");
+                }
+            }
+        }
+        assert!(by_shape > 5_000 && read > 15_000 && refused > 15_000, "{by_shape} read by shape, {read} read, {refused} refused");
+    }
+
+    /// A JAX GPU kernel's stats: every kind of value, varints of 1 to 10
+    /// bytes, ids that a set of ids can and cannot hold.
+    fn jax_gpu_kernel() -> xp::XEvent {
+        let stat = |id, value| xp::XStat { metadata_id: id, value: Some(value) };
+        use xp::x_stat::Value::*;
+        xp::XEvent {
+            metadata_id: 6,
+            duration_ps: 1_920_000,
+            data: Some(xp::x_event::Data::OffsetPs(3_884_247_000)),
+            stats: vec![
+                stat(1, Uint64Value(57)),
+                stat(2, Int64Value(281_474_976_711_174)),
+                stat(3, StrValue("$$1".into())),
+                stat(4, Uint64Value(9)),
+                stat(5, Uint64Value(38_654_705_669)),
+                stat(6, DoubleValue(100.0)),
+                stat(7, Int64Value(264)),
+                stat(8, Int64Value(1024)),
+                stat(9, RefValue(35)),
+                stat(10, RefValue(20)),
+                stat(127, RefValue(30)),
+                stat(128, RefValue(32)),
+                stat(12, Int64Value(-1)),
+                stat(13, BytesValue(vec![0x80, 0xff])),
+                stat(14, Uint64Value(1 << 62)),
+                stat(1 << 20, Int64Value(13_258)),
+            ],
+        }
     }
 
     /// An event's stats as the checked reader reads them.
