@@ -47,7 +47,7 @@ use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Space, StatIds, StatValue};
+use crate::inputs::xplane::decode::{Event, Line, Plane, Release, Shapes, Space, StatIds, StatValue};
 use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, GpuEventClass, classify_gpu_event, is_memcpy, parse_op, transfer};
 use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
@@ -918,10 +918,10 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
             // that has one.
             let mut start: Option<i64> = None;
             regions.clear();
-            let decode = |_, wire| {
+            let decode = |shapes: &mut Shapes, _, wire| {
                 let mut s = EventStats::default();
                 // (Read with the event: each stat once, see `decode_with_stats`.)
-                let event = Event::decode_with_wanted_stats(wire, &wanted, |stat| {
+                let event = shapes.decode(wire, |stat| {
                     if let Some(kind) = kinds.get(stat.metadata_id) {
                         s.read(kind, stat.value, plane);
                     }
@@ -929,7 +929,7 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 let name = name_index.get(event.metadata_id).unwrap_or(0);
                 Ok((event.offset_ps, event.duration_ps, name, Handed::of(s)))
             };
-            line.walk(release, decode, |(offset_ps, duration_ps, name, handed)| -> Result<(), DecodeError> {
+            line.walk_with(release, || Shapes::new(wanted), decode, |(offset_ps, duration_ps, name, handed)| -> Result<(), DecodeError> {
                 let mut s = handed.stats();
                 // XProf's root mutators (preprocess_xplane.cc) make these roots.
                 match ev.names[name as usize] {
