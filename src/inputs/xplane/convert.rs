@@ -870,9 +870,10 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let mut executions = Executions::with_room(line.event_count, trace_bytes);
         // (Device events: see `DeviceKey`.)
         let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
-        let mut shapes: Vec<DeviceEvent<'a>> = Vec::new();
+        let mut memoized: Vec<DeviceEvent<'a>> = Vec::new();
         // (The line's framing was checked when it was decoded.)
         let mut host_stats = HostStats::default();
+        // (Device events by their shapes: see `Shapes`.)
         let mut device_shapes = Shapes::new(self.device_stats);
         for wire in line.event_wires() {
             let mut stats = DeviceStats::default();
@@ -894,14 +895,14 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                     let mut fresh;
                     let device = match stats.key(event.metadata_id) {
                         Some(key) => {
-                            let next = shapes.len();
+                            let next = memoized.len();
                             let at = *memo.entry(key).or_insert(next);
                             if at == next {
                                 stats.resolve(self.plane);
-                                shapes.push(self.device_event(&event, &stats, &mut result));
-                                result.buffer_nodes.extend(shapes[at].launched);
+                                memoized.push(self.device_event(&event, &stats, &mut result));
+                                result.buffer_nodes.extend(memoized[at].launched);
                             }
-                            &mut shapes[at]
+                            &mut memoized[at]
                         }
                         None => {
                             stats.resolve(self.plane);
