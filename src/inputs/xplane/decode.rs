@@ -607,15 +607,19 @@ impl<'a> Event<'a> {
             visit(stat);
         }) {
             Some(event) => Ok(event),
-            None => {
-                // (The stats seen are the first of `stats()` that are
-                // wanted: the plain reading stops at the first field it
-                // leaves to prost.)
-                let event = Event::decode_checked(wire)?;
-                event.stats().filter(|stat| wanted.holds(stat.metadata_id)).skip(seen).for_each(visit);
-                Ok(event)
-            }
+            None => Event::decode_rest_checked(wire, wanted, seen, visit),
         }
+    }
+
+    /// The event that a plain reading left to prost after handing `seen`
+    /// wanted stats to `visit`: prost's error, or the event, its other
+    /// wanted stats handed over. (The stats seen are the first of
+    /// `stats()` that are wanted: a plain reading stops at the first field
+    /// it leaves to prost.)
+    fn decode_rest_checked(wire: &'a [u8], wanted: &StatIds, seen: usize, visit: impl FnMut(Stat<'a>)) -> Result<Event<'a>, DecodeError> {
+        let event = Event::decode_checked(wire)?;
+        event.stats().filter(|stat| wanted.holds(stat.metadata_id)).skip(seen).for_each(visit);
+        Ok(event)
     }
 
     /// The common shape of an event, read in one pass: one-byte keys of the
@@ -817,13 +821,7 @@ impl Shapes {
         };
         match plain {
             Some(event) => Ok(event),
-            None => {
-                // (As in `decode_with_wanted_stats`: the stats seen are the
-                // first wanted ones.)
-                let event = Event::decode_checked(wire)?;
-                event.stats().filter(|stat| self.wanted.holds(stat.metadata_id)).skip(seen).for_each(visit);
-                Ok(event)
-            }
+            None => Event::decode_rest_checked(wire, &self.wanted, seen, visit),
         }
     }
 
