@@ -257,6 +257,9 @@ impl<'a> OpTable<'a> {
 
 /// How many events a thread reads at a time.
 const EVENTS_PER_PIECE: usize = PIECE_EVENTS;
+/// About how many bytes a guessed piece holds (see [`Long::Guessed`]): as
+/// many as a piece of [`PIECE_EVENTS`] JAX GPU events.
+const GUESSED_PIECE_BYTES: usize = if cfg!(fuzzing) { 256 } else { 2 << 20 };
 
 /// Marks an op id as one of its line's own [`OpTable`] (GPU kernels, named
 /// by their stats), renumbered once all lines are read. (Ops are far fewer
@@ -432,38 +435,80 @@ pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<T
 /// see [`super::XplaneFile`]); slices of them stay valid.
 pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
     let space = Space::decode(bytes)?;
-    match longest_plane(&space) {
-        // (A damaged trace is read again the plain way, for the error it
-        // gives: the first of its framing, then of its events.)
-        Some(long) => convert_framed_first(bytes, &space, Some(long), allocator_events, release, sink)
-            .or_else(|_| convert_framed_first(bytes, &space, None, allocator_events, release, sink)),
-        None => convert_framed_first(bytes, &space, None, allocator_events, release, sink),
-    }
+    convert_long(bytes, &space, longest_plane(&space, bytes.len()), allocator_events, release, sink)
 }
 
-/// The plane holding most of a trace, if other planes have lines to read
-/// while its lines are framed (see [`convert_framed_first`]).
-fn longest_plane(space: &Space<'_>) -> Option<usize> {
-    let long = (0..space.planes.len()).max_by_key(|&i| space.planes[i].len())?;
-    (space.planes.len() > 1).then_some(long)
-}
-
-/// Converts a trace, all its planes framed before any event is read; or,
-/// with `long`, the plane holding most of the trace (a GPU trace's kernels,
-/// a TF trace's one thread), that plane's lines framed while the other
-/// planes' events are read: its framing is one core's walk of most of the
-/// file. (On the 272 MB jax_lstm trace the GPU plane's framing took 53 ms
-/// of one core, and reading the host's events 35 ms, bench/README.md.)
-fn convert_framed_first<'a>(
+/// [`convert_framed_first`] with `long`, or framing first where that fails.
+fn convert_long<'a>(
     bytes: &'a [u8],
     space: &Space<'a>,
-    long: Option<usize>,
+    long: Option<Long>,
     allocator_events: bool,
     release: Release<'_>,
     sink: TotalsSink<'_>,
 ) -> Result<Converted, DecodeError> {
+    match long {
+        // (A damaged trace is read again the plain way, for the error it
+        // gives: the first of its framing, then of its events; and so is a
+        // trace whose guessed pieces were not cut at its events.)
+        Some(long) => convert_framed_first(bytes, space, Some(long), allocator_events, release, sink)
+            .or_else(|_| convert_framed_first(bytes, space, None, allocator_events, release, sink)),
+        None => convert_framed_first(bytes, space, None, allocator_events, release, sink),
+    }
+}
+
+/// How the plane holding most of a trace is read, while other planes have
+/// lines to read (see [`convert_framed_first`]).
+#[derive(Debug, Clone, Copy)]
+enum Long {
+    /// Its lines framed while the other planes' events are read: framing
+    /// them is one core's walk of most of the file. (On the 272 MB jax_lstm
+    /// trace the GPU plane's framing took 53 ms of one core, and reading
+    /// the host's events 35 ms, bench/README.md.)
+    FramedMeanwhile(usize),
+    /// A GPU plane of a large trace: its lines cut where events seem to
+    /// start ([`Line::guessed_pieces`]), framed as their pieces are read,
+    /// with the other planes' (a TF trace's long plane, a host's, is
+    /// framed: its events' bytes are less alike, and guesses cost a second
+    /// reading where they fail).
+    Guessed { plane: usize, piece_bytes: usize },
+}
+
+/// Traces from this size have their GPU plane's pieces guessed (its pieces'
+/// executions then get room for as many as their bytes could hold, which
+/// only a mapped piece leaves untouched: see [`Executions::with_room`]).
+/// Fuzzed, every trace is, in small pieces.
+const GUESS_FROM_TRACE_BYTES: usize = if cfg!(fuzzing) { 0 } else { Executions::MAPPED_FROM_TRACE_BYTES };
+
+/// The plane holding most of a trace, if other planes have lines to read
+/// while its lines are framed, and how it is read.
+fn longest_plane(space: &Space<'_>, trace_bytes: usize) -> Option<Long> {
+    let long = (0..space.planes.len()).max_by_key(|&i| space.planes[i].len())?;
+    let gpu = Plane::decode_name(space.planes[long]).is_ok_and(|name| PlaneKind::of(name) == PlaneKind::Gpu);
+    (space.planes.len() > 1).then_some(if gpu && trace_bytes >= GUESS_FROM_TRACE_BYTES { Long::Guessed { plane: long, piece_bytes: GUESSED_PIECE_BYTES } } else { Long::FramedMeanwhile(long) })
+}
+
+/// Converts a trace, all its planes framed before any event is read; or,
+/// with `long`, the plane holding most of the trace read as [`Long`] says.
+fn convert_framed_first<'a>(
+    bytes: &'a [u8],
+    space: &Space<'a>,
+    long: Option<Long>,
+    allocator_events: bool,
+    release: Release<'_>,
+    sink: TotalsSink<'_>,
+) -> Result<Converted, DecodeError> {
+    let (meanwhile, guessed, piece_bytes) = match long {
+        Some(Long::FramedMeanwhile(index)) => (Some(index), None, 0),
+        Some(Long::Guessed { plane, piece_bytes }) => (None, Some(plane), piece_bytes),
+        None => (None, None, 0),
+    };
     // (The programs are read while the planes are framed.)
-    let frame = |(index, wire): (usize, &&'a [u8])| if Some(index) == long { Plane::decode_metadata(wire) } else { Plane::decode_releasing(wire, release) };
+    let frame = |(index, wire): (usize, &&'a [u8])| match Some(index) {
+        i if i == meanwhile => Plane::decode_metadata(wire),
+        i if i == guessed => Plane::decode_unframed(wire),
+        _ => Plane::decode_releasing(wire, release),
+    };
     let (planes, programs) =
         rayon::join(|| space.planes.par_iter().enumerate().map(frame).collect::<Result<Vec<Plane<'_>>, _>>(), || Programs::from_space(bytes));
     let (planes, programs) = (planes?, programs?);
@@ -489,19 +534,27 @@ fn convert_framed_first<'a>(
                 PlaneKind::Metadata | PlaneKind::Other => false,
             };
             if read {
-                pieces.extend(line.pieces(EVENTS_PER_PIECE).into_iter().map(|piece| (index, line_no, piece)));
+                let line_pieces = if line.framed { line.pieces(EVENTS_PER_PIECE) } else { line.guessed_pieces(piece_bytes) };
+                pieces.extend(line_pieces.into_iter().map(|piece| (index, line_no, piece)));
             }
         }
         pieces
     };
     let read_pieces = |pieces: &[(usize, usize, Line<'a>)]| -> Result<Vec<LineResult<'a>>, DecodeError> {
-        pieces.par_iter().map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire()))).collect()
+        // (One piece at a time: rayon otherwise hands a thread a stretch of
+        // pieces that another thread, done with its own, cannot take from.)
+        pieces
+            .par_iter()
+            .with_max_len(1)
+            .map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire())))
+            .collect()
     };
-    // (The `long` plane, framed meanwhile, has no lines among `planes`.)
+    // (The plane framed meanwhile has no lines among `planes`.)
     let mut pieces: Vec<(usize, usize, Line<'_>)> = planes.iter().enumerate().flat_map(|(index, plane)| pieces_of(index, &plane.lines)).collect();
-    let (long_lines, read) = rayon::join(|| long.map(|long| Plane::decode_releasing(space.planes[long], release)).transpose(), || read_pieces(&pieces));
+    let (long_lines, read) =
+        rayon::join(|| meanwhile.map(|long| Plane::decode_releasing(space.planes[long], release)).transpose(), || read_pieces(&pieces));
     let mut read = read?;
-    if let (Some(long), Some(long_plane)) = (long, long_lines?) {
+    if let (Some(long), Some(long_plane)) = (meanwhile, long_lines?) {
         let long_pieces = pieces_of(long, &long_plane.lines);
         let long_read = read_pieces(&long_pieces)?;
         // In the order of the planes, as if read with the others.
@@ -867,15 +920,15 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             buffer_nodes: FxHashSet::default(),
             kernels: Launches::default(),
         };
-        let mut executions = Executions::with_room(line.event_count, trace_bytes);
+        let mut executions = Executions::with_room(line.most_events(), trace_bytes);
         // (Device events: see `DeviceKey`.)
         let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
         let mut memoized: Vec<DeviceEvent<'a>> = Vec::new();
-        // (The line's framing was checked when it was decoded.)
         let mut host_stats = HostStats::default();
         // (Device events by their shapes: see `Shapes`.)
         let mut device_shapes = Shapes::new(self.device_stats);
-        for wire in line.event_wires() {
+        for wire in line.checked_event_wires() {
+            let wire = wire?;
             let mut stats = DeviceStats::default();
             // (Host and device events are read with their stats in one pass.)
             let event = match kind {
@@ -2065,36 +2118,62 @@ mod tests {
         let root = format!("{}/testdata/xplane", env!("CARGO_MANIFEST_DIR"));
         let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path().join("plugins/profile/run0")).filter(|p| p.is_dir()).collect();
         paths.sort();
-        let mut compared = 0;
+        let (mut compared, mut guessed_ok) = (0, 0);
         for dir in paths {
             for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
                 let bytes = std::fs::read(&path).unwrap();
                 let space = Space::decode(&bytes).unwrap();
-                let convert = |bytes: &[u8], space: &Space<'_>, long: Option<usize>| {
+                let convert = |bytes: &[u8], space: &Space<'_>, long: Option<Long>| {
                     let mut totals = Vec::new();
                     convert_framed_first(bytes, space, long, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"))
                 };
                 let framed_first = convert(&bytes, &space, None).unwrap();
                 for long in 0..space.planes.len() {
                     // (Not assert_eq: a trace's conversion is long.)
-                    assert!(convert(&bytes, &space, Some(long)).unwrap() == framed_first, "{} plane {long}", path.display());
+                    assert!(convert(&bytes, &space, Some(Long::FramedMeanwhile(long))).unwrap() == framed_first, "{} plane {long}", path.display());
                     compared += 1;
+                    // Pieces guessed in any plane, small enough to be many:
+                    // the same conversion, or one that fails and is read
+                    // framed first (never in a GPU plane, whose events are
+                    // what the guesses look for).
+                    for piece_bytes in [97, 1000, 20_000] {
+                        let guessed = Some(Long::Guessed { plane: long, piece_bytes });
+                        match convert(&bytes, &space, guessed) {
+                            Ok(converted) => {
+                                assert!(converted == framed_first, "{} plane {long} guessed {piece_bytes}", path.display());
+                                guessed_ok += 1;
+                            }
+                            Err(e) => {
+                                let name = Plane::decode_name(space.planes[long]).unwrap();
+                                assert!(PlaneKind::of(name) != PlaneKind::Gpu, "{} plane {long} guessed {piece_bytes}: {e}", path.display());
+                            }
+                        }
+                    }
                 }
                 // A byte of the longest plane's events changed: the error
-                // (if any) is that of the plain reading.
+                // (if any) is that of the plain reading, its pieces framed
+                // or guessed.
                 let mut damaged = bytes.clone();
-                let long = longest_plane(&space).unwrap();
+                let long = match longest_plane(&space, bytes.len()).unwrap() {
+                    Long::FramedMeanwhile(plane) | Long::Guessed { plane, .. } => plane,
+                };
                 let at = space.planes[long].as_ptr() as usize - bytes.as_ptr() as usize + space.planes[long].len() / 2;
                 for byte in [0xff, 0x00, 0x80] {
                     damaged[at] = byte;
                     let Ok(space) = Space::decode(&damaged) else { continue };
                     let mut totals = Vec::new();
                     let converted = convert_releasing(&damaged, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"));
-                    assert_eq!(converted.map_err(|e| e.to_string()), convert(&damaged, &space, None).map_err(|e| e.to_string()), "{}", path.display());
+                    let framed_first = convert(&damaged, &space, None).map_err(|e| e.to_string());
+                    assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{}", path.display());
+                    let guessed = Some(Long::Guessed { plane: long, piece_bytes: 1000 });
+                    let mut totals = Vec::new();
+                    let converted = convert_long(&damaged, &space, guessed, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"));
+                    assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{} guessed", path.display());
                 }
             }
         }
         assert!(compared >= 40, "{compared} conversions compared");
+        assert!(guessed_ok >= 40, "{guessed_ok} conversions of guessed pieces");
     }
 
     /// A step's parts summed per (op, plane) in stretches, in one table or

@@ -68,19 +68,27 @@ impl<'a> Plane<'a> {
     /// events once walked (every few MB): a line of a 1 GB trace is walked
     /// for its framing long before its events are read.
     pub fn decode_releasing(wire: &'a [u8], release: Release<'_>) -> Result<Plane<'a>, DecodeError> {
-        Plane::decode_with(wire, Some(release))
+        Plane::decode_with(wire, LinesAs::Framed(release))
     }
 
-    /// The plane, with its lines unless `lines` is `None`.
-    fn decode_with(wire: &'a [u8], lines: Option<Release<'_>>) -> Result<Plane<'a>, DecodeError> {
+    /// A plane with its lines' headers, their events not framed: the lines
+    /// of a GPU plane hold most of a JAX trace, and framing them is one
+    /// core's walk of most of the file before they can be cut into pieces.
+    /// Their pieces are guessed instead ([`Line::guessed_pieces`]).
+    pub fn decode_unframed(wire: &'a [u8]) -> Result<Plane<'a>, DecodeError> {
+        Plane::decode_with(wire, LinesAs::Unframed)
+    }
+
+    fn decode_with(wire: &'a [u8], lines: LinesAs<'_>) -> Result<Plane<'a>, DecodeError> {
         let mut plane = Plane::default();
         for_each_field(wire, |tag, wire_type, buf| {
             match tag {
                 1 => int64::merge(wire_type, &mut plane.id, buf, DecodeContext::default())?,
                 2 => plane.name = utf8(payload(tag, wire_type, buf)?)?,
                 3 => match lines {
-                    Some(release) => plane.lines.push(Line::decode(payload(tag, wire_type, buf)?, release)?),
-                    None => skip(tag, wire_type, buf)?,
+                    LinesAs::Framed(release) => plane.lines.push(Line::decode(payload(tag, wire_type, buf)?, release)?),
+                    LinesAs::Unframed => plane.lines.push(Line::decode_unframed(payload(tag, wire_type, buf)?)?),
+                    LinesAs::Skipped => skip(tag, wire_type, buf)?,
                 },
                 4 => {
                     let (key, value) = map_entry(payload(tag, wire_type, buf)?)?;
@@ -101,7 +109,7 @@ impl<'a> Plane<'a> {
     /// A plane without its lines (skipped whole, their events unchecked):
     /// its name, metadata and stats, for what they say of the trace.
     pub fn decode_metadata(wire: &'a [u8]) -> Result<Plane<'a>, DecodeError> {
-        Plane::decode_with(wire, None)
+        Plane::decode_with(wire, LinesAs::Skipped)
     }
 
     /// A plane's name alone: its other fields are skipped, its lines whole.
@@ -113,6 +121,13 @@ impl<'a> Plane<'a> {
     pub fn event_name(&self, metadata_id: i64) -> &'a str {
         self.event_metadata.get(&metadata_id).map_or("", |m| m.name)
     }
+}
+
+/// What [`Plane::decode_with`] does with a plane's lines.
+enum LinesAs<'r> {
+    Framed(Release<'r>),
+    Unframed,
+    Skipped,
 }
 
 /// One entry of a protobuf map: key (field 1) and message value (field 2).
@@ -187,12 +202,16 @@ pub struct Line<'a> {
     /// Where every [`PIECE_EVENTS`]th event ends, in `wire` (the line's
     /// pieces, found while its framing is checked).
     piece_ends: Vec<usize>,
+    /// Whether the line's framing was checked when it was decoded; if not
+    /// (see [`Plane::decode_unframed`]), `event_count` is unknown and its
+    /// events are framed as they are read ([`Line::checked_event_wires`]).
+    pub framed: bool,
 }
 
 impl<'a> Line<'a> {
     fn decode(wire: &'a [u8], release: Release<'_>) -> Result<Line<'a>, DecodeError> {
         const RELEASE_EVERY: usize = 16 << 20;
-        let mut line = Line { wire, ..Default::default() };
+        let mut line = Line { wire, framed: true, ..Default::default() };
         let mut released = 0;
         let mut rest = wire;
         while !rest.is_empty() {
@@ -227,6 +246,102 @@ impl<'a> Line<'a> {
         }
         release(&wire[released..]);
         Ok(line)
+    }
+
+    /// A line's header: its fields before its first event (as a writer
+    /// of the schema puts them: `id`, `name`, `timestamp_ns`), and where
+    /// its events start.
+    fn header(wire: &'a [u8]) -> Result<(Line<'a>, usize), DecodeError> {
+        let mut line = Line { wire, ..Default::default() };
+        let mut rest = wire;
+        while !rest.is_empty() {
+            let mut after = rest;
+            let (tag, wire_type) = prost::encoding::decode_key(&mut after)?;
+            if tag == 4 {
+                break;
+            }
+            rest = after;
+            let buf = &mut rest;
+            match tag {
+                1 => int64::merge(wire_type, &mut line.id, buf, DecodeContext::default())?,
+                2 => line.name = utf8(payload(tag, wire_type, buf)?)?,
+                3 => int64::merge(wire_type, &mut line.timestamp_ns, buf, DecodeContext::default())?,
+                9 => int64::merge(wire_type, &mut line.duration_ps, buf, DecodeContext::default())?,
+                10 => int64::merge(wire_type, &mut line.display_id, buf, DecodeContext::default())?,
+                11 => line.display_name = utf8(payload(tag, wire_type, buf)?)?,
+                _ => skip(tag, wire_type, buf)?,
+            }
+        }
+        Ok((line, wire.len() - rest.len()))
+    }
+
+    /// A line's header, its events not framed (see [`Plane::decode_unframed`]).
+    fn decode_unframed(wire: &'a [u8]) -> Result<Line<'a>, DecodeError> {
+        Line::header(wire).map(|(line, _)| line)
+    }
+
+    /// An unframed line cut into pieces of about `bytes` bytes, each cut
+    /// where the bytes after it read as events. A guess may be wrong: an
+    /// event's payload may read as events too. Each piece is framed as it
+    /// is read ([`Line::checked_event_wires`]), and a piece read from a
+    /// true event start ends where the next piece starts only if that
+    /// start is true as well; so where every piece's framing holds, every
+    /// cut was right, and where one fails, the line must be read framed
+    /// (which also gives a damaged line's error).
+    pub fn guessed_pieces(&self, bytes: usize) -> Vec<Line<'a>> {
+        let Ok((header, start)) = Line::header(self.wire) else { return vec![self.clone()] };
+        let mut cuts = vec![start];
+        let mut at = start + bytes;
+        while at < self.wire.len() {
+            let end = (at + GUESS_SEARCH_BYTES).min(self.wire.len());
+            match (at..end).find(|&p| self.wire[p] == KEY_4_BYTES && looks_like_events(&self.wire[p..])) {
+                Some(cut) => {
+                    cuts.push(cut);
+                    at = cut + bytes;
+                }
+                None => at = end,
+            }
+        }
+        cuts.push(self.wire.len());
+        cuts.windows(2).map(|cut| Line { wire: &self.wire[cut[0]..cut[1]], ..header.clone() }).collect()
+    }
+
+    /// At most how many events the line holds (all of its bytes events of
+    /// two, their key and length, where it is not framed).
+    pub fn most_events(&self) -> usize {
+        if self.framed { self.event_count } else { self.wire.len() / 2 }
+    }
+
+    /// [`Line::event_wires`], each event's framing checked: a line that was
+    /// not framed when decoded is framed here. Such a line's header fields
+    /// are not expected after its events (a later one would change the
+    /// header its events were read with): one there is an error.
+    pub fn checked_event_wires(&self) -> impl Iterator<Item = Result<&'a [u8], DecodeError>> + 'a {
+        let (mut rest, framed) = (self.wire, self.framed);
+        std::iter::from_fn(move || {
+            while !rest.is_empty() {
+                if let Some(wire) = plain_field_4(&mut rest) {
+                    return Some(Ok(wire));
+                }
+                let step = (|| {
+                    let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
+                    match tag {
+                        4 => payload(tag, wire_type, &mut rest).map(Some),
+                        1..=3 if !framed => Err(header_after_events()),
+                        _ => skip(tag, wire_type, &mut rest).map(|()| None),
+                    }
+                })();
+                match step {
+                    Ok(None) => continue,
+                    Ok(Some(wire)) => return Some(Ok(wire)),
+                    Err(e) => {
+                        rest = &[];
+                        return Some(Err(e));
+                    }
+                }
+            }
+            None
+        })
     }
 
     /// The line's bytes (for [`Release`]).
@@ -1185,6 +1300,58 @@ fn plain_field_4<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
     Some(payload)
 }
 
+/// How far past a guessed cut [`Line::guessed_pieces`] looks for an event
+/// start (a JAX GPU event is ~130 bytes).
+const GUESS_SEARCH_BYTES: usize = 64 << 10;
+
+/// How many events must follow a guessed cut.
+const GUESS_EVENTS: usize = 8;
+
+/// Whether `rest` starts with [`GUESS_EVENTS`] events (or fewer that end
+/// the line), each a field 4 that [`looks_like_event`].
+fn looks_like_events(mut rest: &[u8]) -> bool {
+    for _ in 0..GUESS_EVENTS {
+        if rest.is_empty() {
+            return true;
+        }
+        match plain_field_4(&mut rest) {
+            Some(event) if looks_like_event(event) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether an event's bytes hold only an event's fields (varints 1, 2, 3
+/// and 5) and at least one stat (field 4). A stat's own fields (a value of
+/// field 2, 3, 4, 5, 6 or 7 and no field 4 of bytes) never do: a guess
+/// that falls between two stats of an event reads the first as an event
+/// without stats, and is not taken.
+fn looks_like_event(mut event: &[u8]) -> bool {
+    let mut stats = 0;
+    while let Some((&key, mut rest)) = event.split_first() {
+        let framed = match key {
+            KEY_1_VARINT | KEY_2_VARINT | KEY_3_VARINT | KEY_5_VARINT => plain_varint(&mut rest).is_some(),
+            KEY_4_BYTES => {
+                stats += 1;
+                plain_payload(&mut rest).is_some()
+            }
+            _ => false,
+        };
+        if !framed {
+            return false;
+        }
+        event = rest;
+    }
+    stats > 0
+}
+
+/// A header field of a line that was not framed, after its events.
+#[allow(deprecated)]
+fn header_after_events() -> DecodeError {
+    DecodeError::new("a line header field after its events")
+}
+
 /// Protobuf `string` fields must hold UTF-8 (prost refuses them otherwise).
 /// prost makes its own errors with `DecodeError::new`, now hidden; the same
 /// message keeps errors alike whichever decoder read the field.
@@ -1335,6 +1502,67 @@ mod tests {
                 pieces.iter().flat_map(|p| p.events()).map(Result::unwrap).map(|e| (e.metadata_id, e.offset_ps, e.duration_ps)).collect();
             assert_eq!(events, all, "pieces of {size}");
         }
+    }
+
+    /// A line of GPU-like events cut at guessed starts: its pieces hold its
+    /// events, in order, each framed as it is read; a line whose events
+    /// hold bytes that read as events too gets guesses that are wrong, and
+    /// a piece before such a guess fails its framing (where a reader then
+    /// reads the line framed).
+    #[test]
+    fn guessed_pieces_hold_the_line_or_fail_their_framing() {
+        let kernel = jax_gpu_kernel();
+        let line = |events: Vec<xp::XEvent>| xp::XLine { id: 7, name: "Stream #1".into(), timestamp_ns: 12, duration_ps: 99, display_name: "s".into(), events, ..Default::default() };
+        let events: Vec<xp::XEvent> = (0..300).map(|i| xp::XEvent { data: Some(xp::x_event::Data::OffsetPs(i * 7_000_000)), ..kernel.clone() }).collect();
+        // Each event also holds, as the bytes of a stat, nine events.
+        let nested = xp::XLine { events: events[..9].to_vec(), ..Default::default() }.encode_to_vec();
+        let hiding: Vec<xp::XEvent> = events
+            .iter()
+            .map(|e| {
+                let mut e = e.clone();
+                e.stats.push(xp::XStat { metadata_id: 11, value: Some(xp::x_stat::Value::BytesValue(nested.clone())) });
+                e
+            })
+            .collect();
+        // Events whose stats all read as events without stats.
+        let numbers: Vec<xp::XEvent> = events
+            .iter()
+            .map(|e| xp::XEvent { stats: (1..12).map(|id| xp::XStat { metadata_id: id, value: Some(xp::x_stat::Value::Uint64Value(id as u64 * 1000)) }).collect(), ..e.clone() })
+            .collect();
+        let mut failed = 0;
+        for (events, may_fail) in [(events, false), (numbers, false), (hiding, true)] {
+            let wire = line(events).encode_to_vec();
+            let framed = Line::decode(&wire, &|_| {}).unwrap();
+            let unframed = Line::decode_unframed(&wire).unwrap();
+            assert!(!unframed.framed && unframed.event_count == 0);
+            assert_eq!((unframed.id, unframed.name, unframed.timestamp_ns), (framed.id, framed.name, framed.timestamp_ns));
+            let all: Vec<&[u8]> = framed.event_wires().collect();
+            assert_eq!(all.len(), 300);
+            for bytes in [1, 100, 997, 5000, 1 << 20] {
+                let pieces = unframed.guessed_pieces(bytes);
+                // (Adjacent, to the line's end.)
+                let end = |p: &Line<'_>| p.wire.as_ptr() as usize + p.wire.len();
+                assert!(pieces.windows(2).all(|w| end(&w[0]) == w[1].wire.as_ptr() as usize), "pieces of {bytes}");
+                assert_eq!(end(pieces.last().unwrap()), end(&framed));
+                let read: Result<Vec<&[u8]>, _> = pieces.iter().flat_map(|p| p.checked_event_wires()).collect();
+                match read {
+                    Ok(read) => assert_eq!(read, all, "pieces of {bytes}"),
+                    Err(_) if may_fail => failed += 1,
+                    Err(e) => panic!("pieces of {bytes}: {e}"),
+                }
+                if bytes < 5000 {
+                    assert!(pieces.len() > 3, "{} pieces of {bytes}", pieces.len());
+                }
+                assert!(pieces.iter().all(|p| !p.framed && p.timestamp_ns == 12 && p.most_events() >= p.wire.len() / 2));
+            }
+        }
+        assert!(failed > 0, "no guess fell inside an event");
+        // A header field after the events of a line not framed is an error.
+        let mut wire = line(vec![kernel]).encode_to_vec();
+        wire.extend(xp::XLine { timestamp_ns: 13, ..Default::default() }.encode_to_vec());
+        let pieces = Line::decode_unframed(&wire).unwrap().guessed_pieces(1 << 20);
+        assert!(pieces[0].checked_event_wires().any(|w| w.is_err()));
+        assert_eq!(Line::decode(&wire, &|_| {}).unwrap().timestamp_ns, 13);
     }
 
     /// A line longer than a piece is cut where its framing check noted the
