@@ -877,25 +877,72 @@ pub struct Shapes {
 }
 
 /// The events of one shape (see [`Shapes`]): those of `mask.len()` words
-/// whose bits under `mask` are `expected`.
+/// whose bits under `mask` are `expected`. Their fields are where the
+/// shape's were, with the same lengths: each is read from its offsets,
+/// the last of a kind (as prost keeps the last), and the wanted stats in
+/// order. (Replaying the shape's fields one by one, a branch on each, and
+/// parsing each wanted stat again, was a fifth of `scope`'s samples on the
+/// 272 MB jax_lstm x91 trace, bench/README.md.)
 struct Shape {
     mask: Vec<u64>,
     expected: Vec<u64>,
-    /// What reading such an event does, in order.
-    steps: Vec<ShapeStep>,
+    metadata_id: Option<Varint>,
+    /// The last of the `data` oneof: `offset_ps` (true) or `num_occurrences`.
+    data: Option<(bool, Varint)>,
+    duration: Option<Varint>,
+    /// The first stat's key: the stats start here.
+    stats_at: Option<u32>,
+    stats: Vec<ShapeStat>,
 }
 
-/// A field of an event of a [`Shape`], at its offset in the event.
+/// A varint of a [`Shape`]: its offset and length (its bytes' continuation
+/// bits are the shape's).
 #[derive(Clone, Copy)]
-enum ShapeStep {
-    MetadataId(u32),
-    Offset(u32),
-    Duration(u32),
-    Occurrences(u32),
-    /// The first stat's key: the stats start here.
-    Stats(u32),
-    /// A wanted stat's bytes (from, to).
-    Stat(u32, u32),
+struct Varint {
+    at: u32,
+    len: u32,
+}
+
+/// A wanted stat of a [`Shape`]: its id, its value's key, and where its
+/// value is (a varint; a double's 8 bytes; a text's or bytes' payload).
+#[derive(Clone, Copy)]
+struct ShapeStat {
+    id: u8,
+    key: u8,
+    value: Varint,
+}
+
+impl Varint {
+    #[inline(always)]
+    fn read(self, wire: &[u8]) -> Option<u64> {
+        let at = self.at as usize;
+        if self.len <= 8
+            && let Some(bytes) = wire.get(at..).and_then(|rest| rest.first_chunk::<8>())
+        {
+            let word = u64::from_le_bytes(*bytes);
+            return Some(varint_bits(if self.len == 8 { word } else { word & ((1 << (8 * self.len)) - 1) }));
+        }
+        plain_varint(&mut wire.get(at..)?)
+    }
+}
+
+impl ShapeStat {
+    #[inline(always)]
+    fn read<'a>(self, wire: &'a [u8]) -> Option<Stat<'a>> {
+        let (at, len) = (self.value.at as usize, self.value.len as usize);
+        let value = match self.key {
+            KEY_7_VARINT => StatValue::Ref(self.value.read(wire)?),
+            KEY_4_VARINT => StatValue::Int64(self.value.read(wire)? as i64),
+            KEY_3_VARINT => StatValue::Uint64(self.value.read(wire)?),
+            KEY_2_FIXED64 => StatValue::Double(f64::from_le_bytes(*wire.get(at..)?.first_chunk::<8>()?)),
+            // (The shape's text was checked as UTF-8; an event of the
+            // shape has the same bytes, checked again where read.)
+            KEY_5_BYTES => StatValue::Str(std::str::from_utf8(wire.get(at..at + len)?).ok()?),
+            KEY_6_BYTES => StatValue::Bytes(wire.get(at..at + len)?),
+            _ => return None,
+        };
+        Some(Stat { metadata_id: i64::from(self.id), value })
+    }
 }
 
 impl Shapes {
@@ -967,21 +1014,23 @@ impl Shape {
             }
             Some(len)
         };
-        let mut steps = Vec::new();
+        let mut shape = Shape { mask: Vec::new(), expected: Vec::new(), metadata_id: None, data: None, duration: None, stats_at: None, stats: Vec::new() };
         let mut at = 0;
         while at < wire.len() {
             let key = wire[at];
             mask[at] = 0xff;
             at += 1;
             let field = match key {
-                KEY_1_VARINT => ShapeStep::MetadataId(at as u32),
-                KEY_2_VARINT => ShapeStep::Offset(at as u32),
-                KEY_3_VARINT => ShapeStep::Duration(at as u32),
-                KEY_5_VARINT => ShapeStep::Occurrences(at as u32),
+                KEY_1_VARINT => &mut shape.metadata_id,
+                KEY_3_VARINT => &mut shape.duration,
+                KEY_2_VARINT | KEY_5_VARINT => {
+                    let number = Varint { at: at as u32, len: varint(&mut mask, at)? as u32 };
+                    shape.data = Some((key == KEY_2_VARINT, number));
+                    at += number.len as usize;
+                    continue;
+                }
                 KEY_4_BYTES => {
-                    if !steps.iter().any(|s| matches!(s, ShapeStep::Stats(_))) {
-                        steps.push(ShapeStep::Stats(at as u32 - 1));
-                    }
+                    shape.stats_at.get_or_insert(at as u32 - 1);
                     let mut rest = &wire[at..];
                     let stat = plain_payload(&mut rest)?;
                     let from = wire.len() - rest.len() - stat.len();
@@ -989,39 +1038,39 @@ impl Shape {
                     let [KEY_1_VARINT, id @ 0..=0x7f, key, value @ ..] = stat else { return None };
                     mask[from..from + 3].fill(0xff);
                     let value_at = from + 3;
-                    let fits = match *key {
-                        KEY_3_VARINT | KEY_4_VARINT | KEY_7_VARINT => varint(&mut mask, value_at)? == value.len(),
-                        KEY_2_FIXED64 => value.len() == 8,
+                    let read_at = match *key {
+                        KEY_3_VARINT | KEY_4_VARINT | KEY_7_VARINT => (varint(&mut mask, value_at)? == value.len()).then_some((value_at, value.len())),
+                        KEY_2_FIXED64 => (value.len() == 8).then_some((value_at, 8)),
                         KEY_5_BYTES | KEY_6_BYTES => {
                             let mut text = value;
                             let payload = plain_payload(&mut text)?;
                             // A text is read as it is (it was checked as UTF-8).
                             let fixed = if *key == KEY_5_BYTES { value.len() } else { value.len() - payload.len() };
                             mask[value_at..value_at + fixed].fill(0xff);
-                            text.is_empty() && (*key == KEY_6_BYTES || std::str::from_utf8(payload).is_ok())
+                            let fits = text.is_empty() && (*key == KEY_6_BYTES || std::str::from_utf8(payload).is_ok());
+                            fits.then_some((value_at + value.len() - payload.len(), payload.len()))
                         }
-                        _ => false,
+                        _ => None,
                     };
-                    if !fits {
-                        return None;
-                    }
+                    let (value_at, len) = read_at?;
                     if wanted.holds(i64::from(*id)) {
-                        steps.push(ShapeStep::Stat(from as u32, (from + stat.len()) as u32));
+                        shape.stats.push(ShapeStat { id: *id, key: *key, value: Varint { at: value_at as u32, len: len as u32 } });
                     }
                     at = from + stat.len();
                     continue;
                 }
                 _ => return None,
             };
-            steps.push(field);
-            at += varint(&mut mask, at)?;
+            let number = Varint { at: at as u32, len: varint(&mut mask, at)? as u32 };
+            *field = Some(number);
+            at += number.len as usize;
         }
         let mut padded = wire.to_vec();
         padded.resize(mask.len(), 0);
         let words = |bytes: &[u8]| -> Vec<u64> { bytes.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect() };
-        let mask = words(&mask);
-        let expected = words(&padded).iter().zip(&mask).map(|(w, m)| w & m).collect();
-        Some(Shape { mask, expected, steps })
+        shape.mask = words(&mask);
+        shape.expected = words(&padded).iter().zip(&shape.mask).map(|(w, m)| w & m).collect();
+        Some(shape)
     }
 
     /// Whether an event of the shape's length is of the shape.
@@ -1044,22 +1093,22 @@ impl Shape {
     #[inline]
     fn read<'a>(&self, wire: &'a [u8], mut visit: impl FnMut(Stat<'a>)) -> Option<Event<'a>> {
         let mut event = Event { wire: &[], ..Default::default() };
-        let number = |at: u32| plain_varint(&mut wire.get(at as usize..)?);
-        for &step in &self.steps {
-            match step {
-                ShapeStep::MetadataId(at) => event.metadata_id = number(at)? as i64,
-                ShapeStep::Offset(at) => {
-                    event.offset_ps = number(at)? as i64;
-                    event.num_occurrences = 0;
-                }
-                ShapeStep::Duration(at) => event.duration_ps = number(at)? as i64,
-                ShapeStep::Occurrences(at) => {
-                    event.num_occurrences = number(at)? as i64;
-                    event.offset_ps = 0;
-                }
-                ShapeStep::Stats(at) => event.wire = wire.get(at as usize..)?,
-                ShapeStep::Stat(from, to) => visit(Stat::decode_plain(wire.get(from as usize..to as usize)?)?),
-            }
+        if let Some(number) = self.metadata_id {
+            event.metadata_id = number.read(wire)? as i64;
+        }
+        match self.data {
+            Some((true, number)) => event.offset_ps = number.read(wire)? as i64,
+            Some((false, number)) => event.num_occurrences = number.read(wire)? as i64,
+            None => {}
+        }
+        if let Some(number) = self.duration {
+            event.duration_ps = number.read(wire)? as i64;
+        }
+        if let Some(at) = self.stats_at {
+            event.wire = wire.get(at as usize..)?;
+        }
+        for stat in &self.stats {
+            visit(stat.read(wire)?);
         }
         Some(event)
     }
