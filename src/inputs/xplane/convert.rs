@@ -534,7 +534,11 @@ fn convert_framed_first<'a>(
                 PlaneKind::Metadata | PlaneKind::Other => false,
             };
             if read {
-                let line_pieces = if line.framed { line.pieces(EVENTS_PER_PIECE) } else { line.guessed_pieces(piece_bytes) };
+                let line_pieces = if line.framed {
+                    line.pieces(EVENTS_PER_PIECE)
+                } else {
+                    line.guessed_pieces(piece_bytes, release)
+                };
                 pieces.extend(line_pieces.into_iter().map(|piece| (index, line_no, piece)));
             }
         }
