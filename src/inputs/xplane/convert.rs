@@ -484,8 +484,14 @@ const GUESS_FROM_TRACE_BYTES: usize = if cfg!(fuzzing) { 0 } else { Executions::
 /// while its lines are framed, and how it is read.
 fn longest_plane(space: &Space<'_>, trace_bytes: usize) -> Option<Long> {
     let long = (0..space.planes.len()).max_by_key(|&i| space.planes[i].len())?;
+    if space.planes.len() == 1 {
+        return None;
+    }
     let gpu = Plane::decode_name(space.planes[long]).is_ok_and(|name| PlaneKind::of(name) == PlaneKind::Gpu);
-    (space.planes.len() > 1).then_some(if gpu && trace_bytes >= GUESS_FROM_TRACE_BYTES { Long::Guessed { plane: long, piece_bytes: GUESSED_PIECE_BYTES } } else { Long::FramedMeanwhile(long) })
+    Some(match gpu && trace_bytes >= GUESS_FROM_TRACE_BYTES {
+        true => Long::Guessed { plane: long, piece_bytes: GUESSED_PIECE_BYTES },
+        false => Long::FramedMeanwhile(long),
+    })
 }
 
 /// Converts a trace, all its planes framed before any event is read; or,
@@ -2117,11 +2123,12 @@ mod tests {
         Execution { op: 0, offset_ps: start, duration_ps: end - start, time_ps: end - start, runs: 1 }
     }
 
-    /// Every fixture converts alike when its planes are all framed first and
-    /// when any one plane's lines are framed while the others are read; a
-    /// damaged fixture gives the error that framing first gives.
+    /// Every fixture converts alike when its planes are all framed first,
+    /// when any one plane's lines are framed while the others are read, and
+    /// when they are cut at guessed starts; a damaged fixture gives the
+    /// error that framing first gives.
     #[test]
-    fn planes_read_while_one_is_framed_convert_as_when_all_are_framed_first() {
+    fn planes_framed_meanwhile_or_guessed_convert_as_when_all_are_framed_first() {
         let root = format!("{}/testdata/xplane", env!("CARGO_MANIFEST_DIR"));
         let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path().join("plugins/profile/run0")).filter(|p| p.is_dir()).collect();
         paths.sort();
