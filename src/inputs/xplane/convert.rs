@@ -435,25 +435,18 @@ pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<T
 /// see [`super::XplaneFile`]); slices of them stay valid.
 pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
     let space = Space::decode(bytes)?;
-    convert_long(bytes, &space, longest_plane(&space, bytes.len()), allocator_events, release, sink)
+    let long = longest_plane(&space, bytes.len());
+    or_framed_first(long, |long| convert_framed_first(bytes, &space, long, allocator_events, release, &mut *sink))
 }
 
-/// [`convert_framed_first`] with `long`, or framing first where that fails.
-fn convert_long<'a>(
-    bytes: &'a [u8],
-    space: &Space<'a>,
-    long: Option<Long>,
-    allocator_events: bool,
-    release: Release<'_>,
-    sink: TotalsSink<'_>,
-) -> Result<Converted, DecodeError> {
+/// `convert` with `long`, or with every plane framed first where that fails.
+fn or_framed_first(long: Option<Long>, mut convert: impl FnMut(Option<Long>) -> Result<Converted, DecodeError>) -> Result<Converted, DecodeError> {
     match long {
         // (A damaged trace is read again the plain way, for the error it
         // gives: the first of its framing, then of its events; and so is a
         // trace whose guessed pieces were not cut at its events.)
-        Some(long) => convert_framed_first(bytes, space, Some(long), allocator_events, release, sink)
-            .or_else(|_| convert_framed_first(bytes, space, None, allocator_events, release, sink)),
-        None => convert_framed_first(bytes, space, None, allocator_events, release, sink),
+        Some(long) => convert(Some(long)).or_else(|_| convert(None)),
+        None => convert(None),
     }
 }
 
@@ -2181,7 +2174,9 @@ mod tests {
                     assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{}", path.display());
                     let guessed = Some(Long::Guessed { plane: long, piece_bytes: 1000 });
                     let mut totals = Vec::new();
-                    let converted = convert_long(&damaged, &space, guessed, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"));
+                    let mut sink = |_: &TotalNames<'_>, chunk: &[Total]| totals.extend_from_slice(chunk);
+                    let converted = or_framed_first(guessed, |long| convert_framed_first(&damaged, &space, long, true, &|_| {}, &mut sink));
+                    let converted = converted.map(|c| format!("{c:?} {totals:?}"));
                     assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{} guessed", path.display());
                 }
             }
