@@ -11,7 +11,7 @@
 //! member set, map entries keep the last value of a key.
 
 use prost::DecodeError;
-use prost::encoding::{DecodeContext, double, int64, uint64};
+use prost::encoding::{DecodeContext, WireType, double, int64, uint64};
 use rustc_hash::FxHashMap;
 
 use crate::inputs::wire::{for_each_field, payload, skip};
@@ -218,16 +218,9 @@ impl<'a> Line<'a> {
             // Events, nearly all of the line, are framed as usual.
             let is_event = plain_field_4(&mut rest).is_some() || {
                 let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
-                let buf = &mut rest;
                 match tag {
-                    1 => int64::merge(wire_type, &mut line.id, buf, DecodeContext::default())?,
-                    2 => line.name = utf8(payload(tag, wire_type, buf)?)?,
-                    3 => int64::merge(wire_type, &mut line.timestamp_ns, buf, DecodeContext::default())?,
-                    4 => drop(payload(tag, wire_type, buf)?),
-                    9 => int64::merge(wire_type, &mut line.duration_ps, buf, DecodeContext::default())?,
-                    10 => int64::merge(wire_type, &mut line.display_id, buf, DecodeContext::default())?,
-                    11 => line.display_name = utf8(payload(tag, wire_type, buf)?)?,
-                    _ => skip(tag, wire_type, buf)?,
+                    4 => drop(payload(tag, wire_type, &mut rest)?),
+                    _ => line.merge_header_field(tag, wire_type, &mut rest)?,
                 }
                 tag == 4
             };
@@ -261,18 +254,24 @@ impl<'a> Line<'a> {
                 break;
             }
             rest = after;
-            let buf = &mut rest;
-            match tag {
-                1 => int64::merge(wire_type, &mut line.id, buf, DecodeContext::default())?,
-                2 => line.name = utf8(payload(tag, wire_type, buf)?)?,
-                3 => int64::merge(wire_type, &mut line.timestamp_ns, buf, DecodeContext::default())?,
-                9 => int64::merge(wire_type, &mut line.duration_ps, buf, DecodeContext::default())?,
-                10 => int64::merge(wire_type, &mut line.display_id, buf, DecodeContext::default())?,
-                11 => line.display_name = utf8(payload(tag, wire_type, buf)?)?,
-                _ => skip(tag, wire_type, buf)?,
-            }
+            line.merge_header_field(tag, wire_type, &mut rest)?;
         }
         Ok((line, wire.len() - rest.len()))
+    }
+
+    /// A field of the line's own (any but its events, field 4), merged as
+    /// prost merges it; unknown fields skipped.
+    fn merge_header_field(&mut self, tag: u32, wire_type: WireType, buf: &mut &'a [u8]) -> Result<(), DecodeError> {
+        match tag {
+            1 => int64::merge(wire_type, &mut self.id, buf, DecodeContext::default())?,
+            2 => self.name = utf8(payload(tag, wire_type, buf)?)?,
+            3 => int64::merge(wire_type, &mut self.timestamp_ns, buf, DecodeContext::default())?,
+            9 => int64::merge(wire_type, &mut self.duration_ps, buf, DecodeContext::default())?,
+            10 => int64::merge(wire_type, &mut self.display_id, buf, DecodeContext::default())?,
+            11 => self.display_name = utf8(payload(tag, wire_type, buf)?)?,
+            _ => skip(tag, wire_type, buf)?,
+        }
+        Ok(())
     }
 
     /// A line's header, its events not framed (see [`Plane::decode_unframed`]).
