@@ -404,7 +404,7 @@ fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> R
     let mut classifier = Classifier::new(trace);
     let (mut comm, mut compute, mut copies) = (Vec::new(), Vec::new(), Vec::new());
     for (i, e) in trace.events.iter().enumerate().filter(|(_, e)| torch_steps::is_gpu_work(e)) {
-        match classifier.kind(e) {
+        match classifier.kind(i as u32) {
             Kind::Communication => comm.push((e.ts, e.end())),
             kind if kind.is_compute() => compute.push((e.ts, e.end())),
             _ => {}

@@ -92,7 +92,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::inputs::pytorch::breakdown::{self, Timing};
-use crate::inputs::pytorch::{Category, Event, Sym, Trace};
+use crate::inputs::pytorch::{Category, Event, LaunchingOps, Sym, Trace};
 
 /// What a kernel does, by its name (see the module's rules).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -213,14 +213,14 @@ pub fn kind_of(name: &str, category: Category, launching_op: Option<&str>) -> Ki
 /// names (a trace has a few hundred distinct kernels).
 pub struct Classifier<'a> {
     trace: &'a Trace,
-    ops: FxHashMap<u64, u32>,
+    ops: LaunchingOps,
     launches: FxHashMap<u64, u32>,
     memo: FxHashMap<(Sym, Option<Sym>), Kind>,
 }
 
 impl<'a> Classifier<'a> {
     pub fn new(trace: &'a Trace) -> Classifier<'a> {
-        Classifier { trace, ops: trace.ops_by_external_id(), launches: trace.launches_by_correlation(), memo: FxHashMap::default() }
+        Classifier { trace, ops: trace.launching_ops(), launches: trace.launches_by_correlation(), memo: FxHashMap::default() }
     }
 
     /// The launch call of a GPU event (by correlation).
@@ -229,16 +229,17 @@ impl<'a> Classifier<'a> {
         e.correlation.and_then(|c| self.launches.get(&c.get())).map(|&i| &trace.events[i as usize])
     }
 
-    /// The op that launched a GPU event: its own `External id`, else its
-    /// launch call's.
-    pub fn launching_op(&self, e: &Event) -> Option<Sym> {
-        let external = e.external_id.or_else(|| self.launch(e).and_then(|l| l.external_id))?;
-        self.ops.get(&external.get()).map(|&i| self.trace.events[i as usize].name)
+    /// The name of the op that launched GPU event `event` (an index into
+    /// the trace's events): [`Trace::launching_ops`].
+    pub fn launching_op(&self, event: u32) -> Option<Sym> {
+        self.ops.of(event).map(|i| self.trace.events[i as usize].name)
     }
 
-    pub fn kind(&mut self, e: &Event) -> Kind {
-        let op = self.launching_op(e);
+    /// The kind of GPU event `event` (an index into the trace's events).
+    pub fn kind(&mut self, event: u32) -> Kind {
+        let op = self.launching_op(event);
         let trace = self.trace;
+        let e = &trace.events[event as usize];
         *self.memo.entry((e.name, op)).or_insert_with(|| kind_of(trace.str(e.name), e.category, op.map(|o| trace.str(o))))
     }
 }
@@ -397,8 +398,8 @@ fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
     let mut launched: Vec<Option<(i64, i64)>> = vec![None; steps.len()];
     let mut unlaunched_ends = Vec::new();
     let starts: Vec<i64> = steps.iter().map(|s| s.1).collect();
-    for e in trace.events.iter().filter(|e| is_gpu_work(e)) {
-        let kind = classifier.kind(e);
+    for (i, e) in trace.events.iter().enumerate().filter(|(_, e)| is_gpu_work(e)) {
+        let kind = classifier.kind(i as u32);
         work.push((e.ts, e.end(), e.device.unwrap_or(0), kind, e.category));
         let step = classifier.launch(e).and_then(|launch| {
             let k = starts.partition_point(|&s| s <= launch.ts);

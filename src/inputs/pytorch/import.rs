@@ -148,8 +148,8 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         }
         (placed, place_of, memory_owner)
     };
-    let links = || rayon::join(|| trace.ops_by_external_id(), || trace.launches_by_correlation());
-    let ((placed, place_of, memory_owner), (ops, launches)) = rayon::join(place, links);
+    let links = || rayon::join(|| trace.launching_ops(), || trace.launches_by_correlation());
+    let ((placed, place_of, memory_owner), (launching_ops, launches)) = rayon::join(place, links);
 
     // Backward ops: the forward op each `fwdbwd` flow starts at.
     let forward_of = forward_ops(trace, &placed);
@@ -200,21 +200,20 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         let own = (e.dur - child_ns[k]).max(0);
         sums.entry((steps.of(e.ts), node, 0)).or_default().add(e.ts, e.end(), own, 1);
     }
-    for e in &trace.events {
+    for (i, e) in trace.events.iter().enumerate() {
         let kind = match e.category {
             Category::Kernel => "kernel",
             Category::GpuMemcpy => "memcpy",
             Category::GpuMemset => "memset",
             _ => continue,
         };
-        // The launching op: by External id, else through the launch call.
-        let op = e
-            .external_id
-            .and_then(|id| ops.get(&id.get()))
-            .or_else(|| e.correlation.and_then(|c| launches.get(&c.get())).and_then(|&l| trace.events[l as usize].external_id).and_then(|id| ops.get(&id.get())))
-            .map(|&op| place_of[op as usize])
-            .filter(|&k| k != NONE)
-            .and_then(|k| node_of_placed[k as usize].map(|n| (k, n)));
+        // The launching op's node; where that op is a `record_function`
+        // span (a scope, no node: vLLM's and SGLang's graph replays), the
+        // launch call's, which is named inside that scope.
+        let node = |event: u32| Some(place_of[event as usize]).filter(|&k| k != NONE).and_then(|k| node_of_placed[k as usize].map(|n| (k, n)));
+        let op = launching_ops.of(i as u32).and_then(|op| {
+            node(op).or_else(|| e.correlation.and_then(|c| launches.get(&c.get())).and_then(|&l| node(l)))
+        });
         let (node, step) = match op {
             Some((k, node)) => (node, steps.of(trace.events[placed[k as usize].event as usize].ts)),
             None => {

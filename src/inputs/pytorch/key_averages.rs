@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{Category, Id, Sym, Trace};
+use super::{Category, Id, Sym, Trace, launch};
 
 /// One row of `key_averages()`, with torch's attribute names.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,6 +173,7 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
         (if m.is_cpu() { m.bytes } else { 0 }, if m.is_device() { m.bytes } else { 0 })
     };
 
+    let launching_ops = trace.launching_ops();
     let mut all = Vec::with_capacity(records.len());
     let mut frontend: Vec<(u32, u64)> = Vec::new();
     let mut linked_to: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
@@ -185,9 +186,17 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
         let (id, linked, thread) = if is_op(e.category) {
             (e.external_id.map_or(0, |id| id.get()), 0, trace.thread(e.thread).tid)
         } else {
-            // `External id` on a Kineto event is the op that launched it,
-            // except on a GPU user annotation, where it is its own id.
-            let linked = if e.category == Category::GpuUserAnnotation { 0 } else { e.external_id.map_or(0, |id| id.get()) };
+            // A Kineto event links to the op that launched or made it
+            // (torch: its linked correlation id, the op's External id). A
+            // GPU user annotation's External id is its own id. Old traces
+            // and several published ones carry ids that name no op or the
+            // wrong one, so the link is the launch rule's (`launch.rs`),
+            // which on torch 2.x traces is the event's own External id.
+            let linked = match e.category {
+                Category::GpuUserAnnotation => 0,
+                c if launch::is_linked(c) => launching_ops.of(index).and_then(|op| trace.events[op as usize].external_id).map_or(0, |id| id.get()),
+                _ => e.external_id.map_or(0, |id| id.get()),
+            };
             let id = e.correlation.or(e.external_id).map_or(0, |id| id.get());
             let thread = if linked != 0 { op_thread.get(&linked).copied().unwrap_or(main_thread) } else { main_thread };
             (id, linked, thread)

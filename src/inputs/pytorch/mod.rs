@@ -15,6 +15,7 @@ pub mod breakdown;
 pub mod import;
 mod json;
 pub mod key_averages;
+pub mod launch;
 mod read;
 pub mod table;
 
@@ -24,6 +25,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 pub use key_averages::{KeyAverage, key_averages};
+pub use launch::LaunchingOps;
 pub use table::{TableOptions, table};
 
 /// The `kind` of errors about these files: the flag that reads them.
@@ -134,8 +136,10 @@ impl Category {
             b"cpu_op" | b"Operator" => Category::CpuOp,
             b"user_annotation" => Category::UserAnnotation,
             b"python_function" => Category::PythonFunction,
-            b"cuda_runtime" | b"Runtime" => Category::CudaRuntime,
-            b"cuda_driver" => Category::CudaDriver,
+            // MTIA's and other backends' (PrivateUse1, XPU) runtimes launch
+            // as CUDA's does.
+            b"cuda_runtime" | b"Runtime" | b"mtia_runtime" | b"privateuse1_runtime" | b"xpu_runtime" => Category::CudaRuntime,
+            b"cuda_driver" | b"Driver" | b"privateuse1_driver" => Category::CudaDriver,
             b"kernel" | b"Kernel" => Category::Kernel,
             b"gpu_memcpy" | b"Memcpy" => Category::GpuMemcpy,
             b"gpu_memset" | b"Memset" => Category::GpuMemset,
@@ -194,8 +198,10 @@ pub struct Event {
     pub ts: i64,
     /// 0 where the event has none.
     pub dur: i64,
-    /// `args["External id"]`: an op's own id; on runtime calls, kernels,
-    /// copies and sets, the id of the op that launched them.
+    /// `args["External id"]` (torch 1.8/1.9 on Kineto's events: `external
+    /// id`): an op's own id; on runtime calls, kernels, copies and sets, in
+    /// most schemas the id of the op that launched them ([`launch`] says
+    /// which link to trust).
     pub external_id: Option<NonZeroU64>,
     /// `args.correlation`: CUPTI's id, shared by a launch and its kernel.
     pub correlation: Option<NonZeroU64>,

@@ -487,6 +487,9 @@ impl Builder {
         while let Some(key) = p.next_key(&mut first)? {
             match key {
                 b"External id" => args.external_id = id(p, "External id")?,
+                // torch 1.8/1.9's Kineto events; an op's own `External id`
+                // wins where both are written.
+                b"external id" if args.external_id.is_none() => args.external_id = id(p, "external id")?,
                 b"correlation" => args.correlation = id(p, "correlation")?,
                 b"device" => args.device = int(p, "device")?,
                 b"stream" => args.stream = int(p, "stream")?,
