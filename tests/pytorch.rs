@@ -612,3 +612,95 @@ fn truncated_large_trace_is_one_error_naming_the_file() {
         }
     }
 }
+
+/// The fixtures cut from traces other projects publish
+/// (`testdata/pytorch/published/`, by `tools/torch/cut_published.sh`), each
+/// with its `.launch.json`: the launch rule as `tools/torch/launch_goldens.py`
+/// implements it on its own.
+fn published_fixtures() -> Vec<(String, PathBuf, Value)> {
+    let dir = fixture_dir().join("published");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(stem) = name.strip_suffix(".launch.json") {
+            out.push((stem.to_owned(), dir.join(format!("{stem}.json.gz")), read_json(&dir.join(&name))));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(out.len() >= 8, "{:?}", out.iter().map(|o| &o.0).collect::<Vec<_>>());
+    out
+}
+
+/// Every published schema (torch 1.8/1.9, External ids that name no op,
+/// CUDA and HIP graph replays, GPU work queued before the trace, a trace
+/// with no CPU op) links each GPU event to the op the golden's rule finds:
+/// the same nanoseconds per op name, the same time linked and unlinked.
+#[test]
+fn published_traces_link_gpu_work_to_the_launching_op() {
+    use rtfprof::inputs::pytorch::{Category, launch};
+    for (name, path, golden) in published_fixtures() {
+        let trace = Trace::open(&path).unwrap();
+        let ops = trace.launching_ops();
+        let launches = trace.launches_by_correlation();
+        let (mut gpu, mut linked, mut not_in_trace, mut outside) = (0i64, 0i64, 0i64, 0i64);
+        let mut by_op: std::collections::BTreeMap<String, i64> = Default::default();
+        for (i, e) in trace.events.iter().enumerate() {
+            if !matches!(e.category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset) {
+                continue;
+            }
+            assert!(launch::is_launched(e));
+            gpu += e.dur;
+            match ops.of(i as u32) {
+                Some(op) => {
+                    linked += e.dur;
+                    *by_op.entry(trace.str(trace.events[op as usize].name).to_owned()).or_default() += e.dur;
+                }
+                None if e.correlation.is_some_and(|c| launches.contains_key(&c.get())) => outside += e.dur,
+                None => not_in_trace += e.dur,
+            }
+        }
+        let want: std::collections::BTreeMap<String, i64> =
+            golden["by_op"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_i64().unwrap())).collect();
+        assert_eq!(gpu, golden["gpu_ns"].as_i64().unwrap(), "{name}: GPU time");
+        assert_eq!(linked, golden["linked_ns"].as_i64().unwrap(), "{name}: linked time");
+        assert_eq!(not_in_trace, golden["unlinked_ns"]["launch_not_in_trace"].as_i64().unwrap(), "{name}: launch not in trace");
+        assert_eq!(outside, golden["unlinked_ns"]["launch_outside_ops"].as_i64().unwrap(), "{name}: launch outside ops");
+        assert_eq!(by_op, want, "{name}: time per launching op");
+    }
+}
+
+/// What the op view puts under `(unattributed)` is the GPU work the rule
+/// cannot link (within a µs per step and node, the view's rounding), and a
+/// graph replayed inside a `record_function` span goes to its launch call.
+#[test]
+fn published_traces_op_view_leaves_unattributed_only_what_has_no_launching_op() {
+    for (name, path, golden) in published_fixtures() {
+        let json = common::rtfprof_json_of(&["op", "--pytorch_path", path.to_str().unwrap(), "--select", "accelerator_micros", "--max_depth", "100000"]);
+        let root = &json["root"];
+        let sum = |node: &Value, part: &str| -> i64 {
+            match node.get("per_step") {
+                Some(per_step) => per_step["metrics"]["accelerator_micros"]["values"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).sum(),
+                None => node[part]["accelerator_micros"].as_i64().unwrap(),
+            }
+        };
+        // The op view's rows (each row holds the rows after it, as tfprof's).
+        fn rows<'a>(node: &'a Value, out: &mut Vec<&'a Value>) {
+            for c in node["children"].as_array().into_iter().flatten() {
+                out.push(c);
+                rows(c, out);
+            }
+        }
+        let mut children = Vec::new();
+        rows(root, &mut children);
+        let unattributed: i64 = children.iter().filter(|c| c["name"] == "(unattributed)").map(|c| sum(c, "own")).sum();
+        let unlinked_us = (golden["gpu_ns"].as_i64().unwrap() - golden["linked_ns"].as_i64().unwrap()) / 1000;
+        let slack = 3 * json["steps"].as_array().map_or(1, |s| s.len().max(1)) as i64;
+        assert!((unattributed - unlinked_us).abs() <= slack, "{name}: (unattributed) {unattributed} µs, the rule leaves {unlinked_us} µs");
+        let total = sum(root, "total");
+        assert!((total - golden["gpu_ns"].as_i64().unwrap() / 1000).abs() <= slack + children.len() as i64, "{name}: total {total} µs");
+        if name == "sglang_rocm_graph" {
+            let replay = children.iter().find(|c| c["name"] == "hipGraphLaunch").unwrap_or_else(|| panic!("{name}: no hipGraphLaunch row"));
+            assert!(sum(replay, "own") * 2 > total, "{name}: the graph replays' time is not on hipGraphLaunch");
+        }
+    }
+}

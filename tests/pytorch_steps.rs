@@ -202,3 +202,19 @@ fn outputs_and_ranks() {
     assert_eq!(rank_names.len(), 2, "{rank_names:?}");
     assert_eq!(json["gpu_time"].as_array().unwrap().len(), 2);
 }
+
+/// A trace of launches and GPU work with no CPU op (TraceLens' MI210
+/// `gpu_only_trace`, cut by `tools/torch/cut_published.sh`) is one step,
+/// `trace`, spanning its events; its kernels are all there.
+#[test]
+fn trace_without_cpu_ops_is_one_step_of_its_gpu_work() {
+    let dir = pytorch_dir().join("published");
+    let json = steps_json(&dir.join("mi210_gpu_only.json.gz"));
+    let golden: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("mi210_gpu_only.launch.json")).unwrap()).unwrap();
+    let steps = json["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert_eq!(steps[0]["step"], "trace");
+    assert_eq!(ns(&steps[0]["kernel_us"]), golden["gpu_ns"].as_i64().unwrap());
+    assert_eq!(steps[0]["kernels"], 562);
+    assert!(ns(&steps[0]["step_time_us"]) >= ns(&steps[0]["kernel_us"]));
+}

@@ -385,9 +385,15 @@ fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
     let mut steps = cpu_steps(trace);
     let has_steps = !steps.is_empty();
     if !has_steps {
-        // The plugin's one step of a trace without steps: the CPU ops' span.
-        let ops = trace.events.iter().filter(|e| e.category == Category::CpuOp);
-        let (lo, hi) = ops.fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())));
+        // The plugin's one step of a trace without steps: the CPU ops' span;
+        // in a trace of launches and GPU work alone (no CPU op), theirs.
+        let span = |keep: &dyn Fn(&Event) -> bool| {
+            trace.events.iter().filter(|e| keep(e)).fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())))
+        };
+        let (mut lo, mut hi) = span(&|e| e.category == Category::CpuOp);
+        if lo > hi {
+            (lo, hi) = span(&|e| is_gpu_work(e) || matches!(e.category, Category::CudaRuntime | Category::CudaDriver));
+        }
         if lo <= hi {
             steps.push(("trace".to_owned(), lo, hi));
         }

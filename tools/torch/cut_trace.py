@@ -4,6 +4,11 @@ some consecutive ProfilerStep#N, with the GPU work they launched, so that
 CI can test GPU numbers on real data without the trace in the repository.
 
     python3 tools/torch/cut_trace.py TRACE --steps FIRST-LAST --out testdata/pytorch/NAME.pt.trace.json.gz
+    python3 tools/torch/cut_trace.py TRACE --window SKIP_MS:LENGTH_MS --out ...
+
+`--window` cuts a trace without steps (or any trace) by time instead:
+LENGTH_MS milliseconds of the CPU side, SKIP_MS after its first event (a
+trace without CPU events: of its GPU events).
 
 Kept: the header (device properties, distributed info), metadata events,
 every CPU-side event (ops, runtime calls, annotations, Python frames,
@@ -28,23 +33,31 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from repeat_trace import MARK, MARKED, STEP, ns, us_text  # noqa: E402
 
-GPU = {"kernel", "gpu_memcpy", "gpu_memset"}
-LAUNCHES = {"cuda_runtime", "cuda_driver"}
+# Kineto's categories, and torch 1.8/1.9's (Kernel, Memcpy, Runtime, ...).
+GPU = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+LAUNCHES = {"cuda_runtime", "cuda_driver", "Runtime", "Driver", "mtia_runtime"}
 FLOWS = {"s", "t", "f"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace")
-    ap.add_argument("--steps", required=True, help="FIRST-LAST, e.g. 1-2 (ProfilerStep numbers)")
+    how = ap.add_mutually_exclusive_group(required=True)
+    how.add_argument("--steps", help="FIRST-LAST, e.g. 1-2 (ProfilerStep numbers)")
+    how.add_argument("--window", help="SKIP_MS:LENGTH_MS of the CPU side (from its first event)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    first, _, last = args.steps.partition("-")
-    wanted = set(range(int(first), int(last or first) + 1))
+    if args.steps:
+        first, _, last = args.steps.partition("-")
+        wanted = set(range(int(first), int(last or first) + 1))
+    else:
+        wanted = set()
 
     opener = gzip.open if args.trace.endswith(".gz") else open
     with opener(args.trace, "rt", encoding="utf-8") as f:
         trace = json.load(f, parse_float=lambda text: MARK + text)
+    if isinstance(trace, list):
+        trace = {"traceEvents": trace}
     events = trace["traceEvents"]
 
     def span(e):
@@ -55,12 +68,21 @@ def main():
         m = STEP.match(str(e.get("name", "")))
         return int(m.group(1)) if m else None
 
-    cpu_steps = [e for e in events if step_of(e) is not None and e.get("cat") != "gpu_user_annotation"]
-    chosen = [e for e in cpu_steps if step_of(e) in wanted]
-    if len(chosen) != len(wanted):
-        sys.exit(f"{args.trace}: steps {sorted(wanted)} not all found (has {sorted(step_of(e) for e in cpu_steps)})")
-    w0 = min(span(e)[0] for e in chosen)
-    w1 = max(span(e)[1] for e in chosen)
+    if args.steps:
+        cpu_steps = [e for e in events if step_of(e) is not None and e.get("cat") != "gpu_user_annotation"]
+        chosen = [e for e in cpu_steps if step_of(e) in wanted]
+        if len(chosen) != len(wanted):
+            sys.exit(f"{args.trace}: steps {sorted(wanted)} not all found (has {sorted(step_of(e) for e in cpu_steps)})")
+        w0 = min(span(e)[0] for e in chosen)
+        w1 = max(span(e)[1] for e in chosen)
+    else:
+        skip, _, length = args.window.partition(":")
+        timed = [e for e in events if e.get("ph") == "X" and "ts" in e and e.get("cat") != "Trace"]
+        cpu = [e for e in timed if e.get("cat") not in GPU and e.get("cat") != "gpu_user_annotation"] or timed
+        w0 = min(span(e)[0] for e in cpu) + int(float(skip) * 1e6)
+        w1 = w0 + int(float(length) * 1e6)
+        # Steps wholly inside the window are kept.
+        wanted = {step_of(e) for e in cpu if step_of(e) is not None and w0 <= span(e)[0] and span(e)[1] <= w1}
 
     def overlaps(e):
         a, b = span(e)
@@ -82,10 +104,13 @@ def main():
             if cat in LAUNCHES and "correlation" in e.get("args", {}):
                 correlations.add(e["args"]["correlation"])
     gpu_end = w1
+    # A GPU event whose launch is in the trace is kept with its launch;
+    # one whose launch is not (queued before the profiler started), by time.
+    launched = {e["args"]["correlation"] for e in events if e.get("cat") in LAUNCHES and "correlation" in e.get("args", {})}
     for e in events:
         if e.get("cat") in GPU:
             c = e.get("args", {}).get("correlation")
-            if (c in correlations) if c is not None and c != 0 else overlaps(e):
+            if (c in correlations) if c in launched and c != 0 else overlaps(e):
                 kept.append(e)
                 gpu_end = max(gpu_end, span(e)[1])
     for e in events:
@@ -104,7 +129,7 @@ def main():
     for e in events:
         if e.get("ph") == "M" or "ts" not in e:
             out_events.append(e)
-        elif e.get("cat") == "Trace":
+        elif e.get("cat") == "Trace" and kept:
             e = dict(e)
             lo = min(span(x)[0] for x in kept)
             e["ts"] = MARK + us_text(lo)
@@ -128,7 +153,7 @@ def main():
         with open(args.out, "wb") as f:
             f.write(data)
     gpu = sum(1 for e in out_events if e.get("cat") in GPU)
-    print(f"{args.out}: steps {sorted(wanted)}, {len(out_events)} of {len(events)} events ({gpu} on the GPU), {os.path.getsize(args.out)} bytes")
+    print(f"{args.out}: steps {sorted(wanted)}, window {us_text(w0)}..{us_text(w1)} us, {len(out_events)} of {len(events)} events ({gpu} on the GPU), {os.path.getsize(args.out)} bytes")
 
 
 if __name__ == "__main__":
