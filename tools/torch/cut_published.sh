@@ -28,6 +28,9 @@ cut tracelens/inference.sglang_decode.sglang_Qwen3-8B_decode.json.gz sglang_rocm
 # The start of an H100 trace: kernels queued before the profiler started,
 # whose launches are not in the trace.
 cut tracelens/h100.Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz h100_launched_before_trace --window=-1:12
+# MTIA: mtia_runtime launches, mtia_ccp_events (kernels, and dma_request
+# copies, some without a correlation).
+cut hta/mtia_trace_single_rank.mtia_rank_0.json.gz mtia_training --window 240:60
 # An MI210 trace of GPU events alone (no CPU op, no launch).
 cut tracelens/mi210.gpu_only_trace.gpu_only_trace.json.gz mi210_gpu_only --window 0:1000
 python3 tools/torch/launch_goldens.py "$out"/*.json.gz

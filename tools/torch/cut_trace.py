@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from repeat_trace import MARK, MARKED, STEP, ns, us_text  # noqa: E402
 
 # Kineto's categories, and torch 1.8/1.9's (Kernel, Memcpy, Runtime, ...).
-GPU = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+GPU = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset", "mtia_ccp_events"}
 LAUNCHES = {"cuda_runtime", "cuda_driver", "Runtime", "Driver", "mtia_runtime"}
 FLOWS = {"s", "t", "f"}
 
@@ -126,7 +126,16 @@ def main():
     flows = [e for group in by_id.values() if all((e.get("pid"), e.get("tid"), ns(e["ts"])) in starts for e in group) for e in group]
     kept_ids = {id(e) for e in kept + flows}
     out_events = [e for e in events if id(e) in kept_ids]
+    # Metadata of the processes kept, each once (an MTIA trace repeats
+    # its few processes' names 60,000 times).
+    pids = {e.get("pid") for e in kept}
+    seen = set()
     for e in events:
+        if e.get("ph") == "M":
+            key = json.dumps(e, sort_keys=True)
+            if ("pid" in e and e["pid"] not in pids) or key in seen:
+                continue
+            seen.add(key)
         if e.get("ph") == "M" or "ts" not in e:
             out_events.append(e)
         elif e.get("cat") == "Trace" and kept:

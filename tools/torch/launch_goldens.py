@@ -30,7 +30,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from repeat_trace import MARK, ns  # noqa: E402
 
-GPU = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+GPU = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset", "mtia_ccp_events"}
 LAUNCH = {"cuda_runtime", "cuda_driver", "Runtime", "Driver", "mtia_runtime", "privateuse1_runtime", "privateuse1_driver", "xpu_runtime"}
 OPS = {"cpu_op", "Operator", "user_annotation"}
 

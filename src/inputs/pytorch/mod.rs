@@ -140,7 +140,9 @@ impl Category {
             // as CUDA's does.
             b"cuda_runtime" | b"Runtime" | b"mtia_runtime" | b"privateuse1_runtime" | b"xpu_runtime" => Category::CudaRuntime,
             b"cuda_driver" | b"Driver" | b"privateuse1_driver" => Category::CudaDriver,
-            b"kernel" | b"Kernel" => Category::Kernel,
+            // MTIA's device events (its kernels and `dma_request` copies,
+            // which `steps` tells apart by name, as HTA does).
+            b"kernel" | b"Kernel" | b"mtia_ccp_events" => Category::Kernel,
             b"gpu_memcpy" | b"Memcpy" => Category::GpuMemcpy,
             b"gpu_memset" | b"Memset" => Category::GpuMemset,
             b"gpu_user_annotation" => Category::GpuUserAnnotation,
