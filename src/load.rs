@@ -468,14 +468,17 @@ pub fn merge(jobs: Vec<(String, Loaded)>, listing: String, coverage: Vec<(String
     Loaded { stats: crate::jobs::merge(models), kinds, traces, listing, coverage, ranks: None }
 }
 
-/// The code view of XPlane traces needs the Python frames XLA programs
-/// record for their instructions (JAX's do); TF's ops carry none.
+/// The code view of traces needs Python frames: those XLA programs record
+/// for their instructions (JAX's do; TF's ops carry none), or PyTorch's
+/// `python_function` events (`with_stack=True`).
 fn check_code_traces(purpose: Purpose, loaded: &Loaded) -> Result<()> {
     if purpose == Purpose::View(View::Code) && loaded.from_traces() && !loaded.stats.has_code_traces {
-        return Err(Error::flag(
-            "code",
-            "this XPlane trace has no Python call stacks for its ops (JAX's XLA programs record them; TF's ops do not): use scope or op",
-        ));
+        let why = if loaded.kinds.contains(&Kind::PyTorch) {
+            "this PyTorch trace has no Python call stacks for its ops (torch.profiler.profile(with_stack=True) records them): use scope or op"
+        } else {
+            "this XPlane trace has no Python call stacks for its ops (JAX's XLA programs record them; TF's ops do not): use scope or op"
+        };
+        return Err(Error::flag("code", why));
     }
     Ok(())
 }

@@ -203,3 +203,15 @@ fn memory_at_the_peak_is_held_by_ops() {
     }
     assert_eq!(checked, 4);
 }
+
+/// A PyTorch trace recorded without `with_stack=True` has no code view:
+/// the one line says so in PyTorch's terms (it once spoke of XPlane).
+#[test]
+fn code_view_of_a_trace_without_stacks_says_how_to_record_them() {
+    let trace = common::testdata().join("pytorch/published/hta_alexnet.json.gz");
+    let (stdout, stderr, code) = common::rtfprof_code(&["code", "--pytorch_path", trace.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("this PyTorch trace has no Python call stacks") && stderr.contains("with_stack=True"), "{stderr}");
+}
