@@ -58,9 +58,11 @@ def golden(trace, derived_from):
         name = os.path.basename(trace)
         os.symlink(os.path.abspath(trace), os.path.join(tmp, name))
         analysis = TraceAnalysis(trace_dir=tmp)
+        # The trace's rank (HTA's per-rank analyses default to rank 0).
+        rank = sorted(analysis.t.traces)[0]
         temporal = analysis.get_temporal_breakdown(visualize=False)
-        idle, _ = analysis.get_idle_time_breakdown(visualize=False)
-        launches = analysis.get_cuda_kernel_launch_stats(visualize=False)[0]
+        idle, _ = analysis.get_idle_time_breakdown(ranks=[rank], visualize=False)
+        launches = analysis.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False)[rank]
     return {
         "derived_from": derived_from,
         "hta": hta_version,

@@ -62,7 +62,7 @@ pub struct StreamIdle {
 pub const CONSECUTIVE_KERNEL_DELAY_US: i64 = 30;
 
 /// An event's (start, end) in the units of `timing`: ns or µs.
-fn span(e: &Event, timing: Timing) -> (i64, i64) {
+pub fn span(e: &Event, timing: Timing) -> (i64, i64) {
     match timing {
         Timing::Exact => (e.ts, e.end()),
         Timing::Hta => {
