@@ -266,8 +266,10 @@ fn model_holds_links_steps_memory_and_python_frames() {
 }
 
 /// The GPU traces HTA's goldens are of: (name, trace, golden). The fixtures
-/// cut from the shared H200 traces (`tools/torch/cut_trace.py`) always; the
-/// shared traces where `../shared` is present.
+/// cut from the shared H200 traces (`tools/torch/cut_trace.py`) and from
+/// published traces (`testdata/pytorch/published/`: epoch times, in
+/// decimal µs, that `ns as f64` would round) always; the shared traces
+/// where `../shared` is present.
 fn hta_cases() -> Vec<(String, PathBuf, PathBuf)> {
     let mut cases = Vec::new();
     for entry in std::fs::read_dir(fixture_dir()).unwrap() {
@@ -276,8 +278,16 @@ fn hta_cases() -> Vec<(String, PathBuf, PathBuf)> {
             cases.push((stem.to_owned(), fixture_dir().join(&name), fixture_dir().join(format!("hta/{stem}.hta.json"))));
         }
     }
-    cases.sort();
     assert!(cases.len() >= 2, "{cases:?}");
+    for entry in std::fs::read_dir(fixture_dir().join("published")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(stem) = name.strip_suffix(".pt.trace.json.gz") {
+            let golden = fixture_dir().join(format!("hta/published.{stem}.hta.json"));
+            cases.push((format!("published.{stem}"), fixture_dir().join("published").join(&name), golden));
+        }
+    }
+    cases.sort();
+    assert!(cases.iter().any(|c| c.0.starts_with("published.")), "{cases:?}");
     for (name, path) in shared_torch_traces().unwrap_or_default() {
         let golden = fixture_dir().join(format!("hta/shared.{name}.hta.json"));
         cases.push((name, path, golden));

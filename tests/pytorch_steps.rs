@@ -97,6 +97,13 @@ fn gpu_time_equals_hta() {
         }
     }
     assert!(cases.len() >= 2);
+    // Cut from published traces: epoch times in decimal µs.
+    for entry in std::fs::read_dir(pytorch_dir().join("published")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(stem) = name.strip_suffix(".pt.trace.json.gz") {
+            cases.push((pytorch_dir().join("published").join(&name), pytorch_dir().join(format!("hta/published.{stem}.hta.json"))));
+        }
+    }
     if let Some(dir) = common::shared_trace_dir("torch_h200") {
         for model in ["torch_resnet18", "torch_tx"] {
             let trace = std::fs::read_dir(dir.join(model)).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz")).unwrap();

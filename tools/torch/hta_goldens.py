@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Writes Holistic Trace Analysis' (HTA 0.5.0) GPU time breakdowns of the
-shared PyTorch GPU traces and of the fixtures cut from them
-(testdata/pytorch/h200_*, by cut_trace.py), as goldens for rtfprof's
-inputs::pytorch::breakdown (tests/pytorch.rs).
+shared PyTorch GPU traces, of the fixtures cut from them
+(testdata/pytorch/h200_*, by cut_trace.py) and of the fixtures cut from
+published traces (testdata/pytorch/published/, README.md there), as goldens
+for rtfprof's inputs::pytorch::breakdown (tests/pytorch.rs).
 
     /work/venvs/hta/bin/python tools/torch/hta_goldens.py [SHARED_TRACES] [OUT_DIR]
+    /work/venvs/hta/bin/python tools/torch/hta_goldens.py --fixture testdata/pytorch/published/NAME.pt.trace.json.gz ...
 
 (venv: python3 -m venv /work/venvs/hta && /work/venvs/hta/bin/pip install
 holistictraceanalysis==0.5.0). SHARED_TRACES defaults to
-../shared/traces/torch_h200, OUT_DIR to testdata/pytorch/hta. For each trace
+../shared/traces/torch_h200 (skipped when absent), OUT_DIR to
+testdata/pytorch/hta. With --fixture, only the goldens of the fixtures
+named are written. A fixture testdata/pytorch/NAME.pt.trace.json.gz gets
+OUT_DIR/NAME.hta.json, one in testdata/pytorch/published/ gets
+OUT_DIR/published.NAME.hta.json. For each shared trace
 NAME it writes OUT_DIR/shared.NAME.hta.json, derived from the shared trace
 (which is not in the repository): TraceAnalysis(trace_dir).
 get_temporal_breakdown() (one rank: idle, compute, non-compute and kernel
@@ -58,9 +64,11 @@ def golden(trace, derived_from):
         name = os.path.basename(trace)
         os.symlink(os.path.abspath(trace), os.path.join(tmp, name))
         analysis = TraceAnalysis(trace_dir=tmp)
+        # The trace's rank (HTA's per-rank analyses default to rank 0).
+        rank = sorted(analysis.t.traces)[0]
         temporal = analysis.get_temporal_breakdown(visualize=False)
-        idle, _ = analysis.get_idle_time_breakdown(visualize=False)
-        launches = analysis.get_cuda_kernel_launch_stats(visualize=False)[0]
+        idle, _ = analysis.get_idle_time_breakdown(ranks=[rank], visualize=False)
+        launches = analysis.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False)[rank]
     return {
         "derived_from": derived_from,
         "hta": hta_version,
@@ -82,27 +90,52 @@ def write(path, doc):
     print(path)
 
 
+def fixture_golden(path, out_dir, fixtures):
+    """Writes the golden of the fixture at `path` (under `fixtures`)."""
+    rel = os.path.relpath(os.path.abspath(path), fixtures)
+    stem = os.path.basename(path).removesuffix(".pt.trace.json.gz")
+    prefix = "published." if os.path.dirname(rel) == "published" else ""
+    doc = golden(path, f"testdata/pytorch/{rel}")
+    write(os.path.join(out_dir, f"{prefix}{stem}.hta.json"), doc)
+
+
 def main():
+    import argparse
+
     here = os.path.dirname(os.path.abspath(__file__))
-    shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../../../shared/traces/torch_h200")
-    out_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "../../testdata/pytorch/hta")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("shared", nargs="?", default=os.path.join(here, "../../../shared/traces/torch_h200"))
+    ap.add_argument("out_dir", nargs="?", default=os.path.join(here, "../../testdata/pytorch/hta"))
+    ap.add_argument("--fixture", action="append", default=[], help="write only this fixture's golden (repeatable)")
+    args = ap.parse_args()
+    shared, out_dir = args.shared, args.out_dir
     os.makedirs(out_dir, exist_ok=True)
-    for name in sorted(os.listdir(shared)):
-        d = os.path.join(shared, name)
-        if not os.path.isdir(d):
-            continue
-        traces = [f for f in os.listdir(d) if f.endswith(".pt.trace.json.gz") or f.endswith(".pt.trace.json")]
-        if len(traces) != 1:
-            continue
-        doc = golden(os.path.join(d, traces[0]), f"shared/traces/torch_h200/{name}/{traces[0]}")
-        write(os.path.join(out_dir, f"shared.{name}.hta.json"), doc)
-    # The GPU fixtures cut from the shared traces by cut_trace.py (in the
-    # repository, so that CI checks them).
-    fixtures = os.path.join(here, "../../testdata/pytorch")
+    fixtures = os.path.normpath(os.path.join(here, "../../testdata/pytorch"))
+    if args.fixture:
+        for path in args.fixture:
+            fixture_golden(path, out_dir, fixtures)
+        return
+    if os.path.isdir(shared):
+        for name in sorted(os.listdir(shared)):
+            d = os.path.join(shared, name)
+            if not os.path.isdir(d):
+                continue
+            traces = [f for f in os.listdir(d) if f.endswith(".pt.trace.json.gz") or f.endswith(".pt.trace.json")]
+            if len(traces) != 1:
+                continue
+            doc = golden(os.path.join(d, traces[0]), f"shared/traces/torch_h200/{name}/{traces[0]}")
+            write(os.path.join(out_dir, f"shared.{name}.hta.json"), doc)
+    else:
+        print(f"skipped: {shared} is absent")
+    # The GPU fixtures cut from the shared traces by cut_trace.py and from
+    # published traces (in the repository, so that CI checks them).
     for name in sorted(os.listdir(fixtures)):
         if name.startswith("h200_") and name.endswith(".pt.trace.json.gz"):
-            doc = golden(os.path.join(fixtures, name), f"testdata/pytorch/{name}")
-            write(os.path.join(out_dir, name.removesuffix(".pt.trace.json.gz") + ".hta.json"), doc)
+            fixture_golden(os.path.join(fixtures, name), out_dir, fixtures)
+    published = os.path.join(fixtures, "published")
+    for name in sorted(os.listdir(published)) if os.path.isdir(published) else []:
+        if name.endswith(".pt.trace.json.gz"):
+            fixture_golden(os.path.join(published, name), out_dir, fixtures)
 
 
 if __name__ == "__main__":

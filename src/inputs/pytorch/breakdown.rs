@@ -25,7 +25,8 @@ use super::{Category, Event, Trace};
 pub enum Timing {
     /// Nanoseconds as written.
     Exact,
-    /// HTA's whole microseconds: `ceil(ts)`, `floor(ts + dur)` in f64 µs.
+    /// HTA's whole microseconds: `ceil(ts)`, `floor(ts + dur)` in f64 µs,
+    /// each f64 the one nearest the decimal ([`hta_span`]).
     Hta,
 }
 
@@ -62,16 +63,73 @@ pub struct StreamIdle {
 pub const CONSECUTIVE_KERNEL_DELAY_US: i64 = 30;
 
 /// An event's (start, end) in the units of `timing`: ns or µs.
-fn span(e: &Event, timing: Timing) -> (i64, i64) {
+pub fn span(e: &Event, timing: Timing) -> (i64, i64) {
     match timing {
         Timing::Exact => (e.ts, e.end()),
-        Timing::Hta => {
-            // pandas holds ts and dur as f64 µs, parsed from the decimals:
-            // the correctly rounded ns / 1000.
-            let (ts, dur) = (e.ts as f64 / 1000.0, e.dur as f64 / 1000.0);
-            (ts.ceil() as i64, (ts + dur).floor() as i64)
-        }
+        Timing::Hta => hta_span(e.ts, e.dur),
     }
+}
+
+/// HTA's whole-microsecond (start, end) of an event at `ts_ns` lasting
+/// `dur_ns`: pandas holds `ts` and `dur` as the f64s nearest to the
+/// decimals Kineto wrote ([`micros_f64`]), and HTA takes `ceil(ts)` and
+/// `floor(ts + dur)`, the sum in f64.
+pub fn hta_span(ts_ns: i64, dur_ns: i64) -> (i64, i64) {
+    let (ts, dur) = (micros_f64(ts_ns), micros_f64(dur_ns));
+    (ts.ceil() as i64, (ts + dur).floor() as i64)
+}
+
+/// The f64 nearest to `ns / 1000` (ties to even): what parsing the
+/// decimal `"<ns / 1000>.<ns % 1000, 3 digits>"` gives (Python's `float`,
+/// Rust's `parse::<f64>`), i.e. the µs value pandas holds. (A decimal
+/// with more than 3 digits after the point was already rounded to whole
+/// ns when read, so pandas' value can differ from this one there.)
+///
+/// Below 2^53 in magnitude, `ns as f64` is exact and one division of exact
+/// operands is correctly rounded. Above it (epoch times in ns are about
+/// 2^60), `ns as f64` would already be rounded (to a multiple of up to
+/// 1024 ns) and the division would round a second time, moving a value by
+/// an ulp (0.25 µs at epoch times) and its `ceil`/`floor` by 1 µs. There
+/// the quotient is taken in integers: scaled by a power of two so that it
+/// has 53 significant bits, rounded half to even, and multiplied back by
+/// that power of two exactly.
+pub fn micros_f64(ns: i64) -> f64 {
+    const EXACT: u64 = 1 << f64::MANTISSA_DIGITS;
+    if ns.unsigned_abs() < EXACT {
+        return ns as f64 / 1000.0;
+    }
+    let magnitude = nearest_quotient(u128::from(ns.unsigned_abs()), 1000);
+    if ns < 0 { -magnitude } else { magnitude }
+}
+
+/// The f64 nearest to `n / d` (`n` and `d` nonzero, below 2^64; ties to
+/// even), in integers.
+fn nearest_quotient(n: u128, d: u128) -> f64 {
+    const DIGITS: u32 = f64::MANTISSA_DIGITS;
+    // n / d lies in [2^(a - b - 1), 2^(a - b + 1)) where n and d have a
+    // and b significant bits: shifted by k = DIGITS - (a - b), the quotient
+    // has DIGITS or DIGITS + 1 bits; one more shift (down) makes DIGITS.
+    let bits = |v: u128| 128 - v.leading_zeros() as i32;
+    let mut k = DIGITS as i32 - (bits(n) - bits(d));
+    let divide = |k: i32| {
+        // n 2^k / d, as a quotient and a remainder over the divisor.
+        let (num, den) = if k >= 0 { (n << k, d) } else { (n, d << -k) };
+        (num / den, num % den, den)
+    };
+    let (mut q, mut r, mut den) = divide(k);
+    if q >> DIGITS != 0 {
+        k -= 1;
+        (q, r, den) = divide(k);
+    }
+    debug_assert!(q >> (DIGITS - 1) == 1 && q >> DIGITS == 0, "{n} / {d}: {q}");
+    // Half to even; q + 1 may reach 2^DIGITS, still exact in f64.
+    if 2 * r > den || (2 * r == den && q & 1 == 1) {
+        q += 1;
+    }
+    // q <= 2^DIGITS is exact in f64, and so is 2^-k (k lies in -11..=116
+    // for n and d below 2^64), so their product is exact.
+    let scale = f64::from_bits(((1023 - k) as u64) << 52);
+    q as f64 * scale
 }
 
 fn to_us(v: i64, timing: Timing) -> f64 {
@@ -477,5 +535,98 @@ pub fn launch_summary(rows: &[Launch], timing: Timing) -> LaunchSummary {
         launch_delay_outliers: rows.iter().filter(|r| r.launch_delay > delay_cutoff).count(),
         cpu_duration_median: median(rows.iter().map(|r| r.cpu_duration).collect()),
         gpu_duration_median: median(rows.iter().map(|r| r.gpu_duration).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hta_span, micros_f64, nearest_quotient};
+
+    /// `ns / 1000` as a decimal, parsed by Rust's correctly rounded parser.
+    fn parsed(ns: i64) -> f64 {
+        let (q, r) = (ns.unsigned_abs() / 1000, ns.unsigned_abs() % 1000);
+        let sign = if ns < 0 { "-" } else { "" };
+        format!("{sign}{q}.{r:03}").parse().unwrap()
+    }
+
+    /// splitmix64.
+    fn random(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn check(ns: i64) {
+        let (ours, theirs) = (micros_f64(ns), parsed(ns));
+        assert_eq!(ours.to_bits(), theirs.to_bits(), "{ns} ns: {ours} vs {theirs}");
+    }
+
+    #[test]
+    fn micros_are_the_decimals_nearest_f64() {
+        let mut values = vec![0, 1, -1, 999, 1000, 1001, i64::MAX, i64::MIN, i64::MIN + 1];
+        // Around 2^53 (where `ns as f64` stops being exact) and the powers
+        // of two, in ns and in µs (1000 · 2^k: where the µs value's ulp
+        // changes).
+        for k in 0..63 {
+            for base in [1i64 << k, 1000i64.checked_shl(k).filter(|v| v >> k == 1000).unwrap_or(0)] {
+                for d in -1002..=1002 {
+                    values.extend([base.saturating_add(d), base.saturating_add(d).saturating_neg()]);
+                }
+            }
+        }
+        // Ties: at epoch times (2^50 to 2^51 µs, an ulp of 1/4 µs) the
+        // quarters' halves, .125 .375 .625 .875; 2^51 to 2^52 µs: .250
+        // .750; 2^52 to 2^53: .500; each the whole-µs value even and odd.
+        let mut state = 1;
+        for (low, ties) in [(1i64 << 50, &[125, 375, 625, 875][..]), (1 << 51, &[250, 750]), (1 << 52, &[500])] {
+            for _ in 0..2000 {
+                let us = low + (random(&mut state) % (low as u64 - 1)) as i64;
+                for &t in ties {
+                    for ns in [us * 1000 + t, (us + 1) * 1000 + t, us * 1000 + t + 1, us * 1000 + t - 1] {
+                        values.extend([ns, -ns]);
+                    }
+                }
+            }
+        }
+        // Random values of every magnitude, with r = 0 and a whole µs.
+        for _ in 0..200_000 {
+            let bits = random(&mut state) % 64;
+            let ns = (random(&mut state) >> (64 - bits).min(63)) as i64;
+            values.extend([ns, -ns, ns / 1000 * 1000]);
+        }
+        // Kineto's epoch times (2023-2025) in ns.
+        for _ in 0..200_000 {
+            values.push(1_680_000_000_000_000_000 + (random(&mut state) % 100_000_000_000_000_000) as i64);
+        }
+        for ns in values {
+            check(ns);
+        }
+    }
+
+    #[test]
+    fn integer_quotients_equal_one_exact_division() {
+        // Below 2^53, n as f64 / 1000.0 is one correctly rounded division.
+        let mut state = 7;
+        for _ in 0..100_000 {
+            let n = random(&mut state) >> (11 + random(&mut state) % 53);
+            if n != 0 {
+                assert_eq!(nearest_quotient(u128::from(n), 1000).to_bits(), (n as f64 / 1000.0).to_bits(), "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn hta_spans_round_as_pandas() {
+        // ns_resolution_trace (HTA's tests): "ts": 1712195495506290.120,
+        // "dur": 1.312 is (…290, …291) in HTA; with `ns as f64 / 1000.0`
+        // the start was …290.25 and ceil made it …291.
+        assert_eq!(hta_span(1712195495506290120, 1312), (1712195495506290, 1712195495506291));
+        assert_eq!(hta_span(1712195495506322567, 1280), (1712195495506323, 1712195495506323));
+        // A whole-µs trace stays whole: (ts, ts + dur).
+        assert_eq!(hta_span(1661203462633808000, 3000), (1661203462633808, 1661203462633811));
+        // A short event can end before it starts, as in HTA.
+        assert_eq!(hta_span(1_000_200, 500), (1001, 1000));
     }
 }
