@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Extracts the Kineto (PyTorch profiler) traces that other projects publish
 in their repositories, each pinned by repository, commit and path, into one
-folder outside this repository, for the survey and the fixtures of
-tests/pytorch_published.rs (cut from them by cut_published.py).
+folder outside this repository: for surveys (docs/pytorch_schemas.md) and
+the fixtures of testdata/pytorch/published/ (cut from them by
+cut_published.sh).
 
     python3 tools/torch/published_traces.py MIRRORS OUT_DIR
 
