@@ -14,6 +14,7 @@
 pub mod breakdown;
 pub mod import;
 mod json;
+pub mod kernels;
 pub mod key_averages;
 pub mod launch;
 mod read;
