@@ -111,11 +111,9 @@ pub fn report(sources: &Sources, opts: &Options) -> Result<(crate::outputs::html
     })
 }
 
-/// The XLA instructions and GPU kernels of XPlane traces, as `rtfprof hlo`
-/// and `rtfprof kernels` list them.
+/// The XLA instructions and GPU kernels of XPlane traces, and the GPU
+/// kernels of PyTorch traces, as `rtfprof hlo` and `rtfprof kernels` list
+/// them.
 pub fn device_tables(sources: &Sources) -> Result<crate::device::Tables> {
-    with_deep_stack(|| {
-        load::check_event_flags(sources, Purpose::Tables)?;
-        load::tables(&load::load(sources, Purpose::Tables)?, "kernels")
-    })
+    with_deep_stack(|| load::device_tables(sources, "kernels"))
 }

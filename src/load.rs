@@ -499,13 +499,51 @@ pub fn steps(sources: &Sources) -> Result<(crate::steps::Steps, Vec<String>)> {
     Ok((crate::steps::with_rows(crate::steps::analyze(&loaded)?, &[])?, warnings))
 }
 
-/// The XLA instructions and kernels of the loaded XPlane traces (every
-/// job's, merged); other inputs are an error naming `command`.
+/// The XLA instructions and kernels of the loaded XPlane traces, and the
+/// kernels of the loaded PyTorch traces (every job's, merged); other
+/// inputs are an error naming `command`.
 pub fn tables(loaded: &Loaded, command: &str) -> Result<crate::device::Tables> {
     if !loaded.from_traces() {
-        return Err(Error::flag(command, "needs a TF2 or JAX profiler trace (--xplane_path): other inputs record no XLA instructions or kernels"));
+        return Err(Error::flag(
+            command,
+            "needs a TF2 or JAX profiler trace (--xplane_path) or, for kernels, a PyTorch trace (--pytorch_path): other inputs record no XLA instructions or kernels",
+        ));
     }
-    Ok(crate::device::Tables::merge(loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.device.clone()))))
+    let xplane = loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.device.clone()));
+    let pytorch = loaded.pytorch_traces().map(|(job, trace)| (job.to_owned(), pytorch_kernels(trace)));
+    Ok(crate::device::Tables::merge(xplane.chain(pytorch)))
+}
+
+/// Where `--pytorch_path` is the only input: its traces' device tables,
+/// read in place (no node model), one job a rank ("" for a lone trace), as
+/// [`pytorch_only`] finds them: their kernels, merged. `None` for other
+/// inputs.
+pub fn pytorch_only_tables(sources: &Sources) -> Result<Option<crate::device::Tables>> {
+    use rayon::prelude::*;
+    if sources.has_partials() {
+        return Ok(None);
+    }
+    let Some(ranks) = pytorch_only(sources)? else { return Ok(None) };
+    let jobs: Vec<(String, crate::device::Tables)> = ranks
+        .par_iter()
+        .map(|(name, file)| Ok((name.clone(), pytorch_kernels(&crate::inputs::pytorch::Trace::open(file)?))))
+        .collect::<Result<_>>()?;
+    Ok(Some(crate::device::Tables::merge(jobs)))
+}
+
+fn pytorch_kernels(trace: &crate::inputs::pytorch::Trace) -> crate::device::Tables {
+    crate::device::Tables { hlo_ops: Vec::new(), kernels: crate::inputs::pytorch::kernels::kernel_stats(trace) }
+}
+
+/// The device tables of `sources`, as `rtfprof hlo` and `rtfprof kernels`
+/// find them: PyTorch traces alone are read in place, other inputs loaded
+/// (see [`tables`]).
+pub fn device_tables(sources: &Sources, command: &str) -> Result<crate::device::Tables> {
+    check_event_flags(sources, Purpose::Tables)?;
+    match pytorch_only_tables(sources)? {
+        Some(tables) => Ok(tables),
+        None => tables(&load(sources, Purpose::Tables)?, command),
+    }
 }
 
 /// Whether a file name is an XPlane trace's (`*.xplane.pb[.gz]`).

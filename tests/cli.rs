@@ -278,3 +278,49 @@ fn colour_only_where_asked_for() {
     assert_eq!(stripped, plain);
     assert_eq!(run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]), plain);
 }
+
+/// `rtfprof kernels --pytorch_path`: XProf's kernel table of a PyTorch
+/// trace (its header, `--max_depth` rows and the line about the rest), the
+/// CSV with the JSON's keys, a directory of ranks as jobs; a CPU-only
+/// trace has no kernels, and `hlo` says a PyTorch trace runs no XLA.
+#[test]
+fn kernels_take_pytorch_traces() {
+    let trace = testdata().join("pytorch/h200_resnet18.steps2-3.pt.trace.json.gz");
+    let flag = format!("--pytorch_path={}", trace.display());
+    let (out, err, code) = run(&["kernels", &flag, "--max_depth=5"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Kernels (XProf's kernel_stats), by total time:", "{out}");
+    let header = ["kernel", "op", "occurrences", "total", "avg", "min", "max", "regs", "shmem", "block", "grid", "occupancy", "TensorCore"];
+    assert_eq!(lines[1].split_whitespace().collect::<Vec<_>>(), header, "{out}");
+    assert_eq!(lines.len(), 2 + 5 + 1, "{out}");
+    assert!(lines[2..7].iter().all(|l| l.contains(" aten::") && l.contains('%')), "{out}");
+    assert!(lines[7].starts_with('(') && lines[7].contains(" more rows"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("kernels.csv");
+    let (_, err, code) = run(&["kernels", &flag, &format!("--output=csv:outfile={}", csv.display())]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "kernel_name,op_name,registers_per_thread,shmem_bytes,block_dim,grid_dim,occupancy_pct,is_op_tensor_core_eligible,is_kernel_using_tensor_core,occurrences,total_duration_us,avg_duration_us,min_duration_us,max_duration_us"
+    );
+
+    let ranks = dir.path().join("ranks");
+    std::fs::create_dir(&ranks).unwrap();
+    for rank in ["rank0", "rank1"] {
+        std::fs::copy(&trace, ranks.join(format!("{rank}.pt.trace.json.gz"))).unwrap();
+    }
+    let (out, err, code) = run(&["kernels", &format!("--pytorch_path={}", ranks.display()), "--max_depth=4"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().nth(1).unwrap().split_whitespace().next(), Some("job"), "{out}");
+    assert!(out.lines().skip(2).take(4).all(|l| l.starts_with("rank0 ") || l.starts_with("rank1 ")), "{out}");
+
+    let (out, err, code) = run(&["kernels", &format!("--pytorch_path={}", testdata().join("pytorch/schedule.pt.trace.json.gz").display())]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("no GPU kernels"), "{err}");
+    let (_, err, code) = run(&["hlo", &flag]);
+    assert_eq!(code, 1);
+    assert!(err.contains("PyTorch trace runs no XLA instruction"), "{err}");
+}

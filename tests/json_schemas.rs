@@ -156,6 +156,10 @@ fn fixture_cases() -> Vec<Case> {
             cases.push(case(schema, schema, &inputs));
         }
     }
+    // PyTorch GPU traces: the kernels.
+    for trace in ["h200_resnet18", "h200_tx"] {
+        cases.push(case("kernels", "kernels", &[format!("--pytorch_path={}", data(&format!("pytorch/{trace}.steps2-3.pt.trace.json.gz")))]));
+    }
     // rtfprof ranks: generated GPU ranks, real gloo CPU ranks, XPlane hosts.
     for inputs in [
         vec![format!("--pytorch_path={}", data("pytorch/ranks16"))],
@@ -214,7 +218,7 @@ fn shared_cases() -> Option<Vec<Case>> {
     add("xplane_path", root.join("tf2_bert_8gpu/run"), &["scope", "op"], &["memory", "steps", "kernels", "report"]);
     add("xplane_path", root.join("xla_tpu_inference/run"), &["scope", "op", "code"], &["memory", "hlo", "report"]);
     for trace in ["torch_tx", "torch_resnet18"] {
-        add("pytorch_path", root.join("torch_h200").join(trace), &["scope", "op", "code"], &["memory", "steps", "report"]);
+        add("pytorch_path", root.join("torch_h200").join(trace), &["scope", "op", "code"], &["memory", "steps", "kernels", "report"]);
     }
     Some(cases)
 }

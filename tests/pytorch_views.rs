@@ -215,3 +215,113 @@ fn code_view_of_a_trace_without_stacks_says_how_to_record_them() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("this PyTorch trace has no Python call stacks") && stderr.contains("with_stack=True"), "{stderr}");
 }
+
+/// A trace file's JSON (plain or gzipped), parsed here, apart from
+/// rtfprof's reader.
+fn trace_json(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap();
+    let mut text = Vec::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut text).unwrap();
+    } else {
+        text = bytes;
+    }
+    serde_json::from_slice(&text).unwrap()
+}
+
+/// `x,y,z` of a `grid` or `block` arg.
+fn dims(v: &Value) -> String {
+    v.as_array().unwrap().iter().map(|d| d.as_u64().unwrap().to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// `rtfprof kernels` on the H200 traces, against their own kernel events
+/// read here from the JSON: the rows add up to the events (time, count by
+/// kernel name, and count, time, min and max by kernel and launch
+/// configuration: grid, block, registers, shared memory); a sampled event
+/// has a row of its kernel, configuration and the op its `External id`
+/// names (torch's link); the rows are longest first, their occupancy one
+/// of their events', and XProf's TensorCore rule marks the kernels it names.
+#[test]
+fn kernels_add_up_to_the_traces_kernel_events() {
+    use std::collections::{BTreeMap, HashMap};
+    for name in ["h200_resnet18", "h200_tx"] {
+        let path = common::testdata().join(format!("pytorch/{name}.steps2-3.pt.trace.json.gz"));
+        let json = trace_json(&path);
+        let events = json["traceEvents"].as_array().unwrap();
+        let ns = |e: &Value| (e["dur"].as_f64().unwrap() * 1000.0).round() as i64;
+        let kernels: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X" && e["cat"] == "kernel").collect();
+        assert!(kernels.len() > 400, "{name}: {} kernels", kernels.len());
+        assert!(kernels.iter().all(|e| ns(e) > 0), "{name}: a kernel of no duration (XProf leaves them out)");
+        let ops: HashMap<u64, &str> = events
+            .iter()
+            .filter(|e| e["cat"] == "cpu_op" || e["cat"] == "user_annotation")
+            .filter_map(|e| Some((e["args"]["External id"].as_u64()?, e["name"].as_str()?)))
+            .collect();
+
+        let rows = common::rtfprof_json_of(&["kernels".to_owned(), format!("--pytorch_path={}", path.display())])["kernels"].as_array().unwrap().clone();
+        let row_ns = |r: &Value, k: &str| (r[k].as_f64().unwrap() * 1000.0).round() as i64;
+        assert_eq!(rows.iter().map(|r| row_ns(r, "total_duration_us")).sum::<i64>(), kernels.iter().map(|e| ns(e)).sum::<i64>(), "{name}: total");
+        assert!(rows.windows(2).all(|w| row_ns(&w[0], "total_duration_us") >= row_ns(&w[1], "total_duration_us")), "{name}: longest first");
+
+        let mut by_name: BTreeMap<&str, i64> = BTreeMap::new();
+        for e in &kernels {
+            *by_name.entry(e["name"].as_str().unwrap()).or_default() += 1;
+        }
+        let mut rows_by_name: BTreeMap<&str, i64> = BTreeMap::new();
+        for r in &rows {
+            *rows_by_name.entry(r["kernel_name"].as_str().unwrap()).or_default() += r["occurrences"].as_i64().unwrap();
+        }
+        assert_eq!(rows_by_name, by_name, "{name}: count by kernel name");
+
+        // (name, grid, block, registers, shared memory) -> (count, total, min, max).
+        type Sums = BTreeMap<(String, String, String, u64, u64), (i64, i64, i64, i64)>;
+        fn add(sums: &mut Sums, key: (String, String, String, u64, u64), (n, total, min, max): (i64, i64, i64, i64)) {
+            let s = sums.entry(key).or_insert((0, 0, i64::MAX, i64::MIN));
+            *s = (s.0 + n, s.1 + total, s.2.min(min), s.3.max(max));
+        }
+        let mut expected = Sums::new();
+        for e in &kernels {
+            let a = &e["args"];
+            let key = (e["name"].as_str().unwrap().to_owned(), dims(&a["grid"]), dims(&a["block"]), a["registers per thread"].as_u64().unwrap(), a["shared memory"].as_u64().unwrap());
+            add(&mut expected, key, (1, ns(e), ns(e), ns(e)));
+        }
+        let mut ours = Sums::new();
+        for r in &rows {
+            let text = |k: &str| r[k].as_str().unwrap().to_owned();
+            let key = (text("kernel_name"), text("grid_dim"), text("block_dim"), r["registers_per_thread"].as_u64().unwrap(), r["shmem_bytes"].as_u64().unwrap());
+            let sums = (r["occurrences"].as_i64().unwrap(), row_ns(r, "total_duration_us"), row_ns(r, "min_duration_us"), row_ns(r, "max_duration_us"));
+            add(&mut ours, key, sums);
+        }
+        assert_eq!(ours, expected, "{name}: by kernel and launch configuration");
+
+        for e in kernels.iter().step_by(7) {
+            let a = &e["args"];
+            let op = ops[&a["External id"].as_u64().unwrap()];
+            let row = rows.iter().find(|r| {
+                r["kernel_name"] == e["name"]
+                    && r["op_name"] == op
+                    && r["grid_dim"] == dims(&a["grid"]).as_str()
+                    && r["block_dim"] == dims(&a["block"]).as_str()
+                    && r["registers_per_thread"] == a["registers per thread"]
+                    && r["shmem_bytes"] == a["shared memory"]
+            });
+            let row = row.unwrap_or_else(|| panic!("{name}: no row for {e} of {op}"));
+            assert!(row_ns(row, "min_duration_us") <= ns(e) && ns(e) <= row_ns(row, "max_duration_us"), "{name}: {e} in {row}");
+            let occupancies: Vec<&Value> = kernels.iter().filter(|k| k["name"] == e["name"] && k["args"]["grid"] == a["grid"]).map(|k| &k["args"]["est. achieved occupancy %"]).collect();
+            assert!(occupancies.iter().any(|&o| o.as_f64() == row["occupancy_pct"].as_f64()), "{name}: occupancy of {row}");
+        }
+
+        for r in &rows {
+            let kernel = r["kernel_name"].as_str().unwrap();
+            if kernel.contains("xmma_gemm") || kernel.contains("s1688") {
+                assert_eq!((&r["is_kernel_using_tensor_core"], &r["is_op_tensor_core_eligible"]), (&Value::Bool(true), &Value::Bool(true)), "{name}: {r}");
+            }
+            if kernel.contains("elementwise_kernel") {
+                assert_eq!(r["is_kernel_using_tensor_core"], false, "{name}: {r}");
+            }
+        }
+        if name == "h200_resnet18" {
+            assert!(rows.iter().any(|r| r["is_kernel_using_tensor_core"] == true), "{name}: no TensorCore kernel");
+        }
+    }
+}

@@ -97,8 +97,8 @@ pub enum Command {
     /// GPU kernels (XProf's kernel_stats).
     ///
     /// Per kernel: launch configuration and op, occurrences, total, min and
-    /// max duration, longest first (XPlane traces; --max_depth N shows N
-    /// rows).
+    /// max duration, longest first (XPlane and PyTorch traces; --max_depth N
+    /// shows N rows).
     Kernels,
     /// Reduce the inputs to a partial profile, to merge with others.
     ///
@@ -609,7 +609,8 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
   rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --output csv:outfile=hlo.csv"),
     ("kernels", &[XPLANE_INPUTS, &["max_depth", "output"]], "Examples:
   rtfprof kernels --xplane_path testdata/xplane/jax_gpu_cnn --max_depth 10
-  rtfprof kernels --xplane_path testdata/xplane/jax_gpu_cnn --output json:outfile=kernels.json"),
+  rtfprof kernels --pytorch_path testdata/pytorch/h200_resnet18.steps2-3.pt.trace.json.gz --max_depth 10
+  rtfprof kernels --pytorch_path testdata/pytorch/h200_tx.steps2-3.pt.trace.json.gz --output json:outfile=kernels.json"),
     ("partial", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS], "Examples:
   rtfprof partial --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz -o schedule.rtfprof
   rtfprof partial --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile -o jobs.rtfprof && rtfprof op --partial_path jobs.rtfprof"),
@@ -877,6 +878,13 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         }
         // `ranks` reads each rank's trace on its own: it needs no nodes.
         Some(Command::Ranks) => return ranks::run(&sources, &opts, stdout),
+        // So do `hlo` and `kernels` on PyTorch traces.
+        Some(command @ (Command::Hlo | Command::Kernels)) => {
+            if let Some(tables) = load::pytorch_only_tables(&sources)? {
+                let table = if matches!(command, Command::Hlo) { crate::device::Table::Hlo } else { crate::device::Table::Kernels };
+                return device::show(&tables, table, true, &opts, stdout);
+            }
+        }
         Some(Command::Diff(args)) => {
             let resolved = load::resolve(&sources, purpose)?;
             push_note(stdout, resolved.note);

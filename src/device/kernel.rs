@@ -131,10 +131,11 @@ pub struct Key<'a> {
 }
 
 /// The launches of one key: the first one's occupancy (XProf keeps the
-/// first report of a key), count and durations in ns.
+/// first report of a key; `None` where the trace gives none), count and
+/// durations in ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sums {
-    pub occupancy_pct: f64,
+    pub occupancy_pct: Option<f64>,
     pub occurrences: i64,
     pub total_ns: i64,
     pub min_ns: i64,
@@ -153,7 +154,7 @@ impl<'a> Launches<'a> {
     /// One launch (XProf's `InsertOrUpdateKernelReport`). Kernels of no
     /// duration are left out, as XProf leaves them. Returns where the key
     /// is, if it is there now (for [`Launches::add_at`]).
-    pub fn add(&mut self, key: Key<'a>, occupancy_pct: f64, duration_ns: i64) -> Option<usize> {
+    pub fn add(&mut self, key: Key<'a>, occupancy_pct: Option<f64>, duration_ns: i64) -> Option<usize> {
         if duration_ns == 0 {
             return self.index.get(&key).copied();
         }
@@ -266,13 +267,13 @@ mod tests {
             op: 3,
         };
         let mut a = Launches::default();
-        a.add(key, 50.0, 10);
-        a.add(key, 75.0, 4);
-        a.add(key, 75.0, 0);
+        a.add(key, Some(50.0), 10);
+        a.add(key, Some(75.0), 4);
+        a.add(key, Some(75.0), 0);
         let mut b = Launches::default();
-        b.add(Key { op: 1, ..key }, 25.0, 7);
+        b.add(Key { op: 1, ..key }, Some(25.0), 7);
         a.append(b, |op| op + 2);
         assert_eq!(a.keys.len(), 1);
-        assert_eq!(a.sums[0], Sums { occupancy_pct: 50.0, occurrences: 3, total_ns: 21, min_ns: 4, max_ns: 10 });
+        assert_eq!(a.sums[0], Sums { occupancy_pct: Some(50.0), occurrences: 3, total_ns: 21, min_ns: 4, max_ns: 10 });
     }
 }

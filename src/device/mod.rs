@@ -6,9 +6,10 @@
 //! configuration); [`kernel`] holds XProf's rules for kernels. Where XProf
 //! knows the op, the numbers are XProf's; inside XLA's command buffers,
 //! where XProf names every kernel `XlaModule`, rtfprof names the JAX op
-//! (see [`crate::inputs::xplane::thunks`]). [`busy`] gives how busy each
-//! device was (advise's utilization). [`crate::outputs::device`] writes the
-//! tables.
+//! (see [`crate::inputs::xplane::thunks`]). PyTorch traces have kernel
+//! rows too ([`crate::inputs::pytorch::kernels`], the same rules on
+//! Kineto's kernel events). [`busy`] gives how busy each device was
+//! (advise's utilization). [`crate::outputs::device`] writes the tables.
 
 pub mod busy;
 pub mod kernel;
@@ -57,7 +58,8 @@ pub struct Kernel {
     pub dynamic_shmem_bytes: u32,
     pub block_dim: [u32; 3],
     pub grid_dim: [u32; 3],
-    pub occupancy_pct: f64,
+    /// `None` where the trace gives none (PyTorch traces of AMD GPUs).
+    pub occupancy_pct: Option<f64>,
     pub is_op_tensor_core_eligible: bool,
     pub is_kernel_using_tensor_core: bool,
     pub occurrences: i64,

@@ -92,7 +92,7 @@ pub fn render_text(tables: &Tables, table: Table, rows: usize) -> String {
                     format::bytes(k.shmem_bytes() as i64),
                     dims(k.block_dim),
                     dims(k.grid_dim),
-                    format!("{}%", format::percent(k.occupancy_pct)),
+                    k.occupancy_pct.map_or_else(|| "-".into(), |o| format!("{}%", format::percent(o))),
                     match (k.is_kernel_using_tensor_core, k.is_op_tensor_core_eligible) {
                         (true, _) => "used".into(),
                         (false, true) => "eligible, unused".into(),
@@ -223,7 +223,8 @@ struct KernelRow<'t> {
     shmem_bytes: u64,
     block_dim: String,
     grid_dim: String,
-    occupancy_pct: f64,
+    /// `null` (JSON), empty (CSV) where the trace gives none.
+    occupancy_pct: Option<f64>,
     is_op_tensor_core_eligible: bool,
     is_kernel_using_tensor_core: bool,
     occurrences: i64,

@@ -5,8 +5,8 @@
 //! [`Trace::open`] reads a file once, streaming, into an event-level model:
 //! complete events (`ph: "X"`) with their category, thread, times in whole
 //! nanoseconds and the ids that link them (`External id`, `correlation`),
-//! Python frames, `[memory]` records, flows and thread names. Names are
-//! interned ([`Strings`]). Analyses read this model, never the file:
+//! Python frames, `[memory]` records, flows, thread names and kernels'
+//! launch configurations. Names are interned ([`Strings`]). Analyses read this model, never the file:
 //! [`key_averages`] gives PyTorch's own `prof.key_averages()` and
 //! [`table`] prints it as `EventList.table()` does; [`breakdown`] splits
 //! GPU time as Holistic Trace Analysis does.
@@ -14,6 +14,7 @@
 pub mod breakdown;
 pub mod import;
 mod json;
+pub mod kernels;
 pub mod key_averages;
 pub mod launch;
 mod read;
@@ -301,6 +302,54 @@ pub struct Trace {
     /// `args.bytes` of the `gpu_memcpy` events that have it: (index into
     /// `events`, bytes), in the order of `events`.
     pub copy_bytes: Vec<(u32, i64)>,
+    /// The launch configurations of `kernel` events, each distinct one
+    /// once (a trace of millions of kernels has a few thousand).
+    pub kernel_launches: Vec<KernelLaunch>,
+    /// The `kernel` events whose args give a launch configuration: (index
+    /// into `events`, index into `kernel_launches`), in the order of
+    /// `events`.
+    pub kernel_launch_of: Vec<(u32, u32)>,
+}
+
+/// A `kernel` event's launch configuration as its args give it. Kineto
+/// writes CUPTI's record (`grid`, `block`, `registers per thread`, `shared
+/// memory`: static plus dynamic, `est. achieved occupancy %`); roctracer's
+/// gives `grid` and `block` only. What the args leave out, or give
+/// malformed, is `None`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelLaunch {
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub registers_per_thread: Option<u32>,
+    pub shared_memory: Option<u32>,
+    pub occupancy_pct: Option<f64>,
+}
+
+impl KernelLaunch {
+    /// Whether the args gave anything.
+    pub fn is_empty(&self) -> bool {
+        *self == KernelLaunch::default()
+    }
+
+    /// The occupancy by its bits (equal and hashed as given).
+    fn occupancy_bits(&self) -> Option<u64> {
+        self.occupancy_pct.map(f64::to_bits)
+    }
+}
+
+impl PartialEq for KernelLaunch {
+    fn eq(&self, other: &KernelLaunch) -> bool {
+        (self.grid, self.block, self.registers_per_thread, self.shared_memory, self.occupancy_bits())
+            == (other.grid, other.block, other.registers_per_thread, other.shared_memory, other.occupancy_bits())
+    }
+}
+
+impl Eq for KernelLaunch {}
+
+impl std::hash::Hash for KernelLaunch {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.grid, self.block, self.registers_per_thread, self.shared_memory, self.occupancy_bits()).hash(state);
+    }
 }
 
 /// What `distributedInfo` says about the process that wrote the trace
@@ -387,6 +436,13 @@ impl Trace {
     /// says.
     pub fn copy_bytes(&self, event: u32) -> Option<i64> {
         self.copy_bytes.binary_search_by_key(&event, |&(i, _)| i).ok().map(|k| self.copy_bytes[k].1)
+    }
+
+    /// The launch configuration of `kernel` event `event`, if its args
+    /// give one.
+    pub fn kernel_launch(&self, event: u32) -> Option<&KernelLaunch> {
+        let k = self.kernel_launch_of.binary_search_by_key(&event, |&(i, _)| i).ok()?;
+        self.kernel_launches.get(self.kernel_launch_of[k].1 as usize)
     }
 
     /// The CPU op (`cpu_op` or `user_annotation`) of each `External id`:

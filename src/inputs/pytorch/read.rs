@@ -15,7 +15,7 @@ use std::io::Read;
 use std::num::NonZeroU64;
 
 use super::json::{Next, Parser, SyntaxError};
-use super::{Category, Event, Flow, FlowPhase, Id, MemoryEvent, PythonFrame, Sym, Thread, ThreadId, Trace};
+use super::{Category, Event, Flow, FlowPhase, Id, KernelLaunch, MemoryEvent, PythonFrame, Sym, Thread, ThreadId, Trace};
 
 pub(super) enum ReadError {
     Io(std::io::Error),
@@ -205,6 +205,8 @@ struct Builder {
     threads: rustc_hash::FxHashMap<(Id, Id), ThreadId>,
     /// Reused for `Input Dims`.
     shapes: String,
+    /// Where each launch configuration is in `trace.kernel_launches`.
+    launches: rustc_hash::FxHashMap<KernelLaunch, u32>,
 }
 
 /// The fields of one event, before its phase says what it is.
@@ -240,6 +242,9 @@ struct Args {
     total_allocated: Option<i64>,
     total_reserved: Option<i64>,
     name: Option<Sym>,
+    /// A kernel's `grid`, `block`, `registers per thread`, `shared memory`
+    /// and `est. achieved occupancy %`.
+    launch: KernelLaunch,
 }
 
 /// A segment of `traceEvents` for a worker: `buf[..len]`, at offset `base`
@@ -441,6 +446,9 @@ impl Builder {
         t.events.extend(local.events.iter().map(|e| Event { name: sym(e.name), cat: sym(e.cat), thread: thread(e.thread), input_shapes: e.input_shapes.map(sym), ..*e }));
         t.python_frames.extend(local.python_frames.iter().map(|f| PythonFrame { event: f.event + offset, ..*f }));
         t.copy_bytes.extend(local.copy_bytes.iter().map(|&(i, bytes)| (i + offset, bytes)));
+        let launches: Vec<u32> = local.kernel_launches.iter().map(|&l| self.launch_id(l)).collect();
+        let t = &mut self.trace;
+        t.kernel_launch_of.extend(local.kernel_launch_of.iter().map(|&(i, l)| (i + offset, launches[l as usize])));
         t.memory.extend(local.memory.iter().map(|m| MemoryEvent { thread: thread(m.thread), ..*m }));
         t.flows.extend(local.flows.iter().map(|f| Flow { cat: sym(f.cat), thread: thread(f.thread), ..*f }));
         t.process_names.extend(local.process_names.iter().map(|&(pid, name)| (id(pid), sym(name))));
@@ -504,6 +512,11 @@ impl Builder {
                 b"Total Allocated" => args.total_allocated = int(p, "Total Allocated")?,
                 b"Total Reserved" => args.total_reserved = int(p, "Total Reserved")?,
                 b"name" => args.name = p.string_or_skip()?.map(|s| self.trace.strings.intern_bytes(s)),
+                b"grid" => args.launch.grid = dims(p)?,
+                b"block" => args.launch.block = dims(p)?,
+                b"registers per thread" => args.launch.registers_per_thread = count(p)?,
+                b"shared memory" => args.launch.shared_memory = count(p)?,
+                b"est. achieved occupancy %" => args.launch.occupancy_pct = finite(p)?,
                 _ => p.skip()?,
             }
         }
@@ -618,6 +631,10 @@ impl Builder {
                 {
                     self.trace.copy_bytes.push((index, bytes));
                 }
+                if category == Category::Kernel && !raw.args.launch.is_empty() {
+                    let launch = self.launch_id(raw.args.launch);
+                    self.trace.kernel_launch_of.push((index, launch));
+                }
                 self.trace.events.push(Event {
                     name,
                     cat,
@@ -704,6 +721,15 @@ impl Builder {
                 None => return SegmentEnd::Other,
             }
         }
+    }
+
+    /// Where `launch` is in `trace.kernel_launches` (added if new).
+    fn launch_id(&mut self, launch: KernelLaunch) -> u32 {
+        let launches = &mut self.trace.kernel_launches;
+        *self.launches.entry(launch).or_insert_with(|| {
+            launches.push(launch);
+            (launches.len() - 1) as u32
+        })
     }
 
     fn finish(self) -> Trace {
@@ -858,6 +884,44 @@ fn int<R: Read>(p: &mut Parser<R>, field: &str) -> Result<Option<i64>, EventErro
             Ok(None)
         }
     }
+}
+
+/// A count that fits 32 bits (registers, bytes of shared memory); another
+/// value is none (launch configurations are read as given, never an error).
+fn count<R: Read>(p: &mut Parser<R>) -> Result<Option<u32>, SyntaxError> {
+    if p.peek()? != Next::Number {
+        p.skip()?;
+        return Ok(None);
+    }
+    Ok(std::str::from_utf8(p.number()?).ok().and_then(|t| t.parse().ok()))
+}
+
+/// `[x, y, z]` of counts (`grid`, `block`); anything else is none.
+fn dims<R: Read>(p: &mut Parser<R>) -> Result<Option<[u32; 3]>, SyntaxError> {
+    if p.peek()? != Next::Array {
+        p.skip()?;
+        return Ok(None);
+    }
+    p.begin_array()?;
+    let (mut dims, mut n, mut valid) = ([0u32; 3], 0, true);
+    let mut first = true;
+    while p.next_element(&mut first)? {
+        match count(p)? {
+            Some(d) if n < 3 => dims[n] = d,
+            _ => valid = false,
+        }
+        n += 1;
+    }
+    Ok((valid && n == 3).then_some(dims))
+}
+
+/// A finite number; anything else is none.
+fn finite<R: Read>(p: &mut Parser<R>) -> Result<Option<f64>, SyntaxError> {
+    if p.peek()? != Next::Number {
+        p.skip()?;
+        return Ok(None);
+    }
+    Ok(std::str::from_utf8(p.number()?).ok().and_then(|t| t.parse::<f64>().ok()).filter(|v| v.is_finite()))
 }
 
 #[cfg(test)]

@@ -971,7 +971,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
                         let duration_ns = event.duration_ps.max(0) / 1000;
                         match device.kernel_at {
                             Some(at) => result.kernels.add_at(at, duration_ns),
-                            None => device.kernel_at = result.kernels.add(key, occupancy_pct, duration_ns),
+                            None => device.kernel_at = result.kernels.add(key, Some(occupancy_pct), duration_ns),
                         }
                     }
                     Some(device.op)
