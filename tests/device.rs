@@ -237,3 +237,13 @@ fn csv_rows_are_the_json_rows() {
         }
     }
 }
+
+/// On ROCm the host's launch calls (`hipModuleLaunchKernel`,
+/// `hipMemcpyDtoDAsync`) carry `hlo_op` and `program_id` as the device's
+/// kernels do; XProf counts the kernels only. A JAX + TransformerEngine
+/// trace from 8 MI300X (AMD-AGI/TraceLens's test data): every row equal,
+/// where counting the launches doubled every occurrence count.
+#[test]
+fn rocm_hlo_stats_count_device_executions_only() {
+    check_hlo("rocm_te_fused_attn", &common::testdata().join("xplane/rocm_te_fused_attn"));
+}

@@ -109,7 +109,11 @@ JAX_GPU = ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "flax_cnn_nocb", "jax_lstm", "
 SHARED_FIXTURES.update({name: f"jax_h200/{name}/vm.xplane.pb" for name in JAX_GPU})
 # Cut from those by tools/xplane/cut_jax_gpu.sh (committed fixtures).
 JAX_GPU_CUTS = ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_lstm_nocb", "jax_gpu_xfer", "jax_gpu_cond", "jax_gpu_cond_nocb"]
-HLO_FIXTURES = {"jax_jit", "xla_tpu_inference", *JAX_GPU, *JAX_GPU_CUTS}
+# JAX with TransformerEngine on 8 MI300X (AMD-AGI/TraceLens's test trace,
+# copied whole: testdata/xplane/README.md): ROCm's host launches carry
+# hlo_op and program_id too.
+ROCM = ["rocm_te_fused_attn"]
+HLO_FIXTURES = {"jax_jit", "xla_tpu_inference", *JAX_GPU, *JAX_GPU_CUTS, *ROCM}
 KERNEL_FIXTURES = {"tf2_bert_8gpu", *JAX_GPU, *JAX_GPU_CUTS}
 OVERVIEW_FIXTURES = {"xla_tpu_inference"}
 # What the overview_page goldens keep: the first table's properties on the

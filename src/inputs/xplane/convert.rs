@@ -1339,8 +1339,17 @@ fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[L
         }
         sums
     };
-    let pieces: Vec<(bool, &Executions)> =
-        lines.iter().flat_map(|line| line.pieces.iter().map(move |piece| (PlaneKind::of(planes[line.plane].name) == PlaneKind::Host, piece))).collect();
+    // XProf's hlo_stats reads the devices' op metrics where a device ran
+    // any of the programs, and the host's only in a trace of the host
+    // alone: on ROCm the host's launch calls carry `hlo_op` and
+    // `program_id` too, and are no executions of the instruction.
+    let on_host = |line: &LineRead| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host;
+    let device_ran = lines.iter().filter(|line| !on_host(line)).any(|line| line.pieces.iter().any(|piece| piece.iter().any(|e| slot_of[e.op as usize] != u32::MAX)));
+    let pieces: Vec<(bool, &Executions)> = lines
+        .iter()
+        .filter(|line| !(device_ran && on_host(line)))
+        .flat_map(|line| line.pieces.iter().map(move |piece| (on_host(line), piece)))
+        .collect();
     let zero = || vec![(0, 0, 0); with_program.len()];
     let per_thread = pieces.len().div_ceil(2 * rayon::current_num_threads()).max(1);
     let sums = pieces.into_par_iter().with_min_len(per_thread).fold(zero, add).reduce(zero, merge);
