@@ -142,6 +142,29 @@ pub struct Sums {
     pub max_ns: i64,
 }
 
+impl Key<'_> {
+    /// The table row of this key's launches, its op named `op_name`.
+    pub fn row(&self, op_name: String, sums: &Sums) -> Kernel {
+        Kernel {
+            job: String::new(),
+            kernel_name: self.name.to_owned(),
+            op_name,
+            registers_per_thread: self.registers_per_thread,
+            static_shmem_bytes: self.static_shmem_bytes,
+            dynamic_shmem_bytes: self.dynamic_shmem_bytes,
+            block_dim: self.block_dim,
+            grid_dim: self.grid_dim,
+            occupancy_pct: sums.occupancy_pct,
+            is_op_tensor_core_eligible: self.op_tensor_core_eligible,
+            is_kernel_using_tensor_core: self.uses_tensor_core,
+            occurrences: sums.occurrences,
+            total_ns: sums.total_ns,
+            min_ns: sums.min_ns,
+            max_ns: sums.max_ns,
+        }
+    }
+}
+
 /// Kernel launches added up by key, in the order first seen.
 #[derive(Clone, Debug, Default)]
 pub struct Launches<'a> {

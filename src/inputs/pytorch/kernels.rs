@@ -54,23 +54,7 @@ pub fn kernel_stats(trace: &Trace) -> Vec<Kernel> {
         .keys
         .into_iter()
         .zip(launches.sums)
-        .map(|(key, sums)| Kernel {
-            job: String::new(),
-            kernel_name: key.name.to_owned(),
-            op_name: std::num::NonZeroU32::new(key.op).map_or_else(String::new, |op| trace.str(Sym(op)).to_owned()),
-            registers_per_thread: key.registers_per_thread,
-            static_shmem_bytes: key.static_shmem_bytes,
-            dynamic_shmem_bytes: key.dynamic_shmem_bytes,
-            block_dim: key.block_dim,
-            grid_dim: key.grid_dim,
-            occupancy_pct: sums.occupancy_pct,
-            is_op_tensor_core_eligible: key.op_tensor_core_eligible,
-            is_kernel_using_tensor_core: key.uses_tensor_core,
-            occurrences: sums.occurrences,
-            total_ns: sums.total_ns,
-            min_ns: sums.min_ns,
-            max_ns: sums.max_ns,
-        })
+        .map(|(key, sums)| key.row(std::num::NonZeroU32::new(key.op).map_or_else(String::new, |op| trace.str(Sym(op)).to_owned()), &sums))
         .collect()
 }
 

@@ -1418,23 +1418,7 @@ fn kernel_rows(ops: &[Op<'_>], programs: &Programs, launches: Launches<'_>) -> V
             }
             std::collections::hash_map::Entry::Vacant(at) => {
                 at.insert(rows.len());
-                rows.push(crate::device::Kernel {
-                    job: String::new(),
-                    kernel_name: key.name.to_owned(),
-                    op_name,
-                    registers_per_thread: key.registers_per_thread,
-                    static_shmem_bytes: key.static_shmem_bytes,
-                    dynamic_shmem_bytes: key.dynamic_shmem_bytes,
-                    block_dim: key.block_dim,
-                    grid_dim: key.grid_dim,
-                    occupancy_pct: sums.occupancy_pct,
-                    is_op_tensor_core_eligible: key.op_tensor_core_eligible,
-                    is_kernel_using_tensor_core: key.uses_tensor_core,
-                    occurrences: sums.occurrences,
-                    total_ns: sums.total_ns,
-                    min_ns: sums.min_ns,
-                    max_ns: sums.max_ns,
-                });
+                rows.push(key.row(op_name, &sums));
             }
         }
     }
