@@ -20,9 +20,8 @@ name or left out, and a table whose arguments table() does not take is left
 out. tests/pytorch.rs (OtherTorch) says what each version's key_averages()
 does otherwise; it has no rule for 2.12 and 2.13 on the with_stack program.
 PyPI's Linux wheels need their nvidia-* libraries to import even on a
-machine without a GPU: `pip install --no-deps torch==X.Y.Z`, its
-pure-Python requirements, and the nvidia-* (for 2.15, cuda-toolkit[...])
-pins of its METADATA, less triton.
+machine without a GPU: tools/torch/make_torch_venv.sh X.Y.Z makes such a
+venv (torch without triton, the nvidia-*/cuda-* pins of its METADATA).
 
 For each program NAME it writes:
 
