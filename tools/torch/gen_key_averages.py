@@ -7,14 +7,30 @@ this):
 
     /work/venvs/torchref/bin/python tools/torch/gen_key_averages.py [OUT_DIR]
 
-OUT_DIR defaults to testdata/pytorch. For each program NAME it writes:
+OUT_DIR defaults to testdata/pytorch (torch 2.11). Other torch versions
+write into testdata/pytorch/versions/torch-X.Y.Z (the venv's
+torch.__version__ without its +local part), e.g.
+
+    /work/venvs/torch-2.0.0/bin/python tools/torch/gen_key_averages.py \
+        testdata/pytorch/versions/torch-2.0.0
+
+It runs with torch 2.0 on: where an older torch lacks something (see
+OLD_NAMES and dump()), a row attribute is written under its older cuda_*
+name or left out, and a table whose arguments table() does not take is left
+out. tests/pytorch.rs (OtherTorch) says what each version's key_averages()
+does otherwise; it has no rule for 2.12 and 2.13 on the with_stack program.
+PyPI's Linux wheels need their nvidia-* libraries to import even on a
+machine without a GPU: tools/torch/make_torch_venv.sh X.Y.Z makes such a
+venv (torch without triton, the nvidia-*/cuda-* pins of its METADATA).
+
+For each program NAME it writes:
 
 - NAME.pt.trace.json (or .json.gz): prof.export_chrome_trace();
 - NAME.key_averages.json: {"torch": version, "cases": [...]}: for
   group_by_input_shape False and True, every row of prof.key_averages() with
   the attributes listed in FIELDS (floats as Python writes them, so they
   parse back to the same double; device_type as "CPU"/"CUDA", input_shapes
-  as str()), one row a line;
+  as str()) and top_level (cpu_parent is None), one row a line;
 - NAME.tables.json: prof.key_averages(...).table(**args) for each entry of
   TABLES, with its arguments.
 
@@ -26,6 +42,7 @@ events, which key_averages ignores), and ops called with several input shapes
 (group_by_input_shape), TensorList inputs included.
 """
 
+import inspect
 import json
 import os
 import sys
@@ -57,15 +74,29 @@ TABLES = [
 ]
 
 
+# Older torch names some attributes otherwise: cuda_* before device_* (2.0
+# to 2.3). Such a field is written under the name torch had; a field torch
+# lacks (is_user_annotation before 2.5) is left out of the row.
+OLD_NAMES = {f: f.replace("device_", "cuda_") for f in FIELDS if "device_" in f and f != "device_type"}
+
+
 def row(r):
     out = {}
     for f in FIELDS:
+        if not hasattr(r, f):
+            if f not in OLD_NAMES or not hasattr(r, OLD_NAMES[f]):
+                continue
+            f = OLD_NAMES[f]
         v = getattr(r, f)
         if f == "device_type":
             v = str(v).split(".")[-1]
         elif f == "input_shapes":
             v = str(v)
         out[f] = v
+    # Whether the row's first event has no CPU parent: the rows
+    # table(top_level_events_only=True) keeps. (The torch 2.11 fixtures in
+    # testdata/pytorch predate it.)
+    out["top_level"] = r.cpu_parent is None
     return out
 
 
@@ -75,7 +106,8 @@ def dump(prof, name, out_dir):
         ka = prof.key_averages(group_by_input_shape=by_shape)
         cases.append({"group_by_input_shape": by_shape, "rows": [row(r) for r in ka]})
         for modes, args in TABLES:
-            if by_shape in modes:
+            # table() of torch before 2.9 has no time_unit: that table is left out.
+            if by_shape in modes and set(args) <= set(inspect.signature(ka.table).parameters):
                 tables.append({"group_by_input_shape": by_shape, "args": args, "text": ka.table(**args)})
     with open(os.path.join(out_dir, f"{name}.key_averages.json"), "w") as f:
         # one row a line: small, and diffs stay readable
