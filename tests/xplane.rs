@@ -716,8 +716,28 @@ fn a_truncated_trace_names_the_byte_it_ends_at() {
         assert!(!out.exists(), "cut at {cut}: no output file");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains("--xplane_path") && stderr.contains(&path.display().to_string()), "{stderr}");
-        assert!(stderr.contains(&format!("truncated at byte {cut}")), "cut at {cut}: {stderr}");
+        assert!(stderr.contains(&format!("the file ends at byte {cut}")), "cut at {cut}: {stderr}");
     }
+}
+
+/// A trace copied through a text filter (invalid UTF-8 made U+FFFD, as a
+/// published copy of a ROCm trace was) is refused in one line that says
+/// what is wrong, and does not call the file truncated.
+#[test]
+fn a_trace_changed_by_a_text_filter_is_not_called_truncated() {
+    let source = xplane_dir().join("rocm_te_fused_attn/plugins/profile/run0/934987a2fc2f.xplane.pb");
+    let bytes = std::fs::read(&source).unwrap();
+    let filtered = String::from_utf8_lossy(&bytes).into_owned().into_bytes();
+    assert!(filtered.len() > bytes.len());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("filtered.xplane.pb");
+    std::fs::write(&path, &filtered).unwrap();
+    let run = rtfprof_command().args(["op", &format!("--xplane_path={}", path.display())]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(run.stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&path.display().to_string()) && !stderr.contains("truncated"), "{stderr}");
 }
 
 /// JAX on an H200 where XProf attributes kernels (each names its HLO

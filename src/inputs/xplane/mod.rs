@@ -195,12 +195,14 @@ impl AsRef<[u8]> for SharedMap {
     }
 }
 
-/// Whether the file was cut short, found from the top-level framing alone
-/// (a few bytes per plane, not the whole file): a cut trace's last field
-/// claims more bytes than the file has left. Names the byte offsets.
+/// Whether a top-level field runs past the end of the file, found from the
+/// framing alone (a few bytes per plane, not the whole file): a trace cut
+/// short, or one whose bytes a copy changed (a text filter that rewrote
+/// line ends or invalid UTF-8 moves every length after it). Names the
+/// byte offsets, and does not guess which.
 pub fn truncation(wire: &[u8]) -> Option<String> {
     use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
-    let ends = || format!("truncated at byte {}", wire.len());
+    let ends = || format!("the file ends at byte {}", wire.len());
     let mut rest = wire;
     while !rest.is_empty() {
         let at = wire.len() - rest.len();
@@ -221,7 +223,11 @@ pub fn truncation(wire: &[u8]) -> Option<String> {
         };
         let start = wire.len() - rest.len();
         if len > rest.len() as u64 {
-            return Some(format!("{}: the {what} at byte {at} runs to byte {}", ends(), start as u64 + len));
+            return Some(format!(
+                "a length runs past the end of the file: the {what} at byte {at} claims {len} bytes, to byte {}, but {} (cut short, or its bytes changed by a copy)",
+                start as u64 + len,
+                ends()
+            ));
         }
         rest = &rest[len as usize..];
     }
@@ -517,7 +523,7 @@ mod tests {
         assert_eq!(refusal(&space(&[])), "--xplane_path t.xplane.pb: not an XSpace trace (no planes)");
         assert_eq!(refusal(&space(&["", ""])), "--xplane_path t.xplane.pb: not an XSpace trace (no planes)");
         let whole = space(&["/host:CPU", "/device:GPU:0"]);
-        assert!(refusal(&whole[..whole.len() - 3]).starts_with("--xplane_path t.xplane.pb: not an XSpace trace (truncated at byte "));
+        assert!(refusal(&whole[..whole.len() - 3]).starts_with("--xplane_path t.xplane.pb: not an XSpace trace ("));
         // A group, which no trace holds.
         assert!(refusal(b"\x0b\x0c").starts_with("--xplane_path t.xplane.pb: not an XSpace trace ("));
         // A plane whose name is not UTF-8 is left to the readers, which say so.
