@@ -214,19 +214,18 @@ pub fn kind_of(name: &str, category: Category, launching_op: Option<&str>) -> Ki
 pub struct Classifier<'a> {
     trace: &'a Trace,
     ops: LaunchingOps,
-    launches: FxHashMap<u64, u32>,
     memo: FxHashMap<(Sym, Option<Sym>), Kind>,
 }
 
 impl<'a> Classifier<'a> {
     pub fn new(trace: &'a Trace) -> Classifier<'a> {
-        Classifier { trace, ops: trace.launching_ops(), launches: trace.launches_by_correlation(), memo: FxHashMap::default() }
+        Classifier { trace, ops: trace.launching_ops(), memo: FxHashMap::default() }
     }
 
     /// The launch call of a GPU event (by correlation).
     pub fn launch(&self, e: &Event) -> Option<&'a Event> {
         let trace = self.trace;
-        e.correlation.and_then(|c| self.launches.get(&c.get())).map(|&i| &trace.events[i as usize])
+        self.ops.launch(e).map(|i| &trace.events[i as usize])
     }
 
     /// The name of the op that launched GPU event `event` (an index into
@@ -392,7 +391,7 @@ fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
         };
         let (mut lo, mut hi) = span(&|e| e.category == Category::CpuOp);
         if lo > hi {
-            (lo, hi) = span(&|e| is_gpu_work(e) || matches!(e.category, Category::CudaRuntime | Category::CudaDriver));
+            (lo, hi) = span(&|e| is_gpu_work(e) || e.category.is_launch());
         }
         if lo <= hi {
             steps.push(("trace".to_owned(), lo, hi));

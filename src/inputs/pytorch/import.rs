@@ -148,8 +148,7 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         }
         (placed, place_of, memory_owner)
     };
-    let links = || rayon::join(|| trace.launching_ops(), || trace.launches_by_correlation());
-    let ((placed, place_of, memory_owner), (launching_ops, launches)) = rayon::join(place, links);
+    let ((placed, place_of, memory_owner), launching_ops) = rayon::join(place, || trace.launching_ops());
 
     // Backward ops: the forward op each `fwdbwd` flow starts at.
     let forward_of = forward_ops(trace, &placed);
@@ -212,7 +211,7 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         // launch call's, which is named inside that scope.
         let node = |event: u32| Some(place_of[event as usize]).filter(|&k| k != NONE).and_then(|k| node_of_placed[k as usize].map(|n| (k, n)));
         let op = launching_ops.of(i as u32).and_then(|op| {
-            node(op).or_else(|| e.correlation.and_then(|c| launches.get(&c.get())).and_then(|&l| node(l)))
+            node(op).or_else(|| launching_ops.launch(e).and_then(node))
         });
         let (node, step) = match op {
             Some((k, node)) => (node, steps.of(trace.events[placed[k as usize].event as usize].ts)),

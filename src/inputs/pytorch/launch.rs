@@ -30,6 +30,8 @@ use super::{Category, Event, Trace};
 pub struct LaunchingOps {
     /// `(GPU event or call, op)`, by event.
     links: Vec<(u32, u32)>,
+    /// The call of each correlation ([`Trace::launches_by_correlation`]).
+    launches: FxHashMap<u64, u32>,
 }
 
 impl LaunchingOps {
@@ -39,30 +41,27 @@ impl LaunchingOps {
         self.links.binary_search_by_key(&event, |&(e, _)| e).ok().map(|k| self.links[k].1)
     }
 
-    /// How many GPU events have a launching op.
-    pub fn len(&self) -> usize {
-        self.links.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.links.is_empty()
+    /// The runtime or driver call that launched GPU event `e` (by its
+    /// correlation): index into [`Trace::events`].
+    pub fn launch(&self, e: &Event) -> Option<u32> {
+        e.correlation.and_then(|c| self.launches.get(&c.get())).copied()
     }
 }
 
 /// The device events the rule links to a launch: kernels, copies, sets
 /// and synchronisations.
 pub fn is_launched(e: &Event) -> bool {
-    matches!(e.category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset | Category::CudaSync)
+    launched(e.category)
+}
+
+fn launched(category: Category) -> bool {
+    matches!(category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset | Category::CudaSync)
 }
 
 /// Whether [`LaunchingOps`] covers events of this category (GPU work and
 /// the calls that launch it).
 pub fn is_linked(category: Category) -> bool {
-    matches!(category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset | Category::CudaSync | Category::CudaRuntime | Category::CudaDriver)
-}
-
-fn is_launch(e: &Event) -> bool {
-    matches!(e.category, Category::CudaRuntime | Category::CudaDriver)
+    launched(category) || category.is_launch()
 }
 
 
@@ -77,7 +76,7 @@ impl Trace {
         let launches = self.launches_by_correlation();
         // Every call, not only those a GPU event names: a synchronisation
         // or an allocation belongs to its op too.
-        let calls = self.events.iter().enumerate().filter(|(_, e)| is_launch(e)).map(|(i, _)| i as u32);
+        let calls = self.events.iter().enumerate().filter(|(_, e)| e.category.is_launch()).map(|(i, _)| i as u32);
         let enclosing = self.innermost_enclosing_ops(calls);
         let encloses = |op: u32, launch: &Event| {
             let o = &self.events[op as usize];
@@ -96,7 +95,7 @@ impl Trace {
         let mut without_launch = Vec::new();
         let mut own_ids_are_links = true;
         for (i, e) in self.events.iter().enumerate() {
-            if is_launch(e) {
+            if e.category.is_launch() {
                 if let Some(op) = by_launch(i as u32) {
                     links.push((i as u32, op));
                 }
@@ -127,7 +126,7 @@ impl Trace {
             }
             links.sort_unstable_by_key(|&(e, _)| e);
         }
-        LaunchingOps { links }
+        LaunchingOps { links, launches }
     }
 
     /// For each event of `calls` (indices into `events`), the innermost op

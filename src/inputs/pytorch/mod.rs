@@ -6,7 +6,8 @@
 //! complete events (`ph: "X"`) with their category, thread, times in whole
 //! nanoseconds and the ids that link them (`External id`, `correlation`),
 //! Python frames, `[memory]` records, flows, thread names and kernels'
-//! launch configurations. Names are interned ([`Strings`]). Analyses read this model, never the file:
+//! launch configurations. Names are interned ([`Strings`]). Analyses read
+//! this model, never the file:
 //! [`key_averages`] gives PyTorch's own `prof.key_averages()` and
 //! [`table`] prints it as `EventList.table()` does; [`breakdown`] splits
 //! GPU time as Holistic Trace Analysis does.
@@ -152,6 +153,12 @@ impl Category {
             b"Trace" => Category::Trace,
             _ => Category::Other,
         }
+    }
+
+    /// Whether the event is a runtime or driver call: what launches GPU
+    /// work.
+    pub fn is_launch(self) -> bool {
+        matches!(self, Category::CudaRuntime | Category::CudaDriver)
     }
 
     /// Whether the event ran on a device (a GPU stream) rather than a CPU
@@ -464,7 +471,7 @@ impl Trace {
     pub fn launches_by_correlation(&self) -> rustc_hash::FxHashMap<u64, u32> {
         let mut map = rustc_hash::FxHashMap::default();
         for (i, e) in self.events.iter().enumerate() {
-            if matches!(e.category, Category::CudaRuntime | Category::CudaDriver)
+            if e.category.is_launch()
                 && let Some(c) = e.correlation
             {
                 map.entry(c.get()).or_insert(i as u32);
