@@ -1256,7 +1256,7 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
                     input_shapes,
                     node_id: -1,
                     is_legacy: false,
-                    is_async: false,
+                    is_async: r.is_async,
                     is_remote: false,
                     overload_name: "",
                     stack: Vec::new(),

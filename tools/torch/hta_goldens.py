@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes Holistic Trace Analysis' (HTA 0.5.0) GPU time breakdowns of the
 shared PyTorch GPU traces, of the fixtures cut from them
-(testdata/pytorch/h200_*, by cut_trace.py) and of the fixtures cut from
-published traces (testdata/pytorch/published/, README.md there), as goldens
+(testdata/pytorch/h200_*, by cut_trace.py), of the fixtures cut from
+published traces (testdata/pytorch/published/, README.md there) and of the
+GPU programs of testdata/pytorch/gpu (gen_gpu_traces.py), as goldens
 for rtfprof's inputs::pytorch::breakdown (tests/pytorch.rs).
 
     /work/venvs/hta/bin/python tools/torch/hta_goldens.py [SHARED_TRACES] [OUT_DIR]
@@ -13,8 +14,8 @@ holistictraceanalysis==0.5.0). SHARED_TRACES defaults to
 ../shared/traces/torch_h200 (skipped when absent), OUT_DIR to
 testdata/pytorch/hta. With --fixture, only the goldens of the fixtures
 named are written. A fixture testdata/pytorch/NAME.pt.trace.json.gz gets
-OUT_DIR/NAME.hta.json, one in testdata/pytorch/published/ gets
-OUT_DIR/published.NAME.hta.json. For each shared trace
+OUT_DIR/NAME.hta.json, one in testdata/pytorch/published/ (gpu/) gets
+OUT_DIR/published.NAME.hta.json (gpu.NAME.hta.json). For each shared trace
 NAME it writes OUT_DIR/shared.NAME.hta.json, derived from the shared trace
 (which is not in the repository): TraceAnalysis(trace_dir).
 get_temporal_breakdown() (one rank: idle, compute, non-compute and kernel
@@ -94,7 +95,8 @@ def fixture_golden(path, out_dir, fixtures):
     """Writes the golden of the fixture at `path` (under `fixtures`)."""
     rel = os.path.relpath(os.path.abspath(path), fixtures)
     stem = os.path.basename(path).removesuffix(".pt.trace.json.gz")
-    prefix = "published." if os.path.dirname(rel) == "published" else ""
+    folder = os.path.dirname(rel)
+    prefix = f"{folder}." if folder in ("published", "gpu") else ""
     doc = golden(path, f"testdata/pytorch/{rel}")
     write(os.path.join(out_dir, f"{prefix}{stem}.hta.json"), doc)
 
@@ -132,10 +134,12 @@ def main():
     for name in sorted(os.listdir(fixtures)):
         if name.startswith("h200_") and name.endswith(".pt.trace.json.gz"):
             fixture_golden(os.path.join(fixtures, name), out_dir, fixtures)
-    published = os.path.join(fixtures, "published")
-    for name in sorted(os.listdir(published)) if os.path.isdir(published) else []:
-        if name.endswith(".pt.trace.json.gz"):
-            fixture_golden(os.path.join(published, name), out_dir, fixtures)
+    # ...and the programs recorded on a GPU by gen_gpu_traces.py
+    for folder in ("published", "gpu"):
+        d = os.path.join(fixtures, folder)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if name.endswith(".pt.trace.json.gz"):
+                fixture_golden(os.path.join(d, name), out_dir, fixtures)
 
 
 if __name__ == "__main__":

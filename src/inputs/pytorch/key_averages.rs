@@ -32,6 +32,9 @@ pub struct KeyAverage {
     /// Whether the row's first event has no CPU parent: the rows
     /// `table(top_level_events_only=True)` keeps.
     pub top_level: bool,
+    /// Whether the row's first event is async ([`is_async_work`]): its
+    /// table row shows `0` for the total CPU share.
+    pub is_async: bool,
 }
 
 impl KeyAverage {
@@ -77,6 +80,20 @@ pub(super) const PROFILER_NAMES: [&str; 6] = [
 /// [`PROFILER_NAMES`].
 const MEMORY_NAMES: [&str; 2] = ["[memory]", "[OutOfMemory]"];
 
+/// The profiling titles of c10d's process groups (`nccl:all_reduce`,
+/// `gloo:broadcast`, ...): `c10d::Work` and Gloo's `AsyncWork` record them
+/// with `RecordFunction::_setAsync()` (`torch/csrc/distributed/c10d/Work.cpp`:
+/// "Work events follow a future like pattern and can potentially be marked
+/// as complete by different threads"). torch keeps async events out of the
+/// CPU tree and gives them no self CPU time and no device time; the JSON
+/// does not say an event was async, so these names do.
+const ASYNC_WORK_PREFIXES: [&str; 5] = ["nccl:", "gloo:", "ucc:", "mpi:", "xccl:"];
+
+/// Whether a user annotation is a c10d work's (see [`ASYNC_WORK_PREFIXES`]).
+pub fn is_async_work(name: &str) -> bool {
+    ASYNC_WORK_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
 /// An event's name as torch has it: `ProfilerStep#N` is `ProfilerStep*`
 /// (`_rewrite_name(with_wildcard=True)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,6 +119,8 @@ struct FunctionEvent {
     end_us: f64,
     device: bool,
     is_user_annotation: bool,
+    /// torch's `is_async`: out of the CPU tree, no self CPU or device time.
+    is_async: bool,
     cpu_memory_usage: i64,
     device_memory_usage: i64,
     /// Durations (µs) of the device events this op launched.
@@ -222,6 +241,7 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
             end_us: us(end),
             device,
             is_user_annotation: matches!(e.category, Category::UserAnnotation | Category::GpuUserAnnotation),
+            is_async: e.category == Category::UserAnnotation && is_async_work(trace.str(e.name)),
             cpu_memory_usage,
             device_memory_usage,
             kernels: Vec::new(),
@@ -239,7 +259,7 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
     // Each op takes the device events it launched as kernels; the runtime
     // calls it made move to its thread.
     for &(at, id) in &frontend {
-        if all[at as usize].device {
+        if all[at as usize].device || all[at as usize].is_async {
             continue;
         }
         let Some(linked) = linked_to.get(&id) else { continue };
@@ -265,6 +285,7 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
             end_us: us(m.ts),
             device: false,
             is_user_annotation: false,
+            is_async: false,
             cpu_memory_usage: c,
             device_memory_usage: d,
             kernels: Vec::new(),
@@ -301,7 +322,7 @@ fn build_tree(events: &mut [FunctionEvent]) -> Vec<u32> {
     // above, as `_populate_cpu_children` sorts each thread's events.
     let mut stacks: FxHashMap<Id, Vec<u32>> = FxHashMap::default();
     for i in 0..events.len() {
-        if events[i].device {
+        if events[i].device || events[i].is_async {
             continue;
         }
         let (start, end) = (events[i].start_us, events[i].end_us);
@@ -394,14 +415,18 @@ fn averages(trace: &Trace, events: &[FunctionEvent], order: &[u32], by_shape: bo
                     None => String::new(),
                 },
                 top_level: e.parent.is_none(),
+                is_async: e.is_async,
             });
             rows.len() - 1
         });
         let children = || e.children.iter().map(|&c| &events[c as usize]);
         let cpu_total = e.cpu_time_total();
-        let device = device_total[i as usize];
+        let device = if e.is_async { 0.0 } else { device_total[i as usize] };
         let (self_cpu, self_device, self_cpu_memory, self_device_memory) = if e.device {
             (0.0, device, 0, 0)
+        } else if e.is_async {
+            // no children: its memory is all its own
+            (0.0, 0.0, e.cpu_memory_usage, e.device_memory_usage)
         } else {
             (
                 cpu_total - children().fold(0.0, |s, c| s + c.cpu_time_total()),

@@ -212,7 +212,8 @@ pub fn table(rows: &[KeyAverage], options: &TableOptions) -> Result<String, Stri
             name,
             time_share(r.self_cpu_time_total, sum_self_cpu),
             time(r.self_cpu_time_total),
-            time_share(r.cpu_time_total, sum_self_cpu),
+            // torch writes the int 0 for an async row's share
+            if r.is_async { "0".to_owned() } else { time_share(r.cpu_time_total, sum_self_cpu) },
             time(r.cpu_time_total),
             time(r.cpu_time()),
         ];
