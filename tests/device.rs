@@ -247,3 +247,22 @@ fn csv_rows_are_the_json_rows() {
 fn rocm_hlo_stats_count_device_executions_only() {
     check_hlo("rocm_te_fused_attn", &common::testdata().join("xplane/rocm_te_fused_attn"));
 }
+
+/// A text table cuts names past 160 characters (PyTorch's templated kernel
+/// names run to thousands) and says so; JSON keeps them whole.
+#[test]
+fn kernels_text_cuts_long_names_json_keeps_them() {
+    let trace = common::testdata().join("pytorch/gpu/cuda_graph.pt.trace.json.gz").display().to_string();
+    let out = common::run_rtfprof(&["kernels".into(), "--pytorch_path".into(), trace.clone()], "", None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("void at::native::"), "{text}");
+    assert!(text.contains("names longer than 160 characters are cut"), "{text}");
+    for line in text.lines().filter(|l| l.contains("at::native::")) {
+        let name = line.split("  ").next().unwrap();
+        assert!(name.chars().count() <= 160, "{name}");
+    }
+    let json = common::rtfprof_json(&["kernels", "--pytorch_path", &trace]);
+    let longest = json["kernels"].as_array().unwrap().iter().map(|k| k["kernel_name"].as_str().unwrap().len()).max().unwrap();
+    assert!(longest > 1000, "{longest}");
+}

@@ -107,6 +107,17 @@ pub fn render_text(tables: &Tables, table: Table, rows: usize) -> String {
             ("Kernels (XProf's kernel_stats), by total time", cells, tables.kernels.len())
         }
     };
+    // C++ kernel names run to thousands of characters (templates, lambdas):
+    // a text table cuts names; CSV and JSON keep them whole.
+    let mut cut = false;
+    for row in cells.iter_mut().skip(1) {
+        for cell in row.iter_mut() {
+            if cell.chars().count() > MAX_NAME_CHARS {
+                *cell = cell.chars().take(MAX_NAME_CHARS - 3).collect::<String>() + "...";
+                cut = true;
+            }
+        }
+    }
     let columns = cells[0].len();
     let widths: Vec<usize> = (0..columns).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     // Names go left, numbers right.
@@ -122,8 +133,14 @@ pub fn render_text(tables: &Tables, table: Table, rows: usize) -> String {
     if total > rows {
         out.push_str(&format!("({} more rows: --max_depth N shows N rows; --output csv:outfile=PATH or json:outfile=PATH has them all)\n", total - rows));
     }
+    if cut {
+        out.push_str(&format!("(names longer than {MAX_NAME_CHARS} characters are cut: --output csv or json has them whole)\n"));
+    }
     out
 }
+
+/// The widest a name is printed in a text table.
+const MAX_NAME_CHARS: usize = 160;
 
 /// `{"schema_version": 1, "hlo_ops": [...]}` or `{"schema_version": 1,
 /// "kernels": [...]}`, every row, XProf's column names in its order
