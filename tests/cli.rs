@@ -324,3 +324,76 @@ fn kernels_take_pytorch_traces() {
     assert_eq!(code, 1);
     assert!(err.contains("PyTorch trace runs no XLA instruction"), "{err}");
 }
+
+/// The docs hold together: every page of the book is in its SUMMARY.md and
+/// every SUMMARY entry exists; every relative link of the README, the
+/// book, CONTRIBUTING and CHANGELOG names a file that exists, and a `#anchor`
+/// into a Markdown file names one of its headings (GitHub's and mdBook's
+/// slugs: lowercase, punctuation dropped, spaces to hyphens).
+#[test]
+fn docs_links_resolve() {
+    use std::path::{Path, PathBuf};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let book = root.join("docs/book/src");
+    fn pages(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                pages(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    pages(&book, &mut files);
+    let summary = std::fs::read_to_string(book.join("SUMMARY.md")).unwrap();
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let listed: Vec<PathBuf> = link.captures_iter(&summary).map(|c| book.join(&c[1])).collect();
+    for page in &files {
+        assert!(page.ends_with("SUMMARY.md") || listed.contains(page), "{} is not in SUMMARY.md", page.display());
+    }
+    files.extend(["README.md", "CONTRIBUTING.md", "CHANGELOG.md"].map(|f| root.join(f)));
+    let slug = |heading: &str| -> String {
+        heading.trim().to_lowercase().chars().filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_' || *c == ' ').collect::<String>().replace(' ', "-")
+    };
+    let anchors = |text: &str| -> Vec<String> {
+        let mut fence = false;
+        let mut out = Vec::new();
+        for line in text.lines() {
+            if line.starts_with("```") {
+                fence = !fence;
+            } else if !fence && line.starts_with('#') {
+                out.push(slug(line.trim_start_matches('#')));
+            }
+        }
+        out
+    };
+    let mut bad = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut fence = false;
+        for line in text.lines() {
+            if line.starts_with("```") {
+                fence = !fence;
+            }
+            if fence {
+                continue;
+            }
+            for c in link.captures_iter(line) {
+                let target = &c[1];
+                if target.starts_with("http://") || target.starts_with("https://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+                let dest = if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
+                if !dest.exists() {
+                    bad.push(format!("{}: {target}: no such file", file.display()));
+                } else if !anchor.is_empty() && dest.extension().is_some_and(|x| x == "md") && !anchors(&std::fs::read_to_string(&dest).unwrap()).iter().any(|a| a == anchor) {
+                    bad.push(format!("{}: {target}: no such heading", file.display()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} broken links:\n{}", bad.len(), bad.join("\n"));
+}

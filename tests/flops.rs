@@ -114,7 +114,7 @@ fn registered_ops() -> Vec<String> {
 
 /// TF's functions for these ops assert a shape their formulas do not use
 /// (a convolution's input, Mean's output); rtfprof counts such nodes
-/// without it (README, `--help`).
+/// without it (docs/book/src/reference/flops.md, `--help`).
 const UNUSED_SHAPE: [&str; 5] = ["Conv2D", "Conv3D", "DepthwiseConv2dNative", "Dilation2D", "Mean"];
 
 struct Case {

@@ -1,6 +1,6 @@
 //! `rtfprof memory` against an independent replay: the fixtures decoded
 //! with the prost-generated types, their allocation records replayed here
-//! by the rules the README states, and the binary's JSON compared with the
+//! by the rules the book states (docs/book/src/commands/memory.md), and the binary's JSON compared with the
 //! result. The shared TF2 BERT trace is checked against XProf's own
 //! `memory_profile` (its peak bytes and peak time per allocator).
 
@@ -23,7 +23,7 @@ struct Record {
     node: String,
 }
 
-/// The README's rules: records in time order, allocations before frees of
+/// The book's rules (commands/memory.md): records in time order, allocations before frees of
 /// the same microsecond; the peak is the last maximum of the running sum;
 /// a node's live bytes are its records up to the peak, listed when
 /// positive; the curve keeps per microsecond its highest and its last

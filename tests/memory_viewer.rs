@@ -227,7 +227,7 @@ fn the_cli_lists_the_programs_that_ran() {
 
 /// The text for a JAX trace, allocator replay and programs (written by
 /// rtfprof itself: rerun with `RTFPROF_BLESS=1` and review the diff); the
-/// README shows it.
+/// book shows it (docs/book/src/commands/memory.md).
 #[test]
 fn jax_text_snapshot() {
     let args: Vec<String> = ["memory", "--xplane_path=testdata/xplane/jax_gpu_mlp", "--step=8", "--max_depth=4"].map(String::from).to_vec();

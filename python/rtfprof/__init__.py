@@ -24,7 +24,7 @@ reads a ``torch.profiler`` trace and gives PyTorch's own
 ``advise`` gives ``rtfprof advise``'s lines, ``report`` writes its HTML page.
 ``partial`` reduces one rank's trace to a partial profile (bytes), ``merge``
 merges them in any order or grouping, and ``profile(cmd, partial=…)`` shows
-the result (see the README's "Profiles of thousands of ranks on a cluster").
+the result (see docs/book/src/commands/partial.md).
 """
 
 from __future__ import annotations

@@ -215,7 +215,7 @@ fn rank_json(r: &Rank) -> Value {
 }
 
 /// The JSON document: `{"schema_version": 1, "ranks": [...], "stragglers":
-/// [rank ids], ...}` (the README's "Ranks" section lists the keys).
+/// [rank ids], ...}` (the book's commands/ranks.md lists the keys).
 pub fn to_json(ranks: &Ranks) -> Value {
     let mut doc = Map::new();
     doc.insert("schema_version".into(), json!(1));

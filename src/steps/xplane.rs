@@ -1,5 +1,5 @@
 //! XProf's step breakdown of an XPlane trace (`input_pipeline_analyzer`),
-//! re-derived from its rules (README, "rtfprof steps"):
+//! re-derived from its rules (docs/book/src/commands/steps.md):
 //!
 //! 1. **Groups** (`PreprocessXPlane`, preprocess_xplane.cc, then
 //!    `GroupTfEvents`, xla/tsl/profiler/utils/group_events.cc).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Extracts the Kineto (PyTorch profiler) traces that other projects publish
 in their repositories, each pinned by repository, commit and path, into one
-folder outside this repository: for surveys (docs/pytorch_schemas.md) and
+folder outside this repository: for surveys (docs/book/src/reference/pytorch_schemas.md) and
 the fixtures of testdata/pytorch/published/ (cut from them by
 cut_published.sh).
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How much of each published trace's GPU time the op view leaves
-# `(unattributed)`: the survey behind docs/pytorch_schemas.md.
+# `(unattributed)`: the survey behind docs/book/src/reference/pytorch_schemas.md.
 #
 #   python3 tools/torch/published_traces.py /work/.mirror /work/published
 #   tools/torch/survey_unattributed.sh target/release/rtfprof /work/published

@@ -1,6 +1,6 @@
 //! XPlane events → per-step execution totals of tfprof nodes.
 //!
-//! The rules (README, "TF2 and JAX traces") follow XProf's conversion where
+//! The rules (docs/book/src/guide/xplane.md) follow XProf's conversion where
 //! XProf has one, so that occurrences and times agree with its
 //! `framework_op_stats`:
 //! - A node is an op: `<op name>:<op type>` events on `/host:CPU`
