@@ -293,9 +293,11 @@ fn kernels_take_pytorch_traces() {
     assert_eq!(lines[0], "Kernels (XProf's kernel_stats), by total time:", "{out}");
     let header = ["kernel", "op", "occurrences", "total", "avg", "min", "max", "regs", "shmem", "block", "grid", "occupancy", "TensorCore"];
     assert_eq!(lines[1].split_whitespace().collect::<Vec<_>>(), header, "{out}");
-    assert_eq!(lines.len(), 2 + 5 + 1, "{out}");
+    // the rows, the line about the rest, the line about names cut (cuDNN's)
+    assert_eq!(lines.len(), 2 + 5 + 2, "{out}");
     assert!(lines[2..7].iter().all(|l| l.contains(" aten::") && l.contains('%')), "{out}");
     assert!(lines[7].starts_with('(') && lines[7].contains(" more rows"), "{out}");
+    assert!(lines[8].starts_with("(names longer than"), "{out}");
 
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("kernels.csv");
@@ -396,4 +398,110 @@ fn docs_links_resolve() {
         }
     }
     assert!(bad.is_empty(), "{} broken links:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// The examples of the README and the book run, and show what rtfprof
+/// prints. Each rtfprof command of a ```sh block (`cargo run --release --`
+/// stands for `rtfprof`) whose inputs are files of the repository (not a
+/// user's `logdir`) runs from a scratch directory that sees `testdata/`,
+/// and must exit 0. Where an unlabelled block follows a block of such
+/// commands only, it is what they print: its lines must appear in their
+/// output in order, `…` standing for any text (a line of its own: any
+/// lines).
+#[test]
+fn book_examples_run_and_show_real_output() {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    fn pages(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                pages(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    pages(&root.join("docs/book/src"), &mut files);
+
+    let scratch = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root.join("testdata"), scratch.path().join("testdata")).unwrap();
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rtfprof"), bin.join("rtfprof")).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+
+    let (mut ran, mut checked, mut failures) = (0, 0, Vec::new());
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        // (language, lines, line number) of each fenced block
+        let mut blocks: Vec<(String, Vec<&str>, usize)> = Vec::new();
+        let mut open: Option<(String, Vec<&str>, usize)> = None;
+        for (n, line) in text.lines().enumerate() {
+            match (&mut open, line.strip_prefix("```")) {
+                (None, Some(lang)) => open = Some((lang.trim().to_owned(), Vec::new(), n + 1)),
+                (Some(_), Some(_)) => blocks.push(open.take().unwrap()),
+                (Some((_, lines, _)), None) => lines.push(line),
+                (None, None) => {}
+            }
+        }
+        for (k, (lang, lines, at)) in blocks.iter().enumerate() {
+            if lang != "sh" {
+                continue;
+            }
+            // lines joined at a trailing backslash; comments dropped
+            let mut commands: Vec<String> = Vec::new();
+            let mut pending = String::new();
+            for line in lines {
+                let line = line.split(" #").next().unwrap().trim();
+                if line.starts_with('#') || line.is_empty() {
+                    continue;
+                }
+                match line.strip_suffix('\\') {
+                    Some(head) => pending.push_str(head),
+                    None => commands.push(std::mem::take(&mut pending) + line),
+                }
+            }
+            let commands: Vec<String> = commands.iter().map(|c| c.replacen("cargo run --release --", "rtfprof", 1)).collect();
+            // An input flag's value (`--graph_path a,b`, `--left_text f`)
+            // names files of the repository, or the example is a user's.
+            let inputs_exist = |c: &str| {
+                let words: Vec<&str> = c.split_whitespace().collect();
+                let value = |w: &[&str]| if w[0] == "--job" { w[1].split_once('=').map_or(w[1], |(_, p)| p).to_owned() } else { w[1].to_owned() };
+                words.windows(2).filter(|w| w[0].ends_with("_path") || w[0].ends_with("_text") || w[0] == "--job").all(|w| value(w).split(',').all(|p| root.join(p).exists()))
+            };
+            let runnable = |c: &String| c.starts_with("rtfprof ") && inputs_exist(c);
+            let mut output = String::new();
+            for command in commands.iter().filter(|c| runnable(c)) {
+                let out = Command::new("sh").arg("-c").arg(command).current_dir(scratch.path()).env("PATH", &path).output().unwrap();
+                output.push_str(&String::from_utf8_lossy(&out.stdout));
+                output.push_str(&String::from_utf8_lossy(&out.stderr));
+                if !out.status.success() {
+                    failures.push(format!("{}:{at}: `{command}` exited {}: {}", file.display(), out.status, String::from_utf8_lossy(&out.stderr).trim()));
+                }
+                ran += 1;
+            }
+            let Some((_, shown, shown_at)) = blocks.get(k + 1).filter(|b| b.0.is_empty() && !commands.is_empty() && commands.iter().all(runnable)) else { continue };
+            checked += 1;
+            let got: Vec<&str> = output.lines().map(str::trim_end).collect();
+            let mut next = 0;
+            for line in shown.iter().map(|l| l.trim_end()).filter(|l| *l != "…") {
+                let parts: Vec<String> = line.split('…').map(regex::escape).collect();
+                let pattern = regex::Regex::new(&format!("^{}{}", parts.join(".*"), if line.ends_with('…') { "" } else { "$" })).unwrap();
+                match got[next..].iter().position(|g| pattern.is_match(g)) {
+                    Some(i) => next += i + 1,
+                    None => {
+                        failures.push(format!("{}:{shown_at}: shown but not printed (in order): {line}", file.display()));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} examples fail:\n{}", failures.len(), failures.join("\n"));
+    assert!(ran >= 30 && checked >= 9, "{ran} commands run, {checked} outputs checked");
+    eprintln!("{ran} commands run, {checked} outputs checked");
 }
