@@ -248,6 +248,17 @@ fn rocm_hlo_stats_count_device_executions_only() {
     check_hlo("rocm_te_fused_attn", &common::testdata().join("xplane/rocm_te_fused_attn"));
 }
 
+/// On AMD, "uses TensorCore" is XProf's rule for the matrix cores (the
+/// device plane's `device_vendor` is "AMD"): every kernel row of the ROCm
+/// trace is XProf's, TensorCore column included; 7 of its 19 kernels
+/// (hipBLASLt's, XLA's Triton GEMMs, ck_tile's attention) use them.
+#[test]
+fn rocm_kernels_match_xprof() {
+    let using = xprof_table_rows(&xprof_golden("rocm_te_fused_attn.kernel_stats")).iter().filter(|r| r["is_kernel_using_tensor_core"] == true).count();
+    assert_eq!(using, 7);
+    check_kernels("rocm_te_fused_attn", &common::testdata().join("xplane/rocm_te_fused_attn"));
+}
+
 /// A text table cuts names past 160 characters (PyTorch's templated kernel
 /// names run to thousands) and says so; JSON keeps them whole.
 #[test]

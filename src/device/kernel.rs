@@ -51,9 +51,42 @@ impl Launch {
     }
 }
 
-/// XProf's `IsKernelUsingTensorCore`: kernel-name patterns of cuBLAS,
-/// cuDNN and CUTLASS TensorCore kernels.
-pub fn uses_tensor_core(kernel_name: &str) -> bool {
+/// A GPU's maker, as its XPlane device plane's `device_vendor` stat names
+/// it: XProf's `kDeviceVendorNvidia` ("Nvidia") and `kDeviceVendorAMD`
+/// ("AMD"), matched exactly; anything else, or no stat, is neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vendor {
+    Nvidia,
+    Amd,
+    Unknown,
+}
+
+impl Vendor {
+    pub fn of(device_vendor: Option<&str>) -> Vendor {
+        match device_vendor {
+            Some("Nvidia") => Vendor::Nvidia,
+            Some("AMD") => Vendor::Amd,
+            _ => Vendor::Unknown,
+        }
+    }
+}
+
+/// XProf's `IsKernelUsingTensorCore`, which in XProf 2.24.2 decides by the
+/// device's vendor: on NVIDIA, kernel-name patterns of cuBLAS, cuDNN and
+/// CUTLASS TensorCore kernels (`xprof/utils/kernel_stats_utils.cc`); on
+/// AMD, those of kernels on the matrix cores ([`uses_matrix_core`]); on a
+/// device of no known vendor, none. (The AMD rule is not in the published
+/// source of August 2026: it was read from 2.24.2's binary and checked on
+/// its kernel_stats, name by name.)
+pub fn uses_tensor_core(kernel_name: &str, vendor: Vendor) -> bool {
+    match vendor {
+        Vendor::Nvidia => uses_nvidia_tensor_core(kernel_name),
+        Vendor::Amd => uses_matrix_core(kernel_name),
+        Vendor::Unknown => false,
+    }
+}
+
+fn uses_nvidia_tensor_core(kernel_name: &str) -> bool {
     const PATTERNS: [&str; 19] = [
         "16816",
         "c1688",
@@ -76,6 +109,59 @@ pub fn uses_tensor_core(kernel_name: &str) -> bool {
         "xmma_warp_specialized_implicit_gemm",
     ];
     PATTERNS.iter().any(|p| kernel_name.contains(p))
+}
+
+/// XProf 2.24.2's rule for AMD's matrix cores (MFMA/WMMA): none of the
+/// helper kernels of aiter's attention and MoE; else XLA's Triton GEMM
+/// fusions, hipBLASLt's custom Tensile kernels, composable_kernel's XDL
+/// and ck_tile GEMM/attention shapes, MIOpen's assembly convolutions,
+/// aiter's kernels, MFMA/WMMA in the name, or a Tensile kernel's matrix
+/// instruction `_MI<m>x<n>x<k>` (`_MI16x16x16`, `_MI16x16x1`).
+pub fn uses_matrix_core(kernel_name: &str) -> bool {
+    const NOT: [&str; 5] = ["_odo_", "_dq_convert", "_dq_shuffle", "topksoftmax", "DqAccPrezeroKernel"];
+    const PATTERNS: [&str; 18] = [
+        "gemm_fusion",
+        "Custom_Cijk_",
+        "_xdl",
+        "gtcx",
+        "miopenSp3AsmConvRage",
+        "moe_gemm",
+        "moe_mxgemm",
+        "wmma",
+        "aiter",
+        "FMHA_FWD",
+        "attn_fwd",
+        "bwd_kernel_",
+        "mfma",
+        "TileGemmShape<",
+        "TileFmhaShape<",
+        "TileFmhaBwdShape<",
+        "TileFlatmmShape<",
+        "TileSageAttnShape<",
+    ];
+    if NOT.iter().any(|n| kernel_name.contains(n)) {
+        return false;
+    }
+    PATTERNS.iter().any(|p| kernel_name.contains(p)) || kernel_name.match_indices("_MI").any(|(at, _)| is_mi_shape(&kernel_name[at + 3..]))
+}
+
+/// Whether `rest` starts with `<digits>x<digits>x<digits>`.
+fn is_mi_shape(rest: &str) -> bool {
+    let mut rest = rest;
+    for dim in 0..3 {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return false;
+        }
+        rest = &rest[digits..];
+        if dim < 2 {
+            match rest.strip_prefix('x') {
+                Some(after) => rest = after,
+                None => return false,
+            }
+        }
+    }
+    true
 }
 
 /// XProf's `IsOpTensorCoreEligible`: TF's ops from its source, and JAX's
@@ -266,14 +352,80 @@ mod tests {
 
     #[test]
     fn tensor_core_rules() {
-        assert!(uses_tensor_core("sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32"));
-        assert!(!uses_tensor_core("wrapped_subtract_1"));
+        assert!(uses_tensor_core("sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32", Vendor::Nvidia));
+        assert!(!uses_tensor_core("wrapped_subtract_1", Vendor::Nvidia));
         assert!(op_tensor_core_eligible("model/dense/MatMul"));
         assert!(op_tensor_core_eligible("jit(step)/dot_general"));
         assert!(op_tensor_core_eligible("jit(step)/conv0/conv_general_dilated"));
         assert!(!op_tensor_core_eligible("jit(step)/transpose"));
         assert!(einsum_tensor_core_eligible("ab,bc->ac"));
         assert!(!einsum_tensor_core_eligible("ab->ba") && !einsum_tensor_core_eligible(""));
+    }
+
+    /// XProf 2.24.2's answers (kernel_stats on the ROCm fixture with these
+    /// names given to its kernels and its `device_vendor` set to each).
+    #[test]
+    fn tensor_core_rules_by_vendor() {
+        use Vendor::*;
+        assert_eq!([Some("Nvidia"), Some("AMD"), Some("NVIDIA"), Some("amd"), Some(""), None].map(Vendor::of), [Nvidia, Amd, Unknown, Unknown, Unknown, Unknown]);
+        let by_vendor = |name| [Nvidia, Amd, Unknown].map(|v| uses_tensor_core(name, v));
+        // NVIDIA's patterns on NVIDIA alone; none without a vendor.
+        for name in ["xmma_gemm", "volta_h884gemm", "16816", "conv1x1"] {
+            assert_eq!(by_vendor(name), [true, false, false], "{name}");
+        }
+        let amd = [
+            "gemm_fusion_dot_6.kd",
+            "Custom_Cijk_Ailk_Bljk_HHS_BH_MT16x192x128_MI16x16x1_3",
+            "Cijk_Ailk_Bljk_BBS_BH_MT256x128x64_MI16x16x16x1_SN_1LDSB0",
+            "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_CMS",
+            "x_MI1x1x1",
+            "abcmfmadef",
+            "wmma",
+            "a_xdl",
+            "gtcx",
+            "miopenSp3AsmConvRage",
+            "moe_gemm",
+            "moe_mxgemm",
+            "aiter",
+            "FMHA_FWD",
+            "attn_fwd",
+            "bwd_kernel_",
+            "ck_tile::kentry<ck_tile::gfx950_t, 2, ck_tile::FmhaFwdKernel<ck_tile::TileFmhaShape<ck_tile::sequence<128>",
+            "TileFmhaBwdShape<",
+            "TileGemmShape<",
+            "TileFlatmmShape<",
+            "TileSageAttnShape<",
+            "odo_mfma",
+        ];
+        for name in amd {
+            assert_eq!(by_vendor(name), [false, true, false], "{name}");
+        }
+        let neither = [
+            "Cijk_",
+            "Custom_Cijk",
+            "MI16x16x16",
+            "x_MI16x16",
+            "x_MI16x16x",
+            "x_MIx16x16",
+            "x_mi16x16x16",
+            "MFMA",
+            "ATTN_FWD",
+            "xdl",
+            "gemm",
+            "TileXyzShape<",
+            "TileFmhaShape",
+            "loop_reduce_fusion.kd",
+            // aiter's helpers, whatever else the name says.
+            "k_odo_mfma",
+            "x_dq_convert_mfma",
+            "x_dq_shuffle_mfma",
+            "topksoftmax_mfma",
+            "DqAccPrezeroKernel_mfma",
+            "x_MI16x16x1_odo_",
+        ];
+        for name in neither {
+            assert_eq!(by_vendor(name), [false; 3], "{name}");
+        }
     }
 
     #[test]

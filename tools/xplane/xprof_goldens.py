@@ -23,7 +23,7 @@ beside the trace and answers later calls from it) and
   memory_profile      one call per host (XProf takes one host at a time)
   hlo_stats           JAX/XLA fixtures only (jax_jit, xla_tpu_inference,
                       the jax_h200 traces)
-  kernel_stats        GPU traces (tf2_bert_8gpu, the jax_h200 traces)
+  kernel_stats        GPU traces (tf2_bert_8gpu, the jax_h200 traces, ROCm)
   input_pipeline_analyzer  all of the fixture's hosts in one call: its
                       per-step breakdown (table 1: one row per step, the
                       summary and conclusion in its "p" properties), read
@@ -114,7 +114,7 @@ JAX_GPU_CUTS = ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_gpu_lstm"
 # hlo_op and program_id too.
 ROCM = ["rocm_te_fused_attn"]
 HLO_FIXTURES = {"jax_jit", "xla_tpu_inference", *JAX_GPU, *JAX_GPU_CUTS, *ROCM}
-KERNEL_FIXTURES = {"tf2_bert_8gpu", *JAX_GPU, *JAX_GPU_CUTS}
+KERNEL_FIXTURES = {"tf2_bert_8gpu", *JAX_GPU, *JAX_GPU_CUTS, *ROCM}
 OVERVIEW_FIXTURES = {"xla_tpu_inference"}
 # What the overview_page goldens keep: the first table's properties on the
 # devices' duty cycle and idle time.

@@ -33,7 +33,7 @@ pub fn kernel_stats(trace: &Trace) -> Vec<Kernel> {
         let launch = trace.kernel_launch(i as u32).copied().unwrap_or_default();
         let op: Option<Sym> = ops.of(i as u32).map(|op| trace.events[op as usize].name);
         let cupti = launch.registers_per_thread.is_some();
-        let uses_tensor_core = cupti && kernel::uses_tensor_core(name);
+        let uses_tensor_core = cupti && kernel::uses_tensor_core(name, kernel::Vendor::Nvidia);
         let op_tensor_core_eligible = op.is_some_and(|op| uses_tensor_core || kernel::op_tensor_core_eligible(trace.str(op)));
         let key = Key {
             name,

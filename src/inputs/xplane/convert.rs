@@ -685,6 +685,8 @@ struct PlaneContext<'p, 'a> {
     stats: StatKinds,
     /// The stats [`DeviceStats::read`] reads.
     device_stats: StatIds,
+    /// The plane's `device_vendor`, for the TensorCore rule.
+    vendor: kernel::Vendor,
 }
 
 /// A line's executions, with self times.
@@ -904,7 +906,8 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
             PlaneKind::Gpu | PlaneKind::Metadata | PlaneKind::Other => {}
         }
         let device_stats = StatIds::of(|id| stats.get(id).is_some_and(|kind| DeviceStats::default().read(kind, StatValue::None)));
-        PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats, device_stats }
+        let vendor = kernel::Vendor::of(stats.find(plane.stats.iter().copied(), StatKind::DeviceVendor).and_then(|v| v.as_str(plane)));
+        PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats, device_stats, vendor }
     }
 
     /// A piece of a line: its executions (times not yet made self times)
@@ -1167,7 +1170,7 @@ impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
         let details = stats.kernel_details.filter(|d| !d.is_empty())?;
         let name = self.plane.event_name(event.metadata_id);
         let launch = Launch::parse(details);
-        let uses_tensor_core = kernel::uses_tensor_core(name);
+        let uses_tensor_core = kernel::uses_tensor_core(name, self.vendor);
         // XProf: from the `tf_op` (TF's op, JAX's `XlaModule:`), then the
         // instruction's framework op where `hlo_op` resolves.
         let mut eligible = stats.annotation[0].is_some_and(|tf_op| {

@@ -60,6 +60,9 @@ pub enum StatKind {
     AllocationBytes,
     BytesAllocated,
     BytesReserved,
+    // Devices.
+    /// `device_vendor`: a device plane's maker ("Nvidia", "AMD").
+    DeviceVendor,
 }
 
 impl StatKind {
@@ -103,13 +106,14 @@ impl StatKind {
             "allocation_bytes" => AllocationBytes,
             "bytes_allocated" => BytesAllocated,
             "bytes_reserved" => BytesReserved,
+            "device_vendor" => DeviceVendor,
             _ => return None,
         })
     }
 }
 
 // (A bit per kind in `StatKinds::named`: the last kind's fits.)
-const _: () = assert!((StatKind::BytesReserved as u32) < u64::BITS);
+const _: () = assert!((StatKind::DeviceVendor as u32) < u64::BITS);
 
 /// A plane's stats by metadata id. Every id whose metadata names a stat is
 /// that stat, as XProf's `XPlaneVisitor` maps them.
