@@ -56,10 +56,13 @@
 //! 3. attention: holds `flash`, `fmha`, `sdpa`, `attention` or `attn`;
 //! 4. convolution: holds `convolution`, `convolve`, `conv1d`, `conv2d`,
 //!    `conv3d`, `fprop`, `dgrad`, `wgrad`, `winograd` or `implicit_gemm`
-//!    (cuDNN's and CUTLASS's convolution kernels), or starts with
-//!    `triton_tem` and holds `conv`;
+//!    (cuDNN's and CUTLASS's convolution kernels), `gtcx` or
+//!    `miopensp3asmconv` (MIOpen's), or starts with `triton_tem` and holds
+//!    `conv`;
 //! 5. GEMM: holds `gemm`, `gemv`, `nvjet` (cuBLAS's Hopper kernels),
-//!    `cublas` or `matmul`, or starts with `triton_tem` and holds `mm`;
+//!    `cublas`, `matmul` or `cijk_` (Tensile's, rocBLAS's and hipBLASLt's
+//!    GEMMs on AMD GPUs: `Cijk_Alik_Bljk_…_MI16x16x1_…`), or starts with
+//!    `triton_tem` and holds `mm`;
 //! 6. the op that launched it (its `External id`): an attention op (its
 //!    name holds `attention`, `sdpa` or `flash`), a convolution op
 //!    (`convolution`, `conv1d`, `conv2d`, `conv3d`) or a matrix product
@@ -164,10 +167,11 @@ fn kind_by_name(name: &str, category: Category) -> (Option<Kind>, Kind) {
         return (Some(Kind::Attention), Kind::Attention);
     }
     let template = n.starts_with("triton_tem");
-    if has(&["convolution", "convolve", "conv1d", "conv2d", "conv3d", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm"]) || (template && n.contains("conv")) {
+    let convolutions = ["convolution", "convolve", "conv1d", "conv2d", "conv3d", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm", "gtcx", "miopensp3asmconv"];
+    if has(&convolutions) || (template && n.contains("conv")) {
         return (Some(Kind::Convolution), Kind::Convolution);
     }
-    if has(&["gemm", "gemv", "nvjet", "cublas", "matmul"]) || (template && n.contains("mm")) {
+    if has(&["gemm", "gemv", "nvjet", "cublas", "matmul", "cijk_"]) || (template && n.contains("mm")) {
         return (Some(Kind::Gemm), Kind::Gemm);
     }
     let reduction = ["reduce", "reduction", "norm", "bn_fw", "bn_bw", "welford", "gammabeta", "softmax", "pool", "argmax", "argmin", "topk", "cumsum", "scan"];
@@ -757,6 +761,10 @@ mod tests {
         assert_eq!(kind_of("triton_poi_fused_add_0", Category::Kernel, None), Kind::Elementwise);
         assert_eq!(kind_of("triton_tem_fused_addmm_1", Category::Kernel, None), Kind::Gemm);
         assert_eq!(kind_of("my_kernel", Category::Kernel, None), Kind::Other);
+        // AMD's GEMM and convolution libraries (Tensile/hipBLASLt, MIOpen)
+        assert_eq!(kind_of("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1_SN_LDSB1", Category::Kernel, Some("hipGraphLaunch")), Kind::Gemm);
+        assert_eq!(kind_of("igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt128x128x32", Category::Kernel, None), Kind::Convolution);
+        assert_eq!(kind_of("miopenSp3AsmConvRageFwd_3x3", Category::Kernel, None), Kind::Convolution);
         // "convert" is not a convolution.
         assert_eq!(kind_of("void cudnn::fusion::convert_dq_to_16bits<true>(void const*)", Category::Kernel, None), Kind::Other);
     }
