@@ -140,12 +140,13 @@ fn to_us(v: i64, timing: Timing) -> f64 {
 }
 
 /// The events HTA keeps, as (index, start, end): GPU events (a stream and a
-/// correlation, or a device-wide sync) whose launch is kept, and CPU events
-/// before the last profiler step. The breakdowns and the launch stats of
+/// correlation, or a device-wide sync) whose launch is kept, device events
+/// with a stream but no correlation that start before the last profiler
+/// step, and CPU events before it. The breakdowns and the launch stats of
 /// one timing can share it ([`Selection::of`]) rather than select again.
 pub struct Selection {
     timing: Timing,
-    /// GPU events with a stream: (event index, start, end).
+    /// Device events with a stream: (event index, start, end).
     gpu: Vec<(u32, i64, i64)>,
     /// The CPU events kept that have a correlation: (event index, start,
     /// end), a later one with the same id replacing an earlier one.
@@ -190,9 +191,16 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
     }
     // The GPU events whose correlation is among the CPU events kept.
     let launched = |e: &Event| e.correlation.map_or(kept_without, |c| launches.contains_key(&c.get()));
+    // Device events with a stream but no correlation (MTIA's `dma_request`
+    // copies and `event_record`/`pe_exe` events, which no runtime call
+    // links) are CPU events to HTA's filter (kept when they start before
+    // the last step, as the others), but its breakdowns take every kept
+    // event with a stream for device work: they ran on the device, so they
+    // count here too. (CPU ops with a stream, TorchInductor's launch ops,
+    // which HTA counts as well, do not: they ran on the CPU.)
+    let uncorrelated_device = |e: &Event| !is_gpu(e) && e.category.on_device() && e.stream.is_some() && cpu_kept(e);
     let gpu = events()
-        .filter(|(_, e)| is_gpu(e) && e.stream.is_some())
-        .filter(|(_, e)| last_step_start.is_none() || launched(e))
+        .filter(|(_, e)| (is_gpu(e) && e.stream.is_some() && (last_step_start.is_none() || launched(e))) || uncorrelated_device(e))
         .map(|(i, e)| {
             let (start, end) = span(e, timing);
             (i as u32, start, end)
