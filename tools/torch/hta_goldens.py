@@ -66,8 +66,9 @@ def launch_summary(df, runtime_cutoff=50, launch_delay_cutoff=100):
         "cpu_duration_sum": float(df["cpu_duration"].sum()),
         "gpu_duration_sum": float(df["gpu_duration"].sum()),
         "launch_delay_sum": float(df["launch_delay"].sum()),
-        "cpu_duration_median": float(df["cpu_duration"].median()),
-        "gpu_duration_median": float(df["gpu_duration"].median()),
+        # No rows (graph replays, GPU-only traces): no median (JSON null).
+        "cpu_duration_median": float(df["cpu_duration"].median()) if len(df) else None,
+        "gpu_duration_median": float(df["gpu_duration"].median()) if len(df) else None,
     }
 
 

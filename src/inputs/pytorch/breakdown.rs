@@ -457,12 +457,16 @@ pub fn idle_time_breakdown_of(trace: &Trace, selection: &Selection, consecutive_
 }
 
 /// The runtime calls whose launches HTA's `get_cuda_kernel_launch_stats`
-/// counts (with its default `include_memory_events`).
-pub const HTA_LAUNCH_CALLS: [&str; 4] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"];
+/// counts (with its default `include_memory_events`), MTIA's among them.
+pub const HTA_LAUNCH_CALLS: [&str; 5] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", MTIA_LAUNCH_CALL];
+
+/// The `mtia_runtime` call HTA 0.5.0's launch stats take for MTIA's kernel
+/// launch (cuda_kernel_analysis.py).
+pub const MTIA_LAUNCH_CALL: &str = "runFunction - job_prep_and_submit_for_execution";
 
 /// Those and the driver API's launches, which HTA leaves out: cuDNN's
 /// runtime-compiled kernels and Triton's (torch.compile) are launched so.
-pub const ALL_LAUNCH_CALLS: [&str; 6] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", "cuLaunchKernel", "cuLaunchKernelEx"];
+pub const ALL_LAUNCH_CALLS: [&str; 7] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", MTIA_LAUNCH_CALL, "cuLaunchKernel", "cuLaunchKernelEx"];
 
 /// One launch and the GPU event it launched (µs in HTA's timing, else ns).
 #[derive(Clone, Copy, Debug, PartialEq)]
