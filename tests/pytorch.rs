@@ -567,19 +567,63 @@ fn hta_cases() -> Vec<(String, PathBuf, PathBuf)> {
     for folder in ["published", "gpu"] {
         for entry in std::fs::read_dir(fixture_dir().join(folder)).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
-            if let Some(stem) = name.strip_suffix(".pt.trace.json.gz") {
+            if let Some(stem) = name.strip_suffix(".pt.trace.json.gz").or_else(|| name.strip_suffix(".json.gz")) {
+                // HTA 0.5.0 fails on this one (hta_fails_on_negative_non_compute).
+                if folder == "published" && HTA_FAILS_ON.contains(&stem) {
+                    continue;
+                }
                 let golden = fixture_dir().join(format!("hta/{folder}.{stem}.hta.json"));
                 cases.push((format!("{folder}.{stem}"), fixture_dir().join(folder).join(&name), golden));
             }
         }
     }
     cases.sort();
-    assert!(cases.iter().any(|c| c.0.starts_with("published.")) && cases.iter().filter(|c| c.0.starts_with("gpu.")).count() >= 5, "{cases:?}");
+    // The cuts of HTA's, TraceLens' (MTIA's among them) and Kineto's
+    // published traces: every one but HTA_FAILS_ON.
+    assert!(cases.iter().filter(|c| c.0.starts_with("published.")).count() >= 9 && cases.iter().filter(|c| c.0.starts_with("gpu.")).count() >= 5, "{cases:?}");
     for (name, path) in shared_torch_traces().unwrap_or_default() {
         let golden = fixture_dir().join(format!("hta/shared.{name}.hta.json"));
         cases.push((name, path, golden));
     }
     cases
+}
+
+/// Published fixtures HTA 0.5.0 has no breakdown of (under pandas 2 or 3).
+const HTA_FAILS_ON: [&str; 1] = ["h100_launched_before_trace"];
+
+/// HTA 0.5.0 stops with an `AssertionError` on the TraceLens H100 Qwen
+/// trace (whole and cut to `h100_launched_before_trace`), under pandas
+/// 3.1.1 and 2.3.3 alike: its `get_temporal_breakdown` asserts
+/// `non_compute_time >= 0` (breakdown_analysis.py, `idle_time_per_rank`).
+/// Its own rounding makes it negative: a GPU event shorter than a µs whose
+/// start is not whole gets `ceil(ts) > floor(ts + dur)`, a duration of -1
+/// (22 memsets in the whole trace); `merge_kernel_intervals` leaves such an
+/// interval a group of its own when no other covers it, and it takes 1 µs
+/// off the busy time of all events, but not off the compute time (a memset
+/// is not compute), so span - compute - idle < 0 (whole trace: span 49,652,
+/// compute 43,981, idle 5,688, non-compute -17 µs, HTA's intermediate
+/// values printed from its own functions; rtfprof gives the same four).
+/// So no golden: rtfprof's HTA timing gives the same negative number, its
+/// exact timing a non-negative one, and the difference comes from those
+/// events only.
+#[test]
+fn hta_fails_on_negative_non_compute() {
+    use rtfprof::inputs::pytorch::breakdown::{Timing, hta_span, is_compute_kernel, temporal_breakdown};
+    for stem in HTA_FAILS_ON {
+        let trace = Trace::open(&fixture_dir().join(format!("published/{stem}.json.gz"))).unwrap();
+        let hta = &temporal_breakdown(&trace, Timing::Hta)[0];
+        let exact = &temporal_breakdown(&trace, Timing::Exact)[0];
+        assert!(hta.non_compute_us < 0.0, "{stem}: {hta:?}");
+        assert!(exact.non_compute_us >= 0.0 && (exact.compute_us + exact.non_compute_us + exact.idle_us - exact.span_us).abs() < 1e-6, "{stem}: {exact:?}");
+        // The non-compute events HTA gives a negative duration: at least
+        // as many as the µs of negative non-compute time.
+        let negative = trace.events.iter().filter(|e| e.category.on_device() && e.stream.is_some() && !is_compute_kernel(trace.str(e.name))).filter(|e| {
+            let (s, end) = hta_span(e.ts, e.dur);
+            end < s
+        });
+        assert!(negative.count() as f64 >= -hta.non_compute_us, "{stem}: {hta:?}");
+        eprintln!("{stem}: HTA timing {hta:?}, exact {exact:?}");
+    }
 }
 
 /// The µs that TorchInductor's launch ops (CPU events with a `stream`
@@ -692,6 +736,10 @@ fn gpu_breakdowns_equal_hta() {
             ("gpu_duration_median", summary.gpu_duration_median),
         ];
         for (field, ours) in pairs {
+            // HTA has no median of no rows (null in the golden).
+            if theirs[field].is_null() && field.ends_with("_median") && summary.rows == 0 {
+                continue;
+            }
             assert_eq!(Some(ours), theirs[field].as_f64(), "{name} launch stats {field}");
         }
         // The driver API's launches (cuDNN's runtime-compiled kernels) are

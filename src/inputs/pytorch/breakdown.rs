@@ -140,12 +140,13 @@ fn to_us(v: i64, timing: Timing) -> f64 {
 }
 
 /// The events HTA keeps, as (index, start, end): GPU events (a stream and a
-/// correlation, or a device-wide sync) whose launch is kept, and CPU events
-/// before the last profiler step. The breakdowns and the launch stats of
+/// correlation, or a device-wide sync) whose launch is kept, device events
+/// with a stream but no correlation that start before the last profiler
+/// step, and CPU events before it. The breakdowns and the launch stats of
 /// one timing can share it ([`Selection::of`]) rather than select again.
 pub struct Selection {
     timing: Timing,
-    /// GPU events with a stream: (event index, start, end).
+    /// Device events with a stream: (event index, start, end).
     gpu: Vec<(u32, i64, i64)>,
     /// The CPU events kept that have a correlation: (event index, start,
     /// end), a later one with the same id replacing an earlier one.
@@ -190,9 +191,16 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
     }
     // The GPU events whose correlation is among the CPU events kept.
     let launched = |e: &Event| e.correlation.map_or(kept_without, |c| launches.contains_key(&c.get()));
+    // Device events with a stream but no correlation (MTIA's `dma_request`
+    // copies and `event_record`/`pe_exe` events, which no runtime call
+    // links) are CPU events to HTA's filter (kept when they start before
+    // the last step, as the others), but its breakdowns take every kept
+    // event with a stream for device work: they ran on the device, so they
+    // count here too. (CPU ops with a stream, TorchInductor's launch ops,
+    // which HTA counts as well, do not: they ran on the CPU.)
+    let uncorrelated_device = |e: &Event| !is_gpu(e) && e.category.on_device() && e.stream.is_some() && cpu_kept(e);
     let gpu = events()
-        .filter(|(_, e)| is_gpu(e) && e.stream.is_some())
-        .filter(|(_, e)| last_step_start.is_none() || launched(e))
+        .filter(|(_, e)| (is_gpu(e) && e.stream.is_some() && (last_step_start.is_none() || launched(e))) || uncorrelated_device(e))
         .map(|(i, e)| {
             let (start, end) = span(e, timing);
             (i as u32, start, end)
@@ -449,12 +457,16 @@ pub fn idle_time_breakdown_of(trace: &Trace, selection: &Selection, consecutive_
 }
 
 /// The runtime calls whose launches HTA's `get_cuda_kernel_launch_stats`
-/// counts (with its default `include_memory_events`).
-pub const HTA_LAUNCH_CALLS: [&str; 4] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"];
+/// counts (with its default `include_memory_events`), MTIA's among them.
+pub const HTA_LAUNCH_CALLS: [&str; 5] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", MTIA_LAUNCH_CALL];
+
+/// The `mtia_runtime` call HTA 0.5.0's launch stats take for MTIA's kernel
+/// launch (cuda_kernel_analysis.py).
+pub const MTIA_LAUNCH_CALL: &str = "runFunction - job_prep_and_submit_for_execution";
 
 /// Those and the driver API's launches, which HTA leaves out: cuDNN's
 /// runtime-compiled kernels and Triton's (torch.compile) are launched so.
-pub const ALL_LAUNCH_CALLS: [&str; 6] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", "cuLaunchKernel", "cuLaunchKernelEx"];
+pub const ALL_LAUNCH_CALLS: [&str; 7] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", MTIA_LAUNCH_CALL, "cuLaunchKernel", "cuLaunchKernelEx"];
 
 /// One launch and the GPU event it launched (µs in HTA's timing, else ns).
 #[derive(Clone, Copy, Debug, PartialEq)]
