@@ -153,3 +153,32 @@ fn xplane_timelines_are_perfetto_valid() {
         }
     }
 }
+
+/// A timeline named `*.gz` is gzip, named `<stem>_<step>.json.gz`, and holds
+/// the same JSON as the plain file; the message names the file written.
+#[test]
+fn gz_timelines_are_gzip_of_the_same_json() {
+    use std::io::Read;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(Vec<String>, i64)> = vec![
+        (vec!["scope".into(), format!("--xplane_path={}", root.join("testdata/xplane/jax_jit").display())], 1),
+        (["graph".to_owned(), "--max_depth=100".into()].into_iter().chain(inputs("cnn")).collect(), 0),
+    ];
+    for (args, step) in cases {
+        let run = |outfile: &str| {
+            let mut a = args.clone();
+            a.push(format!("--step={step}"));
+            a.push(format!("--output=timeline:outfile={}", dir.path().join(outfile).display()));
+            rtfprof(&a)
+        };
+        run("plain.json");
+        let said = run("packed.json.gz");
+        let packed = dir.path().join(format!("packed_{step}.json.gz"));
+        assert!(said.contains(&packed.display().to_string()), "{said}");
+        let mut json = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&packed).unwrap()).read_to_string(&mut json).unwrap();
+        assert_eq!(json, std::fs::read_to_string(dir.path().join(format!("plain.json_{step}"))).unwrap(), "{args:?}");
+        validate(&dir.path().join(format!("plain.json_{step}")));
+    }
+}
