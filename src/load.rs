@@ -181,9 +181,12 @@ pub fn check_event_flags(sources: &Sources, purpose: Purpose) -> Result<()> {
     paths.events_tags.as_deref().map(crate::inputs::events::tag_filter).transpose().map(drop)
 }
 
+/// [`xplane_hosts`]' answer: the (host, file) pairs and the note.
+pub type XplaneHosts = (Vec<(String, PathBuf)>, Option<String>);
+
 /// The trace files of `--xplane_path`, one a host (`None` without one),
 /// and [`crate::inputs::xplane::locate`]'s note about the run it chose.
-pub fn xplane_hosts(sources: &Sources) -> Result<Option<(Vec<(String, PathBuf)>, Option<String>)>> {
+pub fn xplane_hosts(sources: &Sources) -> Result<Option<XplaneHosts>> {
     if sources.xplane_run.is_some() && sources.xplane_path.is_none() {
         return Err(Error::flag("--xplane_run", "needs --xplane_path LOGDIR"));
     }

@@ -87,11 +87,16 @@ fn utilization_line(line: &str) -> (String, f64, String) {
 
 // ---- the trace's events, read here ----
 
+/// An event: its (begin, end, metadata id).
+type Span = (i128, i128, i64);
+/// An event's (begin, end).
+type Interval = (i128, i128);
+
 /// One device plane as the rules read it: per line (id, name), its events
 /// as (begin, end, metadata id); and the plane's stat names.
 struct DevicePlane {
     name: String,
-    lines: Vec<(i64, String, Vec<(i128, i128, i64)>)>,
+    lines: Vec<(i64, String, Vec<Span>)>,
     /// Metadata ids whose `hlo_category` is off duty.
     off_duty: Vec<i64>,
 }
@@ -175,7 +180,7 @@ fn inside(spans: &[(i128, i128)], windows: &[(i128, i128)]) -> i128 {
 
 /// A GPU plane's events (its own lines), and the events of its stored
 /// `Steps` line.
-fn gpu_events(plane: &DevicePlane) -> (Vec<(i128, i128)>, Vec<(i128, i128)>) {
+fn gpu_events(plane: &DevicePlane) -> (Vec<Interval>, Vec<Interval>) {
     let steps_line = 0xdead_beef_u32 as i32 as i64;
     let events = plane.lines.iter().filter(|l| !derived(l.0)).flat_map(|l| l.2.iter().map(|e| (e.0, e.1))).collect();
     let steps = plane.lines.iter().filter(|l| l.0 == steps_line).flat_map(|l| l.2.iter().map(|e| (e.0, e.1))).collect();

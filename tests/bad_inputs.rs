@@ -12,6 +12,7 @@
 //!   `rtfprof: ` and names the flag and file, and leaves no `OUT` behind;
 //! - a success exits 0 and writes `OUT` (or, for `--output` rows, whatever
 //!   the row says).
+//!
 //! Fuzz crashers live in `testdata/bad/<target>.<what>` (see `fuzz/README.md`)
 //! and have rows here too. `broken_pipe_exits_quietly` covers `rtfprof … | head -1`.
 
@@ -522,10 +523,10 @@ fn check(case: &Case) -> Vec<String> {
             if !stderr.contains("--") {
                 bad("stderr names no flag".into());
             }
-            if let Some(flag) = case.flag.filter(|_| *want == 1 && !says.starts_with("--")) {
-                if !stderr.contains(&format!("{flag} {}", input.display())) {
-                    bad(format!("stderr does not name '{flag} {}'", input.display()));
-                }
+            if let Some(flag) = case.flag.filter(|_| *want == 1 && !says.starts_with("--"))
+                && !stderr.contains(&format!("{flag} {}", input.display()))
+            {
+                bad(format!("stderr does not name '{flag} {}'", input.display()));
             }
             if out_file.exists() {
                 bad("an output file was written".into());

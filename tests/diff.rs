@@ -138,9 +138,12 @@ fn traces_diff_as_their_saved_views() {
     assert!(!ok && err.contains("--left_xplane_path") && err.lines().count() == 1, "{err}");
 }
 
+/// A listed node: (depth, name, left, right, difference).
+type JsonNode = (usize, String, Option<i64>, Option<i64>, i64);
+
 /// The JSON's listed nodes in pre-order: (depth, name, left, right,
 /// difference).
-fn json_nodes(node: &Value, depth: usize, into: &mut Vec<(usize, String, Option<i64>, Option<i64>, i64)>) {
+fn json_nodes(node: &Value, depth: usize, into: &mut Vec<JsonNode>) {
     into.push((depth, node["name"].as_str().unwrap().to_owned(), node["left"].as_i64(), node["right"].as_i64(), node["difference"].as_i64().unwrap()));
     for child in node["children"].as_array().unwrap() {
         json_nodes(child, depth + 1, into);

@@ -52,12 +52,16 @@ fn path_flag(flag: &str, rel: &str) -> String {
     format!("--{flag}={}", testdata().join(rel).display())
 }
 
+/// An input kind of [`every_input_kind`]: its name, flags, whether it has
+/// code traces, its device tabs, and whether it has several ranks.
+type InputKind = (&'static str, Vec<String>, bool, &'static [&'static str], bool);
+
 /// The input kinds: run metadata (+ graph, op log), a profile, XPlane
 /// traces (TF, JAX on CPU and on a GPU; two hosts as jobs), `--job`
 /// directories and PyTorch ranks; whether each has code traces, the
 /// device tabs it has (XLA instructions, GPU kernels), and whether it has
 /// several ranks (a ranks tab).
-fn every_input_kind() -> Vec<(&'static str, Vec<String>, bool, &'static [&'static str], bool)> {
+fn every_input_kind() -> Vec<InputKind> {
     vec![
         ("run_meta", fixture_flags("cnn"), true, &[], false),
         ("profile", vec![path_flag("profile_path", "cnn/profile")], true, &[], false),
@@ -253,6 +257,10 @@ struct Rect {
 
 struct Dom(String);
 
+/// A data table: its column keys, and per row each cell's text and
+/// `data-v` (for numbers).
+type Table = (Vec<String>, Vec<Vec<(String, Option<f64>)>>);
+
 fn attributes(tag: &str) -> std::collections::HashMap<String, String> {
     let attr = Regex::new(r#"([\w.-]+)="([^"]*)""#).unwrap();
     attr.captures_iter(tag).map(|c| (c[1].to_owned(), unescape_html(&c[2]))).collect()
@@ -295,17 +303,17 @@ impl Dom {
 
     /// The rows of the table with class `class`: each cell's text, and
     /// `data-v` for numbers.
-    fn table(&self, class: &str) -> (Vec<String>, Vec<Vec<(String, Option<f64>)>>) {
+    fn table(&self, class: &str) -> Table {
         self.tables(class).into_iter().next().unwrap_or_else(|| panic!("no table {class}"))
     }
 
     /// Every table with class `class`, in page order (see [`Dom::table`]).
-    fn tables(&self, class: &str) -> Vec<(Vec<String>, Vec<Vec<(String, Option<f64>)>>)> {
+    fn tables(&self, class: &str) -> Vec<Table> {
         let opening = format!(r#"<table class="data {class}""#);
         self.0.match_indices(&opening).map(|(start, _)| Self::parse_table(&self.0[start..start + self.0[start..].find("</table>").unwrap()])).collect()
     }
 
-    fn parse_table(table: &str) -> (Vec<String>, Vec<Vec<(String, Option<f64>)>>) {
+    fn parse_table(table: &str) -> Table {
         let head = Regex::new(r#"<th [^>]*data-key="([^"]+)""#).unwrap();
         let keys = head.captures_iter(table).map(|c| c[1].to_owned()).collect();
         let row = Regex::new(r"(?s)<tr data-i=[^>]*>(.*?)</tr>").unwrap();
@@ -549,7 +557,7 @@ fn hostile_names_stay_text() {
     assert!(!dom.0.contains("<i>") && !dom.0.contains("<b id="), "markup from a name became an element");
     assert_eq!(dom.0.matches("<script").count(), 2);
     let allocator = allocator.replace("\\\"", "\"");
-    assert_eq!(dom.all(r#"<h2>([^<]*)</h2><p class="mfacts""#), [allocator.clone()]);
+    assert_eq!(dom.all(r#"<h2>([^<]*)</h2><p class="mfacts""#), std::slice::from_ref(&allocator));
     let drawn = drawn_allocators(&dom);
     assert_eq!(drawn.len(), 1);
     let (name, peak, _, _, live) = &drawn[0];

@@ -600,10 +600,13 @@ fn a_parent_of_run_directories_names_them() {
     assert!(output.status.success());
 }
 
+/// Step markers: per step number, the marker's (start, end) in ps.
+type Markers = BTreeMap<i64, (i128, i128)>;
+
 /// The events of an XPlane trace, decoded by the generated decoder: per
 /// step marker (events with a `step_num` stat), the marker's span, and
 /// every event's (name, start ps), allocator events aside.
-fn events_and_markers(trace: &Path) -> (Vec<(String, i128)>, BTreeMap<i64, (i128, i128)>) {
+fn events_and_markers(trace: &Path) -> (Vec<(String, i128)>, Markers) {
     use prost::Message;
     use rtfprof::proto::tensorflow::profiler::{XSpace, x_event};
     let space = XSpace::decode(std::fs::read(trace).unwrap().as_slice()).unwrap();

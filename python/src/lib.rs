@@ -1010,7 +1010,7 @@ fn diff(
 ) -> PyResult<Py<PyAny>> {
     let view = sides::parse_view(view).map_err(to_py_err)?;
     let metric = metric.map(rtfprof::diff::Metric::parse).transpose().map_err(to_py_err)?;
-    if !(delta >= 0.0) {
+    if delta.is_nan() || delta < 0.0 {
         return Err(PyValueError::new_err("--delta: must be a number >= 0"));
     }
     let min_size = match min_size.filter(|v| !v.is_none()) {

@@ -72,7 +72,7 @@ pub fn run(
     stdout: &mut String,
 ) -> Result<()> {
     let view = sides::parse_view(&args.view)?;
-    if !(args.delta >= 0.0) {
+    if args.delta.is_nan() || args.delta < 0.0 {
         return Err(Error::flag("--delta", "must be a number >= 0"));
     }
     let min_size = diff::parse_size(&args.min_size)?;
@@ -87,7 +87,7 @@ pub fn run(
             return Side::Partials(global_partials.to_vec(), step, "--partial_path");
         }
         match global_hosts {
-            [] => Side::Profile(global.clone(), step),
+            [] => Side::Profile(Box::new(global.clone()), step),
             hosts => Side::Jobs(hosts.to_vec(), step),
         }
     };

@@ -57,7 +57,7 @@ pub enum Command {
     Advise,
     /// Compare two profiles (or two steps, or two saved tfprof outputs) node
     /// by node on one metric.
-    Diff(DiffArgs),
+    Diff(Box<DiffArgs>),
     /// Summarize each --job: nodes, steps, step time, busiest devices.
     Jobs,
     /// Bytes in use over a step, each allocator's peak and who holds it.

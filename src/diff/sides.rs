@@ -43,7 +43,7 @@ impl Which {
 #[derive(Clone, Debug)]
 pub enum Side {
     /// Profile inputs (TF files, or one trace file) at a step.
-    Profile(InputPaths, i64),
+    Profile(Box<InputPaths>, i64),
     /// The hosts of an XPlane run directory, or the ranks of a directory of
     /// PyTorch traces, merged as jobs, at a step.
     Jobs(Vec<JobSpec>, i64),
@@ -80,7 +80,7 @@ impl Side {
         if trace {
             return trace_side(sources, which, step);
         }
-        let side = Side::Profile(sources.paths, step);
+        let side = Side::Profile(Box::new(sources.paths), step);
         side.check_inputs(which)?;
         Ok(side)
     }
@@ -199,7 +199,7 @@ fn trace_side(sources: Sources, which: Which, step: i64) -> Result<Side> {
         ..sources
     };
     let resolved = crate::load::resolve(&sources, Purpose::Diff).map_err(|e| named_by(e, flag))?;
-    Ok(if resolved.hosts.is_empty() { Side::Profile(resolved.paths, step) } else { Side::Jobs(resolved.hosts, step) })
+    Ok(if resolved.hosts.is_empty() { Side::Profile(Box::new(resolved.paths), step) } else { Side::Jobs(resolved.hosts, step) })
 }
 
 /// An error about a file, naming the side's flag (`--left_partial_path`)

@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::diff::{DiffNode, Metric};
 use crate::outputs::diff::Labels;
 use crate::error::Result;
-use crate::outputs::table::{METRICS, Summary};
+use crate::outputs::table::{METRICS, MetricColumn, Summary};
 use crate::show::{self, Displayed, Options};
 use crate::stats::{Metrics, Stats};
 use crate::views::View;
@@ -400,8 +400,8 @@ fn flame_tree(stats: &Stats, view: View, root: &Displayed) -> FlameTree {
             [id] if view != View::Code => Some(&stats.nodes[*id]),
             _ => None,
         };
-        let op = intern(&mut tree.strings, graph_node.map_or("", |n| &*n.op));
-        let device = intern(&mut tree.strings, graph_node.map_or("", |n| &*n.canonical_device));
+        let op = intern(&mut tree.strings, graph_node.map_or("", |n| n.op));
+        let device = intern(&mut tree.strings, graph_node.map_or("", |n| n.canonical_device));
         tree.op.push(op);
         tree.device.push(device);
         push_metrics(&mut tree.own, &node.own);
@@ -445,10 +445,11 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed, summary: &crate
             nodes.push(node);
         }
     }
-    let stepped: Vec<(&'static str, fn(&Metrics) -> i64)> = METRICS.iter().copied().filter(|(name, _)| *name != "parameters").collect();
-    let watched: Vec<(&'static str, fn(&Metrics) -> i64)> = stepped.iter().copied().filter(|(name, _)| STEP_METRICS.contains(name)).collect();
+    let stepped: Vec<MetricColumn> = METRICS.iter().copied().filter(|(name, _)| *name != "parameters").collect();
+    let watched: Vec<MetricColumn> = stepped.iter().copied().filter(|(name, _)| STEP_METRICS.contains(name)).collect();
     // Per step: the root's totals, and each node's watched metrics and run count.
-    let at_steps: Vec<(Vec<i64>, Vec<Vec<i64>>, Vec<bool>)> = show::map_steps(stats, View::Scope, opts, |_, at_step| {
+    type AtStep = (Vec<i64>, Vec<Vec<i64>>, Vec<bool>);
+    let at_steps: Vec<AtStep> = show::map_steps(stats, View::Scope, opts, |_, at_step| {
         let root = stepped.iter().map(|(_, get)| get(&at_step[scope.index])).collect();
         let watched = watched.iter().map(|(_, get)| nodes.iter().map(|n| get(&at_step[n.index])).collect()).collect();
         let ran = nodes.iter().map(|n| at_step[n.index].run_count > 0).collect();
@@ -744,7 +745,7 @@ pub fn write<W: Write>(page: &Page, mut out: W) -> io::Result<W> {
     let mut rest = TEMPLATE;
     while let Some(start) = rest.find("{{") {
         let end = start + rest[start..].find("}}").expect("template placeholders are closed");
-        out.write_all(rest[..start].as_bytes())?;
+        out.write_all(&rest.as_bytes()[..start])?;
         match &rest[start + 2..end] {
             "TITLE" => out.write_all(escape_html(&page.header.title).as_bytes())?,
             "STYLE" => {

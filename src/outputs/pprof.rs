@@ -20,8 +20,11 @@ use crate::show::Displayed;
 use crate::stats::{Node, Snapshot, Stats};
 use crate::views::Tree;
 
+/// A pprof metric: its unit, its comment and its value of a node at a step.
+type Metric = (&'static str, &'static str, fn(&Node, i64) -> i64);
+
 /// The metric a pprof profile carries, with its unit and comment.
-fn metric(select: Shown) -> Option<(&'static str, &'static str, fn(&Node, i64) -> i64)> {
+fn metric(select: Shown) -> Option<Metric> {
     Some(match select {
         Shown::Micros => ("microseconds", "Sum of accelerator execution time and cpu execution time.", Node::exec_micros),
         Shown::AcceleratorMicros => ("microseconds", "Accelerator execution time.", Node::accelerator_micros),

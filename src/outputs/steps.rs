@@ -11,6 +11,10 @@ use crate::steps::pytorch::{DeviceTime, FIRST_GPU, FIRST_KIND, FIRST_ROLE, GpuTi
 use crate::steps::xplane::Hardware;
 use crate::steps::{LABELS, Source, StepRow, Steps, number_names, stats_of};
 
+/// A summary row under a steps table: its label, its pick of (mean, std,
+/// CV), and whether it is a ratio.
+type StatRow = (&'static str, fn((f64, f64, f64)) -> f64, bool);
+
 impl Report for Steps {
     fn text(&self) -> String {
         render_text(self)
@@ -50,7 +54,7 @@ pub fn render_text(steps: &Steps) -> String {
     }
     let ncols = table[0].len() - 1;
     let column = |c: usize| -> Vec<f64> { steps.rows.iter().filter_map(|r| values(r)[c]).collect() };
-    let stat_rows: [(&str, fn((f64, f64, f64)) -> f64, bool); 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
+    let stat_rows: [StatRow; 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
     for (label, pick, ratio) in stat_rows {
         let mut cells = vec![label.to_owned()];
         for c in 0..ncols {
@@ -210,7 +214,7 @@ fn step_table(rows: &[&Row], values: &[Vec<Option<f64>>], columns: &[usize]) -> 
         cells.extend(columns.iter().map(|&c| v[c].map_or("-".to_owned(), |x| cell(c, x))));
         table.push(cells);
     }
-    let stat_rows: [(&str, fn((f64, f64, f64)) -> f64, bool); 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
+    let stat_rows: [StatRow; 3] = [("mean", |s| s.0, false), ("std", |s| s.1, false), ("CV", |s| s.2, true)];
     for (label, pick, ratio) in stat_rows {
         let mut cells = vec![label.to_owned()];
         for &c in columns {

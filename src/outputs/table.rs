@@ -21,8 +21,11 @@ use crate::views::View;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// An exported metric: its unit-bearing name and its value of a node.
+pub type MetricColumn = (&'static str, fn(&Metrics) -> i64);
+
 /// The metrics exported, with their unit-bearing names.
-pub const METRICS: [(&str, fn(&Metrics) -> i64); 10] = [
+pub const METRICS: [MetricColumn; 10] = [
     ("requested_bytes", |m| m.requested_bytes),
     ("peak_bytes", |m| m.peak_bytes),
     ("residual_bytes", |m| m.residual_bytes),
@@ -36,7 +39,7 @@ pub const METRICS: [(&str, fn(&Metrics) -> i64); 10] = [
 ];
 
 /// Metrics that vary by step (parameters do not).
-fn stepped_metrics() -> impl Iterator<Item = &'static (&'static str, fn(&Metrics) -> i64)> {
+fn stepped_metrics() -> impl Iterator<Item = &'static MetricColumn> {
     METRICS.iter().filter(|(name, _)| *name != "parameters")
 }
 

@@ -170,7 +170,7 @@ pub fn peak_memory_note(stats: &Stats, root: &Displayed, step: i64) -> String {
     let mut in_use: BTreeMap<&str, BTreeMap<i64, i64>> = BTreeMap::new();
     for &id in &nodes {
         let node = &stats.nodes[id];
-        if !node.execs.get(&step).is_some_and(|e| e.all_start_micros > 0) {
+        if node.execs.get(&step).is_none_or(|e| e.all_start_micros <= 0) {
             continue;
         }
         let points = in_use.entry(node.canonical_device).or_default();

@@ -166,7 +166,7 @@ fn input_shapes_block(stats: &Stats, snap: &Snapshot, step: i64) -> String {
         entry.2 = entry.2.wrapping_add(node.exec_micros(step));
     }
     let mut entries: Vec<(String, (i64, i64, i64))> = by_signature.into_iter().collect();
-    entries.sort_by(|a, b| b.1.1.cmp(&a.1.1));
+    entries.sort_by_key(|e| std::cmp::Reverse(e.1.1));
     entries
         .iter()
         .map(|(sig, (nodes, runs, micros))| format!("{sig}\t(run*{runs}|defined*{nodes})\texec_time: {}", format::micros(*micros)))

@@ -176,15 +176,15 @@ impl Stats {
             "MaxPoolGrad" if nhwc() => product([product(ints("ksize"))?.checked_add(1)?, elements(&in1()?)?])?,
             "Conv2D" => {
                 let f = in1()?;
-                product([2, elements(&out()?)?, *f.get(0)?, *f.get(1)?, *f.get(2)?])?
+                product([2, elements(&out()?)?, *f.first()?, *f.get(1)?, *f.get(2)?])?
             }
             "Conv3D" => {
                 let f = in1()?;
-                product([2, elements(&out()?)?, *f.get(0)?, *f.get(1)?, *f.get(2)?, *f.get(3)?])?
+                product([2, elements(&out()?)?, *f.first()?, *f.get(1)?, *f.get(2)?, *f.get(3)?])?
             }
             "DepthwiseConv2dNative" | "Dilation2D" => {
                 let f = in1()?;
-                product([2, elements(&out()?)?, *f.get(0)?, *f.get(1)?])?
+                product([2, elements(&out()?)?, *f.first()?, *f.get(1)?])?
             }
             "Conv2DBackpropInput" if nhwc() => {
                 let o = out()?;

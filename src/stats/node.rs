@@ -580,7 +580,8 @@ mod tests {
 
         // A profile file's record with one execution at the step's start is
         // kept inline too, and reads the same.
-        let parts = |exec: &ExecStep| -> (SmallMap<DeviceName, Vec<(i64, i64)>>, SmallMap<DeviceName, Vec<(i64, i64)>>) {
+        type PerDevice = SmallMap<DeviceName, Vec<(i64, i64)>>;
+        let parts = |exec: &ExecStep| -> (PerDevice, PerDevice) {
             (times(exec, true).into_iter().collect(), times(exec, false).into_iter().collect())
         };
         for exec in [&one, &earlier, &late, &both] {

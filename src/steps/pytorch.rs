@@ -522,11 +522,14 @@ fn is_dataloader(name: &str) -> bool {
     (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) || name.starts_with("enumerate(DataPipe)#")
 }
 
+/// A piece of GPU work: its start, end, device, kind and category.
+type Work = (i64, i64, u32, Kind, Category);
+
 /// Each window's time by the plugin's roles ([`ROLES`], in its order of
 /// priority: each instant goes to the first role active then) on one
 /// device; `work` is the device's GPU work sorted by start.
-fn roles(windows: &[(String, i64, i64, i64)], work: &[(i64, i64, u32, Kind, Category)], host: &HostRoles) -> Vec<[i64; 8]> {
-    let of = |keep: &dyn Fn(&(i64, i64, u32, Kind, Category)) -> bool| union(work.iter().filter(|w| keep(w)).map(|w| (w.0, w.1)));
+fn roles(windows: &[(String, i64, i64, i64)], work: &[Work], host: &HostRoles) -> Vec<[i64; 8]> {
+    let of = |keep: &dyn Fn(&Work) -> bool| union(work.iter().filter(|w| keep(w)).map(|w| (w.0, w.1)));
     let kernel = of(&|w| w.4 == Category::Kernel && w.3 != Kind::Communication);
     let memcpy = of(&|w| w.4 == Category::GpuMemcpy);
     let memset = of(&|w| w.4 == Category::GpuMemset);
@@ -575,7 +578,7 @@ fn take_covered(remaining: &[(i64, i64)], role: &[(i64, i64)]) -> (i64, Vec<(i64
 }
 
 /// Each window's split on one device; `work` sorted by start.
-fn split(device: u32, work: &[(i64, i64, u32, Kind, Category)], windows: &[(String, i64, i64, i64)]) -> Vec<GpuRow> {
+fn split(device: u32, work: &[Work], windows: &[(String, i64, i64, i64)]) -> Vec<GpuRow> {
     let mut rows: Vec<GpuRow> = windows.iter().map(|_| GpuRow { device, ..GpuRow::default() }).collect();
     let window_ends: Vec<i64> = windows.iter().map(|w| w.2).collect();
     // Each event's time in each window it overlaps, by kind.

@@ -939,10 +939,8 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 }
                 let code = ev.name_codes[name as usize];
                 match code {
-                    name_code::START_REGION => {
-                        if s.ct.zip(s.ci).is_some() {
-                            start = Some(offset_ps);
-                        }
+                    name_code::START_REGION if s.ct.zip(s.ci).is_some() => {
+                        start = Some(offset_ps);
                     }
                     name_code::STOP_REGION => {
                         if let Some(b) = start {
@@ -1659,12 +1657,12 @@ fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps:
     let mut pending: HashMap<i64, Details> = HashMap::default();
     let mut done: Vec<(i64, HostStep)> = Vec::new();
     let mut resolve = |g: i64, pending: &mut HashMap<i64, Details>, remaining: &HashMap<i64, u32>, open: &HashMap<i64, u32>| {
-        if remaining.get(&g).copied().unwrap_or(0) == 0 && open.get(&g).copied().unwrap_or(0) == 0 {
-            if let Some(details) = pending.remove(&g) {
-                if let Some(step) = details.step_info(ev, g, false) {
-                    done.push((g, step));
-                }
-            }
+        if remaining.get(&g).copied().unwrap_or(0) == 0
+            && open.get(&g).copied().unwrap_or(0) == 0
+            && let Some(details) = pending.remove(&g)
+            && let Some(step) = details.step_info(ev, g, false)
+        {
+            done.push((g, step));
         }
     };
     let (mut dataset, mut enqueue) = (0, 0);
@@ -1821,14 +1819,14 @@ fn device_step_events(
             // (Regions come after the line's events.)
             let mut regions = Vec::new();
             walk_line(ev, line, l, inherit, release, &mut nesting, |visit| {
-                if let Visit::Event(s) = visit {
-                    if let Some(group) = s.group {
-                        let (b, e) = span(&s);
-                        if s.region {
-                            regions.push((group, b, e));
-                        } else {
-                            markers.entry(group).or_default().markers.push((true, b, e));
-                        }
+                if let Visit::Event(s) = visit
+                    && let Some(group) = s.group
+                {
+                    let (b, e) = span(&s);
+                    if s.region {
+                        regions.push((group, b, e));
+                    } else {
+                        markers.entry(group).or_default().markers.push((true, b, e));
                     }
                 }
             })?;

@@ -130,10 +130,13 @@ pub fn heldout_jax_gpu() -> Vec<(String, PathBuf)> {
     traces
 }
 
+/// Named traces: (name, path).
+pub type Traces = Vec<(String, PathBuf)>;
+
 /// The held-out traces split as the tests need them: those XProf
 /// attributes (the `_nocb` twins, and any recording without a twin), and
 /// those recorded with command buffers beside their `_nocb` twin.
-pub fn heldout_jax_gpu_by_twin() -> (Vec<(String, PathBuf)>, Vec<(String, PathBuf)>) {
+pub fn heldout_jax_gpu_by_twin() -> (Traces, Traces) {
     let all = heldout_jax_gpu();
     let has_twin = |name: &str| all.iter().any(|(n, _)| *n == format!("{name}_nocb"));
     all.iter().cloned().partition(|(name, _)| !has_twin(name))

@@ -379,7 +379,9 @@ pub fn temporal_breakdown(trace: &Trace, timing: Timing) -> Vec<DeviceBreakdown>
 /// [`temporal_breakdown`] of the events `selection` (of `trace`) keeps.
 pub fn temporal_breakdown_of(trace: &Trace, selection: &Selection) -> Vec<DeviceBreakdown> {
     let timing = selection.timing;
-    let mut by_device: std::collections::BTreeMap<u32, (Vec<(i64, i64)>, Vec<(i64, i64)>)> = Default::default();
+    // Per device: all its GPU intervals, and its compute ones.
+    type Intervals = Vec<(i64, i64)>;
+    let mut by_device: std::collections::BTreeMap<u32, (Intervals, Intervals)> = Default::default();
     for &(i, start, end) in &selection.gpu {
         let e = &trace.events[i as usize];
         let (all, compute) = by_device.entry(e.device.unwrap_or(0)).or_default();
@@ -422,7 +424,9 @@ pub fn idle_time_breakdown_of(trace: &Trace, selection: &Selection, consecutive_
         Timing::Exact => consecutive_kernel_delay_us * 1000,
         Timing::Hta => consecutive_kernel_delay_us,
     };
-    let mut streams: std::collections::BTreeMap<(u32, u32), Vec<(i64, i64, Option<i64>)>> = Default::default();
+    // Per (device, stream): its events' (start, end, their launch's start).
+    type StreamEvents = Vec<(i64, i64, Option<i64>)>;
+    let mut streams: std::collections::BTreeMap<(u32, u32), StreamEvents> = Default::default();
     for &(i, start, end) in &selection.gpu {
         let e = &trace.events[i as usize];
         if !matches!(e.category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset) {

@@ -1465,7 +1465,8 @@ fn child_graph_ops<'p>(
     let wanted: FxHashSet<(i64, i64)> =
         buffers.iter().filter(|&(&key, nodes)| commands_of(key).is_some_and(|c| c.needs_launches(nodes))).map(|(&key, _)| key).collect();
     // Per buffer wanted: its events by launch, and its memset nodes.
-    let mut launches: BTreeMap<(i64, i64), BTreeMap<i64, Vec<(i128, u32)>>> = BTreeMap::new();
+    type ByLaunch = BTreeMap<i64, Vec<(i128, u32)>>;
+    let mut launches: BTreeMap<(i64, i64), ByLaunch> = BTreeMap::new();
     let mut memsets: FxHashMap<(i64, i64), FxHashSet<u32>> = FxHashMap::default();
     if !wanted.is_empty() {
         for e in launched(&wanted)? {
@@ -1585,10 +1586,10 @@ fn memory_totals(events: &mut [MemoryEvent], names: &MemoryNames<'_>, step_of: i
             h.peak = h.peak.max(h.live);
             h.last_ps = e.time_ps;
             live.insert((step, e.allocator, e.addr), (tf_op, e.bytes));
-        } else if let Some((node, bytes)) = live.remove(&(step, e.allocator, e.addr)) {
-            if let Some(h) = held.get_mut(&(step, node)) {
-                h.live -= bytes;
-            }
+        } else if let Some((node, bytes)) = live.remove(&(step, e.allocator, e.addr))
+            && let Some(h) = held.get_mut(&(step, node))
+        {
+            h.live -= bytes;
         }
     }
     let totals = held

@@ -229,7 +229,7 @@ impl<'a> Line<'a> {
             }
             line.event_count += 1;
             let at = wire.len() - rest.len();
-            if line.event_count % PIECE_EVENTS == 0 {
+            if line.event_count.is_multiple_of(PIECE_EVENTS) {
                 line.piece_ends.push(at);
             }
             if at - released >= RELEASE_EVERY {
@@ -963,14 +963,15 @@ impl Shapes {
             None => {
                 self.missed += 1;
                 let event = Event::decode_plain_with(wire, &self.wanted, &mut counted);
-                if event.is_some() && self.shapes_pay() {
-                    if let Some(shape) = Shape::of(wire, &self.wanted) {
-                        if self.by_len.len() <= wire.len() {
-                            self.by_len.resize_with(wire.len() + 1, Default::default);
-                        }
-                        let ways = &mut self.by_len[wire.len()];
-                        ways[1] = ways[0].replace(shape);
+                if event.is_some()
+                    && self.shapes_pay()
+                    && let Some(shape) = Shape::of(wire, &self.wanted)
+                {
+                    if self.by_len.len() <= wire.len() {
+                        self.by_len.resize_with(wire.len() + 1, Default::default);
                     }
+                    let ways = &mut self.by_len[wire.len()];
+                    ways[1] = ways[0].replace(shape);
                 }
                 event
             }
@@ -1989,7 +1990,7 @@ mod tests {
     #[test]
     fn corrupted_traces_decode_like_the_generated_decoder() {
         let wire = sample_space().encode_to_vec();
-        let mut rng = XorShift::new(0x5eed_0f_7a1e);
+        let mut rng = XorShift::new(0x5e_ed0f_7a1e);
         for _ in 0..3000 {
             let mut bytes = wire.clone();
             rng.corrupt(&mut bytes, 3);

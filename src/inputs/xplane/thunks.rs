@@ -320,8 +320,7 @@ impl CommandBuffer {
             }
             best = next;
         }
-        for p in span..width {
-            let here = best[p];
+        for (p, &here) in best.iter().enumerate().skip(span) {
             if here > f64::NEG_INFINITY && end.is_none_or(|(_, _, score)| here > score) {
                 end = Some((slots.len(), p, here));
             }
@@ -1030,7 +1029,7 @@ mod tests {
         assert!(cb.needs_launches(&nodes) && cb.has_nested());
         // A node numbered past any layout (a damaged trace) names nothing,
         // and nothing its size is allocated.
-        assert!(cb.child_nodes(&[0, 7, u32::MAX], &[second.clone()], &memsets).is_empty());
+        assert!(cb.child_nodes(&[0, 7, u32::MAX], std::slice::from_ref(&second), &memsets).is_empty());
     }
 
     /// Two library calls side by side, each a memset then its kernel: all
