@@ -43,10 +43,7 @@ fn main() {
         eprintln!("load {loaded:?}, decode + ingest {ingest:?}, {} view {shown:?} ({} bytes)", view.as_str(), text.len());
         return;
     }
-    let mut run_metas: Vec<PathBuf> = (0..)
-        .map(|i| dir.join(format!("run_meta_{i}")))
-        .take_while(|p| p.exists())
-        .collect();
+    let mut run_metas: Vec<PathBuf> = (0..).map(|i| dir.join(format!("run_meta_{i}"))).take_while(|p| p.exists()).collect();
     run_metas.sort();
     let paths = InputPaths {
         graph_path: Some(dir.join("graph.pb")),
@@ -73,9 +70,5 @@ fn main() {
     let t = Instant::now();
     let text = show::render(&stats, view, &Options::default()).expect("view");
     let shown = t.elapsed();
-    eprintln!(
-        "decode {decoded:?}, graph {graph:?}, op log {op_log:?}, run_meta {run_meta:?}, {} view {shown:?} ({} bytes)",
-        view.as_str(),
-        text.len()
-    );
+    eprintln!("decode {decoded:?}, graph {graph:?}, op log {op_log:?}, run_meta {run_meta:?}, {} view {shown:?} ({} bytes)", view.as_str(), text.len());
 }

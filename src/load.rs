@@ -256,7 +256,10 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
         match pytorch_ranks(path)?.as_slice() {
             [(_, file)] => paths.pytorch_path = Some(file.clone()),
             ranks => {
-                hosts = ranks.iter().map(|(rank, file)| JobSpec { name: rank.clone(), inputs: InputPaths { pytorch_path: Some(file.clone()), ..paths.clone() } }).collect();
+                hosts = ranks
+                    .iter()
+                    .map(|(rank, file)| JobSpec { name: rank.clone(), inputs: InputPaths { pytorch_path: Some(file.clone()), ..paths.clone() } })
+                    .collect();
             }
         }
     }
@@ -345,7 +348,10 @@ pub fn load(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
 
 fn load_resolved(sources: &Sources, resolved: &Resolved, purpose: Purpose) -> Result<Loaded> {
     let paths = &resolved.paths;
-    if (paths.xplane_path.is_some() || !resolved.hosts.is_empty() && sources.xplane_path.is_some()) && purpose == Purpose::View(View::Graph) && paths.graph_path.is_none() {
+    if (paths.xplane_path.is_some() || !resolved.hosts.is_empty() && sources.xplane_path.is_some())
+        && purpose == Purpose::View(View::Graph)
+        && paths.graph_path.is_none()
+    {
         return Err(Error::flag("graph", "an XPlane trace has no graph edges: add the model's GraphDef with --graph_path"));
     }
     if sources.pytorch_path.is_some() && purpose == Purpose::View(View::Graph) {
@@ -387,7 +393,10 @@ fn load_partials(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
         _ => None,
     };
     if let Some(command) = needs_events {
-        return Err(Error::flag(command, "reads the traces' events, which partial profiles do not hold: give the traces (--job, --pytorch_path, --xplane_path)"));
+        return Err(Error::flag(
+            command,
+            "reads the traces' events, which partial profiles do not hold: give the traces (--job, --pytorch_path, --xplane_path)",
+        ));
     }
     let partial = partials_of(sources)?;
     // (Only the report reads them: its ranks tab.)
@@ -527,10 +536,8 @@ pub fn pytorch_only_tables(sources: &Sources) -> Result<Option<crate::device::Ta
         return Ok(None);
     }
     let Some(ranks) = pytorch_only(sources)? else { return Ok(None) };
-    let jobs: Vec<(String, crate::device::Tables)> = ranks
-        .par_iter()
-        .map(|(name, file)| Ok((name.clone(), pytorch_kernels(&crate::inputs::pytorch::Trace::open(file)?))))
-        .collect::<Result<_>>()?;
+    let jobs: Vec<(String, crate::device::Tables)> =
+        ranks.par_iter().map(|(name, file)| Ok((name.clone(), pytorch_kernels(&crate::inputs::pytorch::Trace::open(file)?)))).collect::<Result<_>>()?;
     Ok(Some(crate::device::Tables::merge(jobs)))
 }
 
@@ -587,7 +594,10 @@ pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)>
         || paths.op_log_path.is_some()
         || paths.events_path.is_some()
     {
-        return Err(Error::flag("ranks", "reads traces with a rank each: --pytorch_path DIR (PyTorch) or --xplane_path DIR (XPlane hosts), not --job or TensorFlow's inputs"));
+        return Err(Error::flag(
+            "ranks",
+            "reads traces with a rank each: --pytorch_path DIR (PyTorch) or --xplane_path DIR (XPlane hosts), not --job or TensorFlow's inputs",
+        ));
     }
     match (&sources.pytorch_path, &sources.xplane_path) {
         (Some(_), Some(_)) => Err(Error::flag("--pytorch_path", "is set: do not set --xplane_path (ranks reads one kind of trace)")),
@@ -595,7 +605,9 @@ pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)>
         (Some(path), None) => {
             if let Some(xplane) = first_file_named(path, is_xplane_file) {
                 let message = match first_file_named(path, is_pytorch_file) {
-                    Some(trace) => format!("holds PyTorch traces ({trace}) and XPlane traces ({xplane}): ranks reads the ranks of one job; put each kind in a directory of its own"),
+                    Some(trace) => format!(
+                        "holds PyTorch traces ({trace}) and XPlane traces ({xplane}): ranks reads the ranks of one job; put each kind in a directory of its own"
+                    ),
                     None => format!("holds XPlane traces ({xplane}), not PyTorch traces: use --xplane_path"),
                 };
                 return Err(Error::input("--pytorch_path", path, message));
@@ -614,7 +626,10 @@ pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)>
                 return Err(Error::input(
                     "--xplane_path",
                     dir,
-                    format!("holds XPlane traces ({}) and PyTorch traces ({trace}): ranks reads the ranks of one job; put each kind in a directory of its own", hosts[0].1.file_name().map_or(hosts[0].0.clone(), |n| n.to_string_lossy().into_owned())),
+                    format!(
+                        "holds XPlane traces ({}) and PyTorch traces ({trace}): ranks reads the ranks of one job; put each kind in a directory of its own",
+                        hosts[0].1.file_name().map_or(hosts[0].0.clone(), |n| n.to_string_lossy().into_owned())
+                    ),
                 ));
             }
             let files = hosts

@@ -40,12 +40,12 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::inputs::{Kind, Trace};
 use crate::load::{Loaded, Purpose, Sources};
-use crate::ranks::{CommOverlap, Rank, RankStep, RankSummary, Ranks, Source as RankSource, Transfer};
 use crate::proto::tensorflow::tfprof::CodeDef;
+use crate::ranks::{CommOverlap, Rank, RankStep, RankSummary, Ranks, Source as RankSource, Transfer};
+use crate::stats::Stats;
 use crate::stats::node::{ExecStep, Input, MemoryRecord, Node};
 use crate::stats::small_map::SmallMap;
 use crate::stats::symbol::symbol;
-use crate::stats::Stats;
 
 /// The format's version: a partial of another version is refused with one
 /// line saying which versions were found and expected.
@@ -195,11 +195,7 @@ impl RankProto {
                     idle_us: s.idle_us,
                 })
                 .collect(),
-            transfers: rank
-                .transfers
-                .iter()
-                .map(|t| TransferProto { direction: t.direction.to_owned(), count: t.count, bytes: t.bytes, us: t.us })
-                .collect(),
+            transfers: rank.transfers.iter().map(|t| TransferProto { direction: t.direction.to_owned(), count: t.count, bytes: t.bytes, us: t.us }).collect(),
             overlap: overlap(rank.overlap),
             overlap_without_last_step: overlap(summary.overlap_without_last_step),
             step_names: summary.step_names.clone(),

@@ -14,7 +14,5 @@ static DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tensorflow
 /// The descriptors of every compiled schema, decoded once on first use.
 pub fn descriptor_pool() -> &'static prost_reflect::DescriptorPool {
     static POOL: OnceLock<prost_reflect::DescriptorPool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        prost_reflect::DescriptorPool::decode(DESCRIPTORS).expect("descriptor set written by build.rs")
-    })
+    POOL.get_or_init(|| prost_reflect::DescriptorPool::decode(DESCRIPTORS).expect("descriptor set written by build.rs"))
 }

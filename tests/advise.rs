@@ -171,10 +171,8 @@ fn union_len(mut spans: Vec<(i128, i128)>) -> i128 {
 
 /// The union of `spans` inside the union of `windows`.
 fn inside(spans: &[(i128, i128)], windows: &[(i128, i128)]) -> i128 {
-    let clipped: Vec<(i128, i128)> = windows
-        .iter()
-        .flat_map(|&(wb, we)| spans.iter().map(move |&(b, e)| (b.max(wb), e.min(we))).filter(|(b, e)| e > b))
-        .collect();
+    let clipped: Vec<(i128, i128)> =
+        windows.iter().flat_map(|&(wb, we)| spans.iter().map(move |&(b, e)| (b.max(wb), e.min(we))).filter(|(b, e)| e > b)).collect();
     union_len(clipped)
 }
 
@@ -391,7 +389,16 @@ fn pytorch_conclusions_are_the_steps_numbers() {
         let host_wait = hta["idle_host_wait_us"].as_f64().unwrap() >= hta["idle_kernel_wait_us"].as_f64().unwrap();
         assert_eq!(lines[0].contains("mostly host wait"), host_wait, "{}", lines[0]);
         // 2. Kernel kinds: the top three of the kind columns' sums.
-        let kinds = ["gemm_kernels", "convolution_kernels", "attention_kernels", "elementwise_kernels", "reduction_kernels", "communication_kernels", "memory_kernels", "other_kernels"];
+        let kinds = [
+            "gemm_kernels",
+            "convolution_kernels",
+            "attention_kernels",
+            "elementwise_kernels",
+            "reduction_kernels",
+            "communication_kernels",
+            "memory_kernels",
+            "other_kernels",
+        ];
         let labels = ["GEMM", "Convolution", "Attention", "Elementwise", "Reduction", "Communication", "Memory", "Other kernels"];
         let mut by_kind: Vec<(f64, &str)> = kinds.iter().zip(labels).map(|(k, l)| (sum(&format!("{k}_us")), l)).filter(|(us, _)| *us > 0.0).collect();
         let total: f64 = by_kind.iter().map(|k| k.0).sum();
@@ -484,7 +491,11 @@ fn no_trace_gets_false_advice() {
         }
         // Whatever the framework, the advice names the framework's tools.
         if flag == "--pytorch_path" {
-            assert!(checker(&out, "OperationChecker") == ["No rule for PyTorch programs: the rules here are TensorFlow's (BatchNorm ops without FusedBatchNorm, NHWC convolutions on GPU)."], "{what}");
+            assert!(
+                checker(&out, "OperationChecker")
+                    == ["No rule for PyTorch programs: the rules here are TensorFlow's (BatchNorm ops without FusedBatchNorm, NHWC convolutions on GPU)."],
+                "{what}"
+            );
         }
     }
 }
@@ -501,7 +512,11 @@ fn jax_steps_are_told_in_jaxs_terms() {
         seen.insert(fixture, next);
     }
     for fixture in ["jax_gpu_cnn", "jax_gpu_lstm_nocb", "jax_gpu_xfer", "jax_jit"] {
-        assert!(seen[fixture].starts_with("Look at what the host does between the steps") && seen[fixture].contains("rtfprof steps"), "{fixture}: {}", seen[fixture]);
+        assert!(
+            seen[fixture].starts_with("Look at what the host does between the steps") && seen[fixture].contains("rtfprof steps"),
+            "{fixture}: {}",
+            seen[fixture]
+        );
     }
     assert!(seen["tf_loop"].starts_with("Consider using the tf.data API"), "{}", seen["tf_loop"]);
 }
@@ -537,7 +552,11 @@ fn pytorch_ranks_are_each_their_traces() {
         for name in ["AcceleratorUtilizationChecker", "StepTimeChecker"] {
             let ours: Vec<String> = checker(&all, name)
                 .into_iter()
-                .filter_map(|l| l.strip_prefix(&format!("Rank {rank}: ")).map(str::to_owned).or_else(|| l.starts_with(&format!("device: {rank}/")).then(|| l.replacen(&format!("{rank}/"), "/", 1))))
+                .filter_map(|l| {
+                    l.strip_prefix(&format!("Rank {rank}: "))
+                        .map(str::to_owned)
+                        .or_else(|| l.starts_with(&format!("device: {rank}/")).then(|| l.replacen(&format!("{rank}/"), "/", 1)))
+                })
                 .collect();
             assert_eq!(ours, checker(&one, name), "{rank} {name}");
         }

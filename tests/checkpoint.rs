@@ -7,12 +7,8 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 use rtfprof::Error;
-use rtfprof::inputs::checkpoint::{
-    Checkpoint, MAX_DISPLAY_LEN, Tensor, TensorValues, format_tensor_value, format_tensor_value_bytes, mask_crc,
-};
-use rtfprof::proto::tensorflow::{
-    BundleEntryProto, BundleHeaderProto, DataType, TensorShapeProto, VersionDef, tensor_shape_proto,
-};
+use rtfprof::inputs::checkpoint::{Checkpoint, MAX_DISPLAY_LEN, Tensor, TensorValues, format_tensor_value, format_tensor_value_bytes, mask_crc};
+use rtfprof::proto::tensorflow::{BundleEntryProto, BundleHeaderProto, DataType, TensorShapeProto, VersionDef, tensor_shape_proto};
 use serde_json::Value;
 
 const FIXTURE: &str = "testdata/ckpt";
@@ -96,11 +92,7 @@ fn parse_float(text: &str) -> f64 {
 /// Same value, bit for bit (so -0.0 differs from 0.0), any NaN matching a NaN
 /// of the same sign.
 fn same_float(a: f64, b: f64) -> bool {
-    if a.is_nan() || b.is_nan() {
-        a.is_nan() && b.is_nan() && a.is_sign_negative() == b.is_sign_negative()
-    } else {
-        a.to_bits() == b.to_bits()
-    }
+    if a.is_nan() || b.is_nan() { a.is_nan() && b.is_nan() && a.is_sign_negative() == b.is_sign_negative() } else { a.to_bits() == b.to_bits() }
 }
 
 /// expected.json's values as this crate's widened values.
@@ -108,17 +100,13 @@ fn expected_values(dtype: DataType, spec: &Value) -> TensorValues {
     if let Some(b64) = spec.get("values_b64") {
         let raw = base64_decode(b64.as_str().unwrap());
         return match dtype {
-            DataType::DtFloat => TensorValues::Float(
-                raw.chunks_exact(4).map(|c| f64::from(f32::from_le_bytes(c.try_into().unwrap()))).collect(),
-            ),
+            DataType::DtFloat => TensorValues::Float(raw.chunks_exact(4).map(|c| f64::from(f32::from_le_bytes(c.try_into().unwrap()))).collect()),
             other => panic!("no base64 values of {other:?} in the fixture"),
         };
     }
     let values = spec["values"].as_array().unwrap();
     match dtype {
-        DataType::DtFloat | DataType::DtDouble | DataType::DtHalf => {
-            TensorValues::Float(values.iter().map(|v| parse_float(v.as_str().unwrap())).collect())
-        }
+        DataType::DtFloat | DataType::DtDouble | DataType::DtHalf => TensorValues::Float(values.iter().map(|v| parse_float(v.as_str().unwrap())).collect()),
         DataType::DtString => TensorValues::Str(values.iter().map(|v| hex_decode(v.as_str().unwrap())).collect()),
         _ => TensorValues::Int(values.iter().map(|v| v.as_i64().unwrap()).collect()),
     }
@@ -156,12 +144,8 @@ fn every_tensor_matches_what_tensorflow_reads() {
 #[test]
 fn variable_shapes_are_tensorflows_variables() {
     let ckpt = Checkpoint::open(&fixture_prefix()).unwrap();
-    let want: BTreeMap<String, Vec<i64>> = expected()
-        .into_iter()
-        .map(|(name, spec)| {
-            (name, spec["shape"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect())
-        })
-        .collect();
+    let want: BTreeMap<String, Vec<i64>> =
+        expected().into_iter().map(|(name, spec)| (name, spec["shape"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect())).collect();
     assert_eq!(ckpt.variable_shapes(), want);
     // The partitioned variable is one variable; its two slice entries exist
     // in the index but are not variables.
@@ -181,10 +165,7 @@ fn fixture_tensor_values_as_tfprof_shows_them() {
     assert_eq!(show("ScalarW"), "[-0.32 ],\n");
     assert_eq!(show("bias"), "[-0.99 0.55 2.43 0.29 0.09 ],\n");
     assert_eq!(show("dense/kernel"), "[[-0.14 -0.25 -0.22 0.92 ],\n[1.18 -2.11 -0.98 0.30 ],\n[-0.52 0.32 -0.55 -2.47 ],\n],\n");
-    assert_eq!(
-        show("rnn/cell"),
-        "[[[1.14 -0.06 1.34 ],\n[0.74 -0.03 -0.80 ],\n],\n[[-0.04 -0.37 0.99 ],\n[1.12 -1.90 0.82 ],\n],\n],\n"
-    );
+    assert_eq!(show("rnn/cell"), "[[[1.14 -0.06 1.34 ],\n[0.74 -0.03 -0.80 ],\n],\n[[-0.04 -0.37 0.99 ],\n[1.12 -1.90 0.82 ],\n],\n],\n");
     // Computed by C++ (`std::ostringstream << double`, `strtod`, `%.2f`),
     // which is what tfprof does with abseil's equivalent parse and format.
     // 2.0549999f and 2.055f both print "2.055" at 6 digits, which parses to
@@ -195,10 +176,7 @@ fn fixture_tensor_values_as_tfprof_shows_them() {
     assert_eq!(show("special64"), format!("{} 2.06 0.33 ],\n", special.strip_suffix(" ],\n").unwrap()));
     assert_eq!(show("counts"), "[[0 -1 7 ],\n[2147483647 -2147483648 42 ],\n],\n");
     assert_eq!(show("global_step"), "[9223372036854775807 -9223372036854775808 0 -5 ],\n");
-    assert_eq!(
-        format_tensor_value_bytes(&ckpt.tensor("vocab").unwrap()),
-        b"['hello' '' 'caf\xc3\xa9' 'a b'c' '\x00\xff' ],\n".to_vec()
-    );
+    assert_eq!(format_tensor_value_bytes(&ckpt.tensor("vocab").unwrap()), b"['hello' '' 'caf\xc3\xa9' 'a b'c' '\x00\xff' ],\n".to_vec());
     assert_eq!(show("empty"), "[],\n");
     // Not shown by tfprof: only float, double, int32, int64 and string are.
     for name in ["flags", "half", "small_ints"] {
@@ -303,10 +281,7 @@ fn truncated_index() {
         assert!(message.starts_with("checkpoint index: "), "{len}: {message}");
     }
     std::fs::write(&index, &original[..10]).unwrap();
-    assert_eq!(
-        input_message(Checkpoint::open(&prefix).unwrap_err()),
-        "checkpoint index: file too short for an SSTable (10 bytes; the footer alone is 48)"
-    );
+    assert_eq!(input_message(Checkpoint::open(&prefix).unwrap_err()), "checkpoint index: file too short for an SSTable (10 bytes; the footer alone is 48)");
     // Not an SSTable at all.
     std::fs::write(&index, vec![b'x'; 500]).unwrap();
     let message = input_message(Checkpoint::open(&prefix).unwrap_err());
@@ -357,18 +332,11 @@ fn sstable(records: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
 }
 
 fn header(num_shards: i32, endianness: i32) -> BundleHeaderProto {
-    BundleHeaderProto {
-        num_shards,
-        endianness,
-        version: Some(VersionDef { producer: 1, min_consumer: 0, bad_consumers: vec![] }),
-    }
+    BundleHeaderProto { num_shards, endianness, version: Some(VersionDef { producer: 1, min_consumer: 0, bad_consumers: vec![] }) }
 }
 
 fn shape(dims: &[i64]) -> Option<TensorShapeProto> {
-    Some(TensorShapeProto {
-        dim: dims.iter().map(|&size| tensor_shape_proto::Dim { size, name: String::new() }).collect(),
-        unknown_rank: false,
-    })
+    Some(TensorShapeProto { dim: dims.iter().map(|&size| tensor_shape_proto::Dim { size, name: String::new() }).collect(), unknown_rank: false })
 }
 
 fn entry(dtype: DataType, dims: &[i64], offset: i64, data: &[u8]) -> BundleEntryProto {
@@ -492,18 +460,11 @@ fn format_layout() {
     assert_eq!(format_tensor_value(&floats(&[], &[3.0])), "[3.00 ],\n");
     assert_eq!(format_tensor_value(&floats(&[3], &[1.8, 2.1, 2.06])), "[1.80 2.10 2.06 ],\n");
     assert_eq!(format_tensor_value(&floats(&[2, 2], &[1.0, 2.0, 3.0, 4.0])), "[[1.00 2.00 ],\n[3.00 4.00 ],\n],\n");
-    assert_eq!(
-        format_tensor_value(&ints(&[2, 1, 2], &[1, 2, 3, 4])),
-        "[[[1 2 ],\n],\n[[3 4 ],\n],\n],\n"
-    );
+    assert_eq!(format_tensor_value(&ints(&[2, 1, 2], &[1, 2, 3, 4])), "[[[1 2 ],\n],\n[[3 4 ],\n],\n],\n");
     assert_eq!(format_tensor_value(&ints(&[], &[-7])), "[-7 ],\n");
     assert_eq!(format_tensor_value(&ints(&[0], &[])), "[],\n");
     assert_eq!(format_tensor_value(&ints(&[2, 0], &[])), "[[],\n[],\n],\n");
-    let strings = Tensor {
-        dtype: DataType::DtString,
-        shape: vec![2],
-        values: TensorValues::Str(vec![b"a b".to_vec(), b"".to_vec()]),
-    };
+    let strings = Tensor { dtype: DataType::DtString, shape: vec![2], values: TensorValues::Str(vec![b"a b".to_vec(), b"".to_vec()]) };
     assert_eq!(format_tensor_value(&strings), "['a b' '' ],\n");
     let int32 = Tensor { dtype: DataType::DtInt32, shape: vec![2], values: TensorValues::Int(vec![i64::MIN, 5]) };
     assert_eq!(format_tensor_value(&int32), "[-9223372036854775808 5 ],\n");
@@ -620,11 +581,7 @@ fn format_cuts_at_10000_characters() {
     // Strings are cut by bytes, even inside a multi-byte character: "[" and
     // 1666 × "'aé' " (6 bytes each) make 9997 bytes; then "'", "a" and the
     // first byte of "é" reach 10000.
-    let s = Tensor {
-        dtype: DataType::DtString,
-        shape: vec![2000],
-        values: TensorValues::Str(vec!["aé".as_bytes().to_vec(); 2000]),
-    };
+    let s = Tensor { dtype: DataType::DtString, shape: vec![2000], values: TensorValues::Str(vec!["aé".as_bytes().to_vec(); 2000]) };
     let mut want = b"[".to_vec();
     want.extend(std::iter::repeat_n("'aé' ".as_bytes(), 2000).flatten());
     want.truncate(10000);

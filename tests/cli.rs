@@ -18,7 +18,9 @@ fn run(args: &[&str]) -> (String, String, i32) {
 
 #[test]
 fn usage_errors_are_one_line_with_a_help_hint() {
-    for args in [&["scope", "--bogus=1"][..], &["scope", "--select=foo"], &["scope", "--max_depth=x"], &["scope", "--order_by=size"], &["scope", "--output=html"]] {
+    for args in
+        [&["scope", "--bogus=1"][..], &["scope", "--select=foo"], &["scope", "--max_depth=x"], &["scope", "--order_by=size"], &["scope", "--output=html"]]
+    {
         let (out, err, code) = run(args);
         assert_eq!(code, 2, "{args:?}");
         assert!(out.is_empty(), "{args:?}");
@@ -38,7 +40,9 @@ fn input_errors_exit_1_naming_the_file() {
 fn help_lists_every_option_with_its_default() {
     let (out, _, code) = run(&["--help"]);
     assert_eq!(code, 0);
-    for (flag, default) in [("--max_depth", "10"), ("--step", "-1"), ("--order_by", "name"), ("--select", "micros"), ("--account_type_regexes", ".*"), ("--output", "stdout")] {
+    for (flag, default) in
+        [("--max_depth", "10"), ("--step", "-1"), ("--order_by", "name"), ("--select", "micros"), ("--account_type_regexes", ".*"), ("--output", "stdout")]
+    {
         let line = out.lines().position(|l| l.trim_start().starts_with(flag)).unwrap_or_else(|| panic!("{flag} missing"));
         let described: String = out.lines().skip(line).take(4).collect();
         assert!(described.contains(&format!("[default: {default}]")), "{flag}: {described}");
@@ -391,7 +395,10 @@ fn docs_links_resolve() {
                 let dest = if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
                 if !dest.exists() {
                     bad.push(format!("{}: {target}: no such file", file.display()));
-                } else if !anchor.is_empty() && dest.extension().is_some_and(|x| x == "md") && !anchors(&std::fs::read_to_string(&dest).unwrap()).iter().any(|a| a == anchor) {
+                } else if !anchor.is_empty()
+                    && dest.extension().is_some_and(|x| x == "md")
+                    && !anchors(&std::fs::read_to_string(&dest).unwrap()).iter().any(|a| a == anchor)
+                {
                     bad.push(format!("{}: {target}: no such heading", file.display()));
                 }
             }
@@ -471,7 +478,10 @@ fn book_examples_run_and_show_real_output() {
             let inputs_exist = |c: &str| {
                 let words: Vec<&str> = c.split_whitespace().collect();
                 let value = |w: &[&str]| if w[0] == "--job" { w[1].split_once('=').map_or(w[1], |(_, p)| p).to_owned() } else { w[1].to_owned() };
-                words.windows(2).filter(|w| w[0].ends_with("_path") || w[0].ends_with("_text") || w[0] == "--job").all(|w| value(w).split(',').all(|p| root.join(p).exists()))
+                words
+                    .windows(2)
+                    .filter(|w| w[0].ends_with("_path") || w[0].ends_with("_text") || w[0] == "--job")
+                    .all(|w| value(w).split(',').all(|p| root.join(p).exists()))
             };
             let runnable = |c: &String| c.starts_with("rtfprof ") && inputs_exist(c);
             let mut output = String::new();
@@ -484,7 +494,9 @@ fn book_examples_run_and_show_real_output() {
                 }
                 ran += 1;
             }
-            let Some((_, shown, shown_at)) = blocks.get(k + 1).filter(|b| b.0.is_empty() && !commands.is_empty() && commands.iter().all(runnable)) else { continue };
+            let Some((_, shown, shown_at)) = blocks.get(k + 1).filter(|b| b.0.is_empty() && !commands.is_empty() && commands.iter().all(runnable)) else {
+                continue;
+            };
             checked += 1;
             let got: Vec<&str> = output.lines().map(str::trim_end).collect();
             let mut next = 0;

@@ -177,7 +177,9 @@ fn jax_cpu_instructions_are_listed_beyond_xprof() {
 /// where a stream copies the branch index to the host.
 #[test]
 fn command_buffer_kernels_name_the_ops_their_twins_name() {
-    for (fixture, trace) in fixtures(&["jax_gpu_mlp", "jax_gpu_lstm", "jax_gpu_cond"], &["jax_mlp", "flax_cnn", "jax_lstm"], common::heldout_jax_gpu_by_twin().1) {
+    for (fixture, trace) in
+        fixtures(&["jax_gpu_mlp", "jax_gpu_lstm", "jax_gpu_cond"], &["jax_mlp", "flax_cnn", "jax_lstm"], common::heldout_jax_gpu_by_twin().1)
+    {
         // op -> kernel -> executions
         let count = |rows: Vec<serde_json::Map<String, Value>>| {
             let mut by: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
@@ -215,7 +217,8 @@ fn csv_rows_are_the_json_rows() {
         let json = table(command, &trace, key);
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out.csv");
-        let run = common::run_rtfprof(&[command.into(), format!("--xplane_path={}", trace.display()), format!("--output=csv:outfile={}", out.display())], "", None);
+        let run =
+            common::run_rtfprof(&[command.into(), format!("--xplane_path={}", trace.display()), format!("--output=csv:outfile={}", out.display())], "", None);
         assert!(run.status.success());
         let mut reader = csv::Reader::from_path(&out).unwrap();
         let headers: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();

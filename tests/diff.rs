@@ -50,14 +50,28 @@ fn text_files_and_profiles_list_the_same_nodes() {
 #[test]
 fn identical_sides_are_refused_and_copies_differ_by_nothing() {
     let p = testdata().join("cnn/profile").display().to_string();
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_profile_path={p}"), format!("--right_profile_path={p}"), "--right_step=-1".into(), "--left_step=-1".into(), "--names=a,b".into()]);
+    let (out, err, ok) = rtfprof(&[
+        "diff".into(),
+        format!("--left_profile_path={p}"),
+        format!("--right_profile_path={p}"),
+        "--right_step=-1".into(),
+        "--left_step=-1".into(),
+        "--names=a,b".into(),
+    ]);
     // Same inputs and step: refused, since it could only be a mistake.
     assert!(!ok && err.lines().count() == 1 && err.contains("both sides are the same"), "{out}{err}");
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--profile_path={p}"), "--left_step=1".into(), "--right_step=1".into(), format!("--right_profile_path={p}")]);
+    let (out, err, ok) =
+        rtfprof(&["diff".into(), format!("--profile_path={p}"), "--left_step=1".into(), "--right_step=1".into(), format!("--right_profile_path={p}")]);
     assert!(!ok, "{out}{err}");
     let copy = tempfile::NamedTempFile::new().unwrap();
     std::fs::copy(&p, copy.path()).unwrap();
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_profile_path={p}"), format!("--right_profile_path={}", copy.path().display()), "--delta=0".into(), "--min_size=1".into()]);
+    let (out, err, ok) = rtfprof(&[
+        "diff".into(),
+        format!("--left_profile_path={p}"),
+        format!("--right_profile_path={}", copy.path().display()),
+        "--delta=0".into(),
+        "--min_size=1".into(),
+    ]);
     assert!(ok, "{err}");
     // Equal values everywhere: relative difference 0 >= 0 lists nodes, but
     // every listed difference must be zero.
@@ -66,7 +80,8 @@ fn identical_sides_are_refused_and_copies_differ_by_nothing() {
 
 #[test]
 fn snapshot_of_two_batch_sizes() {
-    let mut args = vec!["diff".to_owned(), "--metric=bytes".into(), "--delta=0.2".into(), "--min_size=10KB".into(), "--names=bs8,bs4".into(), "--max_depth=100".into()];
+    let mut args =
+        vec!["diff".to_owned(), "--metric=bytes".into(), "--delta=0.2".into(), "--min_size=10KB".into(), "--names=bs8,bs4".into(), "--max_depth=100".into()];
     args.extend(side("left", "cnn_b8"));
     args.extend(side("right", "cnn"));
     let (out, err, ok) = rtfprof(&args);
@@ -117,13 +132,20 @@ fn traces_diff_as_their_saved_views() {
     let mut texts = vec!["diff".to_owned(), "--max_depth=100".into(), "--delta=0.05".into()];
     for (side, trace) in [("left", &mlp), ("right", &nocb)] {
         let out = dir.path().join(format!("{side}.txt"));
-        let (_, err, ok) = rtfprof(&["scope".into(), format!("--xplane_path={trace}"), "--select=micros".into(), "--max_depth=100".into(), format!("--output=file:outfile={}", out.display())]);
+        let (_, err, ok) = rtfprof(&[
+            "scope".into(),
+            format!("--xplane_path={trace}"),
+            "--select=micros".into(),
+            "--max_depth=100".into(),
+            format!("--output=file:outfile={}", out.display()),
+        ]);
         assert!(ok, "{err}");
         texts.extend([format!("--{side}_text={}", out.display()), "--metric=micros".into()]);
     }
     texts.pop();
     let (from_texts, err_a, ok_a) = rtfprof(&texts);
-    let (from_traces, err_b, ok_b) = rtfprof(&["diff".into(), "--max_depth=100".into(), "--delta=0.05".into(), format!("--left_xplane_path={mlp}"), format!("--right_xplane_path={nocb}")]);
+    let (from_traces, err_b, ok_b) =
+        rtfprof(&["diff".into(), "--max_depth=100".into(), "--delta=0.05".into(), format!("--left_xplane_path={mlp}"), format!("--right_xplane_path={nocb}")]);
     assert!(ok_a && ok_b, "{err_a}{err_b}");
     assert!(from_traces.contains("relative difference in micros"), "default metric of traces: {from_traces}");
     assert!(tree_lines(&from_traces).len() > 3, "{from_traces}");
@@ -134,7 +156,8 @@ fn traces_diff_as_their_saved_views() {
     let hosts = xplane.join("two_hosts").display().to_string();
     let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_xplane_path={hosts}"), "--right_step=0".into(), "--delta=0".into()]);
     assert!(ok && out.contains("hosts host0,host1 (left)") && out.contains("\n  host0") && out.contains("\n  host1"), "{out}{err}");
-    let (_, err, ok) = rtfprof(&["diff".into(), format!("--left_xplane_path={mlp}"), format!("--left_profile_path={mlp}"), format!("--right_xplane_path={nocb}")]);
+    let (_, err, ok) =
+        rtfprof(&["diff".into(), format!("--left_xplane_path={mlp}"), format!("--left_profile_path={mlp}"), format!("--right_xplane_path={nocb}")]);
     assert!(!ok && err.contains("--left_xplane_path") && err.lines().count() == 1, "{err}");
 }
 
@@ -184,7 +207,8 @@ fn partial_profiles_diff_as_their_profiles() {
     let dir = tempfile::tempdir().unwrap();
     let partial = |model: &str| {
         let out = dir.path().join(format!("{model}.rtfprof"));
-        let (_, err, ok) = rtfprof(&["partial".into(), format!("--job=m={}", testdata().join(model).join("profile").display()), format!("-o={}", out.display())]);
+        let (_, err, ok) =
+            rtfprof(&["partial".into(), format!("--job=m={}", testdata().join(model).join("profile").display()), format!("-o={}", out.display())]);
         assert!(ok, "{err}");
         out.display().to_string()
     };
@@ -209,8 +233,14 @@ fn partial_profiles_diff_as_their_profiles() {
     // One partial at two steps; a side is partials or files, not both.
     let (out, err, ok) = rtfprof(&["diff".into(), format!("--partial_path={left}"), "--left_step=0".into(), "--right_step=2".into()]);
     assert!(ok && out.contains("step 0 (left)") && out.contains("step 2 (right)"), "{out}{err}");
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_partial_path={left}"), format!("--left_profile_path={}", profile("cnn")), format!("--right_partial_path={right}")]);
+    let (out, err, ok) = rtfprof(&[
+        "diff".into(),
+        format!("--left_partial_path={left}"),
+        format!("--left_profile_path={}", profile("cnn")),
+        format!("--right_partial_path={right}"),
+    ]);
     assert!(!ok && out.is_empty() && err.lines().count() == 1 && err.contains("--left_partial_path"), "{err}");
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_text={left}"), format!("--left_profile_path={}", profile("cnn")), format!("--right_partial_path={right}")]);
+    let (out, err, ok) =
+        rtfprof(&["diff".into(), format!("--left_text={left}"), format!("--left_profile_path={}", profile("cnn")), format!("--right_partial_path={right}")]);
     assert!(!ok && out.is_empty() && err.lines().count() == 1 && err.contains("--left_text"), "{err}");
 }

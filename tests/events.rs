@@ -123,13 +123,7 @@ fn runs_are_refused_until_one_is_picked() {
     let (case, golden) = golden_case("tutorial.scope.default", logdir.path());
     let (out, err, code) = rtfprof(&case, "");
     assert_eq!((out.as_str(), code), ("", 1));
-    assert_eq!(
-        err,
-        format!(
-            "rtfprof: --events_path {}: holds 2 runs: eval/nested, train; pick one with --events_run NAME\n",
-            logdir.path().display()
-        )
-    );
+    assert_eq!(err, format!("rtfprof: --events_path {}: holds 2 runs: eval/nested, train; pick one with --events_run NAME\n", logdir.path().display()));
     for run in ["train", "./train/"] {
         let mut picked = case.clone();
         picked.push(format!("--events_run={run}"));
@@ -182,12 +176,12 @@ fn the_newest_of_several_graphs_is_used() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         err,
-        format!(
-            "rtfprof: warning: --events_path {}: 2 graphs differ; using the newest, in {FIRST} at byte 78, as TensorBoard does\n",
-            dir.path().display()
-        )
+        format!("rtfprof: warning: --events_path {}: 2 graphs differ; using the newest, in {FIRST} at byte 78, as TensorBoard does\n", dir.path().display())
     );
-    assert!(out.contains(&format!("step 0: \"forward\" ({summary})\nstep 1: \"step0\" ({FIRST})\nstep 2: \"step2\" ({FIRST})\nstep 3: \"step4\" ({SECOND})\n")), "{out}");
+    assert!(
+        out.contains(&format!("step 0: \"forward\" ({summary})\nstep 1: \"step0\" ({FIRST})\nstep 2: \"step2\" ({FIRST})\nstep 3: \"step4\" ({SECOND})\n")),
+        "{out}"
+    );
 }
 
 /// Run metadata without step stats (TF2's graph-only traces) are listed,
@@ -211,9 +205,13 @@ fn the_prompt_reads_an_event_log() {
     let tutorial = events().join("tutorial");
     let (out, err, code) = rtfprof(&[flag("events_path", &tutorial)], "op -max_depth 4 -step 1 -select micros,occurrence\nquit\n");
     assert_eq!(code, 0, "{err}");
-    let (one_shot, _, _) = rtfprof(&[args(&["op", "--max_depth=4", "--step=1", "--select=micros,occurrence"]), vec![flag("events_path", &tutorial)]].concat(), "");
+    let (one_shot, _, _) =
+        rtfprof(&[args(&["op", "--max_depth=4", "--step=1", "--select=micros,occurrence"]), vec![flag("events_path", &tutorial)]].concat(), "");
     assert_eq!(out, one_shot);
-    assert!(out.starts_with("Reading Files...\nTry to use a single --profile_path instead of graph_path,op_log_path,run_meta_path\nstep 0: \"step0\""), "{out}");
+    assert!(
+        out.starts_with("Reading Files...\nTry to use a single --profile_path instead of graph_path,op_log_path,run_meta_path\nstep 0: \"step0\""),
+        "{out}"
+    );
     let (_, err, _) = rtfprof(&[flag("events_path", &tutorial)], "scope -events_tags step0\nquit\n");
     assert!(err.contains("--events_tags: inputs are read once at start-up"), "{err}");
 }
@@ -263,10 +261,8 @@ fn jobs_take_event_logs() {
 #[test]
 fn diff_compares_event_logs() {
     let tutorial = events().join("tutorial");
-    let (out, err, code) = rtfprof(
-        &[args(&["diff", "--left_step=0", "--right_step=2", "--metric=micros", "--max_depth=2"]), vec![flag("events_path", &tutorial)]].concat(),
-        "",
-    );
+    let (out, err, code) =
+        rtfprof(&[args(&["diff", "--left_step=0", "--right_step=2", "--metric=micros", "--max_depth=2"]), vec![flag("events_path", &tutorial)]].concat(), "");
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(&format!("Comparing {} step 0 (left), {} step 2 (right)\n", tutorial.display(), tutorial.display())), "{out}");
     assert!(out.contains("\n  conv1 (left:"), "{out}");

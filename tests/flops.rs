@@ -244,10 +244,7 @@ fn traced_cnn_with_batch_norm_equals_tensorflows_op_log() {
     let dir = flops_dir().join("cnn_bn");
     for setting in ["fused", "unfused"] {
         let run_meta = dir.join(format!("run_meta_{setting}"));
-        let estimated = estimated_by_cli(&[
-            format!("--graph_path={}", dir.join("graph.pb").display()),
-            format!("--run_meta_path={}", run_meta.display()),
-        ]);
+        let estimated = estimated_by_cli(&[format!("--graph_path={}", dir.join("graph.pb").display()), format!("--run_meta_path={}", run_meta.display())]);
         let op_log = load_op_log(&dir.join(format!("tfprof_log_{setting}"))).unwrap();
         let logged: std::collections::HashMap<&str, i64> =
             op_log.log_entries.iter().filter(|e| e.float_ops != 0).map(|e| (e.name.as_str(), e.float_ops)).collect();
@@ -288,10 +285,8 @@ fn graph_without_shapes_uses_run_time_shapes() {
     let dir = flops_dir().join("cnn_bn");
     for setting in ["fused", "unfused"] {
         let run_meta = dir.join(format!("run_meta_{setting}"));
-        let estimated = estimated_by_cli(&[
-            format!("--graph_path={}", dir.join("graph_noshapes.pb").display()),
-            format!("--run_meta_path={}", run_meta.display()),
-        ]);
+        let estimated =
+            estimated_by_cli(&[format!("--graph_path={}", dir.join("graph_noshapes.pb").display()), format!("--run_meta_path={}", run_meta.display())]);
         let op_log = load_op_log(&dir.join(format!("tfprof_log_{setting}"))).unwrap();
         let mut stats = Stats::new();
         stats.add_graph(load_graph(&dir.join("graph_noshapes.pb"), true).unwrap());
@@ -314,8 +309,7 @@ fn graph_without_shapes_uses_run_time_shapes() {
             }
         }
         assert!(compared >= 50, "{setting}: {compared} compared, {missed} missed");
-        let logged: std::collections::HashSet<&str> =
-            op_log.log_entries.iter().filter(|e| e.float_ops != 0).map(|e| e.name.as_str()).collect();
+        let logged: std::collections::HashSet<&str> = op_log.log_entries.iter().filter(|e| e.float_ops != 0).map(|e| e.name.as_str()).collect();
         for node in stats.nodes.iter().filter(|n| estimated.get(&*n.name).is_some_and(|&f| f != 0) && !logged.contains(&*n.name)) {
             assert!(UNUSED_SHAPE.contains(&node.op), "{setting} {} ({}): TF logged none", node.name, node.op);
         }

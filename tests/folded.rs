@@ -126,11 +126,8 @@ fn odd_names_keep_the_format() {
     let names = ["a;b/c d", "a;b/100%", "a;b/line\\nbreak\\r", "tail 7", " both ends "];
     let nodes: String = names.iter().map(|n| format!("node {{ name: \"{n}\" op: \"Op\" }}\n")).collect();
     std::fs::write(&graph, nodes).unwrap();
-    let stats: String = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| format!("node_stats {{ node_name: \"{n}\" all_start_micros: 100 op_end_rel_micros: {} }}\n", i + 2))
-        .collect();
+    let stats: String =
+        names.iter().enumerate().map(|(i, n)| format!("node_stats {{ node_name: \"{n}\" all_start_micros: 100 op_end_rel_micros: {} }}\n", i + 2)).collect();
     std::fs::write(&run_meta, format!("step_stats {{ dev_stats {{ device: \"/job:localhost/replica:0/task:0/device:CPU:0\"\n{stats} }} }}\n")).unwrap();
     let inputs = vec![format!("--graph_path={}", graph.display()), format!("--run_meta_path={}", run_meta.display())];
     let folded = check_view("scope", inputs, "micros", &[]);
@@ -298,7 +295,15 @@ fn speedscope_rows(app: &Path, chromium: &Path, dir: &Path, name: &str, folded: 
     std::fs::write(&script, format!("speedscope.loadFileFromBase64({name_literal}, btoa(unescape(encodeURIComponent({text}))))")).unwrap();
     let url = format!("file://{}#localProfilePath={}&view=sandwich", app.join("index.html").display(), script.display());
     let output = Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--virtual-time-budget=10000", "--window-size=1200,4000", "--dump-dom"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=10000",
+            "--window-size=1200,4000",
+            "--dump-dom",
+        ])
         .arg(&url)
         .output()
         .unwrap();

@@ -69,8 +69,7 @@ fn resolve_args(case: &Case, out_dir: &Path) -> Vec<String> {
             let Some((flag, value)) = arg.split_once('=') else { return arg.clone() };
             match flag {
                 "--graph_path" | "--op_log_path" | "--profile_path" | "--checkpoint_path" | "--run_meta_path" | "--events_path" => {
-                    let joined: Vec<String> =
-                        value.split(',').filter(|s| !s.is_empty()).map(|p| data.join(p).display().to_string()).collect();
+                    let joined: Vec<String> = value.split(',').filter(|s| !s.is_empty()).map(|p| data.join(p).display().to_string()).collect();
                     format!("{flag}={}", joined.join(","))
                 }
                 "--output" => match value.split_once(":outfile=") {
@@ -105,10 +104,8 @@ fn save_actual(name: &str, suffix: &str, actual: &str) -> PathBuf {
 /// show several orders). The invariant compared instead: the same start-up
 /// lines, and the same checker sections with identical contents.
 fn advise_sections(stdout: &str) -> (String, Vec<String>) {
-    const CHECKERS: [&str; 4] =
-        ["AcceleratorUtilizationChecker", "OperationChecker", "ExpensiveOperationChecker", "JobChecker"];
-    let mut starts: Vec<usize> =
-        CHECKERS.iter().filter_map(|c| stdout.find(&format!("\n{c}:\n"))).collect();
+    const CHECKERS: [&str; 4] = ["AcceleratorUtilizationChecker", "OperationChecker", "ExpensiveOperationChecker", "JobChecker"];
+    let mut starts: Vec<usize> = CHECKERS.iter().filter_map(|c| stdout.find(&format!("\n{c}:\n"))).collect();
     starts.sort_unstable();
     starts.push(stdout.len());
     let prelude = stdout[..starts[0]].to_owned();
@@ -141,11 +138,7 @@ fn check(table: Table, case: &Case) -> Option<String> {
         return Some(format!("{}: golden {}.out is missing (rerun tools/gen_golden.py)", case.name, case.name));
     };
     let mut failures = Vec::new();
-    let same = if case.view == "advise" {
-        advise_sections(&stdout) == advise_sections(&expected_out)
-    } else {
-        stdout == expected_out
-    };
+    let same = if case.view == "advise" { advise_sections(&stdout) == advise_sections(&expected_out) } else { stdout == expected_out };
     if !same {
         let saved = save_actual(&case.name, "out", &stdout);
         failures.push(format!(
@@ -162,12 +155,7 @@ fn check(table: Table, case: &Case) -> Option<String> {
         let actual = std::fs::read_to_string(out_dir.path().join(written)).unwrap_or_default();
         if actual != expected {
             let saved = save_actual(&case.name, "file", &actual);
-            failures.push(format!(
-                "{}.file differs at {} (actual saved to {})",
-                case.name,
-                first_difference(&expected, &actual),
-                saved.display()
-            ));
+            failures.push(format!("{}.file differs at {} (actual saved to {})", case.name, first_difference(&expected, &actual), saved.display()));
         }
     }
     if failures.is_empty() { None } else { Some(failures.join("\n")) }
@@ -209,11 +197,7 @@ fn the_binary_prints_the_golden_stdout() {
         .par_iter()
         .filter_map(|(table, case)| {
             let out_dir = tempfile::tempdir().expect("temp dir");
-            let output = rtfprof_command()
-                .arg(&case.view)
-                .args(resolve_args(case, out_dir.path()))
-                .output()
-                .expect("run rtfprof");
+            let output = rtfprof_command().arg(&case.view).args(resolve_args(case, out_dir.path())).output().expect("run rtfprof");
             let expected = std::fs::read(testdata().join(table.golden).join(format!("{}.out", case.name))).expect("golden .out");
             (output.stdout != expected).then(|| {
                 let actual = String::from_utf8_lossy(&output.stdout);

@@ -72,9 +72,17 @@ fn devices_stay_apart_and_timelines_interleave() {
         assert!(processes.iter().any(|p| p.contains(&format!(": /{job}/job:localhost/"))), "{job}: {processes:?}");
     }
     // The jobs ran at the same time: their slices' time ranges overlap.
-    let pid_of = |job: &str| events.iter().find(|e| e["name"] == "process_name" && e["args"]["name"].as_str().unwrap().contains(&format!("/{job}/"))).unwrap()["pid"].as_u64().unwrap();
+    let pid_of = |job: &str| {
+        events.iter().find(|e| e["name"] == "process_name" && e["args"]["name"].as_str().unwrap().contains(&format!("/{job}/"))).unwrap()["pid"]
+            .as_u64()
+            .unwrap()
+    };
     let range = |pid: u64| {
-        let xs: Vec<(i64, i64)> = events.iter().filter(|e| e["ph"] == "X" && e["pid"] == pid).map(|e| (e["ts"].as_i64().unwrap(), e["ts"].as_i64().unwrap() + e["dur"].as_i64().unwrap())).collect();
+        let xs: Vec<(i64, i64)> = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid)
+            .map(|e| (e["ts"].as_i64().unwrap(), e["ts"].as_i64().unwrap() + e["dur"].as_i64().unwrap()))
+            .collect();
         (xs.iter().map(|x| x.0).min().unwrap(), xs.iter().map(|x| x.1).max().unwrap())
     };
     let (a, b) = (range(pid_of("worker0")), range(pid_of("worker1")));

@@ -86,10 +86,18 @@ fn fixture_cases() -> Vec<Case> {
         (vec![format!("--graph_path={}", data("cnn/graph.pb")), format!("--run_meta_path={}", data("cnn/run_meta_1"))], &["scope", "graph", "op"], true),
         (vec![format!("--profile_path={}", data("cnn/profile"))], &VIEWS, true),
         (vec![format!("--profile_path={}", data("gpu_synth/profile"))], &VIEWS, true),
-        (vec![format!("--events_path={}", data("events/tutorial")), format!("--op_log_path={}", data("events/tutorial.tfprof_log"))], &["scope", "graph", "op"], true),
+        (
+            vec![format!("--events_path={}", data("events/tutorial")), format!("--op_log_path={}", data("events/tutorial.tfprof_log"))],
+            &["scope", "graph", "op"],
+            true,
+        ),
         (vec![format!("--job=worker0={}", data("jobs/worker0")), format!("--job=worker1={}", data("jobs/worker1"))], &["scope", "graph", "op"], true),
         // (A checkpoint alone has no steps.)
-        (vec![format!("--graph_path={}", data("ckpt/graph.pbtxt")), format!("--checkpoint_path={}", data("ckpt/model.ckpt"))], &["scope", "graph", "op"], false),
+        (
+            vec![format!("--graph_path={}", data("ckpt/graph.pbtxt")), format!("--checkpoint_path={}", data("ckpt/model.ckpt"))],
+            &["scope", "graph", "op"],
+            false,
+        ),
     ];
     for (inputs, views, steps) in others {
         for view in views {
@@ -161,11 +169,8 @@ fn fixture_cases() -> Vec<Case> {
         cases.push(case("kernels", "kernels", &[format!("--pytorch_path={}", data(&format!("pytorch/{trace}.steps2-3.pt.trace.json.gz")))]));
     }
     // rtfprof ranks: generated GPU ranks, real gloo CPU ranks, XPlane hosts.
-    for inputs in [
-        vec![format!("--pytorch_path={}", data("pytorch/ranks16"))],
-        vec![format!("--pytorch_path={}", data("pytorch/gloo3"))],
-        xplane("two_hosts"),
-    ] {
+    for inputs in [vec![format!("--pytorch_path={}", data("pytorch/ranks16"))], vec![format!("--pytorch_path={}", data("pytorch/gloo3"))], xplane("two_hosts")]
+    {
         cases.push(case("ranks", "ranks", &inputs));
         cases.push(case("report", "report", &inputs));
     }
@@ -175,7 +180,11 @@ fn fixture_cases() -> Vec<Case> {
         vec![format!("--left_profile_path={}", data("cnn_b8/profile")), format!("--right_profile_path={}", data("cnn/profile"))],
         vec![format!("--profile_path={}", data("cnn/profile")), "--left_step=0".into(), "--right_step=2".into()],
         vec![format!("--left_text={}", data("golden/cnn_b8.scope.diff_side.out")), format!("--right_text={}", data("golden/cnn.scope.diff_side.out"))],
-        vec![format!("--left_xplane_path={}", data("xplane/jax_gpu_mlp")), format!("--right_xplane_path={}", data("xplane/jax_gpu_mlp_nocb")), "--view=code".into()],
+        vec![
+            format!("--left_xplane_path={}", data("xplane/jax_gpu_mlp")),
+            format!("--right_xplane_path={}", data("xplane/jax_gpu_mlp_nocb")),
+            "--view=code".into(),
+        ],
         vec![
             format!("--left_pytorch_path={}", data("pytorch/schedule.pt.trace.json.gz")),
             format!("--right_pytorch_path={}", data("pytorch/threads_memory.pt.trace.json")),
@@ -256,7 +265,6 @@ fn validators() -> BTreeMap<String, jsonschema::Validator> {
 fn errors(validator: &jsonschema::Validator, document: &Value) -> Vec<String> {
     validator.iter_errors(document).take(10).map(|e| format!("at '{}': {e}", e.instance_path())).collect()
 }
-
 
 /// Runs a case: the document it writes.
 fn document(case: &Case) -> Result<Value, String> {
@@ -361,7 +369,12 @@ fn undescribed(value: &Value, root: &Value, at: &str, out: &mut Vec<String>) {
                 if key == "properties" {
                     for (name, property) in v.as_object().into_iter().flatten() {
                         let described = property.get("description").is_some()
-                            || property.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')).and_then(|p| root.pointer(p)).is_some_and(|d| d.get("description").is_some());
+                            || property
+                                .get("$ref")
+                                .and_then(Value::as_str)
+                                .and_then(|r| r.strip_prefix('#'))
+                                .and_then(|p| root.pointer(p))
+                                .is_some_and(|d| d.get("description").is_some());
                         if !described {
                             out.push(format!("{at}/properties/{name}"));
                         }

@@ -31,10 +31,13 @@ struct Record {
 fn replay(mut records: Vec<Record>, start: i64) -> Value {
     records.sort_by_key(|r| (r.micros, r.bytes < 0));
     let mut sum = 0;
-    let values: Vec<i64> = records.iter().map(|r| {
-        sum += r.bytes;
-        sum
-    }).collect();
+    let values: Vec<i64> = records
+        .iter()
+        .map(|r| {
+            sum += r.bytes;
+            sum
+        })
+        .collect();
     let peak = *values.iter().max().unwrap();
     let at = values.iter().rposition(|&v| v == peak).unwrap();
     let mut live: BTreeMap<&str, i64> = BTreeMap::new();
@@ -119,8 +122,7 @@ fn expected_from(run_metas: impl Iterator<Item = RunMetadata>) -> Value {
                 }
             }
         }
-        let allocators: serde_json::Map<String, Value> =
-            by_allocator.into_iter().map(|(name, records)| (name, replay(records, start))).collect();
+        let allocators: serde_json::Map<String, Value> = by_allocator.into_iter().map(|(name, records)| (name, replay(records, start))).collect();
         steps.push(json!({"step": step, "allocators": allocators}));
     }
     json!({"schema_version": 1, "steps": steps})
@@ -240,10 +242,8 @@ fn xplane_peaks_are_xprofs() {
         eprintln!("skipping xplane_peaks_are_xprofs: {} is absent", trace.display());
         return;
     }
-    let golden: Value = serde_json::from_str(
-        &std::fs::read_to_string(testdata().join("xplane/expected/tf2_bert_8gpu.host0.memory_profile.json")).unwrap(),
-    )
-    .unwrap();
+    let golden: Value =
+        serde_json::from_str(&std::fs::read_to_string(testdata().join("xplane/expected/tf2_bert_8gpu.host0.memory_profile.json")).unwrap()).unwrap();
     let ours = rtfprof_json_of(&["memory".to_owned(), format!("--xplane_path={}", trace.display())]);
     let steps = ours["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "the trace has no step markers: one step");
@@ -278,14 +278,9 @@ fn host_line_timestamp_ns(trace: &Path) -> i64 {
     use rtfprof::proto::tensorflow::profiler::XSpace;
     let space = XSpace::decode(std::fs::read(trace).unwrap().as_slice()).unwrap();
     let host = space.planes.iter().find(|p| p.name == "/host:CPU").unwrap();
-    let memory_ids: Vec<i64> =
-        host.event_metadata.iter().filter(|(_, m)| m.name.starts_with("Memory")).map(|(id, _)| *id).collect();
-    let stamps: std::collections::BTreeSet<i64> = host
-        .lines
-        .iter()
-        .filter(|l| l.events.iter().any(|e| memory_ids.contains(&e.metadata_id)))
-        .map(|l| l.timestamp_ns)
-        .collect();
+    let memory_ids: Vec<i64> = host.event_metadata.iter().filter(|(_, m)| m.name.starts_with("Memory")).map(|(id, _)| *id).collect();
+    let stamps: std::collections::BTreeSet<i64> =
+        host.lines.iter().filter(|l| l.events.iter().any(|e| memory_ids.contains(&e.metadata_id))).map(|l| l.timestamp_ns).collect();
     assert_eq!(stamps.len(), 1, "{stamps:?}");
     *stamps.first().unwrap()
 }
@@ -324,7 +319,11 @@ fn no_records_and_missing_steps() {
 /// (`job/node`) and clock: the numbers are each job's own.
 #[test]
 fn jobs_keep_their_own_allocators_and_clocks() {
-    let both = rtfprof_json_of(&["memory".to_owned(), format!("--job=a={}", testdata().join("cnn").display()), format!("--job=b={}", testdata().join("mlp").display())]);
+    let both = rtfprof_json_of(&[
+        "memory".to_owned(),
+        format!("--job=a={}", testdata().join("cnn").display()),
+        format!("--job=b={}", testdata().join("mlp").display()),
+    ]);
     for (job, model) in [("a", "cnn"), ("b", "mlp")] {
         let alone = rtfprof_json_of(&[vec!["memory".to_owned()], common::fixture_flags(model)].concat());
         for step in 0..3 {
@@ -333,8 +332,7 @@ fn jobs_keep_their_own_allocators_and_clocks() {
                 for key in ["peak_bytes", "peak_micros", "curve"] {
                     assert_eq!(merged[key], allocator[key], "{job} step {step} {name}: {key}");
                 }
-                let live: Vec<(String, &Value)> =
-                    allocator["live_at_peak"].as_object().unwrap().iter().map(|(n, b)| (format!("{job}/{n}"), b)).collect();
+                let live: Vec<(String, &Value)> = allocator["live_at_peak"].as_object().unwrap().iter().map(|(n, b)| (format!("{job}/{n}"), b)).collect();
                 let merged_live: Vec<(String, &Value)> = merged["live_at_peak"].as_object().unwrap().iter().map(|(n, b)| (n.clone(), b)).collect();
                 assert_eq!(merged_live, live, "{job} step {step} {name}");
             }
@@ -349,10 +347,11 @@ fn jobs_keep_their_own_allocators_and_clocks() {
 /// no more than that peak.
 #[test]
 fn xplane_allocators_and_peaks_are_xprofs_on_every_trace() {
-    let mut traces: Vec<(String, std::path::PathBuf)> = ["jax_gpu_mlp", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_xfer", "jax_gpu_cond", "jax_gpu_cond_nocb", "tf_loop", "jax_jit"]
-        .iter()
-        .map(|f| (format!("{f}.host0"), testdata().join("xplane").join(f)))
-        .collect();
+    let mut traces: Vec<(String, std::path::PathBuf)> =
+        ["jax_gpu_mlp", "jax_gpu_cnn", "jax_gpu_lstm", "jax_gpu_xfer", "jax_gpu_cond", "jax_gpu_cond_nocb", "tf_loop", "jax_jit"]
+            .iter()
+            .map(|f| (format!("{f}.host0"), testdata().join("xplane").join(f)))
+            .collect();
     traces.extend(common::shared_xplane_goldens());
     traces.extend(common::heldout_jax_gpu().into_iter().map(|(name, trace)| (format!("{name}.vm"), trace)));
     for (golden, trace) in traces {
@@ -370,11 +369,7 @@ fn xplane_allocators_and_peaks_are_xprofs_on_every_trace() {
         }
         let expected: BTreeMap<String, i64> = xprof["memoryProfilePerAllocator"]
             .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), v["profileSummary"]["peakStats"]["peakBytesInUse"].as_str().unwrap().parse().unwrap()))
-                    .collect()
-            })
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v["profileSummary"]["peakStats"]["peakBytesInUse"].as_str().unwrap().parse().unwrap())).collect())
             .unwrap_or_default();
         assert_eq!(peaks, expected, "{golden}");
     }

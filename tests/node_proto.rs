@@ -40,10 +40,8 @@ fn dict_value(value: &Value) -> DictValue {
 
 fn inputs(case: &Value) -> Sources {
     let path = |key: &str| case["inputs"][key].as_str().map(|p| common::testdata().join(p));
-    let run_meta_paths = case["inputs"]["run_meta_path"]
-        .as_array()
-        .map(|list| list.iter().map(|p| common::testdata().join(p.as_str().unwrap())).collect())
-        .unwrap_or_default();
+    let run_meta_paths =
+        case["inputs"]["run_meta_path"].as_array().map(|list| list.iter().map(|p| common::testdata().join(p.as_str().unwrap())).collect()).unwrap_or_default();
     let paths = InputPaths {
         graph_path: path("graph_path"),
         run_meta_paths,
@@ -63,8 +61,7 @@ fn plain(message: &DynamicMessage) -> Value {
         let converted = match (field.name(), value.as_ref()) {
             ("tensor_value", _) if !message.has_field(&field) => Value::Null,
             ("input_shapes", Field::Map(map)) => {
-                let mut entries: Vec<(i32, Value)> =
-                    map.iter().map(|(k, v)| (k.as_i32().unwrap(), shape(v.as_message().unwrap()))).collect();
+                let mut entries: Vec<(i32, Value)> = map.iter().map(|(k, v)| (k.as_i32().unwrap(), shape(v.as_message().unwrap()))).collect();
                 entries.sort_by_key(|(k, _)| *k);
                 Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
             }

@@ -134,7 +134,13 @@ fn views_of_merged_partials_equal_views_of_jobs() {
     // (Given in another order than the names sort: the loader sorts them.)
     jobs.reverse();
     let partial_flag = format!("--partial_path={}", files.join(","));
-    for view in [&["scope", "--max_depth=4"][..], &["op", "--select=micros,occurrence,accelerator_micros"], &["code", "--max_depth=6", "--select=micros,bytes"], &["graph", "--max_depth=3"], &["scope", "--step=0", "--select=bytes,peak_bytes,residual_bytes,output_bytes"]] {
+    for view in [
+        &["scope", "--max_depth=4"][..],
+        &["op", "--select=micros,occurrence,accelerator_micros"],
+        &["code", "--max_depth=6", "--select=micros,bytes"],
+        &["graph", "--max_depth=3"],
+        &["scope", "--step=0", "--select=bytes,peak_bytes,residual_bytes,output_bytes"],
+    ] {
         let mut from_partials: Vec<&str> = view.to_vec();
         from_partials.push(&partial_flag);
         let mut from_jobs: Vec<&str> = view.to_vec();
@@ -213,7 +219,10 @@ fn ranks_of_partials_are_the_ranks_of_their_traces() {
     let hosts = testdata().join("xplane/two_hosts");
     let part = dir.path().join("hosts.rtfprof");
     rtfprof_stdout(&["partial".to_owned(), format!("--xplane_path={}", hosts.display()), format!("-o={}", part.display())]);
-    assert_eq!(rtfprof_stdout(&["ranks".to_owned(), format!("--partial_path={}", part.display())]), rtfprof_stdout(&["ranks".to_owned(), format!("--xplane_path={}", hosts.display())]));
+    assert_eq!(
+        rtfprof_stdout(&["ranks".to_owned(), format!("--partial_path={}", part.display())]),
+        rtfprof_stdout(&["ranks".to_owned(), format!("--xplane_path={}", hosts.display())])
+    );
     // A partial of TF files carries no rank: said, in one line.
     let tf = dir.path().join("tf.rtfprof");
     rtfprof_stdout(&["partial".to_owned(), format!("--profile_path={}", testdata().join("cnn/profile").display()), format!("-o={}", tf.display())]);

@@ -30,7 +30,8 @@ fn profile_files_show_what_their_inputs_show() {
                 let opts = Options {
                     step,
                     max_depth: 1000,
-                    select: Select::parse("params,float_ops,bytes,peak_bytes,residual_bytes,output_bytes,micros,occurrence,device,op_types,input_shapes").unwrap(),
+                    select: Select::parse("params,float_ops,bytes,peak_bytes,residual_bytes,output_bytes,micros,occurrence,device,op_types,input_shapes")
+                        .unwrap(),
                     ..Options::default()
                 };
                 let a = show::render(&direct, view, &opts).expect("direct view");

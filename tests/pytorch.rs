@@ -410,7 +410,8 @@ fn fixture_tables_equal_torch() {
                 let theirs = case["text"].as_str().unwrap();
                 let options = table_options(&trace, &case["args"]);
                 let in_torch_units = |text: String| if torch.lowercase_memory_units { lowercase_memory_units(&text) } else { text };
-                let their_rows = averages["cases"].as_array().unwrap().iter().find(|c| c["group_by_input_shape"] == by_shape).unwrap()["rows"].as_array().unwrap();
+                let their_rows =
+                    averages["cases"].as_array().unwrap().iter().find(|c| c["group_by_input_shape"] == by_shape).unwrap()["rows"].as_array().unwrap();
                 let rows = key_averages(&trace, by_shape);
                 if torch.exact() || rows_differences(&rows, their_rows).is_empty() {
                     let ours = in_torch_units(table(&rows, &options).unwrap());
@@ -633,7 +634,8 @@ fn hta_fails_on_negative_non_compute() {
 fn inductor_launch_time_hta_adds(trace: &Trace) -> f64 {
     use rtfprof::inputs::pytorch::Category;
     use rtfprof::inputs::pytorch::breakdown::hta_span;
-    let inductor: Vec<(i64, i64)> = trace.events.iter().filter(|e| e.category == Category::CpuOp && e.stream.is_some()).map(|e| hta_span(e.ts, e.dur)).collect();
+    let inductor: Vec<(i64, i64)> =
+        trace.events.iter().filter(|e| e.category == Category::CpuOp && e.stream.is_some()).map(|e| hta_span(e.ts, e.dur)).collect();
     if inductor.is_empty() {
         return 0.0;
     }
@@ -1165,7 +1167,8 @@ fn gpu_fixture_rows_and_tables_equal_torch() {
             let rows: Vec<KeyAverage> = if unlinked.is_empty() {
                 key_averages(&trace, by_shape)
             } else {
-                let their_rows = expected["cases"].as_array().unwrap().iter().find(|c| c["group_by_input_shape"] == by_shape).unwrap()["rows"].as_array().unwrap();
+                let their_rows =
+                    expected["cases"].as_array().unwrap().iter().find(|c| c["group_by_input_shape"] == by_shape).unwrap()["rows"].as_array().unwrap();
                 their_rows.iter().map(their_row).collect()
             };
             let ours = table(&rows, &table_options(&trace, &case["args"])).unwrap();

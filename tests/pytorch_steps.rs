@@ -106,7 +106,8 @@ fn gpu_time_equals_hta() {
     }
     if let Some(dir) = common::shared_trace_dir("torch_h200") {
         for model in ["torch_resnet18", "torch_tx"] {
-            let trace = std::fs::read_dir(dir.join(model)).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz")).unwrap();
+            let trace =
+                std::fs::read_dir(dir.join(model)).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz")).unwrap();
             cases.push((trace, pytorch_dir().join(format!("hta/shared.{model}.hta.json"))));
         }
     }
@@ -117,11 +118,19 @@ fn gpu_time_equals_hta() {
         assert_eq!(gpu_time.len(), 1, "{}: one GPU", trace.display());
         let ours = &gpu_time[0];
         let theirs = &golden["temporal_breakdown"][0];
-        for (key, their_key) in [("compute_us", "compute_time(us)"), ("non_compute_us", "non_compute_time(us)"), ("idle_us", "idle_time(us)"), ("span_us", "kernel_time(us)")] {
+        for (key, their_key) in
+            [("compute_us", "compute_time(us)"), ("non_compute_us", "non_compute_time(us)"), ("idle_us", "idle_time(us)"), ("span_us", "kernel_time(us)")]
+        {
             assert_eq!(ours[key].as_f64(), theirs[their_key].as_f64(), "{}: {key}", trace.display());
         }
         for (key, category) in [("idle_host_wait_us", "host_wait"), ("idle_kernel_wait_us", "kernel_wait"), ("idle_other_us", "other")] {
-            let sum: f64 = golden["idle_time_breakdown"].as_array().unwrap().iter().filter(|r| r["idle_category"] == category).map(|r| r["idle_time"].as_f64().unwrap()).sum();
+            let sum: f64 = golden["idle_time_breakdown"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["idle_category"] == category)
+                .map(|r| r["idle_time"].as_f64().unwrap())
+                .sum();
             assert_eq!(ours[key].as_f64(), Some(sum), "{}: {key}", trace.display());
         }
         let exact = &ours["exact"];
@@ -159,7 +168,11 @@ fn gpu_columns_add_up() {
         }
         assert!(rows.iter().any(|r| r["gemm_kernels_us"].as_f64().unwrap() > 0.0), "{model}: GEMMs");
         if let Some(dir) = common::shared_trace_dir("torch_h200") {
-            let whole = std::fs::read_dir(dir.join(format!("torch_{model}"))).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".gz")).unwrap();
+            let whole = std::fs::read_dir(dir.join(format!("torch_{model}")))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().ends_with(".gz"))
+                .unwrap();
             let whole = steps_json(&whole);
             for row in rows {
                 let same = whole["steps"].as_array().unwrap().iter().find(|r| r["step"] == row["step"]).unwrap();
@@ -182,7 +195,11 @@ fn outputs_and_ranks() {
     }
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("steps.csv");
-    let out = common::run_rtfprof(&["steps".into(), "--pytorch_path".into(), trace.display().to_string(), format!("--output=csv:outfile={}", csv.display())], "", None);
+    let out = common::run_rtfprof(
+        &["steps".into(), "--pytorch_path".into(), trace.display().to_string(), format!("--output=csv:outfile={}", csv.display())],
+        "",
+        None,
+    );
     assert!(out.status.success());
     let csv = std::fs::read_to_string(&csv).unwrap();
     let json = steps_json(&trace);

@@ -71,7 +71,11 @@ fn check(trace: &Path, rows: &[Value]) -> usize {
         // (Annotations in the shared traces have no is_user_annotation field:
         // they are known by having no op of that name.)
         let Some((_, cpu, accelerator, totals)) = ours.iter().find(|(name, ..)| name == key) else {
-            assert!(["forward", "backward", "optimizer"].contains(&key) || key.starts_with("Optimizer.") || key.contains('#'), "{}: torch's {key} is not an op type", trace.display());
+            assert!(
+                ["forward", "backward", "optimizer"].contains(&key) || key.starts_with("Optimizer.") || key.contains('#'),
+                "{}: torch's {key} is not an op type",
+                trace.display()
+            );
             continue;
         };
         let tolerance = 0.5 * totals + 1e-6;
@@ -141,7 +145,11 @@ fn scopes_are_modules_with_their_gpu_time() {
     let run = common::run_rtfprof(&args, "", None);
     let out = String::from_utf8_lossy(&run.stdout);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    for scope in ["forward/ResNet_0/Sequential_0/BasicBlock_0/Conv2d_1/aten::conv2d", "backward/ResNet_0/Sequential_0/BasicBlock_0/Conv2d_1/autograd::engine::evaluate_function: ConvolutionBackward0", "optimizer"] {
+    for scope in [
+        "forward/ResNet_0/Sequential_0/BasicBlock_0/Conv2d_1/aten::conv2d",
+        "backward/ResNet_0/Sequential_0/BasicBlock_0/Conv2d_1/autograd::engine::evaluate_function: ConvolutionBackward0",
+        "optimizer",
+    ] {
         assert!(out.lines().any(|l| l.trim_start().starts_with(&format!("{scope} ("))), "{scope} missing:\n{out}");
     }
 }
@@ -159,7 +167,8 @@ fn commands_take_pytorch_traces() {
     let flag = format!("--pytorch_path={}", trace.display());
     let (out, err, ok) = rtfprof(&["diff".into(), flag.clone(), "--left_step=2".into(), "--right_step=3".into(), "--delta=0".into()]);
     assert!(ok && out.contains("step 2 (left)") && out.contains("relative difference in micros"), "{out}{err}");
-    let (out, err, ok) = rtfprof(&["jobs".into(), format!("--job=a={}", trace.display()), format!("--job=b={}", common::testdata().join("mlp/profile").display())]);
+    let (out, err, ok) =
+        rtfprof(&["jobs".into(), format!("--job=a={}", trace.display()), format!("--job=b={}", common::testdata().join("mlp/profile").display())]);
     assert!(ok && out.contains("job a:") && out.contains("job b:"), "{out}{err}");
     let ranks = tempfile::tempdir().unwrap();
     for rank in ["rank0", "rank1"] {
@@ -282,13 +291,20 @@ fn kernels_add_up_to_the_traces_kernel_events() {
         let mut expected = Sums::new();
         for e in &kernels {
             let a = &e["args"];
-            let key = (e["name"].as_str().unwrap().to_owned(), dims(&a["grid"]), dims(&a["block"]), a["registers per thread"].as_u64().unwrap(), a["shared memory"].as_u64().unwrap());
+            let key = (
+                e["name"].as_str().unwrap().to_owned(),
+                dims(&a["grid"]),
+                dims(&a["block"]),
+                a["registers per thread"].as_u64().unwrap(),
+                a["shared memory"].as_u64().unwrap(),
+            );
             add(&mut expected, key, (1, ns(e), ns(e), ns(e)));
         }
         let mut ours = Sums::new();
         for r in &rows {
             let text = |k: &str| r[k].as_str().unwrap().to_owned();
-            let key = (text("kernel_name"), text("grid_dim"), text("block_dim"), r["registers_per_thread"].as_u64().unwrap(), r["shmem_bytes"].as_u64().unwrap());
+            let key =
+                (text("kernel_name"), text("grid_dim"), text("block_dim"), r["registers_per_thread"].as_u64().unwrap(), r["shmem_bytes"].as_u64().unwrap());
             let sums = (r["occurrences"].as_i64().unwrap(), row_ns(r, "total_duration_us"), row_ns(r, "min_duration_us"), row_ns(r, "max_duration_us"));
             add(&mut ours, key, sums);
         }
@@ -307,7 +323,8 @@ fn kernels_add_up_to_the_traces_kernel_events() {
             });
             let row = row.unwrap_or_else(|| panic!("{name}: no row for {e} of {op}"));
             assert!(row_ns(row, "min_duration_us") <= ns(e) && ns(e) <= row_ns(row, "max_duration_us"), "{name}: {e} in {row}");
-            let occupancies: Vec<&Value> = kernels.iter().filter(|k| k["name"] == e["name"] && k["args"]["grid"] == a["grid"]).map(|k| &k["args"]["est. achieved occupancy %"]).collect();
+            let occupancies: Vec<&Value> =
+                kernels.iter().filter(|k| k["name"] == e["name"] && k["args"]["grid"] == a["grid"]).map(|k| &k["args"]["est. achieved occupancy %"]).collect();
             assert!(occupancies.iter().any(|&o| o.as_f64() == row["occupancy_pct"].as_f64()), "{name}: occupancy of {row}");
         }
 

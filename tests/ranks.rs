@@ -23,7 +23,8 @@ fn ranks16() -> PathBuf {
 
 /// The trace files of a directory, sorted.
 fn traces(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz")).collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".pt.trace.json.gz")).collect();
     files.sort();
     files
 }
@@ -97,7 +98,8 @@ fn rtfprof_gunzip(file: &Path) -> Vec<u8> {
 #[test]
 fn overlap_equals_htas() {
     for name in ["ranks16", "gloo3"] {
-        let golden: Value = serde_json::from_str(&std::fs::read_to_string(testdata().join(format!("pytorch/hta/{name}.comm_comp_overlap.json"))).unwrap()).unwrap();
+        let golden: Value =
+            serde_json::from_str(&std::fs::read_to_string(testdata().join(format!("pytorch/hta/{name}.comm_comp_overlap.json"))).unwrap()).unwrap();
         let doc = ranks_json("pytorch_path", &testdata().join("pytorch").join(name));
         let rows = golden["comm_comp_overlap"].as_array().unwrap();
         assert_eq!(rows.len(), doc["ranks"].as_array().unwrap().len(), "{name}");
@@ -161,7 +163,10 @@ fn each_ranks_steps_are_steps_on_its_trace_alone() {
             // Mean, std and CV are steps' (sample std).
             let times: Vec<f64> = ours.iter().map(|s| s.1).collect();
             let (mean, std, cv) = rtfprof::steps::stats_of(&times);
-            assert_eq!((rank["step_time_us"]["mean"].as_f64(), rank["step_time_us"]["std"].as_f64(), rank["step_time_us"]["cv"].as_f64()), (Some(mean), Some(std), Some(cv)));
+            assert_eq!(
+                (rank["step_time_us"]["mean"].as_f64(), rank["step_time_us"]["std"].as_f64(), rank["step_time_us"]["cv"].as_f64()),
+                (Some(mean), Some(std), Some(cv))
+            );
         }
     }
     // XPlane: one host a rank.

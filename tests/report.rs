@@ -69,7 +69,13 @@ fn every_input_kind() -> Vec<InputKind> {
         ("xplane jax", vec![path_flag("xplane_path", "xplane/jax_jit")], true, &["hlo"], false),
         ("xplane jax gpu", vec![path_flag("xplane_path", "xplane/jax_gpu_mlp")], true, &["hlo", "kernels"], false),
         ("xplane hosts", vec![path_flag("xplane_path", "xplane/two_hosts")], false, &[], true),
-        ("jobs", vec![format!("--job=w0={}", testdata().join("jobs/worker0").display()), format!("--job=w1={}", testdata().join("jobs/worker1").display())], false, &[], false),
+        (
+            "jobs",
+            vec![format!("--job=w0={}", testdata().join("jobs/worker0").display()), format!("--job=w1={}", testdata().join("jobs/worker1").display())],
+            false,
+            &[],
+            false,
+        ),
         ("pytorch ranks", vec![path_flag("pytorch_path", "pytorch/gloo3")], false, &[], true),
     ]
 }
@@ -140,7 +146,10 @@ fn bad_flags_write_nothing() {
         (vec!["report".to_owned(), profile.clone(), "--output=json:outfile=x.json".into()], "report writes one HTML file"),
         (vec!["scope".to_owned(), profile.clone(), format!("--output=html:outfile={}", page.display())], "html output is written by 'rtfprof report'"),
         (vec!["report".to_owned(), profile.clone(), "--step=7".into(), format!("--output=html:outfile={}", page.display())], "step not found"),
-        (vec!["report".to_owned(), profile.clone(), "--hide_name_regexes=(".into(), format!("--output=html:outfile={}", page.display())], "--hide_name_regexes"),
+        (
+            vec!["report".to_owned(), profile.clone(), "--hide_name_regexes=(".into(), format!("--output=html:outfile={}", page.display())],
+            "--hide_name_regexes",
+        ),
         (vec!["report".to_owned(), profile.clone(), format!("--output=html:outfile={}", dir.path().join("no/such/dir/r.html").display())], "--output"),
         (vec!["report".to_owned(), path_flag("profile_path", "cnn/missing"), format!("--output=html:outfile={}", page.display())], "--profile_path"),
     ] {
@@ -212,9 +221,8 @@ impl Browser {
 fn page_requests(net_log: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(net_log).expect("chromium wrote its NetLog");
     // Chromium may leave the log's closing brackets off when it exits.
-    let log: serde_json::Value = serde_json::from_str(&text)
-        .or_else(|_| serde_json::from_str(&format!("{}]}}", text.trim_end().trim_end_matches(','))))
-        .expect("the NetLog parses");
+    let log: serde_json::Value =
+        serde_json::from_str(&text).or_else(|_| serde_json::from_str(&format!("{}]}}", text.trim_end().trim_end_matches(',')))).expect("the NetLog parses");
     let types = &log["constants"]["logEventTypes"];
     let start_job = types["URL_REQUEST_START_JOB"].as_i64().expect("NetLog names its event types");
     log["events"]
@@ -447,7 +455,12 @@ fn the_op_table_sorts_by_every_column_and_filters_by_name() {
     let ops = show::run(&stats, View::Op, &report_options()).unwrap().root;
     let (_dir, page) = report(&fixture_flags("cnn"));
     let by_name: std::collections::HashMap<&str, &Displayed> = ops.children.iter().map(|d| (d.name.as_str(), d)).collect();
-    let columns = [("exec_micros", (|d: &Displayed| d.own.exec_micros) as fn(&Displayed) -> i64), ("requested_bytes", |d| d.own.requested_bytes), ("float_ops", |d| d.own.float_ops), ("graph_nodes", |d| d.graph_nodes.len() as i64)];
+    let columns = [
+        ("exec_micros", (|d: &Displayed| d.own.exec_micros) as fn(&Displayed) -> i64),
+        ("requested_bytes", |d| d.own.requested_bytes),
+        ("float_ops", |d| d.own.float_ops),
+        ("graph_nodes", |d| d.graph_nodes.len() as i64),
+    ];
     for (key, get) in columns {
         for dir in ["desc", "asc"] {
             let dom = browser.render(&page, &format!("tab=ops&sort={key}:{dir}"));
@@ -484,7 +497,9 @@ fn the_steps_panel_charts_step_times_and_ranks_varying_nodes() {
     let summary = rtfprof::jobs::summarize("", &stats);
     let (_dir, page) = report(&fixture_flags("cnn"));
     let dom = browser.render(&page, "tab=steps");
-    let bars = |class: &str| -> Vec<i64> { dom.all(&format!(r#"<rect [^>]*class="bar {class}"[^>]* data-v="(-?[0-9]+)""#)).iter().map(|v| v.parse().unwrap()).collect() };
+    let bars = |class: &str| -> Vec<i64> {
+        dom.all(&format!(r#"<rect [^>]*class="bar {class}"[^>]* data-v="(-?[0-9]+)""#)).iter().map(|v| v.parse().unwrap()).collect()
+    };
     let op_time: Vec<i64> = per_step.values.iter().map(|v| v[root.index].exec_micros).collect();
     assert_eq!(op_time.len(), 3);
     assert_eq!(bars("s-op"), op_time);
@@ -519,7 +534,8 @@ fn hostile_names_stay_text() {
     };
     let graph = dir.path().join("g<title><b id=\"t\">.pbtxt");
     let evil = r#"x</script><script>document.title='pwned'</script><b id=\"pwned\">b</b>"#;
-    std::fs::write(&graph, format!("node {{ name: \"{evil}\" op: \"<img src=x onerror=alert(1)>\" }}\nnode {{ name: \"<module>&amp;\" op: \"Add\" }}\n")).unwrap();
+    std::fs::write(&graph, format!("node {{ name: \"{evil}\" op: \"<img src=x onerror=alert(1)>\" }}\nnode {{ name: \"<module>&amp;\" op: \"Add\" }}\n"))
+        .unwrap();
     let run_meta = dir.path().join("run_meta.pbtxt");
     std::fs::write(
         &run_meta,
@@ -682,7 +698,9 @@ fn the_memory_panel_says_when_there_are_no_records() {
     let panel = dom.all(r#"(?s)<section class="panel on" id="panel-memory"[^>]*>(.*?)</section>"#);
     assert_eq!(
         panel,
-        ["<p class=\"note mnone\">No allocation records: a ProfileProto keeps only those of GPU allocators (tfprof drops the others); the RunMetadata files have them all.</p>"]
+        [
+            "<p class=\"note mnone\">No allocation records: a ProfileProto keeps only those of GPU allocators (tfprof drops the others); the RunMetadata files have them all.</p>"
+        ]
     );
 }
 
@@ -800,8 +818,7 @@ fn jax_gpu_pages_show_hlo_ops_kernels_and_xprofs_steps() {
         let totals: Vec<f64> = rows.iter().map(|r| r[total].1.unwrap()).collect();
         assert!(totals.windows(2).all(|w| w[0] >= w[1]), "{tab}: longest first");
         let mut shown: Vec<(String, i64)> = rows.iter().map(|r| (r[0].0.clone(), r[occurrences].1.unwrap() as i64)).collect();
-        let mut expected: Vec<(String, i64)> =
-            listed.iter().map(|r| (r[name_key].as_str().unwrap().to_owned(), r["occurrences"].as_i64().unwrap())).collect();
+        let mut expected: Vec<(String, i64)> = listed.iter().map(|r| (r[name_key].as_str().unwrap().to_owned(), r["occurrences"].as_i64().unwrap())).collect();
         shown.sort();
         expected.sort();
         assert_eq!(shown, expected, "{tab}");
@@ -811,7 +828,11 @@ fn jax_gpu_pages_show_hlo_ops_kernels_and_xprofs_steps() {
     let dom = browser.render(&page, "tab=steps");
     for step in &steps {
         let name = step["step"].as_str().unwrap();
-        let stacked: f64 = dom.all(&format!(r#"<rect [^>]*class="bar cat[0-9]"[^>]* data-step="{name}" data-v="([0-9.e-]+)""#)).iter().map(|v| v.parse::<f64>().unwrap()).sum();
+        let stacked: f64 = dom
+            .all(&format!(r#"<rect [^>]*class="bar cat[0-9]"[^>]* data-step="{name}" data-v="([0-9.e-]+)""#))
+            .iter()
+            .map(|v| v.parse::<f64>().unwrap())
+            .sum();
         let total = step["step_time_us"].as_f64().unwrap();
         assert!((stacked - total).abs() < 1e-6 * total.max(1.0), "step {name}: {stacked} stacked, {total} step time");
     }
@@ -868,7 +889,8 @@ fn the_ranks_panel_maps_step_times_and_marks_the_straggler() {
     }
     let dom = browser.render(&page, "tab=ranks&rsort=own:desc");
     let (keys, rows) = dom.table("ranks");
-    let (rank_col, own_col, flag_col) = (keys.iter().position(|k| k == "rank").unwrap(), keys.iter().position(|k| k == "own").unwrap(), keys.iter().position(|k| k == "straggler").unwrap());
+    let (rank_col, own_col, flag_col) =
+        (keys.iter().position(|k| k == "rank").unwrap(), keys.iter().position(|k| k == "own").unwrap(), keys.iter().position(|k| k == "straggler").unwrap());
     assert_eq!(rows.len(), 16);
     assert_eq!(rows[0][rank_col].1, Some(11.0));
     assert_eq!(rows[0][flag_col].0, "yes");

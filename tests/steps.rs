@@ -10,8 +10,8 @@
 //! shared 8-GPU trace in `../shared/traces/` is checked too when that
 //! directory exists, and so are the JAX GPU traces beside it.
 
-use std::path::{Path, PathBuf};
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 mod common;
 
@@ -251,7 +251,9 @@ fn run_metadata_and_events_give_the_categories_they_have() {
             let total = step["step_time_us"].as_f64().unwrap();
             let parts: f64 = ["device_compute_us", "host_compute_us", "other_us"].iter().map(|k| step[*k].as_f64().unwrap()).sum();
             assert!((total - parts).abs() < 1e-6, "{inputs:?}: {step}");
-            for k in ["device_to_device_us", "device_collectives_us", "kernel_launch_us", "input_us", "output_us", "compile_us", "transfers_us", "device_idle_us"] {
+            for k in
+                ["device_to_device_us", "device_collectives_us", "kernel_launch_us", "input_us", "output_us", "compile_us", "transfers_us", "device_idle_us"]
+            {
                 assert!(step[k].is_null(), "{inputs:?}: {k} in {step}");
             }
         }

@@ -149,7 +149,11 @@ fn xplane_timelines_are_perfetto_valid() {
             slices_by_step.push(slices);
         }
         if slices_by_step.len() > 1 {
-            assert!(slices_by_step[1..].iter().all(|&s| s < slices_by_step[0]), "{}: a step holds fewer events than the trace: {slices_by_step:?}", trace.display());
+            assert!(
+                slices_by_step[1..].iter().all(|&s| s < slices_by_step[0]),
+                "{}: a step holds fewer events than the trace: {slices_by_step:?}",
+                trace.display()
+            );
         }
     }
 }

@@ -9,9 +9,9 @@
 //! sums agree the same way. The shared accelerator traces in
 //! `../shared/traces/` are checked too when that directory exists.
 
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use serde_json::Value;
 
 mod common;
 
@@ -107,10 +107,7 @@ fn own_by_name(node: &Value, metric: &str, into: &mut HashMap<String, Own>) {
         own_by_name(child, metric, into);
     }
     let steps = runs.iter().zip(&micros).filter(|(r, m)| **r != 0 || **m != 0).count();
-    into.insert(
-        node["name"].as_str().unwrap().to_owned(),
-        Own { runs: runs.iter().sum(), micros: micros.iter().sum(), steps },
-    );
+    into.insert(node["name"].as_str().unwrap().to_owned(), Own { runs: runs.iter().sum(), micros: micros.iter().sum(), steps });
 }
 
 /// rtfprof's node for an XProf row: the same name, or, for a host's file of
@@ -125,13 +122,10 @@ fn matching(own: &HashMap<String, Own>, name: &str, hosts: bool) -> Option<Own> 
         return Some(*o);
     }
     let suffix = format!("/{name}");
-    let parts: Vec<&Own> = own
-        .iter()
-        .filter(|(n, _)| n.ends_with(&suffix) && !n[..n.len() - suffix.len()].contains('/'))
-        .map(|(_, o)| o)
-        .collect();
+    let parts: Vec<&Own> = own.iter().filter(|(n, _)| n.ends_with(&suffix) && !n[..n.len() - suffix.len()].contains('/')).map(|(_, o)| o).collect();
     let runs = |a: i64, b: i64| if hosts { a + b } else { a.max(b) };
-    (!parts.is_empty()).then(|| parts.iter().fold(Own::default(), |a, o| Own { runs: runs(a.runs, o.runs), micros: a.micros + o.micros, steps: a.steps + o.steps }))
+    (!parts.is_empty())
+        .then(|| parts.iter().fold(Own::default(), |a, o| Own { runs: runs(a.runs, o.runs), micros: a.micros + o.micros, steps: a.steps + o.steps }))
 }
 
 /// Compares XProf's rows with rtfprof's nodes' own `metric` (exec_micros,
@@ -537,11 +531,7 @@ fn steps_and_views_agree_on_every_fixture() {
         for (i, step) in steps.iter().enumerate() {
             let one = run_json_args("scope", &trace, &[&format!("--step={step}")]);
             for metric in ["exec_micros", "run_count", "requested_bytes", "peak_bytes"] {
-                assert_eq!(
-                    one["root"]["total"][metric],
-                    all["root"]["per_step"]["metrics"][metric]["values"][i],
-                    "{fixture} step {step} {metric}"
-                );
+                assert_eq!(one["root"]["total"][metric], all["root"]["per_step"]["metrics"][metric]["values"][i], "{fixture} step {step} {metric}");
             }
         }
         let op = run_json_args("op", &trace, &["--step=0"]);
@@ -568,12 +558,7 @@ fn text_views_take_the_options() {
     for fixture in ["tf_loop", "jax_jit", "gpu_synth"] {
         for view in ["scope", "op"] {
             for options in option_sets {
-                let out = rtfprof_command()
-                    .arg(view)
-                    .arg(format!("--xplane_path={}", xplane_dir().join(fixture).display()))
-                    .args(*options)
-                    .output()
-                    .unwrap();
+                let out = rtfprof_command().arg(view).arg(format!("--xplane_path={}", xplane_dir().join(fixture).display())).args(*options).output().unwrap();
                 let stdout = String::from_utf8_lossy(&out.stdout);
                 assert!(out.status.success(), "{fixture} {view} {options:?}: {}", String::from_utf8_lossy(&out.stderr));
                 assert!(stdout.contains("Profile:\nnode name |"), "{fixture} {view} {options:?}:\n{stdout}");
@@ -683,8 +668,7 @@ fn a_steps_timeline_holds_its_events_alone() {
             assert_eq!(got, expected, "{fixture}: step {step}");
             all_steps.extend(got);
         }
-        let mut expected: Vec<String> =
-            events.iter().filter(|(_, t)| !markers.values().any(|(s, e)| s <= t && t < e)).map(|(n, _)| n.clone()).collect();
+        let mut expected: Vec<String> = events.iter().filter(|(_, t)| !markers.values().any(|(s, e)| s <= t && t < e)).map(|(n, _)| n.clone()).collect();
         expected.sort();
         if !expected.is_empty() {
             let got = timeline(outside);
@@ -709,10 +693,8 @@ fn a_truncated_trace_names_the_byte_it_ends_at() {
         let path = dir.path().join(format!("cut{cut}.xplane.pb"));
         std::fs::write(&path, &bytes[..cut]).unwrap();
         let out = dir.path().join("out.json");
-        let run = rtfprof_command()
-            .args(["op", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())])
-            .output()
-            .unwrap();
+        let run =
+            rtfprof_command().args(["op", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())]).output().unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert_eq!(run.status.code(), Some(1), "cut at {cut}: {stderr}");
         assert!(run.stdout.is_empty(), "cut at {cut}: stdout");

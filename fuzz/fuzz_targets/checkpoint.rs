@@ -11,8 +11,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use rtfprof::inputs::checkpoint::{Checkpoint, format_tensor_value};
 use rtfprof::inputs::GraphRecord;
+use rtfprof::inputs::checkpoint::{Checkpoint, format_tensor_value};
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
 

@@ -63,7 +63,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         _ => return,
     };
     std::fs::write(path(), file).expect("write the event file");
-    let options = events::Options { run: None, tags: Some("step.*|.*trace.*|forward"), with_attrs: true, run_meta: rtfprof::inputs::run_meta::Detail { shapes: true, allocations: true } };
+    let options = events::Options {
+        run: None,
+        tags: Some("step.*|.*trace.*|forward"),
+        with_attrs: true,
+        run_meta: rtfprof::inputs::run_meta::Detail { shapes: true, allocations: true },
+    };
     let Ok(log) = common::decode(|| events::load(path(), options)) else { return };
     let mut stats = Stats::new();
     stats.add_graph(log.graph);

@@ -24,8 +24,8 @@ libfuzzer_sys::fuzz_target!(|text: &str| {
         std::thread::Builder::new()
             .stack_size(32 << 20)
             .spawn_scoped(s, || {
-                let dynamic = DynamicMessage::parse_text_format(descriptor, text)
-                    .unwrap_or_else(|e| panic!("the transcoder took text that prost-reflect rejects: {e}"));
+                let dynamic =
+                    DynamicMessage::parse_text_format(descriptor, text).unwrap_or_else(|e| panic!("the transcoder took text that prost-reflect rejects: {e}"));
                 dynamic.transcode_to::<GraphDef>().expect("prost-reflect's message decodes")
             })
             .unwrap()

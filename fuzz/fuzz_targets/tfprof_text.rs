@@ -3,8 +3,8 @@
 #![no_main]
 
 use rtfprof::diff::{self, Metric, ValueTree};
-use rtfprof::outputs::diff::Labels;
 use rtfprof::inputs::tfprof_text;
+use rtfprof::outputs::diff::Labels;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

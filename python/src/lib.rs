@@ -78,10 +78,8 @@ fn dict_value(value: &Bound<'_, PyAny>) -> DictValue {
         return value.extract::<String>().map_or_else(|_| other(), DictValue::Str);
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        let items: Option<Vec<String>> = value
-            .try_iter()
-            .ok()
-            .and_then(|items| items.map(|item| item.ok().filter(|i| i.is_instance_of::<PyString>())?.extract().ok()).collect());
+        let items: Option<Vec<String>> =
+            value.try_iter().ok().and_then(|items| items.map(|item| item.ok().filter(|i| i.is_instance_of::<PyString>())?.extract().ok()).collect());
         return items.map_or_else(other, DictValue::List);
     }
     other()
@@ -118,11 +116,8 @@ fn path_arg(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Pat
 /// paths (step i is the i-th).
 fn run_meta_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
     let Some(value) = value.filter(|v| !v.is_none()) else { return Ok(None) };
-    let as_text = |p: PathBuf| {
-        p.into_os_string()
-            .into_string()
-            .map_err(|p| PyValueError::new_err(format!("--run_meta_path: {} is not valid UTF-8", p.display())))
-    };
+    let as_text =
+        |p: PathBuf| p.into_os_string().into_string().map_err(|p| PyValueError::new_err(format!("--run_meta_path: {} is not valid UTF-8", p.display())));
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let mut paths = Vec::new();
         for item in value.try_iter()? {
@@ -343,10 +338,7 @@ fn shape_value(py: Python<'_>, shape: &rtfprof::proto::tensorflow::TensorShapePr
 }
 
 fn tensor_value(py: Python<'_>, value: TfProfTensorProto) -> PyResult<Py<TensorValue>> {
-    Py::new(
-        py,
-        TensorValue { dtype: value.dtype, value_double: value.value_double, value_int64: value.value_int64, value_str: value.value_str },
-    )
+    Py::new(py, TensorValue { dtype: value.dtype, value_double: value.value_double, value_int64: value.value_int64, value_str: value.value_str })
 }
 
 /// Converts `proto` and its children; `next` is the pre-order index of the
@@ -398,12 +390,7 @@ fn graph_node(py: Python<'_>, proto: GraphNodeProto, table: Option<&Arc<Table>>,
 }
 
 /// Converts an op or code view node; `rows` is its displayed rows.
-fn multi_graph_node(
-    py: Python<'_>,
-    proto: MultiGraphNodeProto,
-    children: Bound<'_, PyList>,
-    rows: Option<Rows>,
-) -> PyResult<Py<MultiGraphNode>> {
+fn multi_graph_node(py: Python<'_>, proto: MultiGraphNodeProto, children: Bound<'_, PyList>, rows: Option<Rows>) -> PyResult<Py<MultiGraphNode>> {
     let graph_nodes = PyList::empty(py);
     for node in proto.graph_nodes {
         graph_nodes.append(graph_node(py, node, None, &mut 0)?)?;
@@ -514,9 +501,10 @@ fn profile(
     let view = parse_view(cmd)?;
     let options = match options.filter(|o| !o.is_none()) {
         None => None,
-        Some(o) => Some(o.cast::<PyDict>().map_err(|_| {
-            PyValueError::new_err(format!("options: expected a dict of tf.profiler options, got {} ({})", python_repr(o), type_name(o)))
-        })?),
+        Some(o) => Some(
+            o.cast::<PyDict>()
+                .map_err(|_| PyValueError::new_err(format!("options: expected a dict of tf.profiler options, got {} ({})", python_repr(o), type_name(o))))?,
+        ),
     };
     let opts = parse_options(options)?;
     let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
@@ -729,12 +717,8 @@ fn input_sources(
         events_path: path_arg("events_path", events_path)?,
         ..Default::default()
     };
-    let inputs = Sources {
-        paths,
-        xplane_path: path_arg("xplane_path", xplane_path)?,
-        pytorch_path: path_arg("pytorch_path", pytorch_path)?,
-        ..Sources::default()
-    };
+    let inputs =
+        Sources { paths, xplane_path: path_arg("xplane_path", xplane_path)?, pytorch_path: path_arg("pytorch_path", pytorch_path)?, ..Sources::default() };
     Ok(inputs)
 }
 
@@ -855,7 +839,8 @@ fn ranks(
     partial: Option<&Bound<'_, PyAny>>,
     partial_path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let mut sources = Sources { pytorch_path: path_arg("pytorch_path", pytorch_path)?, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
+    let mut sources =
+        Sources { pytorch_path: path_arg("pytorch_path", pytorch_path)?, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
     partial_args(&mut sources, partial, partial_path)?;
     let (ranks, _) = py.detach(|| rtfprof::load::ranks(&sources)).map_err(to_py_err)?;
     Ok(from_json(py, |out| rtfprof::outputs::ranks::write_json(&ranks, out))?.unbind())
@@ -972,10 +957,18 @@ fn diff_side(side: &Bound<'_, PyDict>, step: i64, which: Which) -> PyResult<Side
         }
     }
     let get = |key: &str| side.get_item(key);
-    let (graph, run_meta, op_log, profile, events, xplane, pytorch, partial_path, text) =
-        (get("graph_path")?, get("run_meta_path")?, get("op_log_path")?, get("profile_path")?, get("events_path")?, get("xplane_path")?, get("pytorch_path")?, get("partial_path")?, get("text")?);
-    let mut sources =
-        input_sources(graph.as_ref(), run_meta.as_ref(), op_log.as_ref(), profile.as_ref(), events.as_ref(), xplane.as_ref(), pytorch.as_ref())?;
+    let (graph, run_meta, op_log, profile, events, xplane, pytorch, partial_path, text) = (
+        get("graph_path")?,
+        get("run_meta_path")?,
+        get("op_log_path")?,
+        get("profile_path")?,
+        get("events_path")?,
+        get("xplane_path")?,
+        get("pytorch_path")?,
+        get("partial_path")?,
+        get("text")?,
+    );
+    let mut sources = input_sources(graph.as_ref(), run_meta.as_ref(), op_log.as_ref(), profile.as_ref(), events.as_ref(), xplane.as_ref(), pytorch.as_ref())?;
     partial_args(&mut sources, None, partial_path.as_ref())?;
     let text = path_arg("text", text.as_ref())?;
     if sources.is_empty() && text.is_none() {
@@ -1023,20 +1016,12 @@ fn diff(
     let left_side = diff_side(left, left_step, Which::Left)?;
     let right_side = match right {
         Some(right) => diff_side(right, right_step, Which::Right)?,
-        None => left_side
-            .at_step(right_step)
-            .ok_or_else(|| PyValueError::new_err("diff: a saved text has no steps: give right"))?,
+        None => left_side.at_step(right_step).ok_or_else(|| PyValueError::new_err("diff: a saved text has no steps: give right"))?,
     };
-    let compared = py
-        .detach(|| sides::compare(&left_side, &right_side, view, metric, &Options::default()))
-        .map_err(to_py_err)?;
+    let compared = py.detach(|| sides::compare(&left_side, &right_side, view, metric, &Options::default())).map_err(to_py_err)?;
     let listed = compared.listed(delta, min_size);
-    let labels = rtfprof::outputs::diff::Labels {
-        left_name: &names.0,
-        right_name: &names.1,
-        left_source: &compared.left_source,
-        right_source: &compared.right_source,
-    };
+    let labels =
+        rtfprof::outputs::diff::Labels { left_name: &names.0, right_name: &names.1, left_source: &compared.left_source, right_source: &compared.right_source };
     let report = rtfprof::outputs::diff::DiffReport { listed: &listed, view, metric: compared.metric, delta, min_size, labels: &labels };
     Ok(from_json(py, |out| rtfprof::outputs::diff::write_json(&report, out))?.unbind())
 }
@@ -1046,9 +1031,7 @@ fn diff(
 #[pyfunction]
 fn _table(py: Python<'_>, node: &Bound<'_, PyAny>, step_values: bool) -> PyResult<(Vec<String>, Py<PyList>)> {
     let Some(rows) = rows_of(node)? else {
-        return Err(PyValueError::new_err(
-            "this node is one of a row's graph_nodes, not a displayed node: pass the root, or a node under root.children",
-        ));
+        return Err(PyValueError::new_err("this node is one of a row's graph_nodes, not a displayed node: pass the root, or a node under root.children"));
     };
     let table = &rows.table;
     let columns = table::columns(table.per_step.as_ref(), step_values);
@@ -1235,7 +1218,8 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
     let objects = rows
         .iter()
         .map(|r| {
-            let input_shapes = if group_by_input_shape { shapes_list(py, &r.input_shapes)?.into_any().unbind() } else { PyString::new(py, "").into_any().unbind() };
+            let input_shapes =
+                if group_by_input_shape { shapes_list(py, &r.input_shapes)?.into_any().unbind() } else { PyString::new(py, "").into_any().unbind() };
             Py::new(
                 py,
                 KeyAverage {
@@ -1270,7 +1254,10 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 #[pymodule]
 mod _rtfprof {
     #[pymodule_export]
-    use super::{_main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, diff, hlo, jobs, kernels, key_averages, memory, merge, partial, profile, ranks, report, steps};
+    use super::{
+        _main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, diff, hlo, jobs, kernels, key_averages, memory, merge, partial,
+        profile, ranks, report, steps,
+    };
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

@@ -66,7 +66,10 @@ fn xplane(loaded: &Loaded, host_steps: &[Vec<(i128, i128)>]) -> Result<Vec<Strin
             let whole = format!("{} of the {} from its first kernel or copy to its last", us(d.busy_ps), us(d.span_ps()));
             let host = host_steps.get(h).map_or(&[][..], Vec::as_slice);
             let (utilization, why) = if d.tpu {
-                (d.utilization(), format!("XLA ops busy {} of the {} from its first XLA program or op to its last, XProf's duty cycle", us(d.busy_ps), us(d.span_ps())))
+                (
+                    d.utilization(),
+                    format!("XLA ops busy {} of the {} from its first XLA program or op to its last, XProf's duty cycle", us(d.busy_ps), us(d.span_ps())),
+                )
             } else if !d.steps.is_empty() || !host.is_empty() {
                 let (windows, whose) = if d.steps.is_empty() { (host, "its host's") } else { (d.steps.as_slice(), "its") };
                 let (busy, total) = covered(&d.busy_spans, windows);
@@ -82,7 +85,10 @@ fn xplane(loaded: &Loaded, host_steps: &[Vec<(i128, i128)>]) -> Result<Vec<Strin
         }
     }
     if let Some(duty) = combined_duty_cycle(hosts.iter().map(|(_, d)| d.as_slice())) {
-        reports.push(format!("all TPU chips: duty cycle {:.1}% (XProf's device_duty_cycle_percent: each chip's cores as one, the chips' busy time over their spans)", 100.0 * duty));
+        reports.push(format!(
+            "all TPU chips: duty cycle {:.1}% (XProf's device_duty_cycle_percent: each chip's cores as one, the chips' busy time over their spans)",
+            100.0 * duty
+        ));
     }
     if reports.is_empty() {
         reports.push("No GPU or TPU ran anything in this trace (no device plane has events): nothing to measure.".to_owned());
@@ -110,7 +116,11 @@ fn pytorch(steps: Option<&Steps>) -> Vec<String> {
         for (device, (count, busy, total)) in devices {
             let name = if several { format!("{}/device:gpu:{device}", rank.rank) } else { format!("/device:gpu:{device}") };
             let utilization = if total > 0 { busy as f64 / total as f64 } else { 0.0 };
-            let steps = if rank.has_steps { format!("the {count} steps' {}", micros_f64(total as f64 / 1e3)) } else { format!("the trace's {} (no ProfilerStep#N)", micros_f64(total as f64 / 1e3)) };
+            let steps = if rank.has_steps {
+                format!("the {count} steps' {}", micros_f64(total as f64 / 1e3))
+            } else {
+                format!("the trace's {} (no ProfilerStep#N)", micros_f64(total as f64 / 1e3))
+            };
             let why = format!("kernels, copies and sets ran {} of {steps}: GPU Compute + Non-compute in rtfprof steps", micros_f64(busy as f64 / 1e3));
             reports.push(line(&name, utilization, &why));
         }

@@ -2,9 +2,9 @@
 //! Python lines, from the op, scope and code views run with fixed options.
 
 use crate::error::Result;
+use crate::show::format::micros;
 use crate::show::options::{OrderBy, Output, RegexList, Select};
 use crate::show::{self, Displayed, Options};
-use crate::show::format::micros;
 use crate::stats::Stats;
 use crate::views::View;
 
@@ -82,8 +82,7 @@ pub fn check(stats: &Stats, from_traces: bool, warnings: &mut Vec<String>) -> Re
 /// `top N <what>` for the first three displayed children, as one report;
 /// none when nothing was displayed.
 fn top_three(root: &Displayed, what: impl Fn(&Displayed) -> String) -> Option<String> {
-    let lines: Vec<String> =
-        root.children.iter().take(3).enumerate().map(|(i, node)| format!("top {} {}", i + 1, what(node))).collect();
+    let lines: Vec<String> = root.children.iter().take(3).enumerate().map(|(i, node)| format!("top {} {}", i + 1, what(node))).collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 

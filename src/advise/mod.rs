@@ -93,7 +93,8 @@ pub fn xplane_framework(bytes: &[u8]) -> std::result::Result<Framework, prost::D
             if TF_EVENTS.contains(&name) || name.contains("__inference_") {
                 return Ok(Framework::Tf2);
             }
-            jax |= name.starts_with("PjitFunction(") || name.starts_with("PmapFunction(") || (programs && (name.starts_with("jit_") || name.starts_with("pmap_")));
+            jax |=
+                name.starts_with("PjitFunction(") || name.starts_with("PmapFunction(") || (programs && (name.starts_with("jit_") || name.starts_with("pmap_")));
         }
     }
     Ok(if jax { Framework::Jax } else { Framework::Xla })
@@ -139,4 +140,3 @@ pub fn advise_printing_warnings(loaded: &Loaded) -> Result<Vec<Checker>> {
     }
     checkers
 }
-

@@ -22,9 +22,8 @@ fn tf_rules(stats: &Stats, fused: impl Fn(&str) -> bool) -> Vec<String> {
     let uses_batch_norm = stats.nodes.iter().any(|n| n.name.contains("BatchNorm"));
     let uses_fused_batch_norm = stats.nodes.iter().any(|n| n.op_types.iter().any(|t| fused(t)));
     let nhwc_on_gpu = stats.nodes.iter().any(|n| {
-        let nhwc = n.attrs.get("data_format").is_some_and(|a| {
-            matches!(&a.value, Some(crate::proto::tensorflow::attr_value::Value::S(s)) if s.as_slice() == b"NHWC")
-        });
+        let nhwc =
+            n.attrs.get("data_format").is_some_and(|a| matches!(&a.value, Some(crate::proto::tensorflow::attr_value::Value::S(s)) if s.as_slice() == b"NHWC"));
         nhwc && device::is_placed_on_accelerator(n.canonical_device)
     });
     let mut reports = Vec::new();

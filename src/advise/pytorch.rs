@@ -130,7 +130,8 @@ fn kinds(device: u32, gpu: &GpuSteps) -> Option<String> {
     }
     let mut ranked: Vec<(usize, i64)> = gpu.kinds_ns.iter().copied().enumerate().filter(|&(_, ns)| ns > 0).collect();
     ranked.sort_by_key(|&(k, ns)| (std::cmp::Reverse(ns), k));
-    let top: Vec<String> = ranked.iter().take(TOP_KINDS).map(|&(k, ns)| format!("{} {} ({:.1}%)", KINDS[k].label(), us(ns as f64), pct(ns as f64, total as f64))).collect();
+    let top: Vec<String> =
+        ranked.iter().take(TOP_KINDS).map(|&(k, ns)| format!("{} {} ({:.1}%)", KINDS[k].label(), us(ns as f64), pct(ns as f64, total as f64))).collect();
     Some(format!(
         "GPU {device}'s kernel time in the steps by kind: {} of {} (rtfprof steps' kind columns, by rtfprof's rules on kernel names; the ops that launched them: rtfprof op --select accelerator_micros,occurrence --order_by accelerator_micros).",
         top.join(", "),
@@ -157,7 +158,11 @@ fn launch_overhead(l: &Launches, scope: &str) -> String {
 
 fn small_kernels(l: &Launches) -> String {
     let share = pct(l.small as f64, l.kernels as f64);
-    let verdict = if share >= SMALL_KERNELS_PCT { "mostly small kernels, each costing about what its launch does: fuse them (torch.compile)" } else { "not mostly small kernels" };
+    let verdict = if share >= SMALL_KERNELS_PCT {
+        "mostly small kernels, each costing about what its launch does: fuse them (torch.compile)"
+    } else {
+        "not mostly small kernels"
+    };
     format!(
         "Of the same {} kernels, {} ({share:.1}%) ran for less than {} and took {:.1}% of their {}: {verdict} (rule: {SMALL_KERNELS_PCT}% of the kernels or more shorter than {}, a few launch calls' time).",
         l.kernels,

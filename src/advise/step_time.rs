@@ -32,9 +32,7 @@ pub fn check(analyzed: &steps::Steps, framework: Framework) -> Vec<String> {
         next_step(&strip_html(&summary.next_step), framework, hardware)
     };
     let mut reports = vec![summary.input_statement, format!("{NEXT_STEP_PREFIX}{next}")];
-    reports.extend(
-        [summary.device_collectives_statement, summary.kernel_launch_statement, summary.all_other_statement].into_iter().filter(|s| !s.is_empty()),
-    );
+    reports.extend([summary.device_collectives_statement, summary.kernel_launch_statement, summary.all_other_statement].into_iter().filter(|s| !s.is_empty()));
     reports.extend(idle_statement(analyzed));
     reports
 }
@@ -69,7 +67,8 @@ pub fn next_step(xprof: &str, framework: Framework, hardware: Hardware) -> Strin
     const SKIP: &str = "You may skip the rest of this page.";
     const TF_DATA: &str = "Consider using the tf.data API";
     if xprof == SECTION_3 {
-        return "Look at the breakdown of input time on the host: rtfprof op --select micros --order_by micros --account_type_regexes Dataset (tf.data's ops).".into();
+        return "Look at the breakdown of input time on the host: rtfprof op --select micros --order_by micros --account_type_regexes Dataset (tf.data's ops)."
+            .into();
     }
     if xprof == SKIP {
         return match hardware {

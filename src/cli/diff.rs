@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::inputs::InputPaths;
 use crate::jobs::JobSpec;
 use crate::load::Sources;
-use crate::outputs::diff::{DiffReport, Labels};
 use crate::outputs;
+use crate::outputs::diff::{DiffReport, Labels};
 use crate::show::Options;
 use crate::show::options::Output;
 
@@ -63,14 +63,7 @@ impl SideFlags<'_> {
 /// `global` is the global input flags (the default of both sides), with
 /// `--xplane_path` resolved: to its one host's file in `global`, or to
 /// `global_hosts`, one job a host; `global_partials` are `--partial_path`'s.
-pub fn run(
-    args: &DiffArgs,
-    global: &InputPaths,
-    global_hosts: &[JobSpec],
-    global_partials: &[PathBuf],
-    opts: &Options,
-    stdout: &mut String,
-) -> Result<()> {
+pub fn run(args: &DiffArgs, global: &InputPaths, global_hosts: &[JobSpec], global_partials: &[PathBuf], opts: &Options, stdout: &mut String) -> Result<()> {
     let view = sides::parse_view(&args.view)?;
     if args.delta.is_nan() || args.delta < 0.0 {
         return Err(Error::flag("--delta", "must be a number >= 0"));

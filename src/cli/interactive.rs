@@ -16,9 +16,9 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper, history::DefaultHistory};
 
-use super::{Cli, ShowArgs, PROMPT_HELP};
-use crate::load::Loaded;
+use super::{Cli, PROMPT_HELP, ShowArgs};
 use crate::error::{Error, Result};
+use crate::load::Loaded;
 use crate::show::Options;
 use crate::views::View;
 
@@ -27,8 +27,7 @@ const COMMANDS: &[&str] = &["scope", "graph", "code", "op", "advise", "set", "he
 
 /// Runs the prompt until `quit` or end of input.
 pub fn run(loaded: &Loaded, mut defaults: Options) -> Result<()> {
-    let mut editor: Editor<Completion, DefaultHistory> =
-        Editor::new().map_err(|e| Error::Profile(format!("cannot start the prompt: {e}")))?;
+    let mut editor: Editor<Completion, DefaultHistory> = Editor::new().map_err(|e| Error::Profile(format!("cannot start the prompt: {e}")))?;
     editor.set_helper(Some(Completion::new()));
     let _ = editor.load_history(HISTORY_FILE);
     loop {
@@ -94,9 +93,7 @@ pub fn run_line(loaded: &Loaded, line: &str, defaults: &mut Options, stdout: &mu
 fn parse_flags(flags: &[&str], defaults: &Options) -> Result<Options> {
     let unquoted = flags.iter().map(|w| w.trim_matches(|c| c == '\'' || c == '"'));
     let argv = super::normalize_args(std::iter::once("rtfprof").chain(unquoted).map(Into::into));
-    let matches = Cli::command()
-        .try_get_matches_from(argv)
-        .map_err(|e| Error::flag("options", super::usage_error_line(&e)))?;
+    let matches = Cli::command().try_get_matches_from(argv).map_err(|e| Error::flag("options", super::usage_error_line(&e)))?;
     for input in ["graph_path", "run_meta_path", "op_log_path", "profile_path", "events_path", "events_run", "events_tags"] {
         if matches.value_source(input) == Some(ValueSource::CommandLine) {
             return Err(Error::flag(format!("--{input}"), "inputs are read once at start-up; restart rtfprof to change them"));
@@ -109,10 +106,27 @@ fn parse_flags(flags: &[&str], defaults: &Options) -> Result<Options> {
         ($($field:ident),*) => { $( if explicit(stringify!($field)) { opts.$field = given.$field.clone(); } )* };
     }
     take_explicit!(
-        max_depth, min_bytes, min_peak_bytes, min_residual_bytes, min_output_bytes, min_micros,
-        min_accelerator_micros, min_cpu_micros, min_params, min_float_ops, min_occurrence, step, order_by,
-        account_type_regexes, start_name_regexes, trim_name_regexes, show_name_regexes, hide_name_regexes,
-        account_displayed_op_only, select, output
+        max_depth,
+        min_bytes,
+        min_peak_bytes,
+        min_residual_bytes,
+        min_output_bytes,
+        min_micros,
+        min_accelerator_micros,
+        min_cpu_micros,
+        min_params,
+        min_float_ops,
+        min_occurrence,
+        step,
+        order_by,
+        account_type_regexes,
+        start_name_regexes,
+        trim_name_regexes,
+        show_name_regexes,
+        hide_name_regexes,
+        account_displayed_op_only,
+        select,
+        output
     );
     Ok(opts)
 }

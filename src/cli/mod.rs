@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 use crate::inputs::InputPaths;
 use crate::load::{self, Purpose, Sources};
 use crate::outputs;
-use crate::stack::with_deep_stack;
 use crate::show::options::{Options, Output, RegexList, Select, defaults};
+use crate::stack::with_deep_stack;
 use crate::stats::Stats;
 use crate::views::View;
 
@@ -403,14 +403,7 @@ impl InputArgs {
     pub fn paths(&self) -> InputPaths {
         InputPaths {
             graph_path: self.graph_path.clone(),
-            run_meta_paths: self
-                .run_meta_path
-                .as_deref()
-                .unwrap_or("")
-                .split(',')
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from)
-                .collect(),
+            run_meta_paths: self.run_meta_path.as_deref().unwrap_or("").split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect(),
             op_log_path: self.op_log_path.clone(),
             profile_path: self.profile_path.clone(),
             checkpoint_path: self.checkpoint_path.clone(),
@@ -551,75 +544,169 @@ const ROOT_EXAMPLES: &str = "Examples (from the repository root, on the bundled 
 'rtfprof COMMAND --help' lists the flags each command reads.";
 
 /// The input flags, by the files they read.
-const TF_INPUTS: &[&str] = &["graph_path", "run_meta_path", "op_log_path", "profile_path", "checkpoint_path", "events_path", "events_run", "events_tags", "job", "estimate_flops", "default_op_log"];
+const TF_INPUTS: &[&str] = &[
+    "graph_path",
+    "run_meta_path",
+    "op_log_path",
+    "profile_path",
+    "checkpoint_path",
+    "events_path",
+    "events_run",
+    "events_tags",
+    "job",
+    "estimate_flops",
+    "default_op_log",
+];
 const XPLANE_INPUTS: &[&str] = &["xplane_path", "xplane_run", "pytorch_path"];
 /// Partial profiles, which the views, the report and advice read.
 const PARTIAL_INPUTS: &[&str] = &["partial_path"];
 /// The inputs that hold steps, allocations or timed events (no float ops,
 /// code traces or checkpoints).
-const RUN_INPUTS: &[&str] = &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run", "pytorch_path"];
+const RUN_INPUTS: &[&str] =
+    &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run", "pytorch_path"];
 /// Every view option.
 const VIEW_OPTIONS: &[&str] = &[
-    "max_depth", "min_bytes", "min_peak_bytes", "min_residual_bytes", "min_output_bytes", "min_micros",
-    "min_accelerator_micros", "min_cpu_micros", "min_params", "min_float_ops", "min_occurrence", "step",
-    "order_by", "account_type_regexes", "start_name_regexes", "trim_name_regexes", "show_name_regexes",
-    "hide_name_regexes", "account_displayed_op_only", "select", "output",
+    "max_depth",
+    "min_bytes",
+    "min_peak_bytes",
+    "min_residual_bytes",
+    "min_output_bytes",
+    "min_micros",
+    "min_accelerator_micros",
+    "min_cpu_micros",
+    "min_params",
+    "min_float_ops",
+    "min_occurrence",
+    "step",
+    "order_by",
+    "account_type_regexes",
+    "start_name_regexes",
+    "trim_name_regexes",
+    "show_name_regexes",
+    "hide_name_regexes",
+    "account_displayed_op_only",
+    "select",
+    "output",
 ];
 
 /// Each subcommand's help: the global flags it reads (the others are
 /// accepted, as tfprof's flags are anywhere, but not listed) and two
 /// examples on the bundled samples (tests/cli.rs runs every one).
 const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
-    ("scope", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
+    (
+        "scope",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS],
+        "Examples:
   rtfprof scope --profile_path testdata/cnn/profile --select micros,bytes --max_depth 3
-  rtfprof scope --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --max_depth 4"),
-    ("graph", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof scope --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --max_depth 4",
+    ),
+    (
+        "graph",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS],
+        "Examples:
   rtfprof graph --profile_path testdata/cnn/profile --select micros --max_depth 3
-  rtfprof graph --graph_path testdata/cnn/graph.pbtxt --run_meta_path testdata/cnn/run_meta_1 --start_name_regexes gradients/.* --max_depth 2"),
-    ("op", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof graph --graph_path testdata/cnn/graph.pbtxt --run_meta_path testdata/cnn/run_meta_1 --start_name_regexes gradients/.* --max_depth 2",
+    ),
+    (
+        "op",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS],
+        "Examples:
   rtfprof op --profile_path testdata/cnn/profile --select micros,occurrence --order_by micros
-  rtfprof op --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros,occurrence --order_by accelerator_micros"),
-    ("code", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof op --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros,occurrence --order_by accelerator_micros",
+    ),
+    (
+        "code",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS],
+        "Examples:
   rtfprof code --profile_path testdata/cnn/profile --select micros --max_depth 4
-  rtfprof code --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --output pprof:outfile=cnn.pb.gz"),
-    ("advise", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS], "Examples:
+  rtfprof code --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --output pprof:outfile=cnn.pb.gz",
+    ),
+    (
+        "advise",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS],
+        "Examples:
   rtfprof advise --profile_path testdata/cnn/profile
-  rtfprof advise --xplane_path testdata/xplane/jax_gpu_cnn"),
-    ("diff", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof advise --xplane_path testdata/xplane/jax_gpu_cnn",
+    ),
+    (
+        "diff",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS],
+        "Examples:
   rtfprof diff --profile_path testdata/cnn/profile --left_step 0 --right_step 2 --metric micros
   rtfprof diff --left_profile_path testdata/cnn/profile --right_profile_path testdata/cnn_b8/profile --metric bytes --output html:outfile=diff.html
-  rtfprof diff --left_xplane_path testdata/xplane/jax_gpu_mlp --right_xplane_path testdata/xplane/jax_gpu_mlp_nocb --metric accelerator_micros"),
-    ("jobs", &[&["job", "events_tags"]], "Examples:
+  rtfprof diff --left_xplane_path testdata/xplane/jax_gpu_mlp --right_xplane_path testdata/xplane/jax_gpu_mlp_nocb --metric accelerator_micros",
+    ),
+    (
+        "jobs",
+        &[&["job", "events_tags"]],
+        "Examples:
   rtfprof jobs --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile
-  rtfprof scope --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile --max_depth 2"),
-    ("memory", &[RUN_INPUTS, &["step", "output", "max_depth", "min_bytes", "start_name_regexes", "trim_name_regexes", "show_name_regexes", "hide_name_regexes"]], "Examples:
+  rtfprof scope --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile --max_depth 2",
+    ),
+    (
+        "memory",
+        &[RUN_INPUTS, &["step", "output", "max_depth", "min_bytes", "start_name_regexes", "trim_name_regexes", "show_name_regexes", "hide_name_regexes"]],
+        "Examples:
   rtfprof memory --profile_path testdata/cnn/profile --step 1 --max_depth 3
-  rtfprof memory --xplane_path testdata/xplane/jax_gpu_cnn --output json:outfile=memory.json"),
-    ("report", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS], "Examples:
+  rtfprof memory --xplane_path testdata/xplane/jax_gpu_cnn --output json:outfile=memory.json",
+    ),
+    (
+        "report",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, VIEW_OPTIONS],
+        "Examples:
   rtfprof report --profile_path testdata/cnn/profile --output html:outfile=report.html
-  rtfprof report --xplane_path testdata/xplane/jax_gpu_cnn --output html:outfile=report.html"),
-    ("steps", &[RUN_INPUTS, &["output"]], "Examples:
+  rtfprof report --xplane_path testdata/xplane/jax_gpu_cnn --output html:outfile=report.html",
+    ),
+    (
+        "steps",
+        &[RUN_INPUTS, &["output"]],
+        "Examples:
   rtfprof steps --xplane_path testdata/xplane/jax_gpu_cnn
-  rtfprof steps --profile_path testdata/cnn/profile --output csv:outfile=steps.csv"),
-    ("ranks", &[XPLANE_INPUTS, &["output"]], "Examples:
+  rtfprof steps --profile_path testdata/cnn/profile --output csv:outfile=steps.csv",
+    ),
+    (
+        "ranks",
+        &[XPLANE_INPUTS, &["output"]],
+        "Examples:
   rtfprof ranks --pytorch_path testdata/pytorch/ranks16
-  rtfprof ranks --xplane_path testdata/xplane/two_hosts --output json:outfile=ranks.json"),
-    ("hlo", &[XPLANE_INPUTS, &["max_depth", "output"]], "Examples:
+  rtfprof ranks --xplane_path testdata/xplane/two_hosts --output json:outfile=ranks.json",
+    ),
+    (
+        "hlo",
+        &[XPLANE_INPUTS, &["max_depth", "output"]],
+        "Examples:
   rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --max_depth 10
-  rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --output csv:outfile=hlo.csv"),
-    ("kernels", &[XPLANE_INPUTS, &["max_depth", "output"]], "Examples:
+  rtfprof hlo --xplane_path testdata/xplane/jax_gpu_cnn --output csv:outfile=hlo.csv",
+    ),
+    (
+        "kernels",
+        &[XPLANE_INPUTS, &["max_depth", "output"]],
+        "Examples:
   rtfprof kernels --xplane_path testdata/xplane/jax_gpu_cnn --max_depth 10
   rtfprof kernels --pytorch_path testdata/pytorch/h200_resnet18.steps2-3.pt.trace.json.gz --max_depth 10
-  rtfprof kernels --pytorch_path testdata/pytorch/h200_tx.steps2-3.pt.trace.json.gz --output json:outfile=kernels.json"),
-    ("partial", &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS], "Examples:
+  rtfprof kernels --pytorch_path testdata/pytorch/h200_tx.steps2-3.pt.trace.json.gz --output json:outfile=kernels.json",
+    ),
+    (
+        "partial",
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS],
+        "Examples:
   rtfprof partial --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz -o schedule.rtfprof
-  rtfprof partial --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile -o jobs.rtfprof && rtfprof op --partial_path jobs.rtfprof"),
-    ("completions", &[], "Examples:
+  rtfprof partial --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile -o jobs.rtfprof && rtfprof op --partial_path jobs.rtfprof",
+    ),
+    (
+        "completions",
+        &[],
+        "Examples:
   rtfprof completions bash > rtfprof.bash
-  rtfprof completions zsh > _rtfprof"),
-    ("man", &[], "Examples:
+  rtfprof completions zsh > _rtfprof",
+    ),
+    (
+        "man",
+        &[],
+        "Examples:
   rtfprof man > rtfprof.1
-  rtfprof man | gzip > rtfprof.1.gz"),
+  rtfprof man | gzip > rtfprof.1.gz",
+    ),
 ];
 
 /// The command line as rtfprof parses it: [`Cli`] with each subcommand's
@@ -686,7 +773,8 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         .map(|arg| match arg.to_str() {
             Some(s) if s.starts_with('-') && !s.starts_with("--") => {
                 let name = s[1..].split('=').next().unwrap_or("");
-                let looks_long = name.len() > 1 && name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                let looks_long =
+                    name.len() > 1 && name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                 if known.iter().any(|k| k == name) || looks_long { OsString::from(format!("-{s}")) } else { arg }
             }
             _ => arg,
@@ -917,12 +1005,11 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         _ if matches!(command, Command::Steps) => steps::run(&loaded, &opts, stdout),
         _ if matches!(command, Command::Hlo) => device::run(&loaded, crate::device::Table::Hlo, &opts, stdout),
         _ if matches!(command, Command::Kernels) => device::run(&loaded, crate::device::Table::Kernels, &opts, stdout),
-        Some(view) if print == Print::Live && opts.output == Output::Stdout => {
-            with_deep_stack(|| print_live(&loaded.stats, view, &opts, stdout))
-        }
+        Some(view) if print == Print::Live && opts.output == Output::Stdout => with_deep_stack(|| print_live(&loaded.stats, view, &opts, stdout)),
         Some(view) => with_deep_stack(|| outputs::view::write(&loaded, view, &opts, stdout)),
-        None => with_deep_stack(|| crate::advise::advise_printing_warnings(&loaded))
-            .map(|checkers| stdout.push_str(&crate::outputs::advise::render(&checkers))),
+        None => {
+            with_deep_stack(|| crate::advise::advise_printing_warnings(&loaded)).map(|checkers| stdout.push_str(&crate::outputs::advise::render(&checkers)))
+        }
     };
     // The process ends right after; freeing a large profile node by node
     // costs more than the view itself.

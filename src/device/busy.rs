@@ -176,9 +176,7 @@ fn off_duty_ops(plane: &Plane<'_>) -> FxHashSet<i64> {
     plane
         .event_metadata
         .iter()
-        .filter(|(_, meta)| {
-            meta.stats.iter().any(|s| categories.contains(&s.metadata_id) && s.value.as_str(plane).is_some_and(|c| OFF_DUTY.contains(&c)))
-        })
+        .filter(|(_, meta)| meta.stats.iter().any(|s| categories.contains(&s.metadata_id) && s.value.as_str(plane).is_some_and(|c| OFF_DUTY.contains(&c))))
         .map(|(id, _)| *id)
         .collect()
 }
@@ -191,11 +189,7 @@ fn local_chip_id(plane: &Plane<'_>) -> Result<Option<u32>, DecodeError> {
     let Some(StatValue::Bytes(bytes)) = plane.stats.iter().rev().find(|s| s.metadata_id == id).map(|s| s.value) else { return Ok(None) };
     let mut chip = 0u32;
     for_each_field(bytes, |tag, wire_type, buf| {
-        if tag == 4 {
-            prost::encoding::uint32::merge(wire_type, &mut chip, buf, prost::encoding::DecodeContext::default())
-        } else {
-            skip(tag, wire_type, buf)
-        }
+        if tag == 4 { prost::encoding::uint32::merge(wire_type, &mut chip, buf, prost::encoding::DecodeContext::default()) } else { skip(tag, wire_type, buf) }
     })?;
     Ok(Some(chip))
 }

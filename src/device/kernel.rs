@@ -26,7 +26,8 @@ pub struct Launch {
 impl Launch {
     /// XProf's `ParseKernelLaunchParams`.
     pub fn parse(details: &str) -> Launch {
-        let mut launch = Launch { registers_per_thread: 0, static_shmem_bytes: 0, dynamic_shmem_bytes: 0, block_dim: [1; 3], grid_dim: [1; 3], occupancy_pct: 0.0 };
+        let mut launch =
+            Launch { registers_per_thread: 0, static_shmem_bytes: 0, dynamic_shmem_bytes: 0, block_dim: [1; 3], grid_dim: [1; 3], occupancy_pct: 0.0 };
         let dims = |value: &str| -> Option<[u32; 3]> {
             let parts: Vec<&str> = value.split(',').collect();
             match parts.as_slice() {
@@ -367,7 +368,10 @@ mod tests {
     #[test]
     fn tensor_core_rules_by_vendor() {
         use Vendor::*;
-        assert_eq!([Some("Nvidia"), Some("AMD"), Some("NVIDIA"), Some("amd"), Some(""), None].map(Vendor::of), [Nvidia, Amd, Unknown, Unknown, Unknown, Unknown]);
+        assert_eq!(
+            [Some("Nvidia"), Some("AMD"), Some("NVIDIA"), Some("amd"), Some(""), None].map(Vendor::of),
+            [Nvidia, Amd, Unknown, Unknown, Unknown, Unknown]
+        );
         let by_vendor = |name| [Nvidia, Amd, Unknown].map(|v| uses_tensor_core(name, v));
         // NVIDIA's patterns on NVIDIA alone; none without a vendor.
         for name in ["xmma_gemm", "volta_h884gemm", "16816", "conv1x1"] {

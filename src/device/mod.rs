@@ -94,9 +94,8 @@ impl Tables {
     /// XProf's orders: instructions by total time, kernels by total
     /// duration, longest first; ties by name (kernels: by their key).
     pub fn sort(&mut self) {
-        self.hlo_ops.sort_by(|a, b| {
-            b.total_ps.cmp(&a.total_ps).then_with(|| (&a.job, a.program_id, &a.hlo_op_name).cmp(&(&b.job, b.program_id, &b.hlo_op_name)))
-        });
+        self.hlo_ops
+            .sort_by(|a, b| b.total_ps.cmp(&a.total_ps).then_with(|| (&a.job, a.program_id, &a.hlo_op_name).cmp(&(&b.job, b.program_id, &b.hlo_op_name))));
         self.kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| kernel::key_order(a, b)));
     }
 }
@@ -107,4 +106,3 @@ pub enum Table {
     Hlo,
     Kernels,
 }
-

@@ -31,10 +31,8 @@ use crate::show::{Displayed, text};
 pub struct Metric(Shown);
 
 impl Metric {
-    pub const VALID: &'static [&'static str] = &[
-        "bytes", "peak_bytes", "residual_bytes", "output_bytes", "micros", "accelerator_micros", "cpu_micros",
-        "params", "float_ops", "occurrence",
-    ];
+    pub const VALID: &'static [&'static str] =
+        &["bytes", "peak_bytes", "residual_bytes", "output_bytes", "micros", "accelerator_micros", "cpu_micros", "params", "float_ops", "occurrence"];
 
     pub fn parse(name: &str) -> Result<Metric> {
         match Shown::parse(name) {
@@ -80,21 +78,13 @@ pub struct ValueTree {
 
 impl ValueTree {
     pub fn from_view(node: &Displayed, metric: Metric) -> ValueTree {
-        ValueTree {
-            name: node.name.clone(),
-            value: metric.of(node),
-            children: node.children.iter().map(|c| ValueTree::from_view(c, metric)).collect(),
-        }
+        ValueTree { name: node.name.clone(), value: metric.of(node), children: node.children.iter().map(|c| ValueTree::from_view(c, metric)).collect() }
     }
 
     /// From a saved tfprof text output, which must show the metric's column.
     pub fn from_text(node: &TextNode, metric: Metric, file: &std::path::Path) -> Result<ValueTree> {
         if !node.totals.contains_key(metric.column()) {
-            return Err(Error::input(
-                "tfprof text",
-                file,
-                format!("has no '{}' column (save it with --select {})", metric.column(), metric.name()),
-            ));
+            return Err(Error::input("tfprof text", file, format!("has no '{}' column (save it with --select {})", metric.column(), metric.name())));
         }
         Ok(Self::text_node(node, metric))
     }
@@ -136,20 +126,14 @@ pub fn merge(left: Option<&ValueTree>, right: Option<&ValueTree>) -> DiffNode {
     let empty = Vec::new();
     let left_children = left.map_or(&empty, |t| &t.children);
     let right_children = right.map_or(&empty, |t| &t.children);
-    let mut children: Vec<DiffNode> = left_children
-        .iter()
-        .map(|l| merge(Some(l), right_children.iter().find(|r| r.name == l.name)))
-        .collect();
-    children.extend(
-        right_children.iter().filter(|r| !left_children.iter().any(|l| l.name == r.name)).map(|r| merge(None, Some(r))),
-    );
+    let mut children: Vec<DiffNode> = left_children.iter().map(|l| merge(Some(l), right_children.iter().find(|r| r.name == l.name))).collect();
+    children.extend(right_children.iter().filter(|r| !left_children.iter().any(|l| l.name == r.name)).map(|r| merge(None, Some(r))));
     DiffNode { name, left: left.map(|t| t.value), right: right.map(|t| t.value), children }
 }
 
 /// Keeps significant nodes and their ancestors, sorted by absolute difference.
 pub fn filter(node: DiffNode, delta: f64, min_size: i64, is_root: bool) -> Option<DiffNode> {
-    let mut children: Vec<DiffNode> =
-        node.children.into_iter().filter_map(|c| filter(c, delta, min_size, false)).collect();
+    let mut children: Vec<DiffNode> = node.children.into_iter().filter_map(|c| filter(c, delta, min_size, false)).collect();
     children.sort_by_key(|c| std::cmp::Reverse(c.difference().unsigned_abs()));
     let node = DiffNode { children, ..node };
     let size = node.left.unwrap_or(0).max(node.right.unwrap_or(0));

@@ -121,9 +121,7 @@ impl Side {
         match self {
             Side::Text(path, _) => path.display().to_string(),
             Side::Jobs(jobs, step) => at(format!("hosts {}", jobs.iter().map(|job| job.name.as_str()).collect::<Vec<_>>().join(",")), *step),
-            Side::Partials(paths, step, _) => {
-                at(paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(","), *step)
-            }
+            Side::Partials(paths, step, _) => at(paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(","), *step),
             Side::Profile(paths, step) => {
                 let source = paths
                     .profile_path
@@ -165,9 +163,7 @@ impl Side {
     fn same_as(&self, other: &Side) -> bool {
         match (self, other) {
             (Side::Profile(a, s), Side::Profile(b, t)) => a == b && s == t,
-            (Side::Jobs(a, s), Side::Jobs(b, t)) => {
-                a.iter().map(|j| (&j.name, &j.inputs)).eq(b.iter().map(|j| (&j.name, &j.inputs))) && s == t
-            }
+            (Side::Jobs(a, s), Side::Jobs(b, t)) => a.iter().map(|j| (&j.name, &j.inputs)).eq(b.iter().map(|j| (&j.name, &j.inputs))) && s == t,
             (Side::Partials(a, s, _), Side::Partials(b, t, _)) => a == b && s == t,
             _ => false,
         }
@@ -267,10 +263,5 @@ pub fn compare(left: &Side, right: &Side, view: View, metric: Option<Metric>, op
         None => Metric::parse("bytes")?,
     };
     let (left_tree, right_tree) = (left.tree(view, metric, opts)?, right.tree(view, metric, opts)?);
-    Ok(Compared {
-        merged: super::merge(Some(&left_tree), Some(&right_tree)),
-        metric,
-        left_source: left.describe(),
-        right_source: right.describe(),
-    })
+    Ok(Compared { merged: super::merge(Some(&left_tree), Some(&right_tree)), metric, left_source: left.describe(), right_source: right.describe() })
 }

@@ -94,8 +94,9 @@ impl Checkpoint {
 
         let mut records = table.into_iter();
         let header = match records.next() {
-            Some((key, value)) if key.is_empty() => BundleHeaderProto::decode(value.as_slice())
-                .map_err(|e| index_err(format!("the header entry is not a BundleHeaderProto ({e})")))?,
+            Some((key, value)) if key.is_empty() => {
+                BundleHeaderProto::decode(value.as_slice()).map_err(|e| index_err(format!("the header entry is not a BundleHeaderProto ({e})")))?
+            }
             _ => return Err(index_err("no bundle header (the entry with the empty key)".into())),
         };
         check_header(&header).map_err(index_err)?;
@@ -105,8 +106,7 @@ impl Checkpoint {
             let name = String::from_utf8_lossy(&key).into_owned();
             let entry = BundleEntryProto::decode(value.as_slice())
                 .map_err(|e| index_err(format!("entry '{}' is not a BundleEntryProto ({e})", name.escape_debug())))?;
-            let shape = entry_shape(entry.shape.as_ref())
-                .map_err(|m| index_err(format!("entry '{}': {m}", name.escape_debug())))?;
+            let shape = entry_shape(entry.shape.as_ref()).map_err(|m| index_err(format!("entry '{}': {m}", name.escape_debug())))?;
             entries.insert(key, (entry, shape));
         }
         Ok(Checkpoint { prefix: prefix.to_owned(), index_path, header, entries })
@@ -135,9 +135,7 @@ impl Checkpoint {
     /// Every variable with its dtype (`GetVariableToDataTypeMap`); unknown
     /// dtype numbers are `DtInvalid`.
     pub fn variable_dtypes(&self) -> BTreeMap<String, DataType> {
-        self.variables()
-            .map(|(name, (entry, _))| (name, DataType::try_from(entry.dtype).unwrap_or(DataType::DtInvalid)))
-            .collect()
+        self.variables().map(|(name, (entry, _))| (name, DataType::try_from(entry.dtype).unwrap_or(DataType::DtInvalid))).collect()
     }
 
     /// Whether the checkpoint has an entry for this tensor name.
@@ -152,10 +150,7 @@ impl Checkpoint {
     }
 
     fn variables(&self) -> impl Iterator<Item = (String, &(BundleEntryProto, Vec<i64>))> {
-        self.entries
-            .iter()
-            .filter(|(key, _)| key.first() != Some(&0))
-            .map(|(key, value)| (String::from_utf8_lossy(key).into_owned(), value))
+        self.entries.iter().filter(|(key, _)| key.first() != Some(&0)).map(|(key, value)| (String::from_utf8_lossy(key).into_owned(), value))
     }
 
     /// Reads one tensor from its data shard and verifies its checksum.
@@ -169,10 +164,7 @@ impl Checkpoint {
             return Err(Error::input(
                 KIND,
                 &self.prefix,
-                format!(
-                    "tensor '{shown}' is saved as {} slices (a partitioned variable); reading sliced tensors is not supported",
-                    entry.slices.len()
-                ),
+                format!("tensor '{shown}' is saved as {} slices (a partitioned variable); reading sliced tensors is not supported", entry.slices.len()),
             ));
         }
         let dtype = match DataType::try_from(entry.dtype) {
@@ -204,8 +196,7 @@ impl Checkpoint {
             return Err(entry_err(format!("invalid size in bundle entry: {size} bytes for {num_elements} strings")));
         }
         let unsupported = elem_size.is_none() && dtype != DataType::DtString;
-        let data_path =
-            with_suffix(&self.prefix, &format!(".data-{:05}-of-{:05}", entry.shard_id, num_shards));
+        let data_path = with_suffix(&self.prefix, &format!(".data-{:05}-of-{:05}", entry.shard_id, num_shards));
         let data_err = |m: String| Error::input(KIND, &data_path, format!("tensor '{shown}': {m}"));
         if unsupported {
             // Variant and resource tensors: TensorFlow's checksum covers
@@ -213,15 +204,12 @@ impl Checkpoint {
             return Ok(Tensor { dtype, shape: shape.clone(), values: TensorValues::Unsupported });
         }
 
-        let mut file = File::open(&data_path)
-            .map_err(|e| Error::input(KIND, &data_path, format!("cannot open data shard for tensor '{shown}': {e}")))?;
+        let mut file = File::open(&data_path).map_err(|e| Error::input(KIND, &data_path, format!("cannot open data shard for tensor '{shown}': {e}")))?;
         let file_len = file.metadata().map_err(|e| data_err(e.to_string()))?.len();
         match offset.checked_add(size) {
             Some(end) if end <= file_len => {}
             _ => {
-                return Err(data_err(format!(
-                    "bytes [{offset}, {offset}+{size}) lie past the end of the data shard ({file_len} bytes)"
-                )));
+                return Err(data_err(format!("bytes [{offset}, {offset}+{size}) lie past the end of the data shard ({file_len} bytes)")));
             }
         }
         // Bounded by the file's real length just above.
@@ -271,10 +259,7 @@ fn check_header(header: &BundleHeaderProto) -> Result<(), String> {
             return Err(format!("checkpoint producer version {} is below the minimum {MIN_PRODUCER}", v.producer));
         }
         if v.min_consumer > CONSUMER {
-            return Err(format!(
-                "checkpoint requires a reader of version at least {}; this reader is version {CONSUMER}",
-                v.min_consumer
-            ));
+            return Err(format!("checkpoint requires a reader of version at least {}; this reader is version {CONSUMER}", v.min_consumer));
         }
         if v.bad_consumers.contains(&CONSUMER) {
             return Err(format!("checkpoint disallows readers of version {CONSUMER}"));
@@ -333,9 +318,7 @@ fn decode_fixed(dtype: DataType, bytes: &[u8]) -> TensorValues {
         DtFloat => TensorValues::Float(chunks::<4>(bytes).map(|b| f32_to_f64(f32::from_le_bytes(b))).collect()),
         DtDouble => TensorValues::Float(chunks::<8>(bytes).map(f64::from_le_bytes).collect()),
         DtHalf => TensorValues::Float(chunks::<2>(bytes).map(|b| half_to_f64(u16::from_le_bytes(b))).collect()),
-        DtBfloat16 => TensorValues::Float(
-            chunks::<2>(bytes).map(|b| f32_to_f64(f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16))).collect(),
-        ),
+        DtBfloat16 => TensorValues::Float(chunks::<2>(bytes).map(|b| f32_to_f64(f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16))).collect()),
         DtInt32 => TensorValues::Int(chunks::<4>(bytes).map(|b| i64::from(i32::from_le_bytes(b))).collect()),
         DtInt64 => TensorValues::Int(chunks::<8>(bytes).map(i64::from_le_bytes).collect()),
         DtInt16 => TensorValues::Int(chunks::<2>(bytes).map(|b| i64::from(i16::from_le_bytes(b))).collect()),
@@ -469,8 +452,7 @@ fn read_table(file: &[u8]) -> Result<Records, String> {
     let mut records: Records = Vec::new();
     for (_, handle_bytes) in index {
         let mut pos = 0;
-        let handle = read_handle(&handle_bytes, &mut pos)
-            .ok_or_else(|| format!("bad data block handle in the index block at offset {}", index_handle.0))?;
+        let handle = read_handle(&handle_bytes, &mut pos).ok_or_else(|| format!("bad data block handle in the index block at offset {}", index_handle.0))?;
         for (key, value) in parse_block(read_block(data, handle)?, handle.0)? {
             if records.last().is_some_and(|(last, _)| key <= *last) {
                 return Err(format!("keys out of order in the block at offset {}", handle.0));
@@ -492,10 +474,7 @@ fn read_block(data: &[u8], (offset, size): (u64, u64)) -> Result<&[u8], String> 
     let (start, end) = match end {
         Some(end) if end <= data.len() as u64 => (offset as usize, end as usize),
         _ => {
-            return Err(format!(
-                "block at offset {offset} of {size} bytes lies past the end of the table ({} bytes before the footer)",
-                data.len()
-            ));
+            return Err(format!("block at offset {offset} of {size} bytes lies past the end of the table ({} bytes before the footer)", data.len()));
         }
     };
     let block = &data[start..end];

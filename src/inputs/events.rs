@@ -45,7 +45,10 @@ pub enum What {
     FileVersion(String),
     GraphDef(Bytes),
     MetaGraphDef(Bytes),
-    TaggedRunMetadata { tag: String, run_metadata: Bytes },
+    TaggedRunMetadata {
+        tag: String,
+        run_metadata: Bytes,
+    },
     /// The summary's run-metadata values; its other values are dropped.
     Summary(Vec<SummaryRunMetadata>),
     /// A log message or a session log.
@@ -296,21 +299,18 @@ fn read_file(path: &Path) -> Result<FileEvents> {
     }
     let mut events = FileEvents::default();
     for (offset, record) in &records[1..] {
-        let what = decode_event(record)
-            .map_err(|e| Error::input(KIND, path, format!("record at byte {offset}: not an Event ({})", one_line(&e.to_string()))))?;
+        let what =
+            decode_event(record).map_err(|e| Error::input(KIND, path, format!("record at byte {offset}: not an Event ({})", one_line(&e.to_string()))))?;
         let found = |bytes: Bytes| Found { file: path.to_owned(), offset: *offset, bytes };
         match what {
             What::GraphDef(graph) => events.graphs.push(found(graph)),
             What::MetaGraphDef(meta) => {
-                let graph = meta_graph_graph(&meta).map_err(|e| {
-                    Error::input(KIND, path, format!("record at byte {offset}: not a MetaGraphDef ({})", one_line(&e.to_string())))
-                })?;
+                let graph = meta_graph_graph(&meta)
+                    .map_err(|e| Error::input(KIND, path, format!("record at byte {offset}: not a MetaGraphDef ({})", one_line(&e.to_string()))))?;
                 events.meta_graphs.extend(graph.map(found));
             }
             What::TaggedRunMetadata { tag, run_metadata } => events.run_metas.push(Tagged { tag, found: found(run_metadata) }),
-            What::Summary(values) => {
-                events.run_metas.extend(values.into_iter().map(|v| Tagged { tag: v.tag, found: found(v.run_metadata) }))
-            }
+            What::Summary(values) => events.run_metas.extend(values.into_iter().map(|v| Tagged { tag: v.tag, found: found(v.run_metadata) })),
             What::None | What::FileVersion(_) | What::Other => {}
         }
     }
@@ -388,9 +388,7 @@ fn event_files(path: &Path, run: Option<&str>) -> Result<Vec<PathBuf>> {
     match run {
         Some(run) => {
             // `train`, `./train` and `train/` are one run; `.` is the directory itself.
-            let normal = |name: &str| {
-                Path::new(name).components().filter(|c| *c != std::path::Component::CurDir).collect::<PathBuf>()
-            };
+            let normal = |name: &str| Path::new(name).components().filter(|c| *c != std::path::Component::CurDir).collect::<PathBuf>();
             match runs.iter().position(|(name, _)| normal(name) == normal(run)) {
                 Some(at) => Ok(runs.swap_remove(at).1),
                 None if runs.is_empty() => Err(Error::input(KIND, path, "no event files (events.out.tfevents.*) in this directory")),
@@ -484,11 +482,7 @@ pub fn load(path: &Path, options: Options) -> Result<EventLog> {
             0 => "it holds no run metadata (add_run_metadata records or TF2 trace_export summaries)".to_owned(),
             n => format!("its {n} run metadata hold graphs only, as TF2's trace_export writes them"),
         };
-        return Err(Error::input(
-            KIND,
-            path,
-            format!("no step stats: {why}; TF2 records step stats in profiler traces, read those with --xplane_path"),
-        ));
+        return Err(Error::input(KIND, path, format!("no step stats: {why}; TF2 records step stats in profiler traces, read those with --xplane_path")));
     }
     for (step, tagged) in steps.iter().enumerate() {
         log.listing.push_str(&format!("step {step}: {} ({})\n", quoted(&tagged.tag), file_name(&tagged.found.file)));
@@ -533,7 +527,7 @@ mod tests {
     use prost::Message;
 
     use super::*;
-    use crate::proto::tensorflow::{event, summary, Event};
+    use crate::proto::tensorflow::{Event, event, summary};
 
     fn testdata(path: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(path)
@@ -553,9 +547,7 @@ mod tests {
             Some(event::What::FileVersion(v)) => What::FileVersion(v.clone()),
             Some(event::What::GraphDef(g)) => What::GraphDef(Bytes::copy_from_slice(g)),
             Some(event::What::MetaGraphDef(g)) => What::MetaGraphDef(Bytes::copy_from_slice(g)),
-            Some(event::What::TaggedRunMetadata(t)) => {
-                What::TaggedRunMetadata { tag: t.tag.clone(), run_metadata: Bytes::copy_from_slice(&t.run_metadata) }
-            }
+            Some(event::What::TaggedRunMetadata(t)) => What::TaggedRunMetadata { tag: t.tag.clone(), run_metadata: Bytes::copy_from_slice(&t.run_metadata) },
             Some(event::What::Summary(s)) => What::Summary(
                 s.value
                     .iter()
@@ -645,10 +637,7 @@ mod tests {
         let encode = |what: event::What| Event { what: Some(what), ..Default::default() }.encode_to_vec();
         let run_meta_value = |tag: &str, plugin: &str, content: Vec<u8>| summary::Value {
             tag: tag.into(),
-            metadata: Some(SummaryMetadata {
-                plugin_data: Some(PluginData { plugin_name: plugin.into(), content: b"1".to_vec() }),
-                ..Default::default()
-            }),
+            metadata: Some(SummaryMetadata { plugin_data: Some(PluginData { plugin_name: plugin.into(), content: b"1".to_vec() }), ..Default::default() }),
             value: Some(summary::value::Value::Tensor(TensorProto { tensor_content: content, ..Default::default() })),
             ..Default::default()
         };

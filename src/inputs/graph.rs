@@ -63,14 +63,7 @@ impl NodeRecord {
             Some(Value::Shape(shape)) => Some(shape),
             _ => None,
         };
-        NodeRecord {
-            name: def.name,
-            op: def.op,
-            inputs: def.input,
-            shape,
-            output_shapes,
-            attrs: if with_attrs { attrs } else { BTreeMap::new() },
-        }
+        NodeRecord { name: def.name, op: def.op, inputs: def.input, shape, output_shapes, attrs: if with_attrs { attrs } else { BTreeMap::new() } }
     }
 }
 
@@ -169,15 +162,11 @@ mod tests {
     #[test]
     fn a_repeated_attribute_keeps_its_last_value() {
         use crate::proto::tensorflow::tensor_shape_proto::Dim;
-        let shape = |size: i64| AttrValue {
-            value: Some(Value::Shape(TensorShapeProto { dim: vec![Dim { size, name: String::new() }], unknown_rank: false })),
-        };
+        let shape = |size: i64| AttrValue { value: Some(Value::Shape(TensorShapeProto { dim: vec![Dim { size, name: String::new() }], unknown_rank: false })) };
         // One node given as two pieces (protobuf merges them), so that its
         // attribute map holds "shape" twice on the wire.
         let mut node = Vec::new();
-        NodeDef { name: "v".into(), op: "VariableV2".into(), attr: [("shape".to_owned(), shape(3))].into(), ..Default::default() }
-            .encode(&mut node)
-            .unwrap();
+        NodeDef { name: "v".into(), op: "VariableV2".into(), attr: [("shape".to_owned(), shape(3))].into(), ..Default::default() }.encode(&mut node).unwrap();
         NodeDef { attr: [("shape".to_owned(), shape(7))].into(), ..Default::default() }.encode(&mut node).unwrap();
         let mut graph = vec![0x0a];
         prost::encoding::encode_varint(node.len() as u64, &mut graph);

@@ -13,8 +13,8 @@ pub mod events;
 pub mod graph;
 pub mod profile;
 pub mod pytorch;
-pub mod run_meta;
 mod read;
+pub mod run_meta;
 pub mod sniff;
 pub mod text_format;
 pub mod tf;
@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::{self, Error, Result};
-use crate::proto::tensorflow::tfprof::{OpLogEntry, OpLogProto};
 use crate::proto::tensorflow::GraphDef;
+use crate::proto::tensorflow::tfprof::{OpLogEntry, OpLogProto};
 pub use graph::GraphRecord;
 pub use run_meta::RunMetaRecord;
 
@@ -208,8 +208,18 @@ impl Input {
     /// naming the flags). The files decode on all cores.
     pub fn open(paths: &InputPaths) -> Result<Input> {
         if let Some(path) = &paths.pytorch_path {
-            if paths.graph_path.is_some() || !paths.run_meta_paths.is_empty() || paths.profile_path.is_some() || paths.xplane_path.is_some() || paths.events_path.is_some() || paths.op_log_path.is_some() || paths.checkpoint_path.is_some() {
-                return Err(Error::flag(pytorch::KIND, "is set: do not set --graph_path, --run_meta_path, --op_log_path, --profile_path, --events_path, --checkpoint_path or --xplane_path"));
+            if paths.graph_path.is_some()
+                || !paths.run_meta_paths.is_empty()
+                || paths.profile_path.is_some()
+                || paths.xplane_path.is_some()
+                || paths.events_path.is_some()
+                || paths.op_log_path.is_some()
+                || paths.checkpoint_path.is_some()
+            {
+                return Err(Error::flag(
+                    pytorch::KIND,
+                    "is set: do not set --graph_path, --run_meta_path, --op_log_path, --profile_path, --events_path, --checkpoint_path or --xplane_path",
+                ));
             }
             return Ok(Input::PyTorch(pytorch::Trace::open(path)?, path.clone()));
         }
@@ -359,11 +369,7 @@ pub fn decode_op_log(bytes: &[u8], path: &Path) -> Result<OpLogProto> {
         for trace in entry.code_def.iter().flat_map(|c| &c.traces) {
             for id in [trace.file_id, trace.function_id] {
                 if !op_log.id_to_string.contains_key(&id) {
-                    return Err(Error::input(
-                        KIND,
-                        path,
-                        format!("code trace of '{}' refers to string id {id}, which id_to_string lacks", entry.name),
-                    ));
+                    return Err(Error::input(KIND, path, format!("code trace of '{}' refers to string id {id}, which id_to_string lacks", entry.name)));
                 }
             }
         }
@@ -411,7 +417,6 @@ mod lite {
         pub log_entries: Vec<OpLogEntry>,
     }
 }
-
 
 #[cfg(test)]
 mod tests {

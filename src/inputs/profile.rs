@@ -125,10 +125,7 @@ impl ProfileFile {
     /// Returns the ids and the two parts of what `convert` made, each in its
     /// own vector, so that a large part (a node) is written once, in place.
     /// The error, the first in file order, says what is wrong with the file.
-    pub fn decode_nodes<A, B>(
-        &mut self,
-        convert: impl Fn(ProfileNodeEntry) -> (A, B) + Sync,
-    ) -> Result<ConvertedNodes<A, B>, String>
+    pub fn decode_nodes<A, B>(&mut self, convert: impl Fn(ProfileNodeEntry) -> (A, B) + Sync) -> Result<ConvertedNodes<A, B>, String>
     where
         A: Send + Default,
         B: Send + Default,
@@ -216,10 +213,7 @@ fn decode_entry(bytes: &Bytes, detail: NodeDetail) -> Result<ProfileNodeEntry, S
 /// (the lean node record skips them).
 fn allocations(bytes: &[u8]) -> Result<StepAllocations, String> {
     let (_, mut node) = NodeAllocationsEntry::decode(bytes).map_err(|e| not_a_profile(&e))?.into();
-    Ok(pairs(&mut node.execs)
-        .into_iter()
-        .map(|(step, exec)| (step, exec.allocations.iter().map(|r| (r.alloc_micros, r.alloc_bytes)).collect()))
-        .collect())
+    Ok(pairs(&mut node.execs).into_iter().map(|(step, exec)| (step, exec.allocations.iter().map(|r| (r.alloc_micros, r.alloc_bytes)).collect())).collect())
 }
 
 /// Defines a map entry message (`key` = 1, `value` = 2) and its conversion to
@@ -443,11 +437,8 @@ mod tests {
                 let (id, mut record) = (entry.id, entry.node);
                 assert_eq!(id, full_id);
                 assert_eq!(entry.trace, node.trace.clone().unwrap_or_default());
-                let allocations: StepAllocations = node
-                    .execs
-                    .iter()
-                    .map(|(step, e)| (*step, e.allocations.iter().map(|r| (r.alloc_micros, r.alloc_bytes)).collect()))
-                    .collect();
+                let allocations: StepAllocations =
+                    node.execs.iter().map(|(step, e)| (*step, e.allocations.iter().map(|r| (r.alloc_micros, r.alloc_bytes)).collect())).collect();
                 assert_eq!(entry.allocations, allocations);
                 assert_eq!(entry.attrs, node.attrs);
                 assert_eq!(record.name, node.name);
@@ -465,9 +456,8 @@ mod tests {
                     assert_eq!((step, exec.run_count, exec.all_start_micros), (full_step, full.run_count, full.all_start_micros));
                     assert_eq!(exec.latest_end_micros, full.latest_end_micros);
                     let times = |v: Vec<(String, ExecTimeRecord)>| v.into_iter().map(|(d, t)| (d, t.times)).collect::<Vec<_>>();
-                    let full_times = |m: BTreeMap<String, crate::proto::tensorflow::tfprof::ExecTime>| {
-                        m.into_iter().map(|(d, t)| (d, t.times)).collect::<Vec<_>>()
-                    };
+                    let full_times =
+                        |m: BTreeMap<String, crate::proto::tensorflow::tfprof::ExecTime>| m.into_iter().map(|(d, t)| (d, t.times)).collect::<Vec<_>>();
                     assert_eq!(times(exec.take_accelerator_execs()), full_times(full.accelerator_execs));
                     assert_eq!(times(exec.take_cpu_execs()), full_times(full.cpu_execs));
                     let memory: Vec<_> = full

@@ -33,11 +33,7 @@ pub fn decode_binary_or_text_with<T: Send>(
     };
     match parse_text(bytes, what, &decode) {
         Ok(message) => Ok(message),
-        Err(text_err) => Err(Error::input(
-            kind,
-            path,
-            format!("not a {what} proto (binary: {}; text: {text_err})", describe_decode_error(&binary_err)),
-        )),
+        Err(text_err) => Err(Error::input(kind, path, format!("not a {what} proto (binary: {}; text: {text_err})", describe_decode_error(&binary_err)))),
     }
 }
 
@@ -60,9 +56,7 @@ fn parse_text<T: Send>(bytes: &[u8], what: &str, decode: &(impl Fn(&[u8]) -> Res
     if text_nesting_depth(text) > TEXT_NESTING_LIMIT {
         return Err(format!("messages nested more than {TEXT_NESTING_LIMIT} deep"));
     }
-    let descriptor = crate::proto::descriptor_pool()
-        .get_message_by_name(&full_name)
-        .ok_or_else(|| format!("no descriptor for {full_name}"))?;
+    let descriptor = crate::proto::descriptor_pool().get_message_by_name(&full_name).ok_or_else(|| format!("no descriptor for {full_name}"))?;
     // The parser recurses once per level with large frames (about 22 KiB a
     // level unoptimized), more than a 2 MiB rayon worker stack holds at the
     // limit, so it runs on a thread of its own with room to spare.
@@ -72,8 +66,7 @@ fn parse_text<T: Send>(bytes: &[u8], what: &str, decode: &(impl Fn(&[u8]) -> Res
             .name("rtfprof-text".into())
             .stack_size(TEXT_PARSE_STACK)
             .spawn_scoped(scope, || {
-                let dynamic =
-                    DynamicMessage::parse_text_format(descriptor, text).map_err(|e| one_line(&e.to_string()))?;
+                let dynamic = DynamicMessage::parse_text_format(descriptor, text).map_err(|e| one_line(&e.to_string()))?;
                 decode(&dynamic.encode_to_vec()).map_err(|e| one_line(&e.to_string()))
             })
             .map_err(|e| format!("cannot start the text parser thread: {e}"))?

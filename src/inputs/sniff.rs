@@ -92,7 +92,12 @@ pub fn sniff(head: &[u8]) -> Option<Kind> {
     if text.starts_with(b"{") || text.starts_with(b"[") {
         return window_contains(text, b"\"traceEvents\"").then_some(Kind::ChromeTrace);
     }
-    for (start, kind) in [(&b"node {"[..], Kind::GraphDefText), (b"node{", Kind::GraphDefText), (b"step_stats {", Kind::RunMetadataText), (b"step_stats{", Kind::RunMetadataText)] {
+    for (start, kind) in [
+        (&b"node {"[..], Kind::GraphDefText),
+        (b"node{", Kind::GraphDefText),
+        (b"step_stats {", Kind::RunMetadataText),
+        (b"step_stats{", Kind::RunMetadataText),
+    ] {
         if text.starts_with(start) {
             return Some(kind);
         }

@@ -118,16 +118,11 @@ struct EnumInfo {
 impl Schema {
     /// Indexes every message and enum of `pool`, once per pool.
     pub fn new(pool: &DescriptorPool) -> Schema {
-        let by_name: FxHashMap<String, u32> =
-            pool.all_messages().enumerate().map(|(i, m)| (m.full_name().to_owned(), i as u32)).collect();
-        let enum_by_name: FxHashMap<String, u32> =
-            pool.all_enums().enumerate().map(|(i, e)| (e.full_name().to_owned(), i as u32)).collect();
+        let by_name: FxHashMap<String, u32> = pool.all_messages().enumerate().map(|(i, m)| (m.full_name().to_owned(), i as u32)).collect();
+        let enum_by_name: FxHashMap<String, u32> = pool.all_enums().enumerate().map(|(i, e)| (e.full_name().to_owned(), i as u32)).collect();
         let enums = pool
             .all_enums()
-            .map(|e| EnumInfo {
-                by_name: e.values().map(|v| (v.name().into(), v.number())).collect(),
-                default: e.default_value().number(),
-            })
+            .map(|e| EnumInfo { by_name: e.values().map(|v| (v.name().into(), v.number())).collect(), default: e.default_value().number() })
             .collect();
         let messages = pool
             .all_messages()
@@ -172,11 +167,7 @@ impl Schema {
                         }
                     })
                     .collect();
-                MessageInfo {
-                    by_name: m.fields().enumerate().map(|(i, f)| (f.name().into(), i as u32)).collect(),
-                    fields,
-                    slots: field_count + oneofs.len(),
-                }
+                MessageInfo { by_name: m.fields().enumerate().map(|(i, f)| (f.name().into(), i as u32)).collect(), fields, slots: field_count + oneofs.len() }
             })
             .collect();
         Schema { messages, enums, by_name }
@@ -208,10 +199,15 @@ enum Tok {
     Eof,
     Ident,
     /// An integer; its digits start at `digits` (after a `0` or `0x` prefix).
-    Int { radix: u32, digits: usize },
+    Int {
+        radix: u32,
+        digits: usize,
+    },
     Float,
     /// A string literal, quotes included; `escaped` if it has a backslash.
-    Str { escaped: bool },
+    Str {
+        escaped: bool,
+    },
     Punct(u8),
 }
 
@@ -384,9 +380,7 @@ fn escape(text: &[u8], i: usize) -> Result<(Escaped, usize), Rejected> {
         }
         end
     };
-    let number = |from: usize, to: usize, radix: u32| {
-        u32::from_str_radix(std::str::from_utf8(&text[from..to]).expect("ASCII digits"), radix).expect("digits")
-    };
+    let number = |from: usize, to: usize, radix: u32| u32::from_str_radix(std::str::from_utf8(&text[from..to]).expect("ASCII digits"), radix).expect("digits");
     let unicode = |digits: usize| {
         let end = hex_run(i + 2, digits);
         if end != i + 2 + digits {
@@ -714,9 +708,7 @@ impl<'t> Parser<'_, 't> {
                 let s = s.strip_suffix(['f', 'F']).unwrap_or(s);
                 s.parse().or_else(|_| reject(token.start, "bad float"))?
             }
-            Tok::Int { radix: 10, digits } => {
-                self.lexer.str(digits, token.end).parse().or_else(|_| reject(token.start, "bad float"))?
-            }
+            Tok::Int { radix: 10, digits } => self.lexer.str(digits, token.end).parse().or_else(|_| reject(token.start, "bad float"))?,
             Tok::Ident => match self.lexer.str(token.start, token.end) {
                 s if s.eq_ignore_ascii_case("inf") || s.eq_ignore_ascii_case("infinity") => f64::INFINITY,
                 s if s.eq_ignore_ascii_case("nan") => f64::NAN,
@@ -748,9 +740,7 @@ impl<'t> Parser<'_, 't> {
     fn int32(&mut self, token: Token) -> Result<i32, Rejected> {
         let (negative, digits, radix) = self.integer(token)?;
         let value = if negative {
-            u32::from_str_radix(digits, radix).ok().and_then(|v| {
-                if v == i32::MAX as u32 + 1 { Some(i32::MIN) } else { i32::try_from(v).ok().map(|v| -v) }
-            })
+            u32::from_str_radix(digits, radix).ok().and_then(|v| if v == i32::MAX as u32 + 1 { Some(i32::MIN) } else { i32::try_from(v).ok().map(|v| -v) })
         } else {
             i32::from_str_radix(digits, radix).ok()
         };
@@ -760,9 +750,7 @@ impl<'t> Parser<'_, 't> {
     fn int64(&mut self, token: Token) -> Result<i64, Rejected> {
         let (negative, digits, radix) = self.integer(token)?;
         let value = if negative {
-            u64::from_str_radix(digits, radix).ok().and_then(|v| {
-                if v == i64::MAX as u64 + 1 { Some(i64::MIN) } else { i64::try_from(v).ok().map(|v| -v) }
-            })
+            u64::from_str_radix(digits, radix).ok().and_then(|v| if v == i64::MAX as u64 + 1 { Some(i64::MIN) } else { i64::try_from(v).ok().map(|v| -v) })
         } else {
             i64::from_str_radix(digits, radix).ok()
         };
@@ -845,8 +833,8 @@ mod tests {
 
     use prost_reflect::prost_types::field_descriptor_proto::{Label, Type};
     use prost_reflect::prost_types::{
-        DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldDescriptorProto, FileDescriptorProto,
-        FileDescriptorSet, MessageOptions, OneofDescriptorProto,
+        DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet, MessageOptions,
+        OneofDescriptorProto,
     };
     use prost_reflect::{DynamicMessage, MessageDescriptor};
 
@@ -874,10 +862,7 @@ mod tests {
     /// tells NaNs apart).
     fn same<M: Message + Default + Debug>(full_name: &str, text: &str) -> M {
         let fast = parse::<M>(text, full_name).unwrap_or_else(|e| panic!("transcoder rejected {text:?}: {e}"));
-        let slow: M = reflect(&tf(full_name), text)
-            .unwrap_or_else(|| panic!("prost-reflect rejected {text:?}"))
-            .transcode_to()
-            .unwrap();
+        let slow: M = reflect(&tf(full_name), text).unwrap_or_else(|| panic!("prost-reflect rejected {text:?}")).transcode_to().unwrap();
         assert_eq!(fast.encode_to_vec(), slow.encode_to_vec(), "{text:?}");
         assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{text:?}");
         fast
@@ -965,11 +950,7 @@ mod tests {
                 FieldDescriptorProto { oneof_index: Some(0), ..field("o_string", 302, Label::Optional, Type::String, "") },
                 FieldDescriptorProto { oneof_index: Some(0), ..field("o_child", 303, Label::Optional, Type::Message, ".t.All") },
                 FieldDescriptorProto { oneof_index: Some(0), ..field("o_float", 304, Label::Optional, Type::Float, "") },
-                FieldDescriptorProto {
-                    oneof_index: Some(1),
-                    proto3_optional: Some(true),
-                    ..field("opt", 401, Label::Optional, Type::Int32, "")
-                },
+                FieldDescriptorProto { oneof_index: Some(1), proto3_optional: Some(true), ..field("opt", 401, Label::Optional, Type::Int32, "") },
             ]);
             let message_all = DescriptorProto {
                 name: Some("All".into()),
@@ -1013,11 +994,7 @@ mod tests {
                     field("d", 6, Label::Optional, Type::Double, ""),
                 ],
                 nested_type: vec![
-                    DescriptorProto {
-                        name: Some("G".into()),
-                        field: vec![field("x", 1, Label::Optional, Type::Int32, "")],
-                        ..Default::default()
-                    },
+                    DescriptorProto { name: Some("G".into()), field: vec![field("x", 1, Label::Optional, Type::Int32, "")], ..Default::default() },
                     map_entry("MdEntry", Type::String, Type::Double, ""),
                 ],
                 ..Default::default()
@@ -1051,9 +1028,7 @@ mod tests {
     /// round trip through the wire, where maps compare as maps, and by their
     /// encoding, which tells NaNs apart). Returns both for finer checks.
     fn same_dynamic(descriptor: &MessageDescriptor, text: &str) -> (DynamicMessage, DynamicMessage) {
-        let wire = test_schema()
-            .transcode(descriptor.full_name(), text)
-            .unwrap_or_else(|e| panic!("transcoder rejected {text:?}: {e}"));
+        let wire = test_schema().transcode(descriptor.full_name(), text).unwrap_or_else(|e| panic!("transcoder rejected {text:?}: {e}"));
         let fast = DynamicMessage::decode(descriptor.clone(), wire.as_slice()).unwrap();
         let slow = reflect(descriptor, text).unwrap_or_else(|| panic!("prost-reflect rejected {text:?}"));
         let slow = DynamicMessage::decode(descriptor.clone(), slow.encode_to_vec().as_slice()).unwrap();
@@ -1170,9 +1145,44 @@ mod tests {
     #[test]
     fn floats() {
         let values = [
-            "1", "-1", "0", "1.5", "-1.5", ".5", "5.", "1e5", "1E5", "1e+5", "1.5e-3", "-.5e2", "1.e2", "1f", "1.5F", "0f", "5.f",
-            "0.5e1f", "0e0", "00.5", "08.5", "017e1", "inf", "-inf", "INF", "Infinity", "-infinity", "nan", "-nan", "NaN",
-            "1e400", "-1e400", "1e-400", "3.4028235e38", "3.5e38", "1e-50", "123456789012345678901234567890", "0.1",
+            "1",
+            "-1",
+            "0",
+            "1.5",
+            "-1.5",
+            ".5",
+            "5.",
+            "1e5",
+            "1E5",
+            "1e+5",
+            "1.5e-3",
+            "-.5e2",
+            "1.e2",
+            "1f",
+            "1.5F",
+            "0f",
+            "5.f",
+            "0.5e1f",
+            "0e0",
+            "00.5",
+            "08.5",
+            "017e1",
+            "inf",
+            "-inf",
+            "INF",
+            "Infinity",
+            "-infinity",
+            "nan",
+            "-nan",
+            "NaN",
+            "1e400",
+            "-1e400",
+            "1e-400",
+            "3.4028235e38",
+            "3.5e38",
+            "1e-50",
+            "123456789012345678901234567890",
+            "0.1",
         ];
         for value in values {
             same_all(&format!("double: {value}"));

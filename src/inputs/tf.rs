@@ -65,15 +65,7 @@ impl TfFiles {
         };
         let (log, op_log) = rayon::join(|| events::load(path, options), || paths.op_log_path.as_deref().map(|path| op_log(path, paths)).transpose());
         let log = log?;
-        Ok(TfFiles {
-            graph: log.graph,
-            run_metas: log.run_metas,
-            op_log: op_log?,
-            checkpoint,
-            from_events: true,
-            listing: log.listing,
-            warnings: log.warnings,
-        })
+        Ok(TfFiles { graph: log.graph, run_metas: log.run_metas, op_log: op_log?, checkpoint, from_events: true, listing: log.listing, warnings: log.warnings })
     }
 
     /// A node model of the graph, op log and checkpoint, before any step

@@ -23,16 +23,10 @@ pub struct TextNode {
 
 /// Parses a number as tfprof prints it: `1.28KB`, `4.54ms`, `10.44k`, `7`.
 pub fn parse_quantity(text: &str) -> Option<i64> {
-    const UNITS: [(&str, f64); 10] = [
-        ("MB", 1e6), ("KB", 1e3), ("GB", 1e9), ("B", 1.0),
-        ("sec", 1e6), ("ms", 1e3), ("us", 1.0),
-        ("k", 1e3), ("m", 1e6), ("b", 1e9),
-    ];
+    const UNITS: [(&str, f64); 10] =
+        [("MB", 1e6), ("KB", 1e3), ("GB", 1e9), ("B", 1.0), ("sec", 1e6), ("ms", 1e3), ("us", 1.0), ("k", 1e3), ("m", 1e6), ("b", 1e9)];
     let text = text.trim();
-    let (number, scale) = UNITS
-        .iter()
-        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
-        .unwrap_or((text, 1.0));
+    let (number, scale) = UNITS.iter().find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale))).unwrap_or((text, 1.0));
     let value: f64 = number.trim().parse().ok()?;
     value.is_finite().then(|| (value * scale).round() as i64)
 }
@@ -54,10 +48,7 @@ pub fn parse(text: &str, path: &Path) -> Result<TextNode> {
         }
         let depth = (line.len() - line.trim_start_matches(' ').len()) / 2;
         let body = line.trim_start_matches(' ');
-        let (name, items) = body
-            .strip_suffix(')')
-            .and_then(|b| b.rsplit_once(" ("))
-            .ok_or_else(|| bad(i + 1, "expected 'name (values)'"))?;
+        let (name, items) = body.strip_suffix(')').and_then(|b| b.rsplit_once(" (")).ok_or_else(|| bad(i + 1, "expected 'name (values)'"))?;
         let mut items: Vec<&str> = if items.is_empty() { Vec::new() } else { items.split(", ").collect() };
         if has_params && items.first().is_some_and(|first| !first.contains('/')) {
             items.remove(0); // the variable's shape

@@ -92,17 +92,15 @@ pub fn map_semantics<K: Ord, V>(entries: &mut Vec<(K, V)>) {
 pub fn last_of_each_key(len: usize, cmp: impl Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
     let mut order: Vec<usize> = (0..len).collect();
     order.sort_by(|&a, &b| cmp(a, b));
-    order
-        .iter()
-        .enumerate()
-        .filter(|&(i, &at)| order.get(i + 1).is_none_or(|&next| cmp(next, at).is_ne()))
-        .map(|(_, &at)| at)
-        .collect()
+    order.iter().enumerate().filter(|&(i, &at)| order.get(i + 1).is_none_or(|&next| cmp(next, at).is_ne())).map(|(_, &at)| at).collect()
 }
 
 /// Reads each field's key and hands the field to `field`, which reads its
 /// value from the buffer.
-pub fn for_each_field<'a>(mut wire: &'a [u8], mut field: impl FnMut(u32, WireType, &mut &'a [u8]) -> Result<(), prost::DecodeError>) -> Result<(), prost::DecodeError> {
+pub fn for_each_field<'a>(
+    mut wire: &'a [u8],
+    mut field: impl FnMut(u32, WireType, &mut &'a [u8]) -> Result<(), prost::DecodeError>,
+) -> Result<(), prost::DecodeError> {
     while !wire.is_empty() {
         let (tag, wire_type) = decode_key(&mut wire)?;
         field(tag, wire_type, &mut wire)?;

@@ -228,8 +228,7 @@ struct Assignment<'a> {
 
 impl<'a> Assignment<'a> {
     fn new(module: &'a xla::HloModuleProto, proto: &'a xla::BufferAssignmentProto) -> Result<Assignment<'a>, String> {
-        let instructions: FxHashMap<i64, &xla::HloInstructionProto> =
-            module.computations.iter().flat_map(|c| &c.instructions).map(|i| (i.id, i)).collect();
+        let instructions: FxHashMap<i64, &xla::HloInstructionProto> = module.computations.iter().flat_map(|c| &c.instructions).map(|i| (i.id, i)).collect();
         let logical_protos: FxHashMap<i64, &xla::LogicalBufferProto> = proto.logical_buffers.iter().map(|l| (l.id, l)).collect();
         let mut by_index: FxHashMap<i64, &xla::BufferAllocationProto> = FxHashMap::default();
         let mut assignment = Assignment { module, proto, logical: Vec::new(), slot: FxHashMap::default(), allocations: Vec::new() };

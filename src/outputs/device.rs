@@ -125,8 +125,11 @@ pub fn render_text(tables: &Tables, table: Table, rows: usize) -> String {
     let lefts: Vec<bool> = (0..columns).map(left).collect();
     let mut out = format!("{title}:\n");
     for row in cells.drain(..) {
-        let line: Vec<String> =
-            row.iter().enumerate().map(|(c, cell)| if lefts[c] { format!("{cell:<w$}", w = widths[c]) } else { format!("{cell:>w$}", w = widths[c]) }).collect();
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| if lefts[c] { format!("{cell:<w$}", w = widths[c]) } else { format!("{cell:>w$}", w = widths[c]) })
+            .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }

@@ -38,15 +38,8 @@ use crate::show::options::{Options, Shown};
 use crate::show::{Displayed, text};
 
 /// The metrics a folded view can carry: one time or bytes metric.
-const METRICS: [Shown; 7] = [
-    Shown::Micros,
-    Shown::AcceleratorMicros,
-    Shown::CpuMicros,
-    Shown::Bytes,
-    Shown::PeakBytes,
-    Shown::ResidualBytes,
-    Shown::OutputBytes,
-];
+const METRICS: [Shown; 7] =
+    [Shown::Micros, Shown::AcceleratorMicros, Shown::CpuMicros, Shown::Bytes, Shown::PeakBytes, Shown::ResidualBytes, Shown::OutputBytes];
 
 /// Checks `--select` for folded output: exactly one time or bytes metric.
 pub fn selected_metric(opts: &Options) -> Result<Shown> {
@@ -65,10 +58,8 @@ pub fn escape(name: &str) -> Cow<'_, str> {
     let lead = name.len() - name.trim_start().len();
     let tail = trimmed.len() + lead;
     // A last space that makes the name end like a count.
-    let count_space = trimmed
-        .rfind(' ')
-        .filter(|&at| at + 1 < trimmed.len() && trimmed[at + 1..].bytes().all(|b| b.is_ascii_digit() || b == b'.'))
-        .map(|at| at + lead);
+    let count_space =
+        trimmed.rfind(' ').filter(|&at| at + 1 < trimmed.len() && trimmed[at + 1..].bytes().all(|b| b.is_ascii_digit() || b == b'.')).map(|at| at + lead);
     if lead == 0 && tail == name.len() && count_space.is_none() && !name.contains(['%', ';', '\n', '\r']) {
         return Cow::Borrowed(name);
     }

@@ -20,8 +20,8 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::diff::{DiffNode, Metric};
-use crate::outputs::diff::Labels;
 use crate::error::Result;
+use crate::outputs::diff::Labels;
 use crate::outputs::table::{METRICS, MetricColumn, Summary};
 use crate::show::{self, Displayed, Options};
 use crate::stats::{Metrics, Stats};
@@ -330,7 +330,18 @@ pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sourc
         options: changed_options(opts),
         notes,
     };
-    Ok(Page { schema_version: SCHEMA_VERSION, kind: "report", header, trees, ops: Some(ops), steps: Some(steps), memory: Some(memory), device, diff: None, ranks })
+    Ok(Page {
+        schema_version: SCHEMA_VERSION,
+        kind: "report",
+        header,
+        trees,
+        ops: Some(ops),
+        steps: Some(steps),
+        memory: Some(memory),
+        device,
+        diff: None,
+        ranks,
+    })
 }
 
 /// The options that differ from tfprof's defaults, as `-name value` pairs
@@ -416,11 +427,7 @@ fn op_table(root: &Displayed) -> OpTable {
     for row in &root.children {
         push_metrics(&mut own, &row.own);
     }
-    OpTable {
-        names: root.children.iter().map(|r| r.name.clone()).collect(),
-        graph_nodes: root.children.iter().map(|r| r.graph_nodes.len()).collect(),
-        own,
-    }
+    OpTable { names: root.children.iter().map(|r| r.name.clone()).collect(), graph_nodes: root.children.iter().map(|r| r.graph_nodes.len()).collect(), own }
 }
 
 fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed, summary: &crate::jobs::JobSummary) -> StepsPanel {
@@ -517,7 +524,8 @@ fn breakdown(loaded: &crate::load::Loaded) -> Option<Breakdown> {
 /// why instead.
 fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<String>) -> Option<serde_json::Value> {
     let pytorch: Vec<(String, &crate::inputs::pytorch::Trace)> = loaded.pytorch_traces().map(|(job, trace)| (job.to_owned(), &**trace)).collect();
-    let xplane: Vec<(String, &std::path::Path, &[u8])> = loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.path.as_path(), &trace.bytes[..])).collect();
+    let xplane: Vec<(String, &std::path::Path, &[u8])> =
+        loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.path.as_path(), &trace.bytes[..])).collect();
     let analyzed = if pytorch.len() >= 2 {
         let dir = sources.inputs.iter().find(|(flag, _)| flag == "--pytorch_path").map_or("", |(_, value)| value.as_str());
         crate::ranks::analyze_pytorch(std::path::Path::new(dir), &pytorch)
@@ -576,7 +584,16 @@ fn device_panel(loaded: &crate::load::Loaded) -> Option<DevicePanel> {
             ("shmem_bytes", json!(k.shmem_bytes())),
             ("launch", json!(format!("grid {} block {}", dims(k.grid_dim), dims(k.block_dim)))),
             ("occupancy_pct", json!(k.occupancy_pct)),
-            ("tensor_core", json!(if k.is_kernel_using_tensor_core { "used" } else if k.is_op_tensor_core_eligible { "eligible, unused" } else { "" })),
+            (
+                "tensor_core",
+                json!(if k.is_kernel_using_tensor_core {
+                    "used"
+                } else if k.is_op_tensor_core_eligible {
+                    "eligible, unused"
+                } else {
+                    ""
+                }),
+            ),
         ];
         for (key, value) in cells {
             panel.kernels.entry(key).or_default().push(value);
@@ -718,14 +735,22 @@ pub fn diff_page(merged: &DiffNode, listed: &DiffNode, metric: Metric, delta: f6
     let header = Header {
         title: format!("rtfprof diff: {} vs {}", labels.left_name, labels.right_name),
         generator: generator(),
-        inputs: vec![
-            (labels.left_name.to_owned(), labels.left_source.to_owned()),
-            (labels.right_name.to_owned(), labels.right_source.to_owned()),
-        ],
+        inputs: vec![(labels.left_name.to_owned(), labels.left_source.to_owned()), (labels.right_name.to_owned(), labels.right_source.to_owned())],
         step: -1,
         ..Header::default()
     };
-    Page { schema_version: SCHEMA_VERSION, kind: "diff", header, trees: Vec::new(), ops: None, steps: None, memory: None, device: None, diff: Some(data), ranks: None }
+    Page {
+        schema_version: SCHEMA_VERSION,
+        kind: "diff",
+        header,
+        trees: Vec::new(),
+        ops: None,
+        steps: None,
+        memory: None,
+        device: None,
+        diff: Some(data),
+        ranks: None,
+    }
 }
 
 /// How the page formats a metric's values.

@@ -8,13 +8,7 @@ use crate::show::format;
 pub fn render(summaries: &[JobSummary]) -> String {
     let mut out = String::new();
     for job in summaries {
-        out.push_str(&format!(
-            "job {}: {} nodes, {} steps, run graph coverage {:.2}\n",
-            job.name,
-            job.nodes,
-            job.steps.len(),
-            job.coverage
-        ));
+        out.push_str(&format!("job {}: {} nodes, {} steps, run graph coverage {:.2}\n", job.name, job.nodes, job.steps.len(), job.coverage));
         for step in &job.steps {
             let busiest: Vec<String> = step
                 .devices

@@ -58,10 +58,9 @@ pub fn check(command: &str, csv: bool, output: &Output) -> Result<()> {
     match output {
         Output::Stdout | Output::None | Output::File(_) | Output::Json(_) => Ok(()),
         Output::Csv(_) if csv => Ok(()),
-        _ if csv => Err(Error::flag(
-            "--output",
-            format!("{command} writes text (stdout, file:outfile=PATH), json:outfile=PATH or csv:outfile=PATH, not {output}"),
-        )),
+        _ if csv => {
+            Err(Error::flag("--output", format!("{command} writes text (stdout, file:outfile=PATH), json:outfile=PATH or csv:outfile=PATH, not {output}")))
+        }
         _ => Err(Error::flag("--output", format!("{command} writes text (stdout, file:outfile=PATH) or json:outfile=PATH, not {output}"))),
     }
 }
@@ -71,9 +70,9 @@ pub fn check(command: &str, csv: bool, output: &Output) -> Result<()> {
 pub fn emit(report: &dyn Report, output: &Output, stdout: &mut String) -> Result<()> {
     match output {
         Output::Json(path) => stream_atomic(path, |mut out| report.write_json(&mut out).map(|()| out)),
-        Output::Csv(path) => stream_atomic(path, |mut out| {
-            report.write_csv(&mut out).unwrap_or_else(|| Err(io::Error::other("this output has no CSV form"))).map(|()| out)
-        }),
+        Output::Csv(path) => {
+            stream_atomic(path, |mut out| report.write_csv(&mut out).unwrap_or_else(|| Err(io::Error::other("this output has no CSV form"))).map(|()| out))
+        }
         Output::File(path) => write_atomic(path, report.text().as_bytes()),
         Output::None => Ok(()),
         _ => {
@@ -91,10 +90,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Streams into a temporary file beside `path` and renames it to `path` once
 /// `write` succeeded; on any error the temporary file is removed. Through a
 /// symbolic link, the file it points to is replaced, not the link.
-pub fn stream_atomic(
-    path: &Path,
-    write: impl FnOnce(BufWriter<&mut File>) -> std::io::Result<BufWriter<&mut File>>,
-) -> Result<()> {
+pub fn stream_atomic(path: &Path, write: impl FnOnce(BufWriter<&mut File>) -> std::io::Result<BufWriter<&mut File>>) -> Result<()> {
     let io_err = |source| Error::Io { kind: "--output", path: path.to_owned(), source };
     let write_all = |file: &mut File| -> Result<()> {
         let out = write(BufWriter::new(file)).map_err(io_err)?;

@@ -129,19 +129,14 @@ fn graph_node(stats: &Stats, id: Option<NodeId>, name: &str, own: &Metrics, tota
         total_output_bytes: total.output_bytes,
         total_parameters: total.parameters,
         total_float_ops: total.float_ops,
-        input_shapes: graph_node
-            .map(|g| stats.input_shapes(g).into_iter().map(|(i, dims)| (i as i32, shape_proto(&dims))).collect())
-            .unwrap_or_default(),
+        input_shapes: graph_node.map(|g| stats.input_shapes(g).into_iter().map(|(i, dims)| (i as i32, shape_proto(&dims))).collect()).unwrap_or_default(),
         ..Default::default()
     }
 }
 
 /// tfprof's `VecToShapeProto`: no dimensions means an unknown rank.
 fn shape_proto(dims: &[i64]) -> TensorShapeProto {
-    TensorShapeProto {
-        dim: dims.iter().map(|&size| tensor_shape_proto::Dim { size, name: String::new() }).collect(),
-        unknown_rank: dims.is_empty(),
-    }
+    TensorShapeProto { dim: dims.iter().map(|&size| tensor_shape_proto::Dim { size, name: String::new() }).collect(), unknown_rank: dims.is_empty() }
 }
 
 /// The checkpoint's value of variable `name`, flattened in row-major order,
@@ -156,9 +151,7 @@ fn tensor_value(stats: &Stats, name: &str) -> Option<TfProfTensorProto> {
     match (tensor.dtype, tensor.values) {
         (DataType::DtFloat | DataType::DtDouble, TensorValues::Float(v)) => value.value_double = v,
         (DataType::DtInt32 | DataType::DtInt64, TensorValues::Int(v)) => value.value_int64 = v,
-        (DataType::DtString, TensorValues::Str(v)) => {
-            value.value_str = v.into_iter().map(|s| String::from_utf8_lossy(&s).into_owned()).collect()
-        }
+        (DataType::DtString, TensorValues::Str(v)) => value.value_str = v.into_iter().map(|s| String::from_utf8_lossy(&s).into_owned()).collect(),
         _ => return None,
     }
     Some(value)

@@ -15,8 +15,8 @@ use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::tfprof::pprof::{Function, Label, Line, Location, Profile, Sample, ValueType};
-use crate::show::options::{Options, Shown};
 use crate::show::Displayed;
+use crate::show::options::{Options, Shown};
 use crate::stats::{Node, Snapshot, Stats};
 use crate::views::Tree;
 
@@ -113,10 +113,7 @@ impl Builder<'_> {
         }
         let id = self.locations.len() as u64 + 1;
         let function_id = self.function_id(&callee_file, &callee_function, callee_start);
-        self.locations.insert(
-            key,
-            Location { id, line: vec![Line { function_id, line: caller_line as i64 }], ..Default::default() },
-        );
+        self.locations.insert(key, Location { id, line: vec![Line { function_id, line: caller_line as i64 }], ..Default::default() });
         Some(id)
     }
 
@@ -171,23 +168,12 @@ fn true_leaves(tree: &Tree, index: usize, out: &mut Vec<usize>) {
 pub fn build(stats: &Stats, tree: &Tree, root: &Displayed, opts: &Options) -> Result<Profile> {
     let select = selected_metric(opts)?;
     let (unit, comment, value) = metric(select).expect("checked by selected_metric");
-    let mut b = Builder {
-        stats,
-        tree,
-        opts,
-        value,
-        strings: Strings::default(),
-        functions: BTreeMap::new(),
-        locations: BTreeMap::new(),
-        samples: BTreeMap::new(),
-    };
+    let mut b =
+        Builder { stats, tree, opts, value, strings: Strings::default(), functions: BTreeMap::new(), locations: BTreeMap::new(), samples: BTreeMap::new() };
     b.strings.id("");
     b.walk(root, &mut Vec::new());
     let count = b.strings.id("count");
-    let sample_type = vec![
-        ValueType { r#type: count, unit: count },
-        ValueType { r#type: b.strings.id(select.as_str()), unit: b.strings.id(unit) },
-    ];
+    let sample_type = vec![ValueType { r#type: count, unit: count }, ValueType { r#type: b.strings.id(select.as_str()), unit: b.strings.id(unit) }];
     let comment = vec![b.strings.id(comment)];
     Ok(Profile {
         sample_type,

@@ -67,7 +67,9 @@ fn source_words(ranks: &Ranks) -> String {
     let ids = if ranks.ids_from_traces { "rank ids from distributedInfo.rank" } else { "rank ids in the order of the file names" };
     match ranks.source {
         Source::PyTorch => format!("PyTorch traces, one a rank; {ids}; steps as rtfprof steps finds them on each trace alone"),
-        Source::Xplane => "XPlane hosts, one a rank, numbered in the order of their file names; steps as rtfprof steps finds them on each host alone".to_owned(),
+        Source::Xplane => {
+            "XPlane hosts, one a rank, numbered in the order of their file names; steps as rtfprof steps finds them on each host alone".to_owned()
+        }
     }
 }
 
@@ -75,7 +77,19 @@ fn source_words(ranks: &Ranks) -> String {
 pub fn render_text(ranks: &Ranks) -> String {
     let mut out = format!("Ranks ({} of them: {}):\n", ranks.ranks.len(), source_words(ranks));
     let header = [
-        "rank", "name", "steps", "Step time", "std", "CV", "Own time", "Compute", "Communication", "Exposed comm.", "Idle", "Comm/compute overlap", "straggler",
+        "rank",
+        "name",
+        "steps",
+        "Step time",
+        "std",
+        "CV",
+        "Own time",
+        "Compute",
+        "Communication",
+        "Exposed comm.",
+        "Idle",
+        "Comm/compute overlap",
+        "straggler",
     ];
     let mut table = vec![header.map(String::from).to_vec()];
     for r in &ranks.ranks {
@@ -99,7 +113,9 @@ pub fn render_text(ranks: &Ranks) -> String {
         ]);
     }
     push_table(&mut out, &table, |c| c < 2, None);
-    out.push_str("\n(Times are means over each rank's steps; own time is the step time less the exposed communication; the overlap is HTA's get_comm_comp_overlap");
+    out.push_str(
+        "\n(Times are means over each rank's steps; own time is the step time less the exposed communication; the overlap is HTA's get_comm_comp_overlap",
+    );
     out.push_str(match ranks.source {
         Source::PyTorch => ", HTA 0.5.0's number: events rounded to whole microseconds, the last step left out.)\n",
         Source::Xplane => "'s definition on the trace's picoseconds.)\n",
@@ -160,7 +176,13 @@ pub fn render_text(ranks: &Ranks) -> String {
                     .filter(|r| r.straggler)
                     .map(|r| {
                         let own = r.own_us().unwrap_or(0.0);
-                        format!("rank {} ({}, own time {}, {:+.1}% over the median)", r.rank, escape(&r.name), format::micros_f64(own), 100.0 * (own / rule.median_us - 1.0))
+                        format!(
+                            "rank {} ({}, own time {}, {:+.1}% over the median)",
+                            r.rank,
+                            escape(&r.name),
+                            format::micros_f64(own),
+                            100.0 * (own / rule.median_us - 1.0)
+                        )
                     })
                     .collect();
                 out.push_str(&format!("Stragglers: {}.\n", named.join(", ")));
@@ -197,10 +219,7 @@ fn rank_json(r: &Rank) -> Value {
     m.insert("rank".into(), json!(r.rank));
     m.insert("name".into(), json!(r.name));
     m.insert("world_size".into(), json!(r.world_size));
-    m.insert(
-        "step_time_us".into(),
-        if has_steps { json!({"mean": mean, "std": std, "cv": cv}) } else { Value::Null },
-    );
+    m.insert("step_time_us".into(), if has_steps { json!({"mean": mean, "std": std, "cv": cv}) } else { Value::Null });
     m.insert("own_time_us".into(), json_opt(r.own_us()));
     m.insert("compute_us".into(), json_opt(r.mean(|s| s.compute_us)));
     m.insert("communication_us".into(), json_opt(r.mean(|s| s.communication_us)));
@@ -219,10 +238,13 @@ fn rank_json(r: &Rank) -> Value {
 pub fn to_json(ranks: &Ranks) -> Value {
     let mut doc = Map::new();
     doc.insert("schema_version".into(), json!(1));
-    doc.insert("source".into(), json!(match ranks.source {
-        Source::PyTorch => "pytorch",
-        Source::Xplane => "xplane",
-    }));
+    doc.insert(
+        "source".into(),
+        json!(match ranks.source {
+            Source::PyTorch => "pytorch",
+            Source::Xplane => "xplane",
+        }),
+    );
     doc.insert("rank_ids".into(), json!(if ranks.ids_from_traces { "distributedInfo" } else { "file_order" }));
     doc.insert("ranks".into(), Value::Array(ranks.ranks.iter().map(rank_json).collect()));
     doc.insert("stragglers".into(), json!(ranks.stragglers));

@@ -7,7 +7,9 @@ use std::io::{self, Write};
 use super::Report;
 use super::text::{csv_field, escape, push_table};
 use crate::show::format;
-use crate::steps::pytorch::{DeviceTime, FIRST_GPU, FIRST_KIND, FIRST_ROLE, GpuTime, KINDS, Rank, Row, SMALL_KERNEL_NS, launches_scope, number_names as pytorch_number_names, numbers};
+use crate::steps::pytorch::{
+    DeviceTime, FIRST_GPU, FIRST_KIND, FIRST_ROLE, GpuTime, KINDS, Rank, Row, SMALL_KERNEL_NS, launches_scope, number_names as pytorch_number_names, numbers,
+};
 use crate::steps::xplane::Hardware;
 use crate::steps::{LABELS, Source, StepRow, Steps, number_names, stats_of};
 
@@ -158,7 +160,8 @@ fn pytorch_text(ranks: &[Rank]) -> String {
             // The step's categories (Kernel and the CPU's always; the others
             // where some step has them).
             let nonzero = |c: usize| values.iter().any(|v| v[c].is_some_and(|x| x != 0.0));
-            let always: &[usize] = if device.is_some() { &[0, 1, FIRST_ROLE, FIRST_ROLE + 4, FIRST_ROLE + 6, FIRST_ROLE + 7] } else { &[0, 1, FIRST_ROLE + 6, FIRST_ROLE + 7] };
+            let always: &[usize] =
+                if device.is_some() { &[0, 1, FIRST_ROLE, FIRST_ROLE + 4, FIRST_ROLE + 6, FIRST_ROLE + 7] } else { &[0, 1, FIRST_ROLE + 6, FIRST_ROLE + 7] };
             let breakdown: Vec<usize> = (0..FIRST_GPU).filter(|&c| c != 2 && (always.contains(&c) || nonzero(c))).collect();
             push_table(&mut out, &step_table(&rows, &values, &breakdown), |c| c == 0, Some(rows.len() + 1));
             if device.is_some() {
@@ -177,7 +180,9 @@ fn pytorch_text(ranks: &[Rank]) -> String {
             for g in &rank.gpu_time {
                 let t = &g.hta;
                 let mut cells = vec![g.device.to_string()];
-                cells.extend([t.span_us, t.compute_us, t.non_compute_us, t.idle_us, t.idle_host_wait_us, t.idle_kernel_wait_us, t.idle_other_us].map(format::micros_f64));
+                cells.extend(
+                    [t.span_us, t.compute_us, t.non_compute_us, t.idle_us, t.idle_host_wait_us, t.idle_kernel_wait_us, t.idle_other_us].map(format::micros_f64),
+                );
                 table.push(cells);
             }
             push_table(&mut out, &table, |c| c == 0, None);
@@ -220,13 +225,18 @@ fn step_table(rows: &[&Row], values: &[Vec<Option<f64>>], columns: &[usize]) -> 
         for &c in columns {
             let column: Vec<f64> = values.iter().filter_map(|v| v[c]).collect();
             let x = pick(stats_of(&column));
-            cells.push(if ratio { format!("{}%", format::percent(x * 100.0)) } else if c == 2 { format!("{x:.1}") } else { format::micros_f64(x) });
+            cells.push(if ratio {
+                format!("{}%", format::percent(x * 100.0))
+            } else if c == 2 {
+                format!("{x:.1}")
+            } else {
+                format::micros_f64(x)
+            });
         }
         table.push(cells);
     }
     table
 }
-
 
 /// A row's JSON object: `step`, `rank`, `device` (`null` without GPU work),
 /// then [`pytorch_number_names`].
@@ -323,4 +333,3 @@ fn pytorch_csv<W: Write>(ranks: &[Rank], mut out: W) -> std::io::Result<W> {
     }
     Ok(out)
 }
-

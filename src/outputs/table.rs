@@ -208,12 +208,7 @@ impl Record<'_> {
     /// The row's values, in the order of [`columns`].
     pub fn cells(&self, step_values: bool) -> Vec<Cell<'_>> {
         let node = self.node;
-        let mut cells = vec![
-            Cell::Int(self.depth as i64),
-            Cell::Str(&node.name),
-            Cell::Bool(node.accounted),
-            Cell::Int(node.graph_nodes.len() as i64),
-        ];
+        let mut cells = vec![Cell::Int(self.depth as i64), Cell::Str(&node.name), Cell::Bool(node.accounted), Cell::Int(node.graph_nodes.len() as i64)];
         cells.extend(METRICS.iter().map(|(_, get)| Cell::Int(get(&node.own))));
         cells.extend(METRICS.iter().map(|(_, get)| Cell::Int(get(&node.totals))));
         if let Some(stats) = &self.steps {
@@ -224,11 +219,7 @@ impl Record<'_> {
                 if step_values {
                     cells.extend(s.values.iter().map(|&v| Cell::Int(v)));
                 }
-                cells.extend([
-                    Cell::Float { value: s.mean, decimals: 3 },
-                    Cell::Float { value: s.std, decimals: 3 },
-                    Cell::Float { value: s.cv, decimals: 4 },
-                ]);
+                cells.extend([Cell::Float { value: s.mean, decimals: 3 }, Cell::Float { value: s.std, decimals: 3 }, Cell::Float { value: s.cv, decimals: 4 }]);
             }
         }
         cells

@@ -47,8 +47,7 @@ mod tests {
 
     #[test]
     fn columns_align_and_the_gap_separates_the_statistics() {
-        let table: Vec<Vec<String>> =
-            [["step", "time"], ["a", "1"], ["bbb", "22"], ["mean", "11.5"]].iter().map(|r| r.map(String::from).to_vec()).collect();
+        let table: Vec<Vec<String>> = [["step", "time"], ["a", "1"], ["bbb", "22"], ["mean", "11.5"]].iter().map(|r| r.map(String::from).to_vec()).collect();
         let mut out = String::new();
         push_table(&mut out, &table, |c| c == 0, Some(3));
         assert_eq!(out, "step  time\na        1\nbbb     22\n\nmean  11.5\n");

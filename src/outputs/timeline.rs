@@ -286,7 +286,6 @@ pub fn written_message(path: &Path) -> String {
     )
 }
 
-
 /// XPlane input: the trace's own events, for one step (`step < 0`: all).
 /// One process per plane (per job and plane for several hosts), one thread
 /// per line; events that would overlap an enclosing one without nesting in
@@ -314,13 +313,17 @@ pub fn write_xplane<'a, W: Write>(
     for (_, trace, window, planes) in &sources {
         for line in planes.iter().flat_map(|p| &p.lines) {
             let base = i128::from(line.timestamp_ns) * 1000;
-            line.walk(&|part| trace.release(part), |_, wire| Ok(Event::decode(wire)?.offset_ps), |offset_ps| {
-                let start = base + i128::from(offset_ps);
-                if window.contains(start) {
-                    origin = Some(origin.map_or(start, |o: i128| o.min(start)));
-                }
-                Ok::<_, std::io::Error>(())
-            })?;
+            line.walk(
+                &|part| trace.release(part),
+                |_, wire| Ok(Event::decode(wire)?.offset_ps),
+                |offset_ps| {
+                    let start = base + i128::from(offset_ps);
+                    if window.contains(start) {
+                        origin = Some(origin.map_or(start, |o: i128| o.min(start)));
+                    }
+                    Ok::<_, std::io::Error>(())
+                },
+            )?;
         }
     }
     let origin = origin.unwrap_or_default();
@@ -337,37 +340,45 @@ pub fn write_xplane<'a, W: Write>(
             for line in &plane.lines {
                 let base = i128::from(line.timestamp_ns) * 1000;
                 let mut slices: Vec<(i128, i128, Value)> = Vec::new();
-                line.walk(&|part| trace.release(part), |_, wire| Event::decode(wire), |event| -> std::io::Result<()> {
-                    let start = base + i128::from(event.offset_ps);
-                    if !window.contains(start) {
-                        return Ok(());
-                    }
-                    let name = plane.event_name(event.metadata_id);
-                    let mut args = serde_json::Map::new();
-                    for stat in event.stats() {
-                        let key = plane.stat_names.get(&stat.metadata_id).copied().unwrap_or("?");
-                        let value = match stat.value {
-                            StatValue::Int64(v) => json!(v),
-                            StatValue::Uint64(v) => json!(v),
-                            StatValue::Double(v) if v.is_finite() => json!(v),
-                            StatValue::Str(_) | StatValue::Ref(_) => json!(stat.value.as_str(plane).unwrap_or_default()),
-                            _ => continue,
-                        };
-                        args.insert(key.to_owned(), value);
-                    }
-                    if name == "MemoryAllocation" || name == "MemoryDeallocation" {
-                        let pool = stat_kinds.find(event.stats(), StatKind::AllocatorName).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
-                        if let Some(bytes) = stat_kinds.find(event.stats(), StatKind::BytesAllocated).and_then(StatValue::as_i64) {
-                            w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
-                                "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
+                line.walk(
+                    &|part| trace.release(part),
+                    |_, wire| Event::decode(wire),
+                    |event| -> std::io::Result<()> {
+                        let start = base + i128::from(event.offset_ps);
+                        if !window.contains(start) {
+                            return Ok(());
                         }
-                        return Ok(());
-                    }
-                    let end = start + i128::from(event.duration_ps.max(0));
-                    slices.push((start, end, json!({"ph": "X", "name": name, "pid": pid, "ts": micros(start - origin),
-                        "dur": (((end - origin) / 1000 - (start - origin) / 1000) as f64) / 1000.0, "args": args})));
-                    Ok(())
-                })?;
+                        let name = plane.event_name(event.metadata_id);
+                        let mut args = serde_json::Map::new();
+                        for stat in event.stats() {
+                            let key = plane.stat_names.get(&stat.metadata_id).copied().unwrap_or("?");
+                            let value = match stat.value {
+                                StatValue::Int64(v) => json!(v),
+                                StatValue::Uint64(v) => json!(v),
+                                StatValue::Double(v) if v.is_finite() => json!(v),
+                                StatValue::Str(_) | StatValue::Ref(_) => json!(stat.value.as_str(plane).unwrap_or_default()),
+                                _ => continue,
+                            };
+                            args.insert(key.to_owned(), value);
+                        }
+                        if name == "MemoryAllocation" || name == "MemoryDeallocation" {
+                            let pool = stat_kinds.find(event.stats(), StatKind::AllocatorName).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
+                            if let Some(bytes) = stat_kinds.find(event.stats(), StatKind::BytesAllocated).and_then(StatValue::as_i64) {
+                                w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
+                                "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
+                            }
+                            return Ok(());
+                        }
+                        let end = start + i128::from(event.duration_ps.max(0));
+                        slices.push((
+                            start,
+                            end,
+                            json!({"ph": "X", "name": name, "pid": pid, "ts": micros(start - origin),
+                        "dur": (((end - origin) / 1000 - (start - origin) / 1000) as f64) / 1000.0, "args": args}),
+                        ));
+                        Ok(())
+                    },
+                )?;
                 if slices.is_empty() {
                     continue;
                 }

@@ -106,4 +106,3 @@ fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::pa
         }
     }
 }
-

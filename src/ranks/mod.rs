@@ -187,10 +187,7 @@ pub fn rank_ids(names: &[&str], given: &[Option<i64>]) -> std::result::Result<(V
     }
     if let Some(k) = given.iter().position(Option::is_none) {
         let with = given.iter().position(Option::is_some).map_or("", |i| names[i]);
-        return Err(format!(
-            "mixes traces with a rank (distributedInfo.rank, e.g. {with}) and without one (e.g. {}): give one job's ranks",
-            names[k]
-        ));
+        return Err(format!("mixes traces with a rank (distributedInfo.rank, e.g. {with}) and without one (e.g. {}): give one job's ranks", names[k]));
     }
     let ids: Vec<i64> = given.iter().map(|r| r.unwrap_or(0)).collect();
     for (i, id) in ids.iter().enumerate() {
@@ -211,11 +208,7 @@ pub fn analyze_pytorch(dir: &Path, traces: &[(String, &Trace)]) -> Result<Ranks>
     // rank, holds two or more ProfilerStep names.
     let step_names: rustc_hash::FxHashSet<&str> = traces.iter().flat_map(|(_, t)| breakdown::profiler_step_names(t)).collect();
     let drop_last_step = step_names.len() >= 2;
-    let mut ranks: Vec<Rank> = traces
-        .par_iter()
-        .zip(ids.par_iter())
-        .map(|((name, trace), &id)| pytorch_rank(id, name, trace, drop_last_step))
-        .collect();
+    let mut ranks: Vec<Rank> = traces.par_iter().zip(ids.par_iter()).map(|((name, trace), &id)| pytorch_rank(id, name, trace, drop_last_step)).collect();
     Ok(finish(Source::PyTorch, from_traces, &mut ranks))
 }
 
@@ -248,13 +241,7 @@ pub fn pytorch_summary(name: &str, trace: &Trace) -> RankSummary {
     let mut step_names: Vec<String> = breakdown::profiler_step_names(trace).into_iter().map(str::to_owned).collect();
     step_names.sort();
     step_names.dedup();
-    RankSummary {
-        source: Source::PyTorch,
-        rank,
-        given_rank: trace.distributed.as_ref().and_then(|d| d.rank),
-        step_names,
-        overlap_without_last_step,
-    }
+    RankSummary { source: Source::PyTorch, rank, given_rank: trace.distributed.as_ref().and_then(|d| d.rank), step_names, overlap_without_last_step }
 }
 
 /// The ranks of summaries named by their jobs, in name order (which is the

@@ -18,9 +18,9 @@ use super::{CommOverlap, Rank, RankStep, Ranks, Source, covered, difference, tra
 use crate::error::Result;
 use crate::inputs::xplane::decode::{Plane, Space};
 use crate::inputs::xplane::names::{GpuEventClass, classify_gpu_event, transfer};
+use crate::inputs::xplane::not_an_xspace;
 use crate::inputs::xplane::planes::{PlaneKind, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
-use crate::inputs::xplane::not_an_xspace;
 use crate::steps::xplane::Hardware;
 
 /// A host's GPU work, in picoseconds.

@@ -1,7 +1,6 @@
 //! Which nodes are accounted, shown and descended into — shared by all views
 //! (`TFShow::ShouldShow`, `TFMultiShow::ShouldShow`, `ShouldTrim`, `ReAccount`).
 
-
 use super::options::Options;
 use crate::stats::{Metrics, Totals};
 
@@ -25,12 +24,7 @@ pub struct Thresholded<'a> {
 impl<'a> Thresholded<'a> {
     /// Scope and graph views.
     pub fn graph_node(own: &'a Metrics, totals: &'a Totals) -> Self {
-        Thresholded {
-            totals: &totals.metrics,
-            params: own.parameters,
-            float_ops: own.float_ops,
-            occurrence: Some(own.run_count),
-        }
+        Thresholded { totals: &totals.metrics, params: own.parameters, float_ops: own.float_ops, occurrence: Some(own.run_count) }
     }
 
     /// Code and op views.

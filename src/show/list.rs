@@ -69,8 +69,7 @@ pub fn op_view(stats: &Stats, groups: &[OpGroup], opts: &Options) -> (String, Di
     }
     let mut out = text::legend(View::Op, &opts.select);
     // The root's index follows the groups' (see show::per_step).
-    let mut root =
-        Displayed { name: crate::views::ROOT_NAME.into(), totals: root_totals, index: groups.len(), ..Default::default() };
+    let mut root = Displayed { name: crate::views::ROOT_NAME.into(), totals: root_totals, index: groups.len(), ..Default::default() };
     for &i in &shown {
         let row = &rows[i];
         root.children.push(Displayed {
@@ -106,11 +105,7 @@ fn accumulate(rows: &mut [Row<'_>], list: &[usize]) {
 
 /// `value (cum%, self%)` right-aligned in 30 columns.
 fn column(value: String, cumulative: i64, own: i64, root_total: i64, show_percent: bool) -> String {
-    let (cum, pct) = if show_percent {
-        (100.0 * cumulative as f64 / root_total as f64, 100.0 * own as f64 / root_total as f64)
-    } else {
-        (0.0, 0.0)
-    };
+    let (cum, pct) = if show_percent { (100.0 * cumulative as f64 / root_total as f64, 100.0 * own as f64 / root_total as f64) } else { (0.0, 0.0) };
     format!("{:>30}", format!("{value} ({}%, {}%)", format::percent(cum), format::percent(pct)))
 }
 
@@ -154,11 +149,8 @@ fn input_shapes_block(stats: &Stats, snap: &Snapshot, step: i64) -> String {
     let mut by_signature: std::collections::BTreeMap<String, (i64, i64, i64)> = Default::default();
     for &id in &snap.graph_nodes {
         let node = &stats.nodes[id];
-        let shapes: Vec<String> = stats
-            .input_shapes(node)
-            .iter()
-            .map(|(i, s)| if s.is_empty() { format!("{i}:unknown") } else { format!("{i}:{}", format::shape(s)) })
-            .collect();
+        let shapes: Vec<String> =
+            stats.input_shapes(node).iter().map(|(i, s)| if s.is_empty() { format!("{i}:unknown") } else { format!("{i}:{}", format::shape(s)) }).collect();
         let entry = by_signature.entry(format!("input_type: {}", shapes.join(",\t"))).or_default();
         // int64 sums wrap, as in tfprof.
         entry.0 += 1;

@@ -82,13 +82,7 @@ fn run_kept(stats: &Stats, view: View, opts: &Options, want_tree: bool) -> Resul
 /// The text (what `flush` did not take), and the displayed tree when
 /// `want_tree` (building it costs a copy of every shown name). Only `flush`
 /// fails.
-fn run_checked(
-    stats: &Stats,
-    view: View,
-    opts: &Options,
-    want_tree: bool,
-    flush: Flush,
-) -> std::io::Result<(String, Option<Displayed>)> {
+fn run_checked(stats: &Stats, view: View, opts: &Options, want_tree: bool, flush: Flush) -> std::io::Result<(String, Option<Displayed>)> {
     let mut out = text::header(view, &opts.select, stats.miss_accelerator_stream);
     let mut show_tree = |tree: &views::Tree| -> std::io::Result<Option<Displayed>> {
         let shown = tree::TreeShow::new(stats, tree, opts, view);
@@ -189,16 +183,10 @@ pub fn map_steps<T: Send>(stats: &Stats, view: View, opts: &Options, take: impl 
 pub fn check(stats: &Stats, view: View, opts: &Options) -> Result<()> {
     if opts.step >= 0 && !stats.steps.contains(&opts.step) {
         let available: Vec<String> = stats.steps.iter().map(i64::to_string).collect();
-        return Err(Error::Profile(format!(
-            "--step={}: step not found (available steps: {})",
-            opts.step,
-            available.join(" ")
-        )));
+        return Err(Error::Profile(format!("--step={}: step not found (available steps: {})", opts.step, available.join(" "))));
     }
     if view == View::Code && !stats.has_code_traces {
-        return Err(Error::Profile(
-            "code view: no code traces (give --op_log_path with a tfprof_log written with add_trace=True)".into(),
-        ));
+        return Err(Error::Profile("code view: no code traces (give --op_log_path with a tfprof_log written with add_trace=True)".into()));
     }
     Ok(())
 }

@@ -250,10 +250,7 @@ impl Output {
             }
             outfile = Some(parts[1..].join("="));
         }
-        let need = |o: Option<String>| {
-            o.map(PathBuf::from)
-                .ok_or_else(|| bad(format!("output type {kind} needs outfile (e.g. -output {kind}:outfile=PATH)")))
-        };
+        let need = |o: Option<String>| o.map(PathBuf::from).ok_or_else(|| bad(format!("output type {kind} needs outfile (e.g. -output {kind}:outfile=PATH)")));
         Ok(match kind {
             "stdout" => Output::Stdout,
             "none" => Output::None,
@@ -577,9 +574,7 @@ mod tests {
 
     #[test]
     fn tf_option_dicts() {
-        let dict = |pairs: Vec<(&str, DictValue)>| {
-            Options::from_tf_dict(Options::default(), pairs.into_iter().map(|(k, v)| (k.to_owned(), v)))
-        };
+        let dict = |pairs: Vec<(&str, DictValue)>| Options::from_tf_dict(Options::default(), pairs.into_iter().map(|(k, v)| (k.to_owned(), v)));
         let list = |items: &[&str]| DictValue::List(items.iter().map(|s| s.to_string()).collect());
         let o = dict(vec![
             ("max_depth", DictValue::Int(3)),
@@ -594,7 +589,10 @@ mod tests {
         assert_eq!(o.hide_name_regexes.patterns(), ["x", "y"]);
         assert_eq!(o.step, -1, "keys left out keep their defaults");
         let err = |pairs| dict(pairs).unwrap_err().to_string();
-        assert_eq!(err(vec![("max_depht", DictValue::Int(1)), ("x", DictValue::Int(1))]).split(" (valid").next().unwrap(), "options: unknown keys 'max_depht', 'x'");
+        assert_eq!(
+            err(vec![("max_depht", DictValue::Int(1)), ("x", DictValue::Int(1))]).split(" (valid").next().unwrap(),
+            "options: unknown keys 'max_depht', 'x'"
+        );
         assert_eq!(err(vec![("max_depth", DictValue::Str("10".into()))]), "--max_depth: expected an integer, got '10' (str)");
         assert!(err(vec![("select", list(&["bogus"]))]).starts_with("--select: unknown value 'bogus'"));
         assert!(err(vec![("order_by", DictValue::Str("x".into()))]).starts_with("--order_by: unknown value 'x'"));

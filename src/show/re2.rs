@@ -205,11 +205,7 @@ mod tests {
 
     fn full_match(pattern: &str, text: &str) -> bool {
         let rust = to_rust_syntax(pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
-        regex::RegexBuilder::new(&format!(r"\A(?:{rust})\z"))
-            .octal(true)
-            .build()
-            .unwrap_or_else(|e| panic!("{pattern} -> {rust}: {e}"))
-            .is_match(text)
+        regex::RegexBuilder::new(&format!(r"\A(?:{rust})\z")).octal(true).build().unwrap_or_else(|e| panic!("{pattern} -> {rust}: {e}")).is_match(text)
     }
 
     #[test]

@@ -9,14 +9,14 @@ use super::options::{Select, Shown};
 use crate::stats::{Metrics, Snapshot, Totals};
 use crate::views::View;
 
-const SCOPE_HELP: &str =
-    "scope: The nodes in the model graph are organized by their names, which is hierarchical like filesystem.";
+const SCOPE_HELP: &str = "scope: The nodes in the model graph are organized by their names, which is hierarchical like filesystem.";
 const CODE_HELP: &str = "code: When python trace is available, the nodes are python lines and their are organized by the python call stack.";
 const OP_HELP: &str = "op: The nodes are operation kernel type, such as MatMul, Conv2D. Graph nodes belonging to the same type are aggregated together.";
 
 const TOTAL_TIME_HELP: &str = "total execution time: Sum of accelerator execution time and cpu execution time.";
 const CPU_TIME_HELP: &str = "cpu execution time: The time from the start to the end of the operation. It's the sum of actual cpu run time plus the time that it spends waiting if part of computation is launched asynchronously.";
-const ACCELERATOR_TIME_HELP: &str = "accelerator execution time: Time spent executing on the accelerator. This is normally measured by the actual hardware library.";
+const ACCELERATOR_TIME_HELP: &str =
+    "accelerator execution time: Time spent executing on the accelerator. This is normally measured by the actual hardware library.";
 
 /// Warning tfprof puts before the doc when GPU kernels were not traced.
 pub const MISSING_ACCELERATOR_STREAM: &str = "\n\nFound accelerator operation but misses accelerator stream stats!\n\nIt's likely a gpu tracing issue rather than tf-profiler issue.\nIf you found your operation missing accelerator time, consider to post to discuss@tensorflow.org!\n\n";
@@ -28,17 +28,13 @@ fn select_help(shown: Shown) -> String {
         Shown::AcceleratorMicros => ACCELERATOR_TIME_HELP.into(),
         Shown::CpuMicros => CPU_TIME_HELP.into(),
         Shown::Params => "param: Number of parameters (in the Variable).".into(),
-        Shown::FloatOps => {
-            "flops: Number of float operations. Note: Please read the implementation for the math behind it.".into()
-        }
+        Shown::FloatOps => "flops: Number of float operations. Note: Please read the implementation for the math behind it.".into(),
         Shown::TensorValue => "tensor_value: Not supported now.".into(),
         Shown::Device => "device: which device is placed on.".into(),
         Shown::OpTypes => "op_types: The attributes of the operation, includes the Kernel name device placed on and user-defined strings.".into(),
         Shown::Occurrence => "occurrence: The number of times it occurs".into(),
         Shown::InputShapes => "input shape: The shape of input tensors".into(),
-        Shown::PeakBytes => {
-            "peak bytes: The peak amount of memory that the operation is holding at some point.".into()
-        }
+        Shown::PeakBytes => "peak bytes: The peak amount of memory that the operation is holding at some point.".into(),
         Shown::ResidualBytes => "residual bytes: The memory not de-allocated after the operation finishes.".into(),
         Shown::OutputBytes => "output bytes: The memory that is output from the operation (not necessarily allocated by the operation)".into(),
     }
@@ -164,14 +160,7 @@ impl Items<'_> {
 
 /// Appends one scope/graph line without indentation or newline:
 /// `name (item, item, …)`.
-pub fn write_graph_node_line(
-    out: &mut String,
-    select: &Select,
-    facts: GraphNodeFacts<'_>,
-    own: &Metrics,
-    totals: &Totals,
-    accounted: bool,
-) {
+pub fn write_graph_node_line(out: &mut String, select: &Select, facts: GraphNodeFacts<'_>, own: &Metrics, totals: &Totals, accounted: bool) {
     let t = &totals.metrics;
     out.push_str(facts.name);
     out.push_str(" (");
@@ -218,14 +207,7 @@ pub fn write_graph_node_line(
 /// Appends one code-view line without indentation or newline
 /// (`TFCode::FormatNode`): memory, times, params, flops, then devices, op
 /// types and the two N/A columns.
-pub fn write_code_node_line(
-    out: &mut String,
-    select: &Select,
-    name: &str,
-    snapshot: &Snapshot,
-    totals: &Metrics,
-    accounted: bool,
-) {
+pub fn write_code_node_line(out: &mut String, select: &Select, name: &str, snapshot: &Snapshot, totals: &Metrics, accounted: bool) {
     let own = &snapshot.own;
     out.push_str(name);
     out.push_str(" (");

@@ -9,7 +9,6 @@
 //!   deep nodes vanish with their subtrees; `account_displayed_op_only` does
 //!   not apply; thresholds test totals.
 
-
 use super::filter::{self, Thresholded};
 use super::options::{Options, Shown};
 use super::order;
@@ -75,11 +74,8 @@ impl<'a> TreeShow<'a> {
         // Taken in node order, the order the nodes' records were allocated
         // in: the trees list nodes in name order, and reading records in that
         // order misses the cache on every one.
-        let by_node: Vec<(Metrics, bool)> = stats
-            .nodes
-            .par_iter()
-            .map(|node| (Metrics::of(node, opts.step), filter::is_accounted(opts, &node.op_types)))
-            .collect();
+        let by_node: Vec<(Metrics, bool)> =
+            stats.nodes.par_iter().map(|node| (Metrics::of(node, opts.step), filter::is_accounted(opts, &node.op_types))).collect();
         let synthetic = (Metrics::default(), filter::is_accounted(opts, synthetic_types));
         tree.nodes.par_iter().map(|tree_node| tree_node.graph_node.map_or(synthetic, |id| by_node[id])).unzip()
     }
@@ -249,11 +245,7 @@ impl<'a> TreeShow<'a> {
             if is_code && !descend {
                 continue;
             }
-            let values = if is_code {
-                Thresholded::multi_node(&self.totals[n].metrics)
-            } else {
-                Thresholded::graph_node(&self.own[n], &self.totals[n])
-            };
+            let values = if is_code { Thresholded::multi_node(&self.totals[n].metrics) } else { Thresholded::graph_node(&self.own[n], &self.totals[n]) };
             let show = filter::should_show(self.opts, name, values, depth);
             let child_indent = if show { indent + 2 } else { indent };
             let mut shown_children = Vec::new();
@@ -408,9 +400,7 @@ mod tests {
     /// The lines are the same however they are cut into chunks and windows.
     #[test]
     fn chunked_rendering_keeps_pre_order() {
-        let nodes = (0..3000)
-            .map(|i| NodeRecord { name: format!("s{}/t{}/n{i}", i % 7, i % 13), op: format!("Op{}", i % 5), ..Default::default() })
-            .collect();
+        let nodes = (0..3000).map(|i| NodeRecord { name: format!("s{}/t{}/n{i}", i % 7, i % 13), op: format!("Op{}", i % 5), ..Default::default() }).collect();
         let mut stats = Stats::new();
         stats.add_graph(GraphRecord { nodes });
         let opts = Options { max_depth: 100, ..Options::default() };

@@ -127,21 +127,14 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// `members` must be in name order.
-    pub fn take(
-        stats: &super::Stats,
-        members: &[super::NodeId],
-        step: i64,
-        account_types: &crate::show::options::RegexList,
-    ) -> Snapshot {
+    pub fn take(stats: &super::Stats, members: &[super::NodeId], step: i64, account_types: &crate::show::options::RegexList) -> Snapshot {
         let picked: Vec<super::NodeId> = if account_types.is_match_all() {
             members.to_vec()
         } else {
             account_types
                 .regexes()
                 .iter()
-                .flat_map(|re| {
-                    members.iter().copied().filter(|&id| stats.nodes[id].op_types.iter().any(|t| re.is_match(t)))
-                })
+                .flat_map(|re| members.iter().copied().filter(|&id| stats.nodes[id].op_types.iter().any(|t| re.is_match(t))))
                 .collect()
         };
         let mut snap = Snapshot::default();
@@ -190,7 +183,10 @@ mod tests {
             }
             // (The fixture reaches every kind of value.)
             assert!(seen.accelerator_micros > 0 || fixture == "cnn", "{fixture}");
-            assert!(seen.cpu_micros > 0 && seen.requested_bytes > 0 && seen.output_bytes > 0 && seen.parameters > 0 && seen.float_ops > 0, "{fixture}: {seen:?}");
+            assert!(
+                seen.cpu_micros > 0 && seen.requested_bytes > 0 && seen.output_bytes > 0 && seen.parameters > 0 && seen.float_ops > 0,
+                "{fixture}: {seen:?}"
+            );
         }
     }
 }

@@ -3,9 +3,9 @@
 //! is set (`rtfprof memory` reads it; the views never do), so the views pay
 //! nothing for it.
 
+use super::Stats;
 use super::node::NodeName;
 use super::symbol::{Symbol, symbol};
-use super::Stats;
 use crate::inputs::run_meta::NodeStatsRecord;
 use crate::inputs::xplane::convert::AllocatorEvent;
 
@@ -33,11 +33,7 @@ pub struct AllocationEvent {
 /// allocators, merged and unnamed (`ExecStep::AddMemoryStats`), so they are
 /// named after the node's device.
 pub fn profile_allocator(canonical_device: &str) -> Symbol {
-    if canonical_device.is_empty() {
-        symbol("GPU allocators")
-    } else {
-        symbol(&format!("GPU allocators on {canonical_device}"))
-    }
+    if canonical_device.is_empty() { symbol("GPU allocators") } else { symbol(&format!("GPU allocators on {canonical_device}")) }
 }
 
 impl Stats {

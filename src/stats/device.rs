@@ -20,11 +20,7 @@ pub struct Device {
 impl Device {
     pub fn classify(raw: &str) -> Device {
         let name = raw.to_ascii_lowercase();
-        Device {
-            canonical: is_canonical(&name),
-            accelerator_time: counts_as_accelerator_time(&name),
-            name: super::symbol::symbol(&name),
-        }
+        Device { canonical: is_canonical(&name), accelerator_time: counts_as_accelerator_time(&name), name: super::symbol::symbol(&name) }
     }
 }
 
@@ -47,8 +43,7 @@ pub fn counts_as_accelerator_time(dev: &str) -> bool {
 /// as cpu time (for a GPU op that is the host-side scheduling time).
 pub fn is_canonical(dev: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\A.*/(device:gpu|gpu|device:cpu|cpu):[0-9]+\z").expect("valid regex"))
-        .is_match(dev)
+    RE.get_or_init(|| Regex::new(r"\A.*/(device:gpu|gpu|device:cpu|cpu):[0-9]+\z").expect("valid regex")).is_match(dev)
 }
 
 #[cfg(test)]

@@ -165,8 +165,8 @@ impl Stats {
             "Rsqrt" => product([2, elements(&in0()?)?])?,
             "Softmax" => product([5, elements(&in0()?)?])?,
             "L2Loss" => product([3, elements(&in0()?)?])? - 1,
-            "Add" | "AddV2" | "Sub" | "Mul" | "RealDiv" | "Maximum" | "Minimum" | "Pow" | "GreaterEqual" | "Greater"
-            | "LessEqual" | "Less" | "Equal" | "NotEqual" => elements(&out()?)?,
+            "Add" | "AddV2" | "Sub" | "Mul" | "RealDiv" | "Maximum" | "Minimum" | "Pow" | "GreaterEqual" | "Greater" | "LessEqual" | "Less" | "Equal"
+            | "NotEqual" => elements(&out()?)?,
             "SquaredDifference" => product([2, elements(&out()?)?])?,
             "RsqrtGrad" => product([4, elements(&out()?)?])?,
             "Mean" => elements(&in0()?)?,
@@ -245,11 +245,8 @@ impl Stats {
         // Profile nodes carry tfprof's shapes only (unknown = empty); good
         // enough to count elements. (Graph nodes have both or neither.)
         for node in self.nodes.iter_mut().filter(|n| n.static_output_shapes.is_empty()) {
-            node.static_output_shapes = node
-                .output_shapes
-                .values()
-                .map(|dims| (!dims.is_empty() && dims.iter().all(|&d| d >= 0)).then(|| dims.clone()))
-                .collect();
+            node.static_output_shapes =
+                node.output_shapes.values().map(|dims| (!dims.is_empty() && dims.iter().all(|&d| d >= 0)).then(|| dims.clone())).collect();
         }
         let estimates: Vec<(usize, i64)> = (0..self.nodes.len())
             .filter(|&id| self.nodes[id].float_ops == 0)

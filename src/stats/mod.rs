@@ -7,9 +7,9 @@ pub mod allocations;
 pub mod device;
 pub mod flops;
 pub mod node;
+mod profile;
 pub mod small_map;
 pub mod symbol;
-mod profile;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -200,9 +200,7 @@ impl Stats {
             .par_iter()
             .enumerate()
             .map(|(at, raw)| {
-                let known = |name: &str| {
-                    firsts.recent(&nodes, at, name).or_else(|| firsts.by_name.get(name).map(|(known, _)| known.clone()))
-                };
+                let known = |name: &str| firsts.recent(&nodes, at, name).or_else(|| firsts.by_name.get(name).map(|(known, _)| known.clone()));
                 raw.iter().map(|input| Input::parse(input, known)).collect()
             })
             .collect();
@@ -503,14 +501,17 @@ impl Stats {
             let Some(id) = self.node_id(&total.node) else { continue };
             let node = &mut self.nodes[id];
             node.execs.get_or_insert_with(total.step, ExecStep::default);
-            node.push_memory(total.step, node::MemoryRecord {
-                memory_micros: total.last_micros,
-                requested_bytes: total.requested_bytes,
-                peak_bytes: total.peak_bytes,
-                residual_bytes: total.residual_bytes,
-                output_bytes: 0,
-                allocator_bytes_in_use: 0,
-            });
+            node.push_memory(
+                total.step,
+                node::MemoryRecord {
+                    memory_micros: total.last_micros,
+                    requested_bytes: total.requested_bytes,
+                    peak_bytes: total.peak_bytes,
+                    residual_bytes: total.residual_bytes,
+                    output_bytes: 0,
+                    allocator_bytes_in_use: 0,
+                },
+            );
             self.steps.insert(total.step);
         }
     }
@@ -531,20 +532,13 @@ impl Stats {
     /// Adds one step per file, in order, decoding the next file while the
     /// current one is ingested; `coverage` receives the run coverage after
     /// each step, as tfprof prints it.
-    pub fn add_run_meta_files(
-        &mut self,
-        files: &[crate::inputs::RunMetaFile],
-        mut coverage: impl FnMut(f64),
-    ) -> crate::error::Result<()> {
+    pub fn add_run_meta_files(&mut self, files: &[crate::inputs::RunMetaFile], mut coverage: impl FnMut(f64)) -> crate::error::Result<()> {
         let Some(first) = files.first() else { return Ok(()) };
         self.expected_steps = files.len();
         let mut current = first.decode()?;
         for step in 0..files.len() {
             let next = files.get(step + 1);
-            let (decoded, covered) = rayon::join(
-                || next.map(|f| f.decode()).transpose(),
-                || self.add_run_meta(step as i64, &current),
-            );
+            let (decoded, covered) = rayon::join(|| next.map(|f| f.decode()).transpose(), || self.add_run_meta(step as i64, &current));
             coverage(covered);
             match decoded? {
                 Some(run_meta) => current = run_meta,
@@ -570,11 +564,7 @@ impl Stats {
             .enumerate()
             .map(|(i, input)| {
                 let slot = last_slot.get(&*input.name).copied().unwrap_or(0);
-                let shape = self
-                    .node(&input.name)
-                    .and_then(|producer| producer.output_shapes.get(&slot))
-                    .cloned()
-                    .unwrap_or_default();
+                let shape = self.node(&input.name).and_then(|producer| producer.output_shapes.get(&slot)).cloned().unwrap_or_default();
                 (i, shape)
             })
             .collect()
@@ -654,7 +644,13 @@ mod tests {
         stats.add_op_log(OpLogProto { log_entries, ..Default::default() });
         for (i, node) in stats.nodes.iter().enumerate() {
             let logged = order.contains(&i);
-            let want = if i == 8 { 1000 } else if logged { i as i64 + 1 } else { 0 };
+            let want = if i == 8 {
+                1000
+            } else if logged {
+                i as i64 + 1
+            } else {
+                0
+            };
             assert_eq!(node.float_ops, want, "{}", node.name);
             assert_eq!(node.op_types.contains(format!("t_n{i}").as_str()), logged, "{}", node.name);
         }

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-pub use crate::inputs::profile::MemoryRecord;
-use crate::proto::tensorflow::tfprof::CodeDef;
 use crate::inputs::graph::NodeRecord;
+pub use crate::inputs::profile::MemoryRecord;
 use crate::inputs::run_meta::NodeStatsRecord;
+use crate::proto::tensorflow::tfprof::CodeDef;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
 
 use super::device::{Device, DeviceName};
@@ -94,7 +94,11 @@ pub struct ExecStep {
 enum Times {
     #[default]
     None,
-    One { device: ThinSymbol, micros: i64, accelerator: bool },
+    One {
+        device: ThinSymbol,
+        micros: i64,
+        accelerator: bool,
+    },
     Many(Box<ManyTimes>),
 }
 
@@ -180,11 +184,7 @@ pub fn known_shape(shape: &TensorShapeProto) -> Option<Vec<i64>> {
 
 /// tfprof's `ShapeProtoToVec`: a known-rank scalar is `[1]`.
 pub fn shape_to_vec(shape: &TensorShapeProto) -> Vec<i64> {
-    if shape.dim.is_empty() && !shape.unknown_rank {
-        vec![1]
-    } else {
-        shape.dim.iter().map(|d| d.size).collect()
-    }
+    if shape.dim.is_empty() && !shape.unknown_rank { vec![1] } else { shape.dim.iter().map(|d| d.size).collect() }
 }
 
 impl ExecStep {
@@ -324,7 +324,13 @@ impl ExecStep {
     fn micros_on(&self, accelerator: bool) -> i64 {
         match &self.times {
             Times::None => 0,
-            Times::One { micros, accelerator: on, .. } => if *on == accelerator { *micros } else { 0 },
+            Times::One { micros, accelerator: on, .. } => {
+                if *on == accelerator {
+                    *micros
+                } else {
+                    0
+                }
+            }
             Times::Many(many) => {
                 let map = if accelerator { &many.accelerator } else { &many.cpu };
                 wrapping_sum(map.values().flatten().map(|e| e.1))
@@ -407,15 +413,18 @@ impl Node {
         let gpu_allocators = allocators.gpu_allocators;
         // tfprof splits these by host and accelerator; only their sums are read.
         let (temp, persistent) = (stat.temp_memory_size, stat.persistent_memory_size);
-        self.push_memory(step, MemoryRecord {
-            memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
-            requested_bytes: allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp),
-            peak_bytes: allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp),
-            residual_bytes: allocators.live_bytes.wrapping_add(persistent),
-            // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
-            output_bytes: stat.output_bytes,
-            allocator_bytes_in_use: allocators.gpu_bytes_in_use,
-        });
+        self.push_memory(
+            step,
+            MemoryRecord {
+                memory_micros: stat.all_start_micros.wrapping_add(stat.op_end_rel_micros),
+                requested_bytes: allocators.total_bytes.wrapping_add(persistent).wrapping_add(temp),
+                peak_bytes: allocators.peak_bytes.wrapping_add(persistent).wrapping_add(temp),
+                residual_bytes: allocators.live_bytes.wrapping_add(persistent),
+                // (tfprof also keeps each output slot's pointer and size; nothing here reads them.)
+                output_bytes: stat.output_bytes,
+                allocator_bytes_in_use: allocators.gpu_bytes_in_use,
+            },
+        );
         (gpu_allocators > 1).then(|| format!("found {gpu_allocators} gpu allocator for 1 node"))
     }
 
@@ -495,11 +504,7 @@ impl Node {
 
     /// Static float ops if the node never ran, else static × runs in `step`.
     pub fn float_ops(&self, step: i64) -> i64 {
-        if self.execs.is_empty() {
-            self.float_ops
-        } else {
-            self.float_ops.wrapping_mul(self.run_count(step))
-        }
+        if self.execs.is_empty() { self.float_ops } else { self.float_ops.wrapping_mul(self.run_count(step)) }
     }
 
     /// Product of the `shape` attr's dims; 0 when unknown or partly unknown.
@@ -581,9 +586,7 @@ mod tests {
         // A profile file's record with one execution at the step's start is
         // kept inline too, and reads the same.
         type PerDevice = SmallMap<DeviceName, Vec<(i64, i64)>>;
-        let parts = |exec: &ExecStep| -> (PerDevice, PerDevice) {
-            (times(exec, true).into_iter().collect(), times(exec, false).into_iter().collect())
-        };
+        let parts = |exec: &ExecStep| -> (PerDevice, PerDevice) { (times(exec, true).into_iter().collect(), times(exec, false).into_iter().collect()) };
         for exec in [&one, &earlier, &late, &both] {
             let (accelerator, cpu) = parts(exec);
             let again = ExecStep::from_parts(exec.run_count, exec.all_start_micros, exec.latest_end_micros, accelerator, cpu);

@@ -88,25 +88,15 @@ fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
                 continue;
             }
         };
-        let step_record = ExecStep::from_parts(
-            exec.run_count,
-            exec.all_start_micros,
-            exec.latest_end_micros,
-            accelerator_execs,
-            cpu_execs,
-        );
+        let step_record = ExecStep::from_parts(exec.run_count, exec.all_start_micros, exec.latest_end_micros, accelerator_execs, cpu_execs);
         execs.insert(step, step_record);
         if !exec.memory_execs.is_empty() {
             // A node keeps these per step, mostly one.
             memory.push((step, snug(exec.memory_execs)));
         }
     }
-    let links = Links {
-        input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(),
-        slots: record.take_src_output_index(),
-        exec_error,
-        allocations,
-    };
+    let links =
+        Links { input_ids: record.take_inputs().into_iter().map(|(_, id)| id).collect(), slots: record.take_src_output_index(), exec_error, allocations };
     let node = Node {
         attrs,
         name: record.name.into(),

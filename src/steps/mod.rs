@@ -255,11 +255,7 @@ fn intersection(hosts: &[HostSteps], workers: &[usize]) -> Option<(usize, usize)
     let (mut max_begin, mut min_end) = (0usize, usize::MAX);
     let mut first_alignment = None;
     for &h in workers {
-        let (sub_begin, chief_begin, count) = if h == chief {
-            (0, 0, chief_spans.len())
-        } else {
-            align(&spans(h), &chief_spans)
-        };
+        let (sub_begin, chief_begin, count) = if h == chief { (0, 0, chief_spans.len()) } else { align(&spans(h), &chief_spans) };
         if h == 0 {
             first_alignment = Some((sub_begin, chief_begin));
         }
@@ -357,9 +353,13 @@ const COLLECTIVES_MODERATE: f64 = 3.0;
 pub fn output_statement(percent: f64) -> Option<String> {
     let p = one_digit(percent);
     if percent >= OUTPUT_HIGH {
-        Some(format!("Your program is HIGHLY output-bound because {p}% of the total step time sampled is spent on output. Therefore, you should first focus on reducing the output time."))
+        Some(format!(
+            "Your program is HIGHLY output-bound because {p}% of the total step time sampled is spent on output. Therefore, you should first focus on reducing the output time."
+        ))
     } else if percent >= OUTPUT_MODERATE {
-        Some(format!("Your program is MODERATELY output-bound because {p}% of the total step time sampled is spent on output. Therefore, you would need to reduce both the output time and other time."))
+        Some(format!(
+            "Your program is MODERATELY output-bound because {p}% of the total step time sampled is spent on output. Therefore, you would need to reduce both the output time and other time."
+        ))
     } else {
         None
     }
@@ -397,13 +397,41 @@ pub fn summary(steps: &Steps) -> Summary {
     let pct = |i: usize| 100.0 * cats[i] / total;
     let (input, collectives, launch, other) = (pct(5), pct(2), pct(4), pct(8));
     let (classification, statement, other_reported) = if input >= INPUT_HIGH {
-        ("host", format!("Your program is HIGHLY input-bound because {}% of the total step time sampled is waiting for input. Therefore, you should first focus on reducing the input time.", one_digit(input)), false)
+        (
+            "host",
+            format!(
+                "Your program is HIGHLY input-bound because {}% of the total step time sampled is waiting for input. Therefore, you should first focus on reducing the input time.",
+                one_digit(input)
+            ),
+            false,
+        )
     } else if input >= INPUT_MODERATE {
-        ("both", format!("Your program is MODERATELY input-bound because {}% of the total step time sampled is waiting for input. Therefore, you would need to reduce both the input time and other time.", one_digit(input)), false)
+        (
+            "both",
+            format!(
+                "Your program is MODERATELY input-bound because {}% of the total step time sampled is waiting for input. Therefore, you would need to reduce both the input time and other time.",
+                one_digit(input)
+            ),
+            false,
+        )
     } else if other >= ALL_OTHER_MODERATE {
-        ("both", format!("Your program is POTENTIALLY input-bound because {}% of the total step time sampled is spent on 'All Others' time (which could be due to I/O or Python execution or both).", one_digit(other)), true)
+        (
+            "both",
+            format!(
+                "Your program is POTENTIALLY input-bound because {}% of the total step time sampled is spent on 'All Others' time (which could be due to I/O or Python execution or both).",
+                one_digit(other)
+            ),
+            true,
+        )
     } else {
-        ("device", format!("Your program is NOT input-bound because only {}% of the total step time sampled is waiting for input. Therefore, you should focus on reducing other time.", one_digit(input)), false)
+        (
+            "device",
+            format!(
+                "Your program is NOT input-bound because only {}% of the total step time sampled is waiting for input. Therefore, you should focus on reducing other time.",
+                one_digit(input)
+            ),
+            false,
+        )
     };
     let level = |v: f64, high: f64, moderate: f64| v >= high || v >= moderate;
     let device_collectives_statement = if level(collectives, COLLECTIVES_HIGH, COLLECTIVES_MODERATE) {
@@ -415,7 +443,9 @@ pub fn summary(steps: &Steps) -> Summary {
     if level(launch, KERNEL_LAUNCH_HIGH, KERNEL_LAUNCH_MODERATE) {
         kernel_launch_statement = format!("{} % of the total step time sampled is spent on 'Kernel Launch'.", one_digit(launch));
         if steps.tf_data_in_use {
-            kernel_launch_statement.push_str(" It could be due to CPU contention with tf.data. In this case, you may try to set the environment variable TF_GPU_THREAD_MODE=gpu_private.");
+            kernel_launch_statement.push_str(
+                " It could be due to CPU contention with tf.data. In this case, you may try to set the environment variable TF_GPU_THREAD_MODE=gpu_private.",
+            );
         }
     }
     let all_other_statement = if !other_reported && level(other, ALL_OTHER_HIGH, ALL_OTHER_MODERATE) {
@@ -471,13 +501,7 @@ mod tests {
         let spans = xplane::non_overlapped(&[(et::HOST_COMPUTE, 0, 10), (et::HOST_WAIT_INPUT, 5, 8), (et::HOST_COMPUTE, 12, 14)]);
         assert_eq!(
             spans,
-            vec![
-                (et::HOST_COMPUTE, 0, 5),
-                (et::HOST_WAIT_INPUT, 5, 8),
-                (et::HOST_COMPUTE, 8, 10),
-                (et::UNKNOWN_TIME, 10, 12),
-                (et::HOST_COMPUTE, 12, 14)
-            ]
+            vec![(et::HOST_COMPUTE, 0, 5), (et::HOST_WAIT_INPUT, 5, 8), (et::HOST_COMPUTE, 8, 10), (et::UNKNOWN_TIME, 10, 12), (et::HOST_COMPUTE, 12, 14)]
         );
     }
 

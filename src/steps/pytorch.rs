@@ -159,7 +159,8 @@ fn kind_by_name(name: &str, category: Category) -> (Option<Kind>, Kind) {
     if n.starts_with("memcpy") || n.starts_with("memset") || n.starts_with("dma") {
         return (Some(Kind::Memory), Kind::Memory);
     }
-    let collectives = ["nvshmem", "allreduce", "all_reduce", "allgather", "all_gather", "reducescatter", "reduce_scatter", "alltoall", "all_to_all", "cross_device_reduce"];
+    let collectives =
+        ["nvshmem", "allreduce", "all_reduce", "allgather", "all_gather", "reducescatter", "reduce_scatter", "alltoall", "all_to_all", "cross_device_reduce"];
     if n.starts_with("nccl") || n.starts_with("rccl") || has(&collectives) {
         return (Some(Kind::Communication), Kind::Communication);
     }
@@ -167,7 +168,8 @@ fn kind_by_name(name: &str, category: Category) -> (Option<Kind>, Kind) {
         return (Some(Kind::Attention), Kind::Attention);
     }
     let template = n.starts_with("triton_tem");
-    let convolutions = ["convolution", "convolve", "conv1d", "conv2d", "conv3d", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm", "gtcx", "miopensp3asmconv"];
+    let convolutions =
+        ["convolution", "convolve", "conv1d", "conv2d", "conv3d", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm", "gtcx", "miopensp3asmconv"];
     if has(&convolutions) || (template && n.contains("conv")) {
         return (Some(Kind::Convolution), Kind::Convolution);
     }
@@ -176,8 +178,27 @@ fn kind_by_name(name: &str, category: Category) -> (Option<Kind>, Kind) {
     }
     let reduction = ["reduce", "reduction", "norm", "bn_fw", "bn_bw", "welford", "gammabeta", "softmax", "pool", "argmax", "argmin", "topk", "cumsum", "scan"];
     let elementwise = [
-        "elementwise", "multi_tensor_apply", "dropout", "masked_scale", "fill", "copy", "catarray", "concat", "index", "gather", "scatter", "transpose", "permute",
-        "nchwtonhwc", "nhwctonchw", "relu", "gelu", "silu", "sigmoid", "tanh", "scale",
+        "elementwise",
+        "multi_tensor_apply",
+        "dropout",
+        "masked_scale",
+        "fill",
+        "copy",
+        "catarray",
+        "concat",
+        "index",
+        "gather",
+        "scatter",
+        "transpose",
+        "permute",
+        "nchwtonhwc",
+        "nhwctonchw",
+        "relu",
+        "gelu",
+        "silu",
+        "sigmoid",
+        "tanh",
+        "scale",
     ];
     let fallback = if has(&reduction) || n.starts_with("triton_red") || n.starts_with("triton_per") {
         Kind::Reduction
@@ -199,7 +220,8 @@ fn kind_by_op(op: &str) -> Option<Kind> {
     if has(&["convolution", "conv1d", "conv2d", "conv3d"]) {
         return Some(Kind::Convolution);
     }
-    const PRODUCTS: [&str; 13] = ["mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm", "_int_mm", "addmv", "mv", "_addmm_activation", "_scaled_grouped_mm"];
+    const PRODUCTS: [&str; 13] =
+        ["mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm", "_int_mm", "addmv", "mv", "_addmm_activation", "_scaled_grouped_mm"];
     let bare = n.strip_prefix("aten::").unwrap_or(&n);
     PRODUCTS.contains(&bare).then_some(Kind::Gemm)
 }
@@ -390,9 +412,8 @@ fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
     if !has_steps {
         // The plugin's one step of a trace without steps: the CPU ops' span;
         // in a trace of launches and GPU work alone (no CPU op), theirs.
-        let span = |keep: &dyn Fn(&Event) -> bool| {
-            trace.events.iter().filter(|e| keep(e)).fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())))
-        };
+        let span =
+            |keep: &dyn Fn(&Event) -> bool| trace.events.iter().filter(|e| keep(e)).fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.ts), hi.max(e.end())));
         let (mut lo, mut hi) = span(&|e| e.category == Category::CpuOp);
         if lo > hi {
             (lo, hi) = span(&|e| is_gpu_work(e) || e.category.is_launch());
@@ -765,7 +786,10 @@ mod tests {
         assert_eq!(kind_of("triton_tem_fused_addmm_1", Category::Kernel, None), Kind::Gemm);
         assert_eq!(kind_of("my_kernel", Category::Kernel, None), Kind::Other);
         // AMD's GEMM and convolution libraries (Tensile/hipBLASLt, MIOpen)
-        assert_eq!(kind_of("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1_SN_LDSB1", Category::Kernel, Some("hipGraphLaunch")), Kind::Gemm);
+        assert_eq!(
+            kind_of("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1_SN_LDSB1", Category::Kernel, Some("hipGraphLaunch")),
+            Kind::Gemm
+        );
         assert_eq!(kind_of("igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt128x128x32", Category::Kernel, None), Kind::Convolution);
         assert_eq!(kind_of("miopenSp3AsmConvRageFwd_3x3", Category::Kernel, None), Kind::Convolution);
         // "convert" is not a convolution.

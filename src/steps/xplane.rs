@@ -402,11 +402,7 @@ impl<'a> Events<'a> {
 
     fn end(&self, i: usize) -> i128 {
         let n = &self.nodes[i];
-        if n.flags & flag::REGION != 0 {
-            self.line(i).base + i128::from(n.dur)
-        } else {
-            self.begin(i) + i128::from(n.dur)
-        }
+        if n.flags & flag::REGION != 0 { self.line(i).base + i128::from(n.dur) } else { self.begin(i) + i128::from(n.dur) }
     }
 
     fn has(&self, i: usize, f: u16) -> bool {
@@ -425,7 +421,6 @@ impl<'a> Events<'a> {
     fn group_of(&self, record: Option<u32>) -> Option<i64> {
         record.and_then(|i| self.group(i as usize))
     }
-
 
     fn step_id(&self, i: usize) -> Option<i64> {
         self.get(i, flag::STEP_ID, &self.step_id)
@@ -929,91 +924,96 @@ fn collect<'a>(planes: &[Plane<'a>], stats: &[StatKinds], release: Release<'_>) 
                 let name = name_index.get(event.metadata_id).unwrap_or(0);
                 Ok((event.offset_ps, event.duration_ps, name, Handed::of(s)))
             };
-            line.walk_with(release, || Shapes::new(wanted), decode, |(offset_ps, duration_ps, name, handed)| -> Result<(), DecodeError> {
-                let mut s = handed.stats();
-                // XProf's root mutators (preprocess_xplane.cc) make these roots.
-                match ev.names[name as usize] {
-                    "ProcessBatch" => s.root_level = 2,
-                    "BatchingSessionRun" => s.root_level = 1,
-                    _ => {}
-                }
-                let code = ev.name_codes[name as usize];
-                match code {
-                    name_code::START_REGION if s.ct.zip(s.ci).is_some() => {
-                        start = Some(offset_ps);
+            line.walk_with(
+                release,
+                || Shapes::new(wanted),
+                decode,
+                |(offset_ps, duration_ps, name, handed)| -> Result<(), DecodeError> {
+                    let mut s = handed.stats();
+                    // XProf's root mutators (preprocess_xplane.cc) make these roots.
+                    match ev.names[name as usize] {
+                        "ProcessBatch" => s.root_level = 2,
+                        "BatchingSessionRun" => s.root_level = 1,
+                        _ => {}
                     }
-                    name_code::STOP_REGION => {
-                        if let Some(b) = start {
-                            regions.push((b, offset_ps));
+                    let code = ev.name_codes[name as usize];
+                    match code {
+                        name_code::START_REGION if s.ct.zip(s.ci).is_some() => {
+                            start = Some(offset_ps);
                         }
+                        name_code::STOP_REGION => {
+                            if let Some(b) = start {
+                                regions.push((b, offset_ps));
+                            }
+                        }
+                        _ => {}
                     }
-                    _ => {}
-                }
-                let (offset, dur) = (offset_ps, duration_ps.max(0));
-                let begin = base + i128::from(offset);
-                let end = begin + i128::from(dur);
-                if !s.is_async {
-                    nesting.pop_to(&mut ev, begin, end);
-                }
-                // (Taken after popping, which may drop records.)
-                let i = ev.nodes.len();
-                let mut node = Node { offset, dur, name, flags: 0, more: 0 };
-                let mut put = |f: u16, has: bool| {
-                    if has {
-                        node.flags |= f;
+                    let (offset, dur) = (offset_ps, duration_ps.max(0));
+                    let begin = base + i128::from(offset);
+                    let end = begin + i128::from(dur);
+                    if !s.is_async {
+                        nesting.pop_to(&mut ev, begin, end);
                     }
-                };
-                put(flag::ASYNC, s.is_async);
-                put(flag::IPL_STAGE, s.ipl_stage);
-                ev.marks.push(s.group);
-                macro_rules! column {
-                    ($f:expr, $column:ident, $value:expr) => {
-                        if let Some(v) = $value {
-                            ev.$column.push(i, v);
-                            node.flags |= $f;
+                    // (Taken after popping, which may drop records.)
+                    let i = ev.nodes.len();
+                    let mut node = Node { offset, dur, name, flags: 0, more: 0 };
+                    let mut put = |f: u16, has: bool| {
+                        if has {
+                            node.flags |= f;
                         }
                     };
-                }
-                if let Some((kind, id)) = s.pt.zip(s.pi) {
-                    ev.add_context(i, (kind, s.pid.or(plane_pid)), id, false);
-                    node.flags |= flag::PRODUCER;
-                }
-                if let Some((kind, id)) = s.ct.zip(s.ci) {
-                    ev.add_context(i, (kind, s.pid.or(plane_pid)), id, true);
-                    node.flags |= flag::CONSUMER;
-                }
-                column!(flag::STEP_ID, step_id, s.step_id);
-                column!(flag::ITER_NUM, iter_num, s.iter_num);
-                column!(flag::STEP_NUM, step_num, s.step_num);
-                column!(flag::GRAPH_TYPE, graph_type, s.graph_type);
-                column!(flag::CORRELATION_ID, correlation_id, s.correlation_id);
-                column!(flag::SHAPES, shapes, s.shapes.filter(|s| !s.is_empty()));
-                column!(flag::DEVICE_SPAN, device_span, s.offset.zip(s.duration));
-                if s.root_level != 0 {
-                    ev.marks.set_root_level(i, s.root_level);
-                }
-                if let Some(step_name) = s.step_name {
-                    ev.marks.set_step_name(i, Cow::Borrowed(step_name));
-                }
-                // Nothing grouping reads (see `Nesting`).
-                let plain = node.flags == 0 && ev.marks.set[i] == 0 && code != name_code::TRACE_CONTEXT;
-                if !plain {
-                    nesting.keep_open(&mut ev.nest);
-                }
-                if !s.is_async {
-                    if let Some(top) = nesting.stack.last().filter(|_| !plain) {
-                        add_child(&mut ev.nest, top.record, i);
+                    put(flag::ASYNC, s.is_async);
+                    put(flag::IPL_STAGE, s.ipl_stage);
+                    ev.marks.push(s.group);
+                    macro_rules! column {
+                        ($f:expr, $column:ident, $value:expr) => {
+                            if let Some(v) = $value {
+                                ev.$column.push(i, v);
+                                node.flags |= $f;
+                            }
+                        };
                     }
-                    nesting.stack.push(Open { record: i, ordinal, begin, end });
+                    if let Some((kind, id)) = s.pt.zip(s.pi) {
+                        ev.add_context(i, (kind, s.pid.or(plane_pid)), id, false);
+                        node.flags |= flag::PRODUCER;
+                    }
+                    if let Some((kind, id)) = s.ct.zip(s.ci) {
+                        ev.add_context(i, (kind, s.pid.or(plane_pid)), id, true);
+                        node.flags |= flag::CONSUMER;
+                    }
+                    column!(flag::STEP_ID, step_id, s.step_id);
+                    column!(flag::ITER_NUM, iter_num, s.iter_num);
+                    column!(flag::STEP_NUM, step_num, s.step_num);
+                    column!(flag::GRAPH_TYPE, graph_type, s.graph_type);
+                    column!(flag::CORRELATION_ID, correlation_id, s.correlation_id);
+                    column!(flag::SHAPES, shapes, s.shapes.filter(|s| !s.is_empty()));
+                    column!(flag::DEVICE_SPAN, device_span, s.offset.zip(s.duration));
+                    if s.root_level != 0 {
+                        ev.marks.set_root_level(i, s.root_level);
+                    }
+                    if let Some(step_name) = s.step_name {
+                        ev.marks.set_step_name(i, Cow::Borrowed(step_name));
+                    }
+                    // Nothing grouping reads (see `Nesting`).
+                    let plain = node.flags == 0 && ev.marks.set[i] == 0 && code != name_code::TRACE_CONTEXT;
                     if !plain {
-                        nesting.decided = nesting.stack.len();
+                        nesting.keep_open(&mut ev.nest);
                     }
-                }
-                ev.nodes.push(node);
-                ev.keep[ordinal / 64] |= 1 << (ordinal % 64);
-                ordinal += 1;
-                Ok(())
-            })?;
+                    if !s.is_async {
+                        if let Some(top) = nesting.stack.last().filter(|_| !plain) {
+                            add_child(&mut ev.nest, top.record, i);
+                        }
+                        nesting.stack.push(Open { record: i, ordinal, begin, end });
+                        if !plain {
+                            nesting.decided = nesting.stack.len();
+                        }
+                    }
+                    ev.nodes.push(node);
+                    ev.keep[ordinal / 64] |= 1 << (ordinal % 64);
+                    ordinal += 1;
+                    Ok(())
+                },
+            )?;
             // The regions nest like the line's events, after them.
             if let Some(&(b, e)) = regions.first() {
                 nesting.pop_to(&mut ev, base + i128::from(b), base + i128::from(e));
@@ -1140,7 +1140,8 @@ fn group_linking<'a>(ev: &Events<'a>, marks: &mut Marks<'a>, links: Links, throu
         }
     }
     for (i, c) in ev.correlation_id.iter() {
-        if !ev.is_host(i) && !known(i)
+        if !ev.is_host(i)
+            && !known(i)
             && let Some(&p) = launches.get(&c)
         {
             add_child(&mut links, p, i);
@@ -1451,7 +1452,11 @@ fn for_each_non_overlapped(events: &[(u8, i128, i128)], mut visit: impl FnMut(u8
         } else {
             counts[t as usize] -= 1;
         }
-        if counts[t as usize] > 0 { open[word] |= bit } else { open[word] &= !bit }
+        if counts[t as usize] > 0 {
+            open[word] |= bit
+        } else {
+            open[word] &= !bit
+        }
         if !start && t == top && counts[t as usize] == 0 {
             // The highest type below `t` whose count is above 0.
             top = (0..=word)
@@ -1539,7 +1544,15 @@ enum Visit<G = i64> {
 /// records, the others decoded, with the group of the event they nest in
 /// when grouping ran (`inherit`): XProf's walk from the root reaches them
 /// through it and nothing else (see [`Nesting`]).
-fn walk_line(ev: &Events<'_>, line: &Line<'_>, l: usize, inherit: bool, release: Release<'_>, stack: &mut Vec<(i128, i128, Option<i64>, bool)>, visit: impl FnMut(Visit)) -> Result<(), DecodeError> {
+fn walk_line(
+    ev: &Events<'_>,
+    line: &Line<'_>,
+    l: usize,
+    inherit: bool,
+    release: Release<'_>,
+    stack: &mut Vec<(i128, i128, Option<i64>, bool)>,
+    visit: impl FnMut(Visit),
+) -> Result<(), DecodeError> {
     walk_line_grouped_by(ev, line, l, inherit, release, stack, |i| ev.group(i), visit)
 }
 
@@ -1639,7 +1652,14 @@ fn lines_of<'p, 'a>(ev: &Events<'_>, plane: &'p Plane<'a>, p: usize) -> impl Ite
 /// self times. A step is resolved as soon as none of its events can come
 /// any more (no kept event of its group is left to walk or open), so the
 /// events of only a few steps are held at a time.
-fn walk_host(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, steps: bool, release: Release<'_>) -> Result<(Vec<HostStep>, i128, i128), DecodeError> {
+fn walk_host(
+    ev: &Events<'_>,
+    plane: &Plane<'_>,
+    p: usize,
+    inherit: bool,
+    steps: bool,
+    release: Release<'_>,
+) -> Result<(Vec<HostStep>, i128, i128), DecodeError> {
     let kinds: Vec<HostKind> = ev.names.iter().map(|n| host_kind(n)).collect();
     let op_kinds: Vec<u8> = ev.names.iter().map(|n| input_op_kind(n)).collect();
     // Kept events of each group not walked yet, and open on a nesting stack.
@@ -1934,18 +1954,27 @@ fn walk_derived_device(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bo
         }
         let (at, base) = (bases.len() as u32, ev.lines[l].base);
         bases.push(base);
-        walk_line_grouped_by(ev, line, l, inherit, release, &mut nesting, |i| Some(i as u32), |visit| {
-            if let Visit::Event(s) = visit {
-                let kernel = s.record.filter(|&i| ev.has_correlation_id(i)).map_or(DeviceSpan::NONE, |i| i as u32);
-                let region = s.record.is_some_and(|i| ev.has(i, flag::REGION));
-                // (Exact: a begin is its line's start plus an i64 offset, an
-                // end that plus a clamped i64 duration, a region's end its
-                // line's start plus an i64.)
-                let (offset, dur) = ((s.begin - base) as i64, if region { (s.end - base) as i64 } else { (s.end - s.begin) as i64 });
-                let flags = if region { DeviceSpan::REGION } else { 0 } | if transfers[s.name as usize] { DeviceSpan::TRANSFER } else { 0 };
-                events.push(DeviceSpan { offset, dur, line: at, kernel, source: s.group.unwrap_or(DeviceSpan::NONE), flags });
-            }
-        })?;
+        walk_line_grouped_by(
+            ev,
+            line,
+            l,
+            inherit,
+            release,
+            &mut nesting,
+            |i| Some(i as u32),
+            |visit| {
+                if let Visit::Event(s) = visit {
+                    let kernel = s.record.filter(|&i| ev.has_correlation_id(i)).map_or(DeviceSpan::NONE, |i| i as u32);
+                    let region = s.record.is_some_and(|i| ev.has(i, flag::REGION));
+                    // (Exact: a begin is its line's start plus an i64 offset, an
+                    // end that plus a clamped i64 duration, a region's end its
+                    // line's start plus an i64.)
+                    let (offset, dur) = ((s.begin - base) as i64, if region { (s.end - base) as i64 } else { (s.end - s.begin) as i64 });
+                    let flags = if region { DeviceSpan::REGION } else { 0 } | if transfers[s.name as usize] { DeviceSpan::TRANSFER } else { 0 };
+                    events.push(DeviceSpan { offset, dur, line: at, kernel, source: s.group.unwrap_or(DeviceSpan::NONE), flags });
+                }
+            },
+        )?;
     }
     events.par_sort_by_key(|e| {
         let (begin, end) = e.span(&bases);
@@ -2248,7 +2277,8 @@ mod tests {
             let mut spans: Vec<(i128, i128)> =
                 (0..rng.below(40)).map(|_| (rng.below(200) as i128 - 50, rng.below(60) as i128 - 10)).map(|(b, d)| (b, b + d)).collect();
             spans.sort_unstable();
-            let queries: Vec<(i128, i128)> = (0..rng.below(10) + 1).map(|_| (rng.below(300) as i128 - 100, rng.below(120) as i128)).map(|(b, d)| (b, b + d)).collect();
+            let queries: Vec<(i128, i128)> =
+                (0..rng.below(10) + 1).map(|_| (rng.below(300) as i128 - 100, rng.below(120) as i128)).map(|(b, d)| (b, b + d)).collect();
             let mut points: Vec<i128> = queries.iter().flat_map(|q| [q.0, q.1]).collect();
             points.sort_unstable();
             points.dedup();

@@ -26,7 +26,6 @@ pub fn build(stats: &Stats) -> Tree {
             .collect();
         tree.nodes.push(TreeNode { children, ..TreeNode::real(node.name.clone(), id) });
     }
-    tree.nodes[Tree::ROOT].children =
-        stats.ids_by_name().into_iter().filter(|&id| !consumed.contains(&*stats.nodes[id].name)).map(|id| id + 1).collect();
+    tree.nodes[Tree::ROOT].children = stats.ids_by_name().into_iter().filter(|&id| !consumed.contains(&*stats.nodes[id].name)).map(|id| id + 1).collect();
     tree
 }

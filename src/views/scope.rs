@@ -142,13 +142,10 @@ mod tests {
         let mut next = |below: u64| rng.below(below);
         for round in 0..200 {
             let alphabet = [b'a', b'b', b'-', b'.', b'/', b'0', b'~'];
-            let names: Vec<String> = (0..1 + next(60))
-                .map(|_| (0..next(9)).map(|_| alphabet[next(alphabet.len() as u64) as usize] as char).collect())
-                .collect();
+            let names: Vec<String> =
+                (0..1 + next(60)).map(|_| (0..next(9)).map(|_| alphabet[next(alphabet.len() as u64) as usize] as char).collect()).collect();
             let mut stats = Stats::new();
-            stats.add_graph(GraphRecord {
-                nodes: names.iter().map(|name| NodeRecord { name: name.clone(), op: "Op".into(), ..Default::default() }).collect(),
-            });
+            stats.add_graph(GraphRecord { nodes: names.iter().map(|name| NodeRecord { name: name.clone(), op: "Op".into(), ..Default::default() }).collect() });
             let mut trie = Trie::default();
             for (id, node) in stats.nodes.iter().enumerate() {
                 let mut at = &mut trie;

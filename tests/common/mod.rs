@@ -91,8 +91,7 @@ pub const JAX_GPU_TRACES: [&str; 7] = ["jax_mlp", "jax_mlp_nocb", "flax_cnn", "f
 /// (golden prefix, trace): each [`JAX_GPU_TRACES`] trace present and the
 /// TPU inference trace, where `../shared` has them.
 pub fn shared_xplane_goldens() -> Vec<(String, PathBuf)> {
-    let mut traces: Vec<(String, PathBuf)> =
-        JAX_GPU_TRACES.iter().filter_map(|&name| jax_gpu_trace(name).map(|trace| (format!("{name}.vm"), trace))).collect();
+    let mut traces: Vec<(String, PathBuf)> = JAX_GPU_TRACES.iter().filter_map(|&name| jax_gpu_trace(name).map(|trace| (format!("{name}.vm"), trace))).collect();
     let tpu = shared_traces().join("xla_tpu_inference/run/host0.xplane.pb");
     if tpu.exists() {
         traces.push(("xla_tpu_inference.host0".into(), tpu));

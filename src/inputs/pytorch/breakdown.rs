@@ -169,11 +169,7 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
     let holds_step: Vec<bool> = trace.strings.list.iter().map(|s| s.contains("ProfilerStep")).collect();
     let is_step = |e: &Event| holds_step[e.name.0.get() as usize];
     let step_names: FxHashSet<_> = events().filter(|(_, e)| is_step(e)).map(|(_, e)| e.name).collect();
-    let last_step_start = if step_names.len() >= 2 {
-        events().filter(|(_, e)| !is_gpu(e) && is_step(e)).map(|(_, e)| span(e, timing).0).max()
-    } else {
-        None
-    };
+    let last_step_start = if step_names.len() >= 2 { events().filter(|(_, e)| !is_gpu(e) && is_step(e)).map(|(_, e)| span(e, timing).0).max() } else { None };
     let cpu_kept = |e: &Event| last_step_start.is_none_or(|last| span(e, timing).0 < last);
     let mut launches = FxHashMap::default();
     // Whether a CPU event kept has no correlation (HTA's join then keeps
@@ -470,7 +466,8 @@ pub const MTIA_LAUNCH_CALL: &str = "runFunction - job_prep_and_submit_for_execut
 
 /// Those and the driver API's launches, which HTA leaves out: cuDNN's
 /// runtime-compiled kernels and Triton's (torch.compile) are launched so.
-pub const ALL_LAUNCH_CALLS: [&str; 7] = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", MTIA_LAUNCH_CALL, "cuLaunchKernel", "cuLaunchKernelEx"];
+pub const ALL_LAUNCH_CALLS: [&str; 7] =
+    ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync", MTIA_LAUNCH_CALL, "cuLaunchKernel", "cuLaunchKernelEx"];
 
 /// One launch and the GPU event it launched (µs in HTA's timing, else ns).
 #[derive(Clone, Copy, Debug, PartialEq)]

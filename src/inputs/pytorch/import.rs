@@ -210,9 +210,7 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         // span (a scope, no node: vLLM's and SGLang's graph replays), the
         // launch call's, which is named inside that scope.
         let node = |event: u32| Some(place_of[event as usize]).filter(|&k| k != NONE).and_then(|k| node_of_placed[k as usize].map(|n| (k, n)));
-        let op = launching_ops.of(i as u32).and_then(|op| {
-            node(op).or_else(|| launching_ops.launch(e).and_then(node))
-        });
+        let op = launching_ops.of(i as u32).and_then(|op| node(op).or_else(|| launching_ops.launch(e).and_then(node)));
         let (node, step) = match op {
             Some((k, node)) => (node, steps.of(trace.events[placed[k as usize].event as usize].ts)),
             None => {
@@ -310,12 +308,7 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
 
     let ops_count = placed.iter().filter(|p| p.part == Part::Op).count();
     let kernels = trace.events.iter().filter(|e| e.category == Category::Kernel).count();
-    let mut lines = format!(
-        "pytorch: {}: {} events ({ops_count} ops, {kernels} kernels), {} nodes\n",
-        path.display(),
-        trace.events.len(),
-        stats.nodes.len()
-    );
+    let mut lines = format!("pytorch: {}: {} events ({ops_count} ops, {kernels} kernels), {} nodes\n", path.display(), trace.events.len(), stats.nodes.len());
     if steps.spans.is_empty() {
         lines.push_str("pytorch: no ProfilerStep#N: the whole trace is step 0\n");
     } else {
@@ -357,11 +350,7 @@ struct Steps {
 
 impl Steps {
     fn new(trace: &Trace) -> Steps {
-        let mut spans: Vec<(i64, i64)> = trace
-            .steps()
-            .into_iter()
-            .map(|(n, i)| (i64::try_from(n).unwrap_or(i64::MAX), trace.events[i as usize].ts))
-            .collect();
+        let mut spans: Vec<(i64, i64)> = trace.steps().into_iter().map(|(n, i)| (i64::try_from(n).unwrap_or(i64::MAX), trace.events[i as usize].ts)).collect();
         spans.sort_by_key(|&(n, start)| (start, n));
         Steps { spans }
     }

@@ -172,11 +172,8 @@ fn function_events(trace: &Trace) -> Vec<FunctionEvent> {
     // Kineto events of no op get the thread that stopped the profiler: the
     // one that steps it, or else the main thread (tid = pid).
     let ops = || trace.events.iter().filter(|e| is_op(e.category));
-    let main_thread = ops()
-        .find(|e| step(e.name))
-        .map(|e| trace.thread(e.thread).tid)
-        .or_else(|| ops().next().map(|e| trace.thread(e.thread).pid))
-        .unwrap_or(Id::Num(0));
+    let main_thread =
+        ops().find(|e| step(e.name)).map(|e| trace.thread(e.thread).tid).or_else(|| ops().next().map(|e| trace.thread(e.thread).pid)).unwrap_or(Id::Num(0));
     let mut op_thread: FxHashMap<u64, Id> = FxHashMap::default();
     for e in ops() {
         op_thread.insert(e.external_id.map_or(0, |id| id.get()), trace.thread(e.thread).tid);

@@ -64,7 +64,6 @@ pub fn is_linked(category: Category) -> bool {
     launched(category) || category.is_launch()
 }
 
-
 fn is_op(e: &Event) -> bool {
     matches!(e.category, Category::CpuOp | Category::UserAnnotation)
 }
@@ -84,11 +83,7 @@ impl Trace {
         };
         let by_launch = |l: u32| -> Option<u32> {
             let launch = &self.events[l as usize];
-            launch
-                .external_id
-                .and_then(|id| ops.get(&id.get()).copied())
-                .filter(|&op| encloses(op, launch))
-                .or_else(|| enclosing.get(&l).copied())
+            launch.external_id.and_then(|id| ops.get(&id.get()).copied()).filter(|&op| encloses(op, launch)).or_else(|| enclosing.get(&l).copied())
         };
 
         let mut links = Vec::new();

@@ -166,12 +166,7 @@ impl Category {
     pub fn on_device(self) -> bool {
         matches!(
             self,
-            Category::Kernel
-                | Category::GpuMemcpy
-                | Category::GpuMemset
-                | Category::GpuUserAnnotation
-                | Category::CudaSync
-                | Category::CudaProfilerRange
+            Category::Kernel | Category::GpuMemcpy | Category::GpuMemset | Category::GpuUserAnnotation | Category::CudaSync | Category::CudaProfilerRange
         )
     }
 }

@@ -443,7 +443,13 @@ impl Builder {
             self.trace.profiler_span = local.profiler_span.map(|i| i + offset);
         }
         let t = &mut self.trace;
-        t.events.extend(local.events.iter().map(|e| Event { name: sym(e.name), cat: sym(e.cat), thread: thread(e.thread), input_shapes: e.input_shapes.map(sym), ..*e }));
+        t.events.extend(local.events.iter().map(|e| Event {
+            name: sym(e.name),
+            cat: sym(e.cat),
+            thread: thread(e.thread),
+            input_shapes: e.input_shapes.map(sym),
+            ..*e
+        }));
         t.python_frames.extend(local.python_frames.iter().map(|f| PythonFrame { event: f.event + offset, ..*f }));
         t.copy_bytes.extend(local.copy_bytes.iter().map(|&(i, bytes)| (i + offset, bytes)));
         let launches: Vec<u32> = local.kernel_launches.iter().map(|&l| self.launch_id(l)).collect();

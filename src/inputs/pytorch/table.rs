@@ -129,12 +129,7 @@ pub fn table(rows: &[KeyAverage], options: &TableOptions) -> Result<String, Stri
     let device_name = use_device.map_or("None".to_owned(), |d| d.to_uppercase());
     let mut headers: Vec<String> = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"].map(String::from).to_vec();
     if has_device_time {
-        headers.extend([
-            format!("Self {device_name}"),
-            format!("Self {device_name} %"),
-            format!("{device_name} total"),
-            format!("{device_name} time avg"),
-        ]);
+        headers.extend([format!("Self {device_name}"), format!("Self {device_name} %"), format!("{device_name} total"), format!("{device_name} time avg")]);
     }
     let device_mem_columns = options.profile_memory && use_device.is_some() && has_device_mem;
     if options.profile_memory {

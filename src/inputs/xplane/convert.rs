@@ -31,11 +31,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Shapes, Space, Stat, StatIds, StatValue};
 use super::hlo::{Instruction, Programs, opcode_of_name};
-use crate::device::kernel::{self, Launch, Launches};
 use super::ids::IdMap;
 use super::names::{OpName, is_memset, parse_op, runtime_node, transfer};
 use super::planes::{PlaneKind, is_derived_line};
 use super::stats::{StatKind, StatKinds};
+use crate::device::kernel::{self, Launch, Launches};
 use crate::stats::{ExecTotal, MemoryTotal};
 
 const PS_PER_US: i128 = 1_000_000;
@@ -166,7 +166,6 @@ impl<'a> MemoryNames<'a> {
         })
     }
 }
-
 
 /// One node's executions in one step on one plane, rounded once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -533,11 +532,7 @@ fn convert_framed_first<'a>(
                 PlaneKind::Metadata | PlaneKind::Other => false,
             };
             if read {
-                let line_pieces = if line.framed {
-                    line.pieces(EVENTS_PER_PIECE)
-                } else {
-                    line.guessed_pieces(piece_bytes, release)
-                };
+                let line_pieces = if line.framed { line.pieces(EVENTS_PER_PIECE) } else { line.guessed_pieces(piece_bytes, release) };
                 pieces.extend(line_pieces.into_iter().map(|piece| (index, line_no, piece)));
             }
         }
@@ -546,16 +541,11 @@ fn convert_framed_first<'a>(
     let read_pieces = |pieces: &[(usize, usize, Line<'a>)]| -> Result<Vec<LineResult<'a>>, DecodeError> {
         // (One piece at a time: rayon otherwise hands a thread a stretch of
         // pieces that another thread, done with its own, cannot take from.)
-        pieces
-            .par_iter()
-            .with_max_len(1)
-            .map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire())))
-            .collect()
+        pieces.par_iter().with_max_len(1).map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire()))).collect()
     };
     // (The plane framed meanwhile has no lines among `planes`.)
     let mut pieces: Vec<(usize, usize, Line<'_>)> = planes.iter().enumerate().flat_map(|(index, plane)| pieces_of(index, &plane.lines)).collect();
-    let (long_lines, read) =
-        rayon::join(|| meanwhile.map(|long| Plane::decode_releasing(space.planes[long], release)).transpose(), || read_pieces(&pieces));
+    let (long_lines, read) = rayon::join(|| meanwhile.map(|long| Plane::decode_releasing(space.planes[long], release)).transpose(), || read_pieces(&pieces));
     let mut read = read?;
     if let (Some(long), Some(long_plane)) = (meanwhile, long_lines?) {
         let long_pieces = pieces_of(long, &long_plane.lines);
@@ -590,7 +580,11 @@ fn convert_framed_first<'a>(
         if !result.memory.is_empty() {
             let allocators: Vec<u32> = result.memory_names.allocators.iter().map(|&a| memory_names.allocator(a)).collect();
             let tf_ops: Vec<u32> = result.memory_names.tf_ops.iter().map(|&t| memory_names.tf_op(t)).collect();
-            memory_events.extend(result.memory.iter().map(|e| MemoryEvent { allocator: allocators[e.allocator as usize], tf_op: tf_ops[e.tf_op as usize], ..*e }));
+            memory_events.extend(result.memory.iter().map(|e| MemoryEvent {
+                allocator: allocators[e.allocator as usize],
+                tf_op: tf_ops[e.tf_op as usize],
+                ..*e
+            }));
             drop(std::mem::take(&mut result.memory));
         }
         let own: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
@@ -618,10 +612,7 @@ fn convert_framed_first<'a>(
         lines_read.last_mut().expect("pushed above").pieces.push(result.executions);
         last_line = Some((index, line_no));
     }
-    lines_read
-        .par_iter_mut()
-        .filter(|line| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host)
-        .for_each(|line| subtract_nested(&mut line.pieces));
+    lines_read.par_iter_mut().filter(|line| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host).for_each(|line| subtract_nested(&mut line.pieces));
 
     let steps = step_spans(&markers);
     let mut converted = Converted {
@@ -632,7 +623,8 @@ fn convert_framed_first<'a>(
         memory_events: memory_events.len() as u64,
         ..Default::default()
     };
-    converted.device = crate::device::Tables { hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read), kernels: kernel_rows(&ops.ops, &programs, kernels) };
+    converted.device =
+        crate::device::Tables { hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read), kernels: kernel_rows(&ops.ops, &programs, kernels) };
     converted.device.sort();
     converted.frames = node_frames(&ops.ops, &programs);
     totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
@@ -864,12 +856,7 @@ enum DeviceOp<'a> {
 }
 
 impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
-    fn new(
-        plane: &'p Plane<'a>,
-        ops: &mut OpTable<'p>,
-        module_ops: &'p ProgramOps<'p>,
-        eager: Option<&'p BTreeMap<i64, (String, String)>>,
-    ) -> Self {
+    fn new(plane: &'p Plane<'a>, ops: &mut OpTable<'p>, module_ops: &'p ProgramOps<'p>, eager: Option<&'p BTreeMap<i64, (String, String)>>) -> Self {
         let stats = StatKinds::of(plane);
         // (id, kind); of one id, the last is kept.
         let mut kinds: Vec<(i64, u32)> = Vec::new();
@@ -1347,12 +1334,10 @@ fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[L
     // alone: on ROCm the host's launch calls carry `hlo_op` and
     // `program_id` too, and are no executions of the instruction.
     let on_host = |line: &LineRead| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host;
-    let device_ran = lines.iter().filter(|line| !on_host(line)).any(|line| line.pieces.iter().any(|piece| piece.iter().any(|e| slot_of[e.op as usize] != u32::MAX)));
-    let pieces: Vec<(bool, &Executions)> = lines
-        .iter()
-        .filter(|line| !(device_ran && on_host(line)))
-        .flat_map(|line| line.pieces.iter().map(move |piece| (on_host(line), piece)))
-        .collect();
+    let device_ran =
+        lines.iter().filter(|line| !on_host(line)).any(|line| line.pieces.iter().any(|piece| piece.iter().any(|e| slot_of[e.op as usize] != u32::MAX)));
+    let pieces: Vec<(bool, &Executions)> =
+        lines.iter().filter(|line| !(device_ran && on_host(line))).flat_map(|line| line.pieces.iter().map(move |piece| (on_host(line), piece))).collect();
     let zero = || vec![(0, 0, 0); with_program.len()];
     let per_thread = pieces.len().div_ceil(2 * rayon::current_num_threads()).max(1);
     let sums = pieces.into_par_iter().with_min_len(per_thread).fold(zero, add).reduce(zero, merge);
@@ -1544,9 +1529,7 @@ impl StepLookup {
     /// needed (on the 270 MB bench trace, searching took 0.13 s of 2.1).
     fn span_at(&self, t: i128, hint: &mut usize) -> Option<usize> {
         let spans = &self.spans;
-        let hinted = *hint <= spans.len()
-            && (*hint == 0 || spans[*hint - 1].0 <= t)
-            && spans.get(*hint).is_none_or(|s| t < s.0);
+        let hinted = *hint <= spans.len() && (*hint == 0 || spans[*hint - 1].0 <= t) && spans.get(*hint).is_none_or(|s| t < s.0);
         if !hinted {
             *hint = spans.partition_point(|s| s.0 <= t);
         }
@@ -1647,14 +1630,7 @@ const SINK_TOTALS: usize = 1 << 18;
 
 /// Sums executions per (node, step, plane), rounding each sum once, and
 /// gives the sums to `sink` in step order; sets the nodes' names and types.
-fn totals(
-    planes: &[Plane<'_>],
-    ops: &[Op<'_>],
-    lines: Vec<LineRead>,
-    steps: &BTreeMap<i64, StepSpan>,
-    converted: &mut Converted,
-    sink: TotalsSink<'_>,
-) {
+fn totals(planes: &[Plane<'_>], ops: &[Op<'_>], lines: Vec<LineRead>, steps: &BTreeMap<i64, StepSpan>, converted: &mut Converted, sink: TotalsSink<'_>) {
     let lookup = StepLookup::new(steps);
     let after_last = lookup.after_last;
 
@@ -2120,7 +2096,8 @@ mod tests {
     #[test]
     fn planes_framed_meanwhile_or_guessed_convert_as_when_all_are_framed_first() {
         let root = format!("{}/testdata/xplane", env!("CARGO_MANIFEST_DIR"));
-        let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path().join("plugins/profile/run0")).filter(|p| p.is_dir()).collect();
+        let mut paths: Vec<std::path::PathBuf> =
+            std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path().join("plugins/profile/run0")).filter(|p| p.is_dir()).collect();
         paths.sort();
         let (mut compared, mut guessed_ok) = (0, 0);
         for dir in paths {
@@ -2129,7 +2106,8 @@ mod tests {
                 let space = Space::decode(&bytes).unwrap();
                 let convert = |bytes: &[u8], space: &Space<'_>, long: Option<Long>| {
                     let mut totals = Vec::new();
-                    convert_framed_first(bytes, space, long, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"))
+                    convert_framed_first(bytes, space, long, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))
+                        .map(|c| format!("{c:?} {totals:?}"))
                 };
                 let framed_first = convert(&bytes, &space, None).unwrap();
                 for long in 0..space.planes.len() {
@@ -2166,7 +2144,8 @@ mod tests {
                     damaged[at] = byte;
                     let Ok(space) = Space::decode(&damaged) else { continue };
                     let mut totals = Vec::new();
-                    let converted = convert_releasing(&damaged, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"));
+                    let converted =
+                        convert_releasing(&damaged, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"));
                     let framed_first = convert(&damaged, &space, None).map_err(|e| e.to_string());
                     assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{}", path.display());
                     let guessed = Some(Long::Guessed { plane: long, piece_bytes: 1000 });
@@ -2388,8 +2367,8 @@ mod tests {
     /// the op whose allocation of the same step (and address) it frees.
     #[test]
     fn allocator_events_take_steps_and_the_allocating_op() {
-        use prost::Message;
         use crate::proto::tensorflow::profiler as xp;
+        use prost::Message;
         let stat = |id, value| xp::XStat { metadata_id: id, value: Some(value) };
         let int = |id, v: i64| stat(id, xp::x_stat::Value::Int64Value(v));
         let text = |id, v: &str| stat(id, xp::x_stat::Value::StrValue(v.into()));
@@ -2410,7 +2389,9 @@ mod tests {
         for (id, name) in [(1, "train"), (2, "MemoryAllocation"), (3, "MemoryDeallocation")] {
             plane.event_metadata.insert(id, xp::XEventMetadata { id, name: name.into(), ..Default::default() });
         }
-        for (id, name) in [(1, "step_num"), (2, "allocator_name"), (3, "bytes_allocated"), (4, "allocation_bytes"), (5, "addr"), (6, "tf_op"), (7, "bytes_reserved")] {
+        for (id, name) in
+            [(1, "step_num"), (2, "allocator_name"), (3, "bytes_allocated"), (4, "allocation_bytes"), (5, "addr"), (6, "tf_op"), (7, "bytes_reserved")]
+        {
             plane.stat_metadata.insert(id, xp::XStatMetadata { id, name: name.into(), ..Default::default() });
         }
         plane.lines.push(xp::XLine {
@@ -2446,4 +2427,3 @@ mod tests {
         assert!(convert(&wire, false).unwrap().0.allocator_events.is_empty(), "kept only when asked");
     }
 }
-

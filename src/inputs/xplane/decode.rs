@@ -812,11 +812,7 @@ impl<'a> Event<'a> {
                         return Stat::decode(wire).map(Some);
                     }
                     let (tag, wire_type) = prost::encoding::decode_key(&mut rest)?;
-                    if tag == 4 {
-                        Stat::decode(payload(tag, wire_type, &mut rest)?).map(Some)
-                    } else {
-                        skip(tag, wire_type, &mut rest).map(|()| None)
-                    }
+                    if tag == 4 { Stat::decode(payload(tag, wire_type, &mut rest)?).map(Some) } else { skip(tag, wire_type, &mut rest).map(|()| None) }
                 })();
                 match stat {
                     Ok(None) => continue,
@@ -1490,12 +1486,7 @@ mod tests {
 
     fn sample_space() -> xp::XSpace {
         let stat = |id, value| xp::XStat { metadata_id: id, value: Some(value) };
-        let event = |meta, offset, dur, stats| xp::XEvent {
-            metadata_id: meta,
-            duration_ps: dur,
-            stats,
-            data: Some(xp::x_event::Data::OffsetPs(offset)),
-        };
+        let event = |meta, offset, dur, stats| xp::XEvent { metadata_id: meta, duration_ps: dur, stats, data: Some(xp::x_event::Data::OffsetPs(offset)) };
         let mut plane = xp::XPlane { id: 3, name: "/host:CPU".into(), ..Default::default() };
         plane.event_metadata.insert(1, xp::XEventMetadata { id: 1, name: "dense/MatMul:MatMul".into(), ..Default::default() });
         plane.event_metadata.insert(2, xp::XEventMetadata { id: 2, name: "train".into(), display_name: "Train".into(), ..Default::default() });
@@ -1547,8 +1538,7 @@ mod tests {
             let pieces = line.pieces(size);
             assert_eq!(pieces.len(), all.len().div_ceil(size));
             assert!(pieces.iter().all(|p| p.timestamp_ns == line.timestamp_ns && p.event_count <= size));
-            let events: Vec<_> =
-                pieces.iter().flat_map(|p| p.events()).map(Result::unwrap).map(|e| (e.metadata_id, e.offset_ps, e.duration_ps)).collect();
+            let events: Vec<_> = pieces.iter().flat_map(|p| p.events()).map(Result::unwrap).map(|e| (e.metadata_id, e.offset_ps, e.duration_ps)).collect();
             assert_eq!(events, all, "pieces of {size}");
         }
     }
@@ -1561,7 +1551,15 @@ mod tests {
     #[test]
     fn guessed_pieces_hold_the_line_or_fail_their_framing() {
         let kernel = jax_gpu_kernel();
-        let line = |events: Vec<xp::XEvent>| xp::XLine { id: 7, name: "Stream #1".into(), timestamp_ns: 12, duration_ps: 99, display_name: "s".into(), events, ..Default::default() };
+        let line = |events: Vec<xp::XEvent>| xp::XLine {
+            id: 7,
+            name: "Stream #1".into(),
+            timestamp_ns: 12,
+            duration_ps: 99,
+            display_name: "s".into(),
+            events,
+            ..Default::default()
+        };
         let events: Vec<xp::XEvent> = (0..300).map(|i| xp::XEvent { data: Some(xp::x_event::Data::OffsetPs(i * 7_000_000)), ..kernel.clone() }).collect();
         // Each event also holds, as the bytes of a stat, nine events.
         let nested = xp::XLine { events: events[..9].to_vec(), ..Default::default() }.encode_to_vec();
@@ -1576,7 +1574,10 @@ mod tests {
         // Events whose stats all read as events without stats.
         let numbers: Vec<xp::XEvent> = events
             .iter()
-            .map(|e| xp::XEvent { stats: (1..12).map(|id| xp::XStat { metadata_id: id, value: Some(xp::x_stat::Value::Uint64Value(id as u64 * 1000)) }).collect(), ..e.clone() })
+            .map(|e| xp::XEvent {
+                stats: (1..12).map(|id| xp::XStat { metadata_id: id, value: Some(xp::x_stat::Value::Uint64Value(id as u64 * 1000)) }).collect(),
+                ..e.clone()
+            })
             .collect();
         let mut failed = 0;
         for (events, may_fail) in [(events, false), (numbers, false), (hiding, true)] {
@@ -1622,9 +1623,7 @@ mod tests {
         let mut space = sample_space();
         let line = &mut space.planes[0].lines[0];
         let event = line.events[1].clone();
-        line.events = (0..2 * PIECE_EVENTS as i64 + 5)
-            .map(|i| xp::XEvent { data: Some(xp::x_event::Data::OffsetPs(i)), ..event.clone() })
-            .collect();
+        line.events = (0..2 * PIECE_EVENTS as i64 + 5).map(|i| xp::XEvent { data: Some(xp::x_event::Data::OffsetPs(i)), ..event.clone() }).collect();
         line.duration_ps = 77;
         let wire = space.encode_to_vec();
         let released = std::sync::Mutex::new(Vec::new());
@@ -1665,10 +1664,14 @@ mod tests {
         let mut seen = Vec::new();
         let released = std::sync::Mutex::new(Vec::new());
         let record = |part: &[u8]| released.lock().unwrap().push((part.as_ptr() as usize, part.len()));
-        line.walk(&record, |k, wire| Ok((k, offset(k, wire)?)), |(k, offset)| {
-            seen.push((k, offset));
-            Ok::<_, DecodeError>(())
-        })
+        line.walk(
+            &record,
+            |k, wire| Ok((k, offset(k, wire)?)),
+            |(k, offset)| {
+                seen.push((k, offset));
+                Ok::<_, DecodeError>(())
+            },
+        )
         .unwrap();
         assert_eq!(seen, (0..events).map(|k| (k, k as i64)).collect::<Vec<_>>());
         assert_eq!(released.into_inner().unwrap(), [(line.wire.as_ptr() as usize, line.wire.len())]);

@@ -18,11 +18,11 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::decode::{Plane, StatValue};
-use crate::inputs::wire::{for_each_field, payload, skip};
 use super::names::derive_op_type;
 use super::planes::PlaneKind;
 use super::stats::{StatKind, StatKinds};
 use super::thunks::CommandBuffer;
+use crate::inputs::wire::{for_each_field, payload, skip};
 use crate::proto::xla;
 
 /// Every program of a trace, by program id.
@@ -283,11 +283,55 @@ fn plane_name(wire: &[u8]) -> Result<&[u8], DecodeError> {
 /// `non-fusion elementwise`, anything else by opcode.
 pub fn category(opcode: &str, fusion_kind: &str) -> String {
     const ELEMENTWISE: &[&str] = &[
-        "abs", "add", "and", "atan2", "bitcast-convert", "cbrt", "ceil", "clamp", "clz", "compare", "complex", "convert", "cos", "divide",
-        "erf", "exp", "expm1", "floor", "imag", "is-finite", "log", "log1p", "logistic", "maximum", "minimum", "multiply", "negate",
-        "not", "or", "popcnt", "power", "real", "reduce-precision", "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt",
-        "select", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sin", "sqrt", "stochastic-convert",
-        "subtract", "tan", "tanh", "xor",
+        "abs",
+        "add",
+        "and",
+        "atan2",
+        "bitcast-convert",
+        "cbrt",
+        "ceil",
+        "clamp",
+        "clz",
+        "compare",
+        "complex",
+        "convert",
+        "cos",
+        "divide",
+        "erf",
+        "exp",
+        "expm1",
+        "floor",
+        "imag",
+        "is-finite",
+        "log",
+        "log1p",
+        "logistic",
+        "maximum",
+        "minimum",
+        "multiply",
+        "negate",
+        "not",
+        "or",
+        "popcnt",
+        "power",
+        "real",
+        "reduce-precision",
+        "remainder",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "rsqrt",
+        "select",
+        "shift-left",
+        "shift-right-arithmetic",
+        "shift-right-logical",
+        "sign",
+        "sin",
+        "sqrt",
+        "stochastic-convert",
+        "subtract",
+        "tan",
+        "tanh",
+        "xor",
     ];
     match opcode {
         "fusion" => match fusion_kind {
@@ -430,10 +474,7 @@ fn type_name(value: i32) -> String {
 
 fn is_integral(value: i32) -> bool {
     use xla::PrimitiveType as T;
-    matches!(
-        T::try_from(value),
-        Ok(T::S1 | T::S2 | T::S4 | T::S8 | T::S16 | T::S32 | T::S64 | T::U1 | T::U2 | T::U4 | T::U8 | T::U16 | T::U32 | T::U64)
-    )
+    matches!(T::try_from(value), Ok(T::S1 | T::S2 | T::S4 | T::S8 | T::S16 | T::S32 | T::S64 | T::U1 | T::U2 | T::U4 | T::U8 | T::U16 | T::U32 | T::U64))
 }
 
 /// The bytes a shape takes without layout padding (XLA's `ShapeUtil::ByteSizeOf`
@@ -566,7 +607,10 @@ mod tests {
         assert_eq!(shape_text(&dynamic), "u8[<=4,7]{1,0}");
         let tuple = xla::ShapeProto {
             element_type: xla::PrimitiveType::Tuple as i32,
-            tuple_shapes: (0..6).map(|_| array(xla::PrimitiveType::Pred, &[], &[])).chain([xla::ShapeProto { element_type: xla::PrimitiveType::Tuple as i32, ..Default::default() }]).collect(),
+            tuple_shapes: (0..6)
+                .map(|_| array(xla::PrimitiveType::Pred, &[], &[]))
+                .chain([xla::ShapeProto { element_type: xla::PrimitiveType::Tuple as i32, ..Default::default() }])
+                .collect(),
             ..Default::default()
         };
         assert_eq!(shape_text(&tuple), "(pred[], pred[], pred[], pred[], pred[], /*index=5*/pred[], ())");

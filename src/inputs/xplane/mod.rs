@@ -427,8 +427,9 @@ pub fn locate(path: &Path, run: Option<&str>) -> Result<Located> {
     if hosts.is_empty() {
         return Err(Error::input(FLAG, &run_dir, format!("holds no *{SUFFIX} trace")));
     }
-    let note = (runs.len() > 1 && run.is_none())
-        .then(|| format!("xplane: {} runs under {} ({}); reading the newest, {chosen} (--xplane_run NAME for another)", runs.len(), profile_dir.display(), listed()));
+    let note = (runs.len() > 1 && run.is_none()).then(|| {
+        format!("xplane: {} runs under {} ({}); reading the newest, {chosen} (--xplane_run NAME for another)", runs.len(), profile_dir.display(), listed())
+    });
     Ok(Located { hosts, note })
 }
 
@@ -474,7 +475,10 @@ fn host_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let mut hosts: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .map_err(|source| Error::Io { kind: FLAG, path: dir.to_owned(), source })?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SUFFIX) || n.strip_suffix(".gz").is_some_and(|n| n.ends_with(SUFFIX))))
+        .filter(|p| {
+            p.is_file()
+                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SUFFIX) || n.strip_suffix(".gz").is_some_and(|n| n.ends_with(SUFFIX)))
+        })
         .map(|p| (host_name(&p), p))
         .collect();
     hosts.sort();

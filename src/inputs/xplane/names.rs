@@ -98,8 +98,7 @@ pub fn runtime_node(name: &str) -> Option<&'static str> {
 /// XProf's memcpy op types (`ParseTfOpFullname`): an event whose name
 /// starts with `MEMCPYHToD` (any case) is a `MemcpyHToD` op, and so on.
 fn memcpy_type(name: &str) -> Option<&'static str> {
-    const MEMCPYS: [(&str, &str); 4] =
-        [("MEMCPYHToD", "MemcpyHToD"), ("MEMCPYDToH", "MemcpyDToH"), ("MEMCPYDToD", "MemcpyDToD"), ("MEMCPYHToH", "MemcpyHToH")];
+    const MEMCPYS: [(&str, &str); 4] = [("MEMCPYHToD", "MemcpyHToD"), ("MEMCPYDToH", "MemcpyDToH"), ("MEMCPYDToD", "MemcpyDToD"), ("MEMCPYHToH", "MemcpyHToH")];
     let starts = |prefix: &str| name.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix));
     MEMCPYS.into_iter().find(|(prefix, _)| starts(prefix)).map(|(_, op_type)| op_type)
 }

@@ -160,7 +160,10 @@ mod tests {
         let mut plane = Plane::default();
         plane.stat_names.extend([(1, "step_num"), (2, "tf_op"), (9, "tf_op"), (5000, "hlo_op"), (3, "something else"), (1 << 40, "_r")]);
         let kinds = StatKinds::of(&plane);
-        assert_eq!([1, 2, 9, 5000, 1 << 40].map(|id| kinds.get(id)), [StatKind::StepNum, StatKind::TfOp, StatKind::TfOp, StatKind::HloOp, StatKind::IsRoot].map(Some));
+        assert_eq!(
+            [1, 2, 9, 5000, 1 << 40].map(|id| kinds.get(id)),
+            [StatKind::StepNum, StatKind::TfOp, StatKind::TfOp, StatKind::HloOp, StatKind::IsRoot].map(Some)
+        );
         assert_eq!([0, 3, 4, -1].map(|id| kinds.get(id)), [None; 4]);
         assert!(kinds.names(StatKind::TfOp) && kinds.names(StatKind::IsRoot) && !kinds.names(StatKind::GroupId));
         let stat = |metadata_id, v| Stat { metadata_id, value: StatValue::Int64(v) };

@@ -930,7 +930,8 @@ mod tests {
             shape: shape.clone(),
             ..Default::default()
         };
-        let computation = |id: i64, root_id: i64, instructions: Vec<HloInstructionProto>| HloComputationProto { id, root_id, instructions, ..Default::default() };
+        let computation =
+            |id: i64, root_id: i64, instructions: Vec<HloInstructionProto>| HloComputationProto { id, root_id, instructions, ..Default::default() };
         let mut sort = instruction(3, "sort.9", "sort", vec![1, 2], vec![]);
         sort.dimensions = vec![1];
         let mut entry = vec![instruction(10, "p", "parameter", vec![], vec![]), instruction(11, "fusion.11", "fusion", vec![10], vec![1])];
@@ -967,7 +968,10 @@ mod tests {
     }
 
     fn buffer(children: &[bool]) -> CommandBuffer {
-        CommandBuffer { commands: children.iter().enumerate().map(|(k, &child_graph)| Command { instruction: k as u32, child_graph }).collect(), bodies: Vec::new() }
+        CommandBuffer {
+            commands: children.iter().enumerate().map(|(k, &child_graph)| Command { instruction: k as u32, child_graph }).collect(),
+            bodies: Vec::new(),
+        }
     }
 
     /// As many child nodes as child commands: one to one, in order.
@@ -1014,7 +1018,15 @@ mod tests {
         let body = |commands: Vec<Command>| CommandBuffer { commands, bodies: Vec::new() };
         // 0 kernel, 1 gemm A, 2-4 conditional C (branches at 3 and 4), 5 gemm D, 6 kernel.
         let cb = CommandBuffer {
-            commands: vec![command(1, false), command(10, true), command(20, false), command(20, false), command(20, false), command(50, true), command(6, false)],
+            commands: vec![
+                command(1, false),
+                command(10, true),
+                command(20, false),
+                command(20, false),
+                command(20, false),
+                command(50, true),
+                command(6, false),
+            ],
             bodies: vec![(3, body(vec![command(30, true), command(31, false)])), (4, body(vec![command(40, false)]))],
         };
         // Numbers past the 7 top-level nodes: A 7 (memset) and 8, gemm B's

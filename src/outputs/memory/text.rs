@@ -131,7 +131,8 @@ fn write_program(out: &mut String, name: &str, module: &str, heap: &Heap, opts: 
     }
     let widths: Vec<usize> = (0..5).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     for row in cells {
-        let line: Vec<String> = row.iter().enumerate().map(|(c, cell)| if c == 0 { format!("{cell:>w$}", w = widths[c]) } else { format!("{cell:<w$}", w = widths[c]) }).collect();
+        let line: Vec<String> =
+            row.iter().enumerate().map(|(c, cell)| if c == 0 { format!("{cell:>w$}", w = widths[c]) } else { format!("{cell:<w$}", w = widths[c]) }).collect();
         out.push_str("  ");
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
@@ -295,13 +296,32 @@ mod tests {
         let body = |opts: Options| tree_text(LIVE, &opts).lines().skip(2).filter(|l| !l.is_empty()).map(str::to_owned).collect::<Vec<_>>();
         let list = |flag, v| RegexList::parse(flag, v).unwrap();
         assert_eq!(body(Options { max_depth: 2, ..Options::default() }), ["_TFProfRoot (--/8.30KB)", "  b (--/5.00KB)", "  a (100B/3.30KB)"]);
-        assert_eq!(body(Options { min_bytes: 3000, ..Options::default() }), ["_TFProfRoot (--/8.30KB)", "  b (--/5.00KB)", "    b/c (--/5.00KB)", "      b/c/d (5.00KB/5.00KB)", "  a (100B/3.30KB)", "    a/x (3.00KB/3.00KB)"]);
+        assert_eq!(
+            body(Options { min_bytes: 3000, ..Options::default() }),
+            [
+                "_TFProfRoot (--/8.30KB)",
+                "  b (--/5.00KB)",
+                "    b/c (--/5.00KB)",
+                "      b/c/d (5.00KB/5.00KB)",
+                "  a (100B/3.30KB)",
+                "    a/x (3.00KB/3.00KB)"
+            ]
+        );
         assert_eq!(
             body(Options { hide_name_regexes: list("hide_name_regexes", "b,b/c"), ..Options::default() }),
             ["_TFProfRoot (--/8.30KB)", "  b/c/d (5.00KB/5.00KB)", "  a (100B/3.30KB)", "    a/x (3.00KB/3.00KB)", "    a/y (200B/200B)"]
         );
-        assert_eq!(body(Options { start_name_regexes: list("start_name_regexes", "a/.*"), ..Options::default() }), ["_TFProfRoot (--/8.30KB)", "  a/x (3.00KB/3.00KB)", "  a/y (200B/200B)"]);
-        assert_eq!(body(Options { trim_name_regexes: list("trim_name_regexes", "b"), ..Options::default() }), ["_TFProfRoot (--/8.30KB)", "  b (--/5.00KB)", "  a (100B/3.30KB)", "    a/x (3.00KB/3.00KB)", "    a/y (200B/200B)"]);
-        assert_eq!(body(Options { show_name_regexes: list("show_name_regexes", ".*/.*"), ..Options::default() }), ["_TFProfRoot (--/8.30KB)", "  b/c (--/5.00KB)", "    b/c/d (5.00KB/5.00KB)", "  a/x (3.00KB/3.00KB)", "  a/y (200B/200B)"]);
+        assert_eq!(
+            body(Options { start_name_regexes: list("start_name_regexes", "a/.*"), ..Options::default() }),
+            ["_TFProfRoot (--/8.30KB)", "  a/x (3.00KB/3.00KB)", "  a/y (200B/200B)"]
+        );
+        assert_eq!(
+            body(Options { trim_name_regexes: list("trim_name_regexes", "b"), ..Options::default() }),
+            ["_TFProfRoot (--/8.30KB)", "  b (--/5.00KB)", "  a (100B/3.30KB)", "    a/x (3.00KB/3.00KB)", "    a/y (200B/200B)"]
+        );
+        assert_eq!(
+            body(Options { show_name_regexes: list("show_name_regexes", ".*/.*"), ..Options::default() }),
+            ["_TFProfRoot (--/8.30KB)", "  b/c (--/5.00KB)", "    b/c/d (5.00KB/5.00KB)", "  a/x (3.00KB/3.00KB)", "  a/y (200B/200B)"]
+        );
     }
 }
