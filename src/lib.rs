@@ -34,6 +34,7 @@ pub mod device;
 pub mod diff;
 pub mod error;
 pub mod inputs;
+pub mod intervals;
 pub mod jobs;
 pub mod load;
 pub mod memory;

@@ -29,6 +29,7 @@ use rustc_hash::FxHashSet;
 use crate::inputs::wire::{for_each_field, skip};
 use crate::inputs::xplane::decode::{Plane, Space, StatValue};
 use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
+use crate::intervals::{Empty, union};
 
 /// One device plane that ran something: its span and busy time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,8 +132,7 @@ pub fn device_busy(bytes: &[u8]) -> Result<Vec<DeviceBusy>, DecodeError> {
         if begin > end {
             continue;
         }
-        busy.sort_unstable();
-        let busy_spans = union(&busy);
+        let busy_spans = union(busy, Empty::Keep);
         let busy_ps = busy_spans.iter().map(|(b, e)| e - b).sum();
         let chip = if kind == PlaneKind::Tpu { local_chip_id(&plane)? } else { None };
         steps.sort_unstable();
@@ -141,25 +141,13 @@ pub fn device_busy(bytes: &[u8]) -> Result<Vec<DeviceBusy>, DecodeError> {
     Ok(devices)
 }
 
-/// The union of spans sorted by start, as disjoint spans in order.
-fn union(spans: &[(i128, i128)]) -> Vec<(i128, i128)> {
-    let mut out: Vec<(i128, i128)> = Vec::new();
-    for &(b, e) in spans {
-        match out.last_mut() {
-            Some(last) if b <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((b, e)),
-        }
-    }
-    out
-}
-
 /// How much of `windows` (in any order, overlaps counted once) disjoint
 /// spans in order cover, and the windows' own length.
 pub fn covered(spans: &[(i128, i128)], windows: &[(i128, i128)]) -> (i128, i128) {
-    let mut windows = windows.to_vec();
-    windows.sort_unstable();
-    let windows = union(&windows);
+    let windows = union(windows.to_vec(), Empty::Keep);
     let mut inside = 0;
+    // (Not `intervals::covered`: a window that ends before it starts would
+    // count as nothing there, and counts negatively here as in the total.)
     for &(begin, end) in &windows {
         let first = spans.partition_point(|s| s.1 <= begin);
         inside += spans[first..].iter().take_while(|s| s.0 < end).map(|s| s.1.min(end) - s.0.max(begin)).sum::<i128>();
@@ -219,9 +207,8 @@ pub fn combined_duty_cycle<'a>(hosts: impl IntoIterator<Item = &'a [DeviceBusy]>
         for cores in chips.values() {
             let begin = cores.iter().map(|d| d.begin_ps).min().unwrap_or(0);
             let end = cores.iter().map(|d| d.end_ps).max().unwrap_or(0);
-            let mut spans: Vec<(i128, i128)> = cores.iter().flat_map(|d| d.busy_spans.iter().copied()).collect();
-            spans.sort_unstable();
-            let chip_busy: i128 = union(&spans).iter().map(|(b, e)| e - b).sum();
+            let spans: Vec<(i128, i128)> = cores.iter().flat_map(|d| d.busy_spans.iter().copied()).collect();
+            let chip_busy: i128 = union(spans, Empty::Keep).iter().map(|(b, e)| e - b).sum();
             busy += chip_busy;
             idle += (end - begin) - chip_busy;
         }
@@ -235,8 +222,8 @@ mod tests {
 
     #[test]
     fn union_counts_overlaps_once() {
-        assert_eq!(union(&[(0, 5), (3, 8), (8, 9), (10, 12), (11, 11)]), vec![(0, 9), (10, 12)]);
-        assert!(union(&[]).is_empty());
+        assert_eq!(union(vec![(0, 5), (3, 8), (8, 9), (10, 12), (11, 11)], Empty::Keep), vec![(0, 9), (10, 12)]);
+        assert!(union(Vec::<(i128, i128)>::new(), Empty::Keep).is_empty());
     }
 
     #[test]

@@ -46,6 +46,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::inputs::pytorch::breakdown::{self, Timing};
 use crate::inputs::pytorch::{Category, Trace};
+use crate::intervals::{Empty, covered, difference, union};
 use crate::steps::pytorch::{self as torch_steps, Classifier, Kind};
 
 /// Where the ranks were read from.
@@ -310,51 +311,6 @@ pub fn straggler_rule(ranks: &mut [Rank]) -> Option<Rule> {
     Some(Rule { median_us, scaled_mad_us, threshold_us })
 }
 
-/// The union of intervals, as disjoint intervals in order.
-pub(crate) fn union<T: Copy + Ord>(mut intervals: Vec<(T, T)>) -> Vec<(T, T)> {
-    intervals.sort_unstable();
-    let mut out: Vec<(T, T)> = Vec::new();
-    for (start, end) in intervals.into_iter().filter(|(s, e)| e > s) {
-        match out.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => out.push((start, end)),
-        }
-    }
-    out
-}
-
-/// What of disjoint sorted intervals `a` no interval of `b` covers.
-pub(crate) fn difference<T: Copy + Ord>(a: &[(T, T)], b: &[(T, T)]) -> Vec<(T, T)> {
-    let mut out = Vec::new();
-    let mut k = 0;
-    for &(mut start, end) in a {
-        while k < b.len() && b[k].1 <= start {
-            k += 1;
-        }
-        let mut j = k;
-        while j < b.len() && b[j].0 < end {
-            if b[j].0 > start {
-                out.push((start, b[j].0));
-            }
-            start = start.max(b[j].1);
-            j += 1;
-        }
-        if start < end {
-            out.push((start, end));
-        }
-    }
-    out
-}
-
-/// How much of `[start, end)` disjoint sorted intervals cover.
-pub(crate) fn covered<T>(intervals: &[(T, T)], start: T, end: T) -> T
-where
-    T: Copy + Ord + std::ops::Sub<Output = T> + std::iter::Sum<T> + Default,
-{
-    let first = intervals.partition_point(|i| i.1 <= start);
-    intervals[first..].iter().take_while(|i| i.0 < end).map(|i| i.1.min(end) - i.0.max(start)).filter(|&d| d > T::default()).sum()
-}
-
 /// `H2D` for `Memcpy HtoD (Pageable -> Device)`, as Kineto names copies.
 fn direction_of_memcpy(name: &str) -> &'static str {
     match name.strip_prefix("Memcpy ").and_then(|rest| rest.split_whitespace().next()) {
@@ -401,8 +357,8 @@ fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> R
         }
     }
     let has_gpu_work = analyzed.rows.iter().any(|r| r.gpu.is_some());
-    let comm = union(comm);
-    let exposed = difference(&comm, &union(compute));
+    let comm = union(comm, Empty::Drop);
+    let exposed = difference(&comm, &union(compute, Empty::Drop));
     // The rows are a step and a GPU each: one step each.
     let mut steps: Vec<RankStep> = Vec::new();
     let mut windows: Vec<(i64, i64)> = Vec::new();
@@ -479,11 +435,7 @@ mod tests {
     }
 
     #[test]
-    fn interval_arithmetic() {
-        let a = union(vec![(0, 10), (5, 12), (20, 30)]);
-        assert_eq!(a, vec![(0, 12), (20, 30)]);
-        assert_eq!(difference(&a, &[(2, 4), (11, 21), (25, 26)]), vec![(0, 2), (4, 11), (21, 25), (26, 30)]);
-        assert_eq!(covered(&a, 10, 25), 7);
+    fn memcpy_directions() {
         assert_eq!(direction_of_memcpy("Memcpy HtoD (Pageable -> Device)"), "H2D");
         assert_eq!(direction_of_memcpy("Memset (Device)"), "other");
     }

@@ -14,13 +14,14 @@ use std::path::Path;
 
 use prost::DecodeError;
 
-use super::{CommOverlap, Rank, RankStep, Ranks, Source, covered, difference, transfers, union};
+use super::{CommOverlap, Rank, RankStep, Ranks, Source, transfers};
 use crate::error::Result;
 use crate::inputs::xplane::decode::{Plane, Space};
 use crate::inputs::xplane::names::{GpuEventClass, classify_gpu_event, transfer};
 use crate::inputs::xplane::not_an_xspace;
 use crate::inputs::xplane::planes::{PlaneKind, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
+use crate::intervals::{Empty, covered, difference, union};
 use crate::steps::xplane::Hardware;
 
 /// A host's GPU work, in picoseconds.
@@ -95,8 +96,8 @@ pub fn device_work(bytes: &[u8]) -> Result<DeviceWork, DecodeError> {
 /// [`crate::inputs::pytorch::breakdown::comm_comp_overlap`]) on the trace's
 /// own spans: the time both ran over the collectives' merged time.
 fn overlap(work: &DeviceWork) -> f64 {
-    let comm = union(work.collectives.clone());
-    let comp = union(work.compute.clone());
+    let comm = union(work.collectives.clone(), Empty::Drop);
+    let comp = union(work.compute.clone(), Empty::Drop);
     let communication: i128 = comm.iter().map(|c| c.1 - c.0).sum();
     let exposed: i128 = difference(&comm, &comp).iter().map(|c| c.1 - c.0).sum();
     (communication - exposed) as f64 / communication as f64
@@ -108,8 +109,8 @@ pub fn host_rank(rank: i64, name: &str, path: &Path, bytes: &[u8]) -> Result<Ran
     let rows = crate::steps::from_hosts(std::slice::from_ref(&host)).rows;
     let work = device_work(bytes).map_err(|e| not_an_xspace(path, &e))?;
     let gpu = host.hardware == Hardware::Gpu;
-    let comm = union(work.collectives.clone());
-    let exposed = difference(&comm, &union(work.compute.clone()));
+    let comm = union(work.collectives.clone(), Empty::Drop);
+    let exposed = difference(&comm, &union(work.compute.clone(), Empty::Drop));
     let us = |ps: i128| ps as f64 / 1e6;
     // (With one host, the rows are its steps, in order.)
     let steps: Vec<RankStep> = rows

@@ -96,6 +96,7 @@ use rustc_hash::FxHashMap;
 
 use crate::inputs::pytorch::breakdown::{self, Timing};
 use crate::inputs::pytorch::{Category, Event, LaunchingOps, Sym, Trace};
+use crate::intervals::{Empty, covered, union, union_in_order};
 
 /// What a kernel does, by its name (see the module's rules).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -529,10 +530,7 @@ impl HostRoles {
             };
             roles[role].push((e.ts, e.end()));
         }
-        let [runtime, dataloader, communication, cpu_exec] = roles.map(|mut r| {
-            r.sort_unstable();
-            union(r.into_iter())
-        });
+        let [runtime, dataloader, communication, cpu_exec] = roles.map(|r| union(r, Empty::Drop));
         HostRoles { runtime, dataloader, communication, cpu_exec }
     }
 }
@@ -550,14 +548,13 @@ type Work = (i64, i64, u32, Kind, Category);
 /// priority: each instant goes to the first role active then) on one
 /// device; `work` is the device's GPU work sorted by start.
 fn roles(windows: &[(String, i64, i64, i64)], work: &[Work], host: &HostRoles) -> Vec<[i64; 8]> {
-    let of = |keep: &dyn Fn(&Work) -> bool| union(work.iter().filter(|w| keep(w)).map(|w| (w.0, w.1)));
+    let of = |keep: &dyn Fn(&Work) -> bool| union_in_order(work.iter().filter(|w| keep(w)).map(|w| (w.0, w.1)), Empty::Drop).collect::<Vec<_>>();
     let kernel = of(&|w| w.4 == Category::Kernel && w.3 != Kind::Communication);
     let memcpy = of(&|w| w.4 == Category::GpuMemcpy);
     let memset = of(&|w| w.4 == Category::GpuMemset);
     let mut communication: Vec<(i64, i64)> = work.iter().filter(|w| w.4 == Category::Kernel && w.3 == Kind::Communication).map(|w| (w.0, w.1)).collect();
     communication.extend(&host.communication);
-    communication.sort_unstable();
-    let communication = union(communication.into_iter());
+    let communication = union(communication, Empty::Drop);
     let ordered: [&[(i64, i64)]; 7] = [&kernel, &memcpy, &memset, &communication, &host.runtime, &host.dataloader, &host.cpu_exec];
     windows
         .iter()
@@ -619,8 +616,8 @@ fn split(device: u32, work: &[Work], windows: &[(String, i64, i64, i64)]) -> Vec
             }
         }
     }
-    let busy = union(work.iter().map(|w| (w.0, w.1)));
-    let compute = union(work.iter().filter(|w| w.3.is_compute()).map(|w| (w.0, w.1)));
+    let busy: Vec<_> = union_in_order(work.iter().map(|w| (w.0, w.1)), Empty::Drop).collect();
+    let compute: Vec<_> = union_in_order(work.iter().filter(|w| w.3.is_compute()).map(|w| (w.0, w.1)), Empty::Drop).collect();
     let busy_in = in_windows(&busy, windows);
     let compute_in = in_windows(&compute, windows);
     for (k, w) in windows.iter().enumerate() {
@@ -631,31 +628,9 @@ fn split(device: u32, work: &[Work], windows: &[(String, i64, i64, i64)]) -> Vec
     rows
 }
 
-/// The union of intervals sorted by start, as disjoint sorted intervals.
-fn union(intervals: impl Iterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
-    let mut out: Vec<(i64, i64)> = Vec::new();
-    for (start, end) in intervals {
-        if end <= start {
-            continue;
-        }
-        match out.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => out.push((start, end)),
-        }
-    }
-    out
-}
-
 /// The time disjoint sorted intervals cover inside each window.
 fn in_windows(intervals: &[(i64, i64)], windows: &[(String, i64, i64, i64)]) -> Vec<i64> {
-    let ends: Vec<i64> = intervals.iter().map(|i| i.1).collect();
-    windows
-        .iter()
-        .map(|w| {
-            let first = ends.partition_point(|&e| e <= w.1);
-            intervals[first..].iter().take_while(|i| i.0 < w.2).map(|i| i.1.min(w.2) - i.0.max(w.1)).filter(|&d| d > 0).sum()
-        })
-        .collect()
+    windows.iter().map(|w| covered(intervals, w.1, w.2)).collect()
 }
 
 /// HTA's temporal and idle time breakdowns of a trace, per device, and its
@@ -762,11 +737,6 @@ pub fn launches_scope(rank: &Rank) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn union_merges_touching_and_overlapping() {
-        assert_eq!(union([(0, 5), (3, 8), (8, 9), (10, 12), (11, 11)].into_iter()), vec![(0, 9), (10, 12)]);
-    }
 
     #[test]
     fn windows_clip_intervals() {

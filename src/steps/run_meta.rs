@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::{Source, StepRow, Steps};
+use crate::intervals::{Empty, difference, union};
 use crate::stats::Stats;
 use crate::stats::device::is_placed_on_cpu;
 
@@ -44,9 +45,9 @@ pub fn analyze(stats: &Stats) -> Steps {
         .into_iter()
         .filter(|(_, s)| s.1 > s.0)
         .map(|(step, (begin, end, device, host))| {
-            let device_union = union(device);
+            let device_union = union(device, Empty::Keep);
             let device_us = total(&device_union);
-            let host_only = total(&subtract(&union(host), &device_union));
+            let host_only = total(&difference(&union(host, Empty::Keep), &device_union));
             let step_us = (end - begin) as f64;
             let mut categories = [None; 9];
             categories[0] = Some(device_us as f64);
@@ -56,39 +57,6 @@ pub fn analyze(stats: &Stats) -> Steps {
         })
         .collect();
     Steps { source: Source::RunMetadata, rows, tf_data_in_use: false, pytorch: Vec::new() }
-}
-
-/// Merged, sorted, disjoint intervals.
-fn union(mut spans: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    spans.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(spans.len());
-    for (b, e) in spans {
-        match out.last_mut() {
-            Some(last) if b <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((b, e)),
-        }
-    }
-    out
-}
-
-/// `a` minus `b`, both disjoint and sorted.
-fn subtract(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
-    let mut out = Vec::new();
-    for &(mut start, end) in a {
-        for &(bs, be) in b {
-            if be <= start || bs >= end {
-                continue;
-            }
-            if bs > start {
-                out.push((start, bs));
-            }
-            start = start.max(be);
-        }
-        if start < end {
-            out.push((start, end));
-        }
-    }
-    out
 }
 
 fn total(spans: &[(i64, i64)]) -> i64 {
@@ -101,8 +69,8 @@ mod tests {
 
     #[test]
     fn device_time_wins_over_host_time() {
-        let device = union(vec![(0, 10), (5, 20)]);
+        let device = union(vec![(0, 10), (5, 20)], Empty::Keep);
         assert_eq!(device, vec![(0, 20)]);
-        assert_eq!(subtract(&union(vec![(15, 30), (40, 50)]), &device), vec![(20, 30), (40, 50)]);
+        assert_eq!(difference(&union(vec![(15, 30), (40, 50)], Empty::Keep), &device), vec![(20, 30), (40, 50)]);
     }
 }

@@ -52,6 +52,7 @@ use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::names::{DATASET_TYPE, GpuEventClass, classify_gpu_event, is_memcpy, parse_op, transfer};
 use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
+use crate::intervals::measure_up_to;
 
 /// XProf's `EventType`s; a bigger value wins where events overlap.
 pub mod event_type {
@@ -2048,7 +2049,7 @@ fn add_device_time(steps: &mut [HostStep], spans: DeviceSpans) {
         merge_by_start(streams)
     };
     let (busy, transfers) =
-        rayon::join(|| union_up_to(merged().map(|s| (s.0, s.1)), &points), || union_up_to(merged().filter(|s| s.2).map(|s| (s.0, s.1)), &points));
+        rayon::join(|| measure_up_to(merged().map(|s| (s.0, s.1)), &points), || measure_up_to(merged().filter(|s| s.2).map(|s| (s.0, s.1)), &points));
     let at = |t: i128| points.binary_search(&t).expect("a step's bound");
     for step in steps {
         let (begin, end) = (at(step.begin_ps), at(step.begin_ps + step.duration_ps));
@@ -2065,62 +2066,6 @@ fn merge_by_start<'s>(mut streams: Vec<Box<dyn Iterator<Item = (i128, i128, bool
         heads[k] = streams[k].next();
         head
     })
-}
-
-/// How much of the time before each of `points` (in order) the union of
-/// `spans` (in order of their starts) covers: the [`union`]'s measure up
-/// to each point, so that a span's cover is the difference of its ends'.
-fn union_up_to(spans: impl Iterator<Item = (i128, i128)>, points: &[i128]) -> Vec<i128> {
-    let mut at = vec![0; points.len()];
-    let (mut next, mut done) = (0, 0);
-    let mut flush = |(b, e): (i128, i128), next: &mut usize, done: &mut i128| {
-        while *next < points.len() && points[*next] <= b {
-            at[*next] = *done;
-            *next += 1;
-        }
-        while *next < points.len() && points[*next] < e {
-            at[*next] = *done + points[*next] - b;
-            *next += 1;
-        }
-        *done += e - b;
-    };
-    let mut open: Option<(i128, i128)> = None;
-    for (b, e) in spans.filter(|(b, e)| e > b) {
-        match &mut open {
-            Some(last) if b <= last.1 => last.1 = last.1.max(e),
-            _ => {
-                if let Some(last) = open.replace((b, e)) {
-                    flush(last, &mut next, &mut done);
-                }
-            }
-        }
-    }
-    if let Some(last) = open {
-        flush(last, &mut next, &mut done);
-    }
-    at[next..].fill(done);
-    at
-}
-
-/// The union of spans given in order of their starts, as disjoint spans in
-/// order (what [`union_up_to`] measures without holding it).
-#[cfg(test)]
-fn union(spans: impl Iterator<Item = (i128, i128)>) -> Vec<(i128, i128)> {
-    let mut out: Vec<(i128, i128)> = Vec::new();
-    for (b, e) in spans.filter(|(b, e)| e > b) {
-        match out.last_mut() {
-            Some(last) if b <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((b, e)),
-        }
-    }
-    out
-}
-
-/// How much of `[begin, end)` disjoint spans in order cover.
-#[cfg(test)]
-fn covered(union: &[(i128, i128)], begin: i128, end: i128) -> i128 {
-    let first = union.partition_point(|u| u.1 <= begin);
-    union[first..].iter().take_while(|u| u.0 < end).map(|u| u.1.min(end) - u.0.max(begin)).sum()
 }
 
 /// An infeed-enqueue TF op (`…:InfeedEnqueue…`).
@@ -2155,6 +2100,7 @@ fn gpu_event_type(name: &str, shapes: &str) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intervals::{Empty, covered, union_in_order};
     use crate::test_random::XorShift;
 
     const TF_LOOP: &[u8] = include_bytes!("../../testdata/xplane/tf_loop/plugins/profile/run0/host0.xplane.pb");
@@ -2261,7 +2207,7 @@ mod tests {
     /// Device time per step: the union of the events, clipped to the step.
     #[test]
     fn device_time_counts_overlaps_once_and_clips_to_the_step() {
-        let spans = union([(0, 10), (5, 20), (30, 40), (35, 36), (50, 50)].into_iter());
+        let spans: Vec<_> = union_in_order([(0, 10), (5, 20), (30, 40), (35, 36), (50, 50)], Empty::Drop).collect();
         assert_eq!(spans, [(0, 20), (30, 40)]);
         assert_eq!(covered(&spans, 15, 35), 5 + 5);
         assert_eq!(covered(&spans, 20, 30), 0);
@@ -2282,8 +2228,8 @@ mod tests {
             let mut points: Vec<i128> = queries.iter().flat_map(|q| [q.0, q.1]).collect();
             points.sort_unstable();
             points.dedup();
-            let at = union_up_to(spans.iter().copied(), &points);
-            let whole = union(spans.iter().copied());
+            let at = measure_up_to(spans.iter().copied(), &points);
+            let whole: Vec<_> = union_in_order(spans.iter().copied(), Empty::Drop).collect();
             for (b, e) in queries {
                 let k = |t| points.binary_search(&t).unwrap();
                 assert_eq!(at[k(e)] - at[k(b)], covered(&whole, b, e), "{spans:?} [{b}, {e})");

@@ -19,6 +19,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{Category, Event, Trace};
+use crate::intervals::{Empty, union_in_order};
 
 /// How event times are taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,33 +206,13 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
     Selection { timing, gpu, launches }
 }
 
-/// HTA's `merge_kernel_intervals`: sorted by start, an interval joins the
-/// group before it unless it starts after every end so far. Returns the
-/// sum of (end - start) over groups, and the first start and last end.
-fn merged(mut intervals: Vec<(i64, i64)>) -> (i64, i64, i64) {
-    intervals.sort_by_key(|&(start, _)| start);
-    let (mut busy, mut first, mut last) = (0i64, 0i64, 0i64);
-    let mut group: Option<(i64, i64)> = None;
-    let mut max_end = i64::MIN;
-    for (k, &(start, end)) in intervals.iter().enumerate() {
-        if k > 0 && start > max_end {
-            let (s, e) = group.take().expect("a group is open");
-            busy += e - s;
-            last = e;
-        }
-        let (s, e) = group.get_or_insert((start, end));
-        *s = (*s).min(start);
-        *e = (*e).max(end);
-        if k == 0 {
-            first = start;
-        }
-        max_end = max_end.max(end);
-    }
-    if let Some((s, e)) = group {
-        busy += e - s;
-        last = e;
-    }
-    (busy, first, last)
+/// HTA's `merge_kernel_intervals` ([`merged_groups`]): the sum of
+/// (end - start) over the groups, the first group's start and the last
+/// group's end (0s without intervals).
+fn merged(intervals: Vec<(i64, i64)>) -> (i64, i64, i64) {
+    let groups = merged_groups(intervals);
+    let busy = groups.iter().map(|&(s, e)| e - s).sum();
+    (busy, groups.first().map_or(0, |g| g.0), groups.last().map_or(0, |g| g.1))
 }
 
 /// HTA's `get_kernel_type` is COMPUTATION: not `^nccl.*Kernel`, not
@@ -291,22 +272,14 @@ fn overlap_events(trace: &Trace, timing: Timing, drop_last_step: bool) -> Vec<(u
 
 /// HTA's `merge_kernel_intervals`: sorted by start, an interval starts a
 /// new group when it starts after every end before it; each group runs from
-/// its least start to its greatest end.
+/// its least start to its greatest end. That is [`union_in_order`] keeping
+/// empty and inverted intervals ([`Empty::Keep`]: HTA's whole-microsecond
+/// spans can be inverted) in HTA's order: sorted by start alone, stably,
+/// since where an inverted interval shares its start with another, which
+/// comes first decides whether they group.
 fn merged_groups(mut intervals: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     intervals.sort_by_key(|&(start, _)| start);
-    let mut groups: Vec<(i64, i64)> = Vec::new();
-    let mut max_end = i64::MIN;
-    for (k, &(start, end)) in intervals.iter().enumerate() {
-        match groups.last_mut() {
-            Some(group) if k > 0 && start <= max_end => {
-                group.0 = group.0.min(start);
-                group.1 = group.1.max(end);
-            }
-            _ => groups.push((start, end)),
-        }
-        max_end = max_end.max(end);
-    }
-    groups
+    union_in_order(intervals, Empty::Keep).collect()
 }
 
 /// A rank's communication kernels against its computation kernels, as
