@@ -331,6 +331,25 @@ fn kernels_take_pytorch_traces() {
     assert!(err.contains("PyTorch trace runs no XLA instruction"), "{err}");
 }
 
+/// The book's Markdown pages (`docs/book/src`, SUMMARY.md included), by
+/// path.
+fn book_pages() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut pages = Vec::new();
+    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/book/src"), &mut pages);
+    pages.sort();
+    pages
+}
+
 /// The docs hold together: every page of the book is in its SUMMARY.md and
 /// every SUMMARY entry exists; every relative link of the README, the
 /// book, CONTRIBUTING and CHANGELOG names a file that exists, and a `#anchor`
@@ -341,18 +360,7 @@ fn docs_links_resolve() {
     use std::path::{Path, PathBuf};
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let book = root.join("docs/book/src");
-    fn pages(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                pages(&p, out);
-            } else if p.extension().is_some_and(|x| x == "md") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    pages(&book, &mut files);
+    let mut files = book_pages();
     let summary = std::fs::read_to_string(book.join("SUMMARY.md")).unwrap();
     let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
     let listed: Vec<PathBuf> = link.captures_iter(&summary).map(|c| book.join(&c[1])).collect();
@@ -420,19 +428,7 @@ fn book_examples_run_and_show_real_output() {
     use std::path::{Path, PathBuf};
     use std::process::Command;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![root.join("README.md")];
-    fn pages(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                pages(&p, out);
-            } else if p.extension().is_some_and(|x| x == "md") {
-                out.push(p);
-            }
-        }
-    }
-    pages(&root.join("docs/book/src"), &mut files);
+    let files: Vec<PathBuf> = std::iter::once(root.join("README.md")).chain(book_pages()).collect();
 
     let scratch = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(root.join("testdata"), scratch.path().join("testdata")).unwrap();

@@ -634,6 +634,7 @@ fn hta_fails_on_negative_non_compute() {
 fn inductor_launch_time_hta_adds(trace: &Trace) -> f64 {
     use rtfprof::inputs::pytorch::Category;
     use rtfprof::inputs::pytorch::breakdown::hta_span;
+    use rtfprof::intervals::{Empty, union};
     let inductor: Vec<(i64, i64)> =
         trace.events.iter().filter(|e| e.category == Category::CpuOp && e.stream.is_some()).map(|e| hta_span(e.ts, e.dur)).collect();
     if inductor.is_empty() {
@@ -642,22 +643,10 @@ fn inductor_launch_time_hta_adds(trace: &Trace) -> f64 {
     let steps: Vec<i64> = trace.events.iter().filter(|e| trace.str(e.name).starts_with("ProfilerStep")).map(|e| hta_span(e.ts, e.dur).0).collect();
     let last_step = if steps.len() >= 2 { steps.iter().copied().max() } else { None };
     let gpu: Vec<(i64, i64)> = trace.events.iter().filter(|e| e.category.on_device() && e.stream.is_some()).map(|e| hta_span(e.ts, e.dur)).collect();
-    let union = |mut v: Vec<(i64, i64)>| {
-        v.sort();
-        let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
-        for (s, e) in v {
-            match open {
-                Some((a, b)) if s <= b => open = Some((a, b.max(e))),
-                _ => {
-                    total += open.map_or(0, |(a, b)| b - a);
-                    open = Some((s, e));
-                }
-            }
-        }
-        total + open.map_or(0, |(a, b)| b - a)
-    };
+    // HTA merges its µs spans inverted ones and all
+    let busy = |v: Vec<(i64, i64)>| -> i64 { union(v, Empty::Keep).iter().map(|&(s, e)| e - s).sum() };
     let with: Vec<(i64, i64)> = gpu.iter().copied().chain(inductor.into_iter().filter(|&(s, _)| last_step.is_none_or(|l| s < l))).collect();
-    (union(with) - union(gpu)) as f64
+    (busy(with) - busy(gpu)) as f64
 }
 
 /// HTA 0.5.0's breakdowns of the H200 traces (`testdata/pytorch/hta/`,

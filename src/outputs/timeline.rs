@@ -252,7 +252,7 @@ fn emit_tree<W: Write>(w: &mut TraceWriter<W>, node: &Displayed, start: i64) -> 
 /// tfprof names timeline files `<outfile>_<step>`.
 ///
 /// A name ending in `.gz` (`trace.json.gz`) keeps its suffix after the step
-/// (`trace_3.json.gz`), and the file is gzip ([`gzip_if_named`]): Perfetto
+/// (`trace_3.json.gz`), and the file is gzip ([`write_file`]): Perfetto
 /// and chrome://tracing open it, and a large trace's timeline stays small.
 pub fn file_for_step(outfile: &Path, step: i64) -> PathBuf {
     let text = outfile.to_string_lossy();
@@ -265,17 +265,19 @@ pub fn file_for_step(outfile: &Path, step: i64) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Runs `write` on `out`, through gzip when `path` ends in `.gz`.
-pub fn gzip_if_named<W: Write>(path: &Path, out: W, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<W> {
-    if path.to_string_lossy().ends_with(".gz") {
-        let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
-        write(&mut gz)?;
-        gz.finish()
-    } else {
-        let mut out = out;
-        write(&mut out)?;
-        Ok(out)
-    }
+/// Writes a timeline file atomically ([`crate::outputs::stream_atomic`]),
+/// through gzip when `path` ends in `.gz`.
+pub fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> crate::error::Result<()> {
+    crate::outputs::stream_atomic(path, |mut out| {
+        if path.to_string_lossy().ends_with(".gz") {
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+            write(&mut gz)?;
+            gz.finish()
+        } else {
+            write(&mut out)?;
+            Ok(out)
+        }
+    })
 }
 
 /// What tfprof prints after writing a timeline.

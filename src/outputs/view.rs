@@ -78,7 +78,7 @@ fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::pa
         // An XPlane trace: its own events, for the step asked for.
         crate::show::check(stats, view, opts)?;
         let path = timeline::file_for_step(outfile, opts.step);
-        outputs::stream_atomic(&path, |out| timeline::gzip_if_named(&path, out, |w| timeline::write_xplane(loaded.xplane_traces(), opts.step, w).map(drop)))?;
+        timeline::write_file(&path, |w| timeline::write_xplane(loaded.xplane_traces(), opts.step, w).map(drop))?;
         stdout.push_str(&timeline::written_message(&path));
         return Ok(());
     }
@@ -91,7 +91,7 @@ fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::pa
                 let root = crate::show::run(stats, view, &opts)?.root;
                 let path = timeline::file_for_step(outfile, step);
                 stdout.push_str("generating trace file.\n");
-                outputs::stream_atomic(&path, |out| timeline::gzip_if_named(&path, out, |w| timeline::write_graph(stats, &root, step, w).map(drop)))?;
+                timeline::write_file(&path, |w| timeline::write_graph(stats, &root, step, w).map(drop))?;
                 stdout.push_str(&timeline::peak_memory_note(stats, &root, step));
                 stdout.push_str(&timeline::written_message(&path));
             }
@@ -100,7 +100,7 @@ fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::pa
         View::Scope | View::Code => {
             let root = crate::show::run(stats, view, opts)?.root;
             let path = timeline::file_for_step(outfile, opts.step);
-            outputs::stream_atomic(&path, |out| timeline::gzip_if_named(&path, out, |w| timeline::write_tree(&root, view.as_str(), w).map(drop)))?;
+            timeline::write_file(&path, |w| timeline::write_tree(&root, view.as_str(), w).map(drop))?;
             stdout.push_str(&timeline::written_message(&path));
             Ok(())
         }
