@@ -37,22 +37,6 @@ impl Error {
         Error::Input { kind, path: path.into(), message: message.into() }
     }
 
-    /// The error with what its file looks like added, where the file is
-    /// of another kind than the flag that named it reads ("… use
-    /// --xplane_path"). Called once, where an error reaches the user.
-    pub fn with_file_kind_hint(self) -> Self {
-        match self {
-            Error::Input { kind, path, message } => {
-                let message = match crate::inputs::sniff::hint(kind, &path) {
-                    Some(hint) => format!("{message}; {hint}"),
-                    None => message,
-                };
-                Error::Input { kind, path, message }
-            }
-            e => e,
-        }
-    }
-
     /// Process exit code: 2 for usage errors, 1 for input and profile errors.
     pub fn exit_code(&self) -> u8 {
         match self {

@@ -40,7 +40,7 @@ const DEEP_STACK_BYTES: usize = 1 << 30;
 /// `FileNotFoundError`, … subclass) when a file could not be read or
 /// written, `ValueError` for anything wrong with an option or an input.
 fn to_py_err(e: rtfprof::Error) -> PyErr {
-    let e = e.with_file_kind_hint();
+    let e = rtfprof::inputs::sniff::add_hint(e);
     let message = e.to_string();
     match &e {
         rtfprof::Error::Io { source, .. } => match source.kind() {

@@ -842,7 +842,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return 2;
         }
     };
-    match run(cli).map_err(Error::with_file_kind_hint) {
+    match run(cli).map_err(crate::inputs::sniff::add_hint) {
         Ok(()) => 0,
         Err(e) if e.exit_code() == 2 => {
             term::error(&format!("{e}; see 'rtfprof --help'"));

@@ -10,6 +10,7 @@ use prost_reflect::DynamicMessage;
 
 use crate::error::{Error, Result, one_line};
 use crate::proto::tensorflow::GraphDef;
+use super::text_format::TEXT_NESTING_LIMIT;
 
 /// Decodes a binary proto, or parses it as text format if that fails (tfprof's
 /// `ReadProtoFile`). `what` is the message's name in package `tensorflow`.
@@ -41,10 +42,6 @@ pub fn decode_binary_or_text_with<T: Send>(
 pub fn decode_binary<M: Message + Default>(kind: &'static str, path: &Path, bytes: &[u8], what: &str) -> Result<M> {
     M::decode(bytes).map_err(|e| Error::input(kind, path, format!("not a {what} proto ({})", describe_decode_error(&e))))
 }
-
-/// How deeply text-format messages may nest: prost's limit for binary input
-/// (`RECURSION_LIMIT`), which prost-reflect's recursive text parser lacks.
-pub const TEXT_NESTING_LIMIT: usize = 100;
 
 fn parse_text<T: Send>(bytes: &[u8], what: &str, decode: &(impl Fn(&[u8]) -> Result<T, prost::DecodeError> + Sync)) -> Result<T, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text at byte {}", e.valid_up_to()))?;

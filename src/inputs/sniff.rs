@@ -10,6 +10,8 @@
 use std::io::Read;
 use std::path::Path;
 
+use crate::error::Error;
+
 /// A kind of input file rtfprof reads, and the flag that reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -217,6 +219,23 @@ fn sniff_proto(head: &[u8]) -> Option<Kind> {
             Some(Kind::OpLog)
         }
         _ => None,
+    }
+}
+
+/// The error with what its file looks like added, where the file is of
+/// another kind than the flag that named it reads ("… use --xplane_path").
+/// Called once, where an error reaches the user (the command line, the
+/// Python module): the error type itself knows nothing of file kinds.
+pub fn add_hint(error: Error) -> Error {
+    match error {
+        Error::Input { kind, path, message } => {
+            let message = match hint(kind, &path) {
+                Some(hint) => format!("{message}; {hint}"),
+                None => message,
+            };
+            Error::Input { kind, path, message }
+        }
+        e => e,
     }
 }
 

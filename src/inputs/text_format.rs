@@ -25,7 +25,10 @@ use prost::Message;
 use prost_reflect::{DescriptorPool, Kind};
 use rustc_hash::FxHashMap;
 
-use super::read::TEXT_NESTING_LIMIT;
+/// How deeply text-format messages may nest: prost's limit for binary input
+/// (`RECURSION_LIMIT`), which prost-reflect's recursive text parser lacks
+/// (the reader checks it before falling back to that parser).
+pub const TEXT_NESTING_LIMIT: usize = 100;
 
 /// Why the transcoder did not take the text: `at` is a byte offset. Not an
 /// error message for users: prost-reflect gives that.
