@@ -35,7 +35,7 @@ fn main() {
         let profile = rtfprof::inputs::load_profile(&dir.join("profile"), detail).expect("profile");
         let loaded = t.elapsed();
         let t = Instant::now();
-        let stats = Stats::from_profile(profile).expect("profile");
+        let stats = rtfprof::inputs::profile::import(profile, None, &dir.join("profile"), false).expect("profile");
         let ingest = t.elapsed();
         let t = Instant::now();
         let text = show::render(&stats, view, &Options::default()).expect("view");
@@ -65,7 +65,7 @@ fn main() {
     stats.add_op_log(inputs.op_log.unwrap());
     let op_log = t.elapsed();
     let t = Instant::now();
-    stats.add_run_meta_files(&inputs.run_metas, |_| {}).unwrap();
+    rtfprof::inputs::tf::add_run_meta_files(&mut stats, &inputs.run_metas, |_| {}).unwrap();
     let run_meta = t.elapsed();
     let t = Instant::now();
     let text = show::render(&stats, view, &Options::default()).expect("view");

@@ -40,6 +40,7 @@ pub mod load;
 pub mod memory;
 pub mod outputs;
 pub mod partial;
+pub mod patterns;
 pub mod proto;
 pub mod ranks;
 pub mod show;

@@ -86,7 +86,7 @@ fn estimates_from_a_profile_equal_tensorflows_op_log() {
     for model in ["mlp", "cnn"] {
         let path = testdata().join(model).join("profile");
         let profile = rtfprof::inputs::load_profile(&path, rtfprof::inputs::NodeDetail::ALL).unwrap();
-        let mut stats = Stats::from_profile(profile).unwrap();
+        let mut stats = rtfprof::inputs::profile::import(profile, None, &path, false).unwrap();
         let logged: Vec<(usize, i64)> = stats.nodes.iter().enumerate().filter(|(_, n)| n.float_ops != 0).map(|(id, n)| (id, n.float_ops)).collect();
         stats.nodes.iter_mut().for_each(|n| n.float_ops = 0);
         stats.estimate_missing_flops(rtfprof::stats::flops::FlopsEstimate::Missing);

@@ -56,6 +56,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let mut stats = Stats::new();
     stats.add_graph(graph());
-    stats.add_checkpoint(checkpoint, true);
+    let variables = checkpoint.variable_shapes().into_keys();
+    stats.add_checkpoint(Box::new(checkpoint), variables);
     common::render(&stats, &[View::Scope]);
 });

@@ -72,7 +72,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(log) = common::decode(|| events::load(path(), options)) else { return };
     let mut stats = Stats::new();
     stats.add_graph(log.graph);
-    if common::decode(|| stats.add_run_meta_files(&log.run_metas, |coverage| assert!(coverage.is_finite()))).is_err() {
+    if common::decode(|| rtfprof::inputs::tf::add_run_meta_files(&mut stats, &log.run_metas, |coverage| assert!(coverage.is_finite()))).is_err() {
         return;
     }
     common::render(&stats, &[View::Scope, View::Op]);

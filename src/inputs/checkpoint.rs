@@ -31,6 +31,7 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::bundle_header_proto::Endianness;
 use crate::proto::tensorflow::{BundleEntryProto, BundleHeaderProto, DataType, TensorShapeProto};
+pub use crate::stats::records::{Tensor, TensorValues};
 
 /// The input kind every checkpoint error names.
 const KIND: &str = "--checkpoint_path";
@@ -46,30 +47,14 @@ pub struct Checkpoint {
     entries: BTreeMap<Vec<u8>, (BundleEntryProto, Vec<i64>)>,
 }
 
-/// One tensor read from a checkpoint.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Tensor {
-    pub dtype: DataType,
-    /// Dimensions, outermost first; empty for a scalar.
-    pub shape: Vec<i64>,
-    /// Values in row-major order (`shape`'s product of them).
-    pub values: TensorValues,
-}
+impl crate::stats::records::Variables for Checkpoint {
+    fn contains(&self, name: &str) -> bool {
+        Checkpoint::contains(self, name)
+    }
 
-/// A tensor's values, widened as tfprof widens them.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TensorValues {
-    /// DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16 (exactly, as doubles).
-    Float(Vec<f64>),
-    /// DT_INT32, DT_INT64, DT_INT8, DT_INT16, DT_UINT8, DT_UINT16, DT_UINT32,
-    /// DT_BOOL (0 or 1).
-    Int(Vec<i64>),
-    /// DT_STRING: each element's bytes.
-    Str(Vec<Vec<u8>>),
-    /// Any other dtype (complex, uint64, quantized, variant, …): the bytes'
-    /// checksum is verified where TensorFlow's is a plain CRC of them, but the
-    /// values are not decoded.
-    Unsupported,
+    fn tensor(&self, name: &str) -> Result<Tensor> {
+        Checkpoint::tensor(self, name)
+    }
 }
 
 impl Checkpoint {

@@ -28,7 +28,7 @@ use super::checkpoint::mask_crc;
 use super::wire::{for_each_field, payload, skip};
 use super::{GraphRecord, RunMetaFile, map_file};
 use crate::error::{Error, Result, one_line};
-use crate::show::options::RegexList;
+use crate::patterns::RegexList;
 
 pub const KIND: &str = "--events_path";
 

@@ -16,29 +16,8 @@ use rayon::prelude::*;
 
 use super::wire::split_repeated_field_shared;
 use crate::proto::tensorflow::attr_value::Value;
-use crate::proto::tensorflow::{AttrValue, NodeDef, TensorShapeProto};
-
-/// The nodes of a GraphDef, in file order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct GraphRecord {
-    pub nodes: Vec<NodeRecord>,
-}
-
-/// A `NodeDef`, with the attributes tfprof reads taken out.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NodeRecord {
-    pub name: String,
-    pub op: String,
-    /// `producer`, `producer:slot` or `^producer` (a control input).
-    pub inputs: Vec<String>,
-    /// The `shape` attribute, if it is a shape.
-    pub shape: Option<TensorShapeProto>,
-    /// The `_output_shapes` attribute, if it is a list.
-    pub output_shapes: Option<Vec<TensorShapeProto>>,
-    /// All other attributes except `value` (`Const` tensors, which nothing
-    /// reads); empty unless asked for.
-    pub attrs: BTreeMap<String, AttrValue>,
-}
+use crate::proto::tensorflow::{AttrValue, NodeDef};
+pub use crate::stats::records::{GraphRecord, NodeRecord};
 
 /// Decodes a binary GraphDef. The other fields (versions, function library,
 /// debug info) are checked for well-formedness only.
@@ -49,22 +28,20 @@ pub fn decode_binary(bytes: Bytes, with_attrs: bool) -> Result<GraphRecord, pros
     Ok(GraphRecord { nodes })
 }
 
-impl NodeRecord {
-    /// The record of a node already decoded (text-format graphs are parsed
-    /// into `NodeDef`s); the same as [`decode_binary`] gives for its bytes.
-    pub fn from_node_def(def: NodeDef, with_attrs: bool) -> NodeRecord {
-        let mut attrs = def.attr;
-        attrs.remove("value");
-        let output_shapes = match attrs.remove("_output_shapes").and_then(|a| a.value) {
-            Some(Value::List(list)) => Some(list.shape),
-            _ => None,
-        };
-        let shape = match attrs.get("shape").and_then(|a| a.value.clone()) {
-            Some(Value::Shape(shape)) => Some(shape),
-            _ => None,
-        };
-        NodeRecord { name: def.name, op: def.op, inputs: def.input, shape, output_shapes, attrs: if with_attrs { attrs } else { BTreeMap::new() } }
-    }
+/// The record of a node already decoded (text-format graphs are parsed
+/// into `NodeDef`s); the same as [`decode_binary`] gives for its bytes.
+pub fn record_from_node_def(def: NodeDef, with_attrs: bool) -> NodeRecord {
+    let mut attrs = def.attr;
+    attrs.remove("value");
+    let output_shapes = match attrs.remove("_output_shapes").and_then(|a| a.value) {
+        Some(Value::List(list)) => Some(list.shape),
+        _ => None,
+    };
+    let shape = match attrs.get("shape").and_then(|a| a.value.clone()) {
+        Some(Value::Shape(shape)) => Some(shape),
+        _ => None,
+    };
+    NodeRecord { name: def.name, op: def.op, inputs: def.input, shape, output_shapes, attrs: if with_attrs { attrs } else { BTreeMap::new() } }
 }
 
 /// A GraphDef's fields other than its nodes, none of which rtfprof reads.
@@ -152,7 +129,7 @@ mod tests {
             let full = GraphDef::decode(bytes.clone()).unwrap();
             for with_attrs in [false, true] {
                 let lean = decode_binary(bytes.clone(), with_attrs).unwrap();
-                let want: Vec<NodeRecord> = full.node.iter().map(|def| NodeRecord::from_node_def(def.clone(), with_attrs)).collect();
+                let want: Vec<NodeRecord> = full.node.iter().map(|def| record_from_node_def(def.clone(), with_attrs)).collect();
                 assert_eq!(lean.nodes, want, "{model}, attrs {with_attrs}");
             }
             assert!(full.node.iter().any(|n| n.attr.contains_key("_output_shapes")), "{model} has output shapes");
@@ -162,7 +139,9 @@ mod tests {
     #[test]
     fn a_repeated_attribute_keeps_its_last_value() {
         use crate::proto::tensorflow::tensor_shape_proto::Dim;
-        let shape = |size: i64| AttrValue { value: Some(Value::Shape(TensorShapeProto { dim: vec![Dim { size, name: String::new() }], unknown_rank: false })) };
+        let shape = |size: i64| AttrValue {
+            value: Some(Value::Shape(crate::proto::tensorflow::TensorShapeProto { dim: vec![Dim { size, name: String::new() }], unknown_rank: false })),
+        };
         // One node given as two pieces (protobuf merges them), so that its
         // attribute map holds "shape" twice on the wire.
         let mut node = Vec::new();
@@ -174,6 +153,6 @@ mod tests {
         let full = GraphDef::decode(graph.as_slice()).unwrap();
         let lean = decode_binary(Bytes::from(graph), true).unwrap();
         assert_eq!(lean.nodes[0].shape.as_ref().unwrap().dim[0].size, 7);
-        assert_eq!(lean.nodes, vec![NodeRecord::from_node_def(full.node[0].clone(), true)]);
+        assert_eq!(lean.nodes, vec![record_from_node_def(full.node[0].clone(), true)]);
     }
 }

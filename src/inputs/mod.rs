@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod events;
 pub mod graph;
 pub mod profile;
+pub(crate) mod profile_nodes;
 pub mod pytorch;
 mod read;
 pub mod run_meta;
@@ -142,7 +143,7 @@ impl RunMetaFile {
             // keeps only run metadata with step stats).
             Some(what) => {
                 let not_run_meta = |why: String| Error::input(events::KIND, &self.path, format!("{what}: not a RunMetadata ({why})"));
-                let record = RunMetaRecord::decode_with(&self.bytes, self.detail).map_err(|e| not_run_meta(error::one_line(&e.to_string())))?;
+                let record = run_meta::decode_with(&self.bytes, self.detail).map_err(|e| not_run_meta(error::one_line(&e.to_string())))?;
                 check_devices(&record).map_err(|()| not_run_meta("step stats without a device".into()))?;
                 Ok(record)
             }
@@ -305,7 +306,7 @@ pub fn decode_graph(bytes: impl Into<bytes::Bytes>, path: &Path, with_attrs: boo
             } else {
                 read::decode_binary_or_text(KIND, path, &bytes, "GraphDef")?
             };
-            GraphRecord { nodes: def.node.into_par_iter().map(|node| graph::NodeRecord::from_node_def(node, with_attrs)).collect() }
+            GraphRecord { nodes: def.node.into_par_iter().map(|node| graph::record_from_node_def(node, with_attrs)).collect() }
         }
     };
     // Other messages can decode as a GraphDef by accident; real nodes always
@@ -335,7 +336,7 @@ pub fn decode_run_meta_with(bytes: &[u8], path: &Path, detail: run_meta::Detail)
     if bytes.is_empty() {
         return Err(Error::input(KIND, path, "is empty"));
     }
-    let run_meta = read::decode_binary_or_text_with(KIND, path, bytes, "RunMetadata", |wire| RunMetaRecord::decode_with(wire, detail))?;
+    let run_meta = read::decode_binary_or_text_with(KIND, path, bytes, "RunMetadata", |wire| run_meta::decode_with(wire, detail))?;
     check_devices(&run_meta).map_err(|()| Error::input(KIND, path, "not a RunMetadata (step stats without a device)"))?;
     Ok(run_meta)
 }

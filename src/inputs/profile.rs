@@ -23,6 +23,7 @@ use crate::cache::prefetch_bytes;
 use crate::error::{Error, Result};
 use crate::proto::tensorflow::AttrValue;
 use crate::proto::tensorflow::tfprof::{CodeDef, ProfileProto, Tuple};
+pub use crate::stats::records::MemoryRecord;
 
 const KIND: &str = "--profile_path";
 
@@ -86,10 +87,10 @@ pub type StepAllocations = Vec<(i64, Vec<(i64, i64)>)>;
 /// not tagged as tfprof does not tag a profile's); `path` names it in
 /// errors.
 pub fn import(profile: ProfileFile, checkpoint: Option<super::checkpoint::Checkpoint>, path: &Path, allocations: bool) -> Result<crate::stats::Stats> {
-    let mut stats = crate::stats::Stats::from_profile(profile).map_err(|e| Error::input(KIND, path, e))?;
+    let mut stats = super::profile_nodes::stats_from_profile(profile).map_err(|e| Error::input(KIND, path, e))?;
     stats.keep_allocations = allocations;
     if let Some(checkpoint) = checkpoint {
-        stats.add_checkpoint(checkpoint, false);
+        stats.add_checkpoint(Box::new(checkpoint), []);
     }
     Ok(stats)
 }
@@ -387,23 +388,6 @@ impl ExecRecord {
 pub struct ExecTimeRecord {
     #[prost(message, repeated, tag = "1")]
     pub times: Vec<Tuple>,
-}
-
-/// `tfprof.ExecMemory` without its per-output breakdown.
-#[derive(Clone, Copy, PartialEq, Message)]
-pub struct MemoryRecord {
-    #[prost(int64, tag = "1")]
-    pub memory_micros: i64,
-    #[prost(int64, tag = "6")]
-    pub requested_bytes: i64,
-    #[prost(int64, tag = "7")]
-    pub peak_bytes: i64,
-    #[prost(int64, tag = "8")]
-    pub residual_bytes: i64,
-    #[prost(int64, tag = "9")]
-    pub output_bytes: i64,
-    #[prost(int64, tag = "10")]
-    pub allocator_bytes_in_use: i64,
 }
 
 #[cfg(test)]

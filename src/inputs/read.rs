@@ -8,9 +8,9 @@ use std::path::Path;
 use prost::Message;
 use prost_reflect::DynamicMessage;
 
+use super::text_format::TEXT_NESTING_LIMIT;
 use crate::error::{Error, Result, one_line};
 use crate::proto::tensorflow::GraphDef;
-use super::text_format::TEXT_NESTING_LIMIT;
 
 /// Decodes a binary proto, or parses it as text format if that fails (tfprof's
 /// `ReadProtoFile`). `what` is the message's name in package `tensorflow`.

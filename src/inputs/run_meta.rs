@@ -20,63 +20,10 @@ use prost::DecodeError;
 use prost::encoding::{DecodeContext, int64, string};
 
 use super::wire::{for_each_field, payload, skip};
+pub use crate::stats::records::{AllocatorRecords, AllocatorSums, DeviceStatsRecord, NodeStatsRecord, RunMetaRecord, StepStatsRecord};
 use prost::Message;
 
 use crate::proto::tensorflow::TensorShapeProto;
-
-/// `tensorflow.RunMetadata`: the step stats only.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunMetaRecord {
-    pub step_stats: Option<StepStatsRecord>,
-}
-
-/// `tensorflow.StepStats`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StepStatsRecord {
-    pub dev_stats: Vec<DeviceStatsRecord>,
-}
-
-/// `tensorflow.DeviceStepStats` without thread names.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct DeviceStatsRecord {
-    pub device: String,
-    pub node_stats: Vec<NodeStatsRecord>,
-}
-
-/// `tensorflow.NodeExecStats`: name, start, duration, and the sums of its
-/// allocators, outputs and memory stats.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NodeStatsRecord {
-    pub node_name: String,
-    pub all_start_micros: i64,
-    pub op_end_rel_micros: i64,
-    /// Over the `memory` entries (one per allocator).
-    pub memory: AllocatorSums,
-    /// How many `output` entries the stat has.
-    pub outputs: usize,
-    /// Over the outputs whose tensor has an allocation description:
-    /// `max(allocated_bytes, requested_bytes)`, summed.
-    pub output_bytes: i64,
-    /// Each output's tensor shape (`None`: not given), in order; decoded
-    /// only when asked for (`None` here otherwise).
-    pub output_shapes: Option<Vec<Option<TensorShapeProto>>>,
-    /// `memory_stats.temp_memory_size`.
-    pub temp_memory_size: i64,
-    /// `memory_stats.persistent_memory_size`.
-    pub persistent_memory_size: i64,
-    /// Each allocator's allocation records, in order; decoded only when
-    /// asked for (empty otherwise).
-    pub allocations: Vec<AllocatorRecords>,
-}
-
-/// One `AllocatorMemoryUsed`'s `allocation_records`: `(alloc_micros,
-/// alloc_bytes)` pairs, an allocation when the bytes are positive, a free
-/// when negative.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AllocatorRecords {
-    pub allocator: String,
-    pub records: Vec<(i64, i64)>,
-}
 
 /// What to decode beyond what every view reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,48 +34,20 @@ pub struct Detail {
     pub allocations: bool,
 }
 
-/// Sums over a stat's `tensorflow.AllocatorMemoryUsed` entries; sums wrap
-/// around like tfprof's `int64` arithmetic.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AllocatorSums {
-    pub total_bytes: i64,
-    pub peak_bytes: i64,
-    pub live_bytes: i64,
-    /// Allocators whose name contains `GPU`.
-    pub gpu_allocators: usize,
-    /// The largest `allocator_bytes_in_use` of those (0 if none is larger).
-    pub gpu_bytes_in_use: i64,
+/// Decodes a binary RunMetadata; with `shapes`, keeps each output's
+/// shape.
+pub fn decode(wire: &[u8], shapes: bool) -> Result<RunMetaRecord, DecodeError> {
+    decode_with(wire, Detail { shapes, allocations: false })
 }
 
-impl AllocatorSums {
-    /// Adds one allocator's entry.
-    pub fn add(&mut self, name: &str, total: i64, peak: i64, live: i64, bytes_in_use: i64) {
-        self.total_bytes = self.total_bytes.wrapping_add(total);
-        self.peak_bytes = self.peak_bytes.wrapping_add(peak);
-        self.live_bytes = self.live_bytes.wrapping_add(live);
-        if name.contains("GPU") {
-            self.gpu_allocators += 1;
-            self.gpu_bytes_in_use = self.gpu_bytes_in_use.max(bytes_in_use);
-        }
-    }
-}
-
-impl RunMetaRecord {
-    /// Decodes a binary RunMetadata; with `shapes`, keeps each output's
-    /// shape.
-    pub fn decode(wire: &[u8], shapes: bool) -> Result<RunMetaRecord, DecodeError> {
-        Self::decode_with(wire, Detail { shapes, allocations: false })
-    }
-
-    /// Decodes a binary RunMetadata, keeping what `detail` asks for.
-    pub fn decode_with(wire: &[u8], detail: Detail) -> Result<RunMetaRecord, DecodeError> {
-        let mut record = RunMetaRecord::default();
-        for_each_field(wire, |tag, wire_type, buf| match tag {
-            1 => step_stats(payload(tag, wire_type, buf)?, record.step_stats.get_or_insert_with(Default::default), detail),
-            _ => skip(tag, wire_type, buf),
-        })?;
-        Ok(record)
-    }
+/// Decodes a binary RunMetadata, keeping what `detail` asks for.
+pub fn decode_with(wire: &[u8], detail: Detail) -> Result<RunMetaRecord, DecodeError> {
+    let mut record = RunMetaRecord::default();
+    for_each_field(wire, |tag, wire_type, buf| match tag {
+        1 => step_stats(payload(tag, wire_type, buf)?, record.step_stats.get_or_insert_with(Default::default), detail),
+        _ => skip(tag, wire_type, buf),
+    })?;
+    Ok(record)
 }
 
 /// Whether a RunMetadata holds step stats of at least one device: which run
@@ -331,7 +250,7 @@ mod tests {
         for shapes in [false, true] {
             for allocations in [false, true] {
                 let detail = Detail { shapes, allocations };
-                assert_eq!(RunMetaRecord::decode_with(wire, detail).unwrap(), reduced_with(&full, detail), "{what}, {detail:?}");
+                assert_eq!(decode_with(wire, detail).unwrap(), reduced_with(&full, detail), "{what}, {detail:?}");
             }
         }
     }
@@ -444,7 +363,7 @@ mod tests {
         let mut wire = run_meta("/device:GPU:0", &[split_stat.clone(), split_output.clone()]);
         wire.extend(field(1, &field(1, &[field(1, b"/device:CPU:0"), field(1, b"/device:CPU:1"), field(2, &split_stat)].concat())));
         agrees(&wire, "merged fields");
-        let record = RunMetaRecord::decode(&wire, false).unwrap();
+        let record = decode(&wire, false).unwrap();
         let stats = &record.step_stats.as_ref().unwrap().dev_stats;
         assert_eq!(stats.len(), 2);
         assert_eq!(stats[1].device, "/device:CPU:1");
@@ -464,8 +383,8 @@ mod tests {
         for len in (0..wire.len()).step_by(97).chain(wire.len() - 40..wire.len()) {
             let cut = &wire[..len];
             match RunMetadata::decode(cut) {
-                Ok(full) => assert_eq!(RunMetaRecord::decode_with(cut, ALL).unwrap(), reduced_with(&full, ALL), "cut at {len}"),
-                Err(_) => assert!(RunMetaRecord::decode_with(cut, ALL).is_err(), "cut at {len}"),
+                Ok(full) => assert_eq!(decode_with(cut, ALL).unwrap(), reduced_with(&full, ALL), "cut at {len}"),
+                Err(_) => assert!(decode_with(cut, ALL).is_err(), "cut at {len}"),
             }
         }
     }
@@ -484,7 +403,7 @@ mod tests {
                 let at = rng.below(bad.len() as u64) as usize;
                 bad[at] = rng.next() as u8;
             }
-            let ours = RunMetaRecord::decode_with(&bad, ALL);
+            let ours = decode_with(&bad, ALL);
             if let Ok(full) = RunMetadata::decode(bad.as_slice()) {
                 assert_eq!(ours.unwrap(), reduced_with(&full, ALL));
                 taken += 1;
@@ -511,7 +430,7 @@ mod tests {
         for stat in [bad_name, bad_memory, bad_output, field(2, b"xx"), field(1, &[0xff, 0xfe])] {
             let wire = run_meta("/device:CPU:0", &[stat]);
             assert!(RunMetadata::decode(wire.as_slice()).is_err());
-            assert!(RunMetaRecord::decode(&wire, false).is_err() && RunMetaRecord::decode(&wire, true).is_err());
+            assert!(decode(&wire, false).is_err() && decode(&wire, true).is_err());
         }
     }
 }

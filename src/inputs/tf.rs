@@ -80,7 +80,8 @@ impl TfFiles {
             stats.add_op_log(op_log);
         }
         if let Some(checkpoint) = self.checkpoint.take() {
-            stats.add_checkpoint(checkpoint, true);
+            let variables = checkpoint.variable_shapes().into_keys();
+            stats.add_checkpoint(Box::new(checkpoint), variables);
         }
         stats
     }
@@ -92,9 +93,28 @@ impl TfFiles {
         let mut lines = String::from("Reading Files...\n");
         lines.push_str("Try to use a single --profile_path instead of graph_path,op_log_path,run_meta_path\n");
         lines.push_str(&self.listing);
-        stats.add_run_meta_files(&self.run_metas, |coverage| lines.push_str(&format!("run graph coverage: {coverage:.2}\n")))?;
+        add_run_meta_files(&mut stats, &self.run_metas, |coverage| lines.push_str(&format!("run graph coverage: {coverage:.2}\n")))?;
         Ok((stats, lines))
     }
+}
+
+/// Adds one step per file, in order, decoding the next file while the
+/// current one is ingested; `coverage` receives the run coverage after each
+/// step, as tfprof prints it.
+pub fn add_run_meta_files(stats: &mut Stats, files: &[super::RunMetaFile], mut coverage: impl FnMut(f64)) -> Result<()> {
+    let Some(first) = files.first() else { return Ok(()) };
+    stats.expect_steps(files.len());
+    let mut current = first.decode()?;
+    for step in 0..files.len() {
+        let next = files.get(step + 1);
+        let (decoded, covered) = rayon::join(|| next.map(|f| f.decode()).transpose(), || stats.add_run_meta(step as i64, &current));
+        coverage(covered);
+        match decoded? {
+            Some(run_meta) => current = run_meta,
+            None => break,
+        }
+    }
+    Ok(())
 }
 
 /// The op log, without its code traces where the command shows none.

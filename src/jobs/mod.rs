@@ -254,7 +254,7 @@ mod tests {
     fn steps_summed_node_by_node_equal_them_step_by_step() {
         for fixture in ["cnn", "gpu_synth"] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(fixture).join("profile");
-            let stats = Stats::from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
+            let stats = crate::inputs::profile_nodes::stats_from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
             let summary = summarize(fixture, &stats);
             assert_eq!(summary.steps.len(), 3, "{fixture}");
             assert!(summary.steps.iter().all(|s| s.wall_micros > 0 && !s.devices.is_empty()), "{fixture}");

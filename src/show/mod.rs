@@ -6,7 +6,6 @@ pub mod format;
 pub mod list;
 pub mod options;
 pub mod order;
-pub mod re2;
 pub mod text;
 pub mod tree;
 

@@ -29,7 +29,7 @@ impl Metrics {
     }
 
     /// [`Metrics::of`], metric by metric.
-    fn each(node: &Node, step: i64) -> Metrics {
+    pub fn each(node: &Node, step: i64) -> Metrics {
         Metrics {
             run_count: node.run_count(step),
             exec_micros: node.exec_micros(step),
@@ -48,7 +48,7 @@ impl Metrics {
     /// and one of its memory records (views over every step of a long
     /// trace make one of these per node and step: 9 lookups each were 40%
     /// of `rtfprof report` on the 268 MB bench trace).
-    fn at_step(node: &Node, step: i64) -> Metrics {
+    pub fn at_step(node: &Node, step: i64) -> Metrics {
         if node.execs.is_empty() {
             return Metrics { parameters: node.parameters(), float_ops: node.float_ops, ..Metrics::default() };
         }
@@ -127,7 +127,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// `members` must be in name order.
-    pub fn take(stats: &super::Stats, members: &[super::NodeId], step: i64, account_types: &crate::show::options::RegexList) -> Snapshot {
+    pub fn take(stats: &super::Stats, members: &[super::NodeId], step: i64, account_types: &crate::patterns::RegexList) -> Snapshot {
         let picked: Vec<super::NodeId> = if account_types.is_match_all() {
             members.to_vec()
         } else {
@@ -154,39 +154,5 @@ impl Snapshot {
         unique.dedup();
         snap.graph_nodes = unique;
         snap
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::*;
-    use crate::inputs::{NodeDetail, load_profile};
-    use crate::stats::Stats;
-
-    /// One recorded step's values from one lookup each equal them metric by
-    /// metric, on profiles with accelerator time, memory records, float ops,
-    /// parameters, nodes that never ran and steps a node missed.
-    #[test]
-    fn a_steps_values_at_once_equal_them_one_by_one() {
-        for fixture in ["cnn", "gpu_synth"] {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(fixture).join("profile");
-            let stats = Stats::from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
-            let mut seen = Metrics::default();
-            for node in &stats.nodes {
-                for &step in stats.steps.iter().chain([&99]) {
-                    let at_once = Metrics::at_step(node, step);
-                    assert_eq!(at_once, Metrics::each(node, step), "{fixture} {} step {step}", node.name);
-                    seen += at_once;
-                }
-            }
-            // (The fixture reaches every kind of value.)
-            assert!(seen.accelerator_micros > 0 || fixture == "cnn", "{fixture}");
-            assert!(
-                seen.cpu_micros > 0 && seen.requested_bytes > 0 && seen.output_bytes > 0 && seen.parameters > 0 && seen.float_ops > 0,
-                "{fixture}: {seen:?}"
-            );
-        }
     }
 }

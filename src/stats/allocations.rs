@@ -6,8 +6,8 @@
 use super::Stats;
 use super::node::NodeName;
 use super::symbol::{Symbol, symbol};
-use crate::inputs::run_meta::NodeStatsRecord;
 use crate::inputs::xplane::convert::AllocatorEvent;
+use crate::stats::records::NodeStatsRecord;
 
 /// One allocation (`bytes > 0`) or free (`bytes < 0`) in one allocator.
 #[derive(Clone, Debug, PartialEq, Eq)]

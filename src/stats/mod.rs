@@ -7,7 +7,7 @@ pub mod allocations;
 pub mod device;
 pub mod flops;
 pub mod node;
-mod profile;
+pub mod records;
 pub mod small_map;
 pub mod symbol;
 
@@ -16,9 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::inputs::run_meta::NodeStatsRecord;
-use crate::inputs::{GraphRecord, RunMetaRecord};
 use crate::proto::tensorflow::tfprof::OpLogProto;
+use records::{GraphRecord, NodeStatsRecord, RunMetaRecord};
 
 pub use account::{Metrics, Snapshot, Totals};
 pub use allocations::AllocationEvent;
@@ -85,13 +84,13 @@ impl NameIndex {
 
 /// Which nodes of a list are the first of their name (tfprof keeps those),
 /// and an index of them by name, by position in the list.
-struct FirstOfEachName {
+pub struct FirstOfEachName {
     by_name: NameIndex,
-    is_first: Vec<bool>,
+    pub is_first: Vec<bool>,
 }
 
 impl FirstOfEachName {
-    fn find(nodes: &[Node]) -> FirstOfEachName {
+    pub fn find(nodes: &[Node]) -> FirstOfEachName {
         let mut by_name = NameIndex::with_capacity(nodes.len());
         let is_first = nodes.iter().enumerate().map(|(id, node)| by_name.insert_new(&node.name, id)).collect();
         FirstOfEachName { by_name, is_first }
@@ -127,7 +126,7 @@ pub struct Stats {
     /// How many steps the run metadata being added has (0: unknown).
     expected_steps: usize,
     /// Where `--select tensor_value` reads variable values.
-    pub checkpoint: Option<crate::inputs::checkpoint::Checkpoint>,
+    pub checkpoint: Option<Box<dyn records::Variables>>,
     /// Keep the inputs' allocation records in [`Stats::allocations`].
     pub keep_allocations: bool,
     /// Every allocation and free the inputs recorded, by input order (empty
@@ -221,7 +220,7 @@ impl Stats {
 
     /// Makes `nodes` the table of this empty `Stats`, keeping the first node
     /// of each name, in order.
-    fn adopt(&mut self, mut nodes: Vec<Node>, firsts: FirstOfEachName) {
+    pub fn adopt(&mut self, mut nodes: Vec<Node>, firsts: FirstOfEachName) {
         debug_assert!(self.nodes.is_empty());
         let FirstOfEachName { mut by_name, is_first } = firsts;
         if by_name.len() != nodes.len() {
@@ -463,7 +462,7 @@ impl Stats {
     /// Gives known nodes without a code trace the Python frames an input
     /// names for them (XLA instructions' stacks, innermost first), as code
     /// traces (outermost first) whose strings take new ids.
-    pub fn add_frames(&mut self, frames: &[(String, Vec<crate::inputs::xplane::hlo::Frame>)]) {
+    pub fn add_frames(&mut self, frames: &[(String, Vec<records::Frame>)]) {
         let mut ids: FxHashMap<String, i64> = self.id_to_string.iter().map(|(id, s)| (s.clone(), *id)).collect();
         let mut next = self.id_to_string.keys().next_back().map_or(1, |last| last.saturating_add(1));
         let mut intern = |text: &str, id_to_string: &mut BTreeMap<i64, String>| -> i64 {
@@ -516,36 +515,21 @@ impl Stats {
         }
     }
 
-    /// Tags the nodes the checkpoint has a variable for with the op type
+    /// Tags the nodes named in `variables` with the op type
     /// `_checkpoint_variables`, and keeps the checkpoint for tensor values.
-    pub fn add_checkpoint(&mut self, checkpoint: crate::inputs::checkpoint::Checkpoint, tag_variables: bool) {
-        if tag_variables {
-            for name in checkpoint.variable_shapes().keys() {
-                if let Some(id) = self.node_id(name) {
-                    self.nodes[id].op_types.insert("_checkpoint_variables");
-                }
+    pub fn add_checkpoint(&mut self, checkpoint: Box<dyn records::Variables>, variables: impl IntoIterator<Item = String>) {
+        for name in variables {
+            if let Some(id) = self.node_id(&name) {
+                self.nodes[id].op_types.insert("_checkpoint_variables");
             }
         }
         self.checkpoint = Some(checkpoint);
     }
 
-    /// Adds one step per file, in order, decoding the next file while the
-    /// current one is ingested; `coverage` receives the run coverage after
-    /// each step, as tfprof prints it.
-    pub fn add_run_meta_files(&mut self, files: &[crate::inputs::RunMetaFile], mut coverage: impl FnMut(f64)) -> crate::error::Result<()> {
-        let Some(first) = files.first() else { return Ok(()) };
-        self.expected_steps = files.len();
-        let mut current = first.decode()?;
-        for step in 0..files.len() {
-            let next = files.get(step + 1);
-            let (decoded, covered) = rayon::join(|| next.map(|f| f.decode()).transpose(), || self.add_run_meta(step as i64, &current));
-            coverage(covered);
-            match decoded? {
-                Some(run_meta) => current = run_meta,
-                None => break,
-            }
-        }
-        Ok(())
+    /// Says how many steps the run metadata about to be added has (0:
+    /// unknown), which tfprof's warnings about missing steps read.
+    pub fn expect_steps(&mut self, steps: usize) {
+        self.expected_steps = steps;
     }
 
     /// Covered graph nodes over all known nodes (tfprof's `run_coverage`).
@@ -574,7 +558,7 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inputs::graph::NodeRecord;
+    use crate::stats::records::NodeRecord;
 
     fn graph(nodes: &[(&str, &str)]) -> GraphRecord {
         let nodes = nodes.iter().map(|&(name, op)| NodeRecord { name: name.into(), op: op.into(), ..Default::default() }).collect();
@@ -660,7 +644,7 @@ mod tests {
     /// applying them one by one, in order, leaves.
     #[test]
     fn a_step_applies_as_if_stat_by_stat_in_order() {
-        use crate::inputs::run_meta::{DeviceStatsRecord, StepStatsRecord};
+        use crate::stats::records::{DeviceStatsRecord, StepStatsRecord};
         let stat = |name: &str, start: i64| NodeStatsRecord { node_name: name.into(), all_start_micros: start, op_end_rel_micros: 3, ..Default::default() };
         let device = |name: &str, stats: Vec<NodeStatsRecord>| DeviceStatsRecord { device: name.into(), node_stats: stats };
         let cpu = "/job:w/replica:0/task:0/device:CPU:0";

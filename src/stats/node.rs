@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::inputs::graph::NodeRecord;
-pub use crate::inputs::profile::MemoryRecord;
-use crate::inputs::run_meta::NodeStatsRecord;
 use crate::proto::tensorflow::tfprof::CodeDef;
 use crate::proto::tensorflow::{AttrValue, TensorShapeProto};
+pub use crate::stats::records::MemoryRecord;
+use crate::stats::records::NodeRecord;
+use crate::stats::records::NodeStatsRecord;
 
 use super::device::{Device, DeviceName};
 use super::small_map::{SmallMap, SmallSet, push_snug};

@@ -24,6 +24,7 @@ use super::stats::{StatKind, StatKinds};
 use super::thunks::CommandBuffer;
 use crate::inputs::wire::{for_each_field, payload, skip};
 use crate::proto::xla;
+pub use crate::stats::records::Frame;
 
 /// Every program of a trace, by program id.
 #[derive(Debug, Default)]
@@ -74,26 +75,6 @@ pub struct Instruction {
     /// stack frame index or the metadata's source file and line; empty if
     /// the trace does not say.
     pub frames: Vec<Frame>,
-}
-
-/// One Python frame of an instruction's stack.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Frame {
-    pub file: String,
-    pub line: i32,
-    /// Empty where the trace names none.
-    pub function: String,
-}
-
-impl std::fmt::Display for Frame {
-    /// `file:line function`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)?;
-        if !self.function.is_empty() {
-            write!(f, " {}", self.function)?;
-        }
-        Ok(())
-    }
 }
 
 impl Programs {

@@ -1,15 +1,15 @@
-//! Building [`Stats`] from a multi-step `ProfileProto` (`--profile_path`), as
+//! Building the node model ([`Stats`]) from a multi-step `ProfileProto` (`--profile_path`), as
 //! written by `tf.profiler.Profiler` / `ProfileContext` (tfprof's
 //! `TFStats(filename)` and `TFGraphNode::FromProto`).
 
 use rayon::prelude::*;
 
-use super::Stats;
-use super::device::DeviceName;
-use super::node::{ExecStep, Input, Node, NodeName};
-use super::small_map::{SmallMap, snug};
-use super::symbol::symbol;
-use crate::inputs::profile::{ConvertedNodes, ExecTimeRecord, ProfileFile, ProfileNodeEntry};
+use super::profile::{ConvertedNodes, ExecTimeRecord, ProfileFile, ProfileNodeEntry, StepAllocations};
+use crate::stats::device::DeviceName;
+use crate::stats::node::{ExecStep, Input, Node, NodeName};
+use crate::stats::small_map::{SmallMap, snug};
+use crate::stats::symbol::symbol;
+use crate::stats::{AllocationEvent, FirstOfEachName, Stats};
 
 /// What a profile node says of others, by node id, to be resolved to names
 /// once all nodes are decoded.
@@ -23,52 +23,50 @@ struct Links {
     /// kept (tfprof reads only the first node of a name).
     exec_error: Option<String>,
     /// Per step, its allocation records (when they were decoded).
-    allocations: crate::inputs::profile::StepAllocations,
+    allocations: StepAllocations,
 }
 
-impl Stats {
-    /// Ingests a profile. Errors name what is inconsistent (tfprof aborts on
-    /// a dangling node id). Nodes convert on all cores, straight into the
-    /// node table; the first node of a name wins.
-    pub fn from_profile(mut profile: ProfileFile) -> Result<Stats, String> {
-        let ConvertedNodes { ids, first: mut nodes, second: links } = profile.decode_nodes(convert)?;
-        let mut stats = Stats::new();
-        stats.id_to_string = profile.id_to_string;
-        stats.has_code_traces = profile.has_trace;
-        stats.steps = profile.steps.into_iter().collect();
-        // Ids are sorted and unique, so a node id is found by binary search.
-        let name_of = |id: i64| -> Result<&NodeName, String> {
-            match ids.binary_search(&id) {
-                Ok(i) => Ok(&nodes[i].name),
-                Err(_) => Err(format!("refers to node id {id}, which it lacks")),
-            }
-        };
-        let inputs: Vec<Result<Vec<Input>, String>> = links.par_iter().map(|l| resolve_inputs(l, &name_of)).collect();
-        let firsts = super::FirstOfEachName::find(&nodes);
-        for (((node, links), inputs), &first) in nodes.iter_mut().zip(links).zip(inputs).zip(&firsts.is_first) {
-            if !first {
-                continue;
-            }
-            node.inputs = inputs?;
-            if let Some(error) = links.exec_error {
-                return Err(error);
-            }
-            let allocator = super::allocations::profile_allocator(node.canonical_device);
-            for (step, records) in links.allocations {
-                stats.allocations.extend(records.into_iter().map(|(micros, bytes)| super::AllocationEvent {
-                    step,
-                    allocator,
-                    micros,
-                    bytes,
-                    node: node.name.clone(),
-                    in_use: None,
-                    job: "",
-                }));
-            }
+/// Ingests a profile. Errors name what is inconsistent (tfprof aborts on
+/// a dangling node id). Nodes convert on all cores, straight into the
+/// node table; the first node of a name wins.
+pub fn stats_from_profile(mut profile: ProfileFile) -> Result<Stats, String> {
+    let ConvertedNodes { ids, first: mut nodes, second: links } = profile.decode_nodes(convert)?;
+    let mut stats = Stats::new();
+    stats.id_to_string = profile.id_to_string;
+    stats.has_code_traces = profile.has_trace;
+    stats.steps = profile.steps.into_iter().collect();
+    // Ids are sorted and unique, so a node id is found by binary search.
+    let name_of = |id: i64| -> Result<&NodeName, String> {
+        match ids.binary_search(&id) {
+            Ok(i) => Ok(&nodes[i].name),
+            Err(_) => Err(format!("refers to node id {id}, which it lacks")),
         }
-        stats.adopt(nodes, firsts);
-        Ok(stats)
+    };
+    let inputs: Vec<Result<Vec<Input>, String>> = links.par_iter().map(|l| resolve_inputs(l, &name_of)).collect();
+    let firsts = FirstOfEachName::find(&nodes);
+    for (((node, links), inputs), &first) in nodes.iter_mut().zip(links).zip(inputs).zip(&firsts.is_first) {
+        if !first {
+            continue;
+        }
+        node.inputs = inputs?;
+        if let Some(error) = links.exec_error {
+            return Err(error);
+        }
+        let allocator = crate::stats::allocations::profile_allocator(node.canonical_device);
+        for (step, records) in links.allocations {
+            stats.allocations.extend(records.into_iter().map(|(micros, bytes)| AllocationEvent {
+                step,
+                allocator,
+                micros,
+                bytes,
+                node: node.name.clone(),
+                in_use: None,
+                job: "",
+            }));
+        }
     }
+    stats.adopt(nodes, firsts);
+    Ok(stats)
 }
 
 fn convert(entry: ProfileNodeEntry) -> (Node, Links) {
@@ -160,7 +158,7 @@ mod tests {
     #[test]
     fn per_step_records_are_snug() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cnn/profile");
-        let stats = Stats::from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
+        let stats = stats_from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
         let mut records = 0;
         for node in stats.nodes.iter().filter(|n| !n.execs.is_empty()) {
             assert_eq!(node.execs.capacity(), node.execs.len(), "{}", node.name);
@@ -174,5 +172,30 @@ mod tests {
             }
         }
         assert!(records > 100, "{records}");
+    }
+
+    /// One recorded step's values from one lookup each equal them metric by
+    /// metric, on profiles with accelerator time, memory records, float ops,
+    /// parameters, nodes that never ran and steps a node missed.
+    #[test]
+    fn a_steps_values_at_once_equal_them_one_by_one() {
+        for fixture in ["cnn", "gpu_synth"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(fixture).join("profile");
+            let stats = stats_from_profile(load_profile(&path, NodeDetail::default()).unwrap()).unwrap();
+            let mut seen = crate::stats::Metrics::default();
+            for node in &stats.nodes {
+                for &step in stats.steps.iter().chain([&99]) {
+                    let at_once = crate::stats::Metrics::at_step(node, step);
+                    assert_eq!(at_once, crate::stats::Metrics::each(node, step), "{fixture} {} step {step}", node.name);
+                    seen += at_once;
+                }
+            }
+            // (The fixture reaches every kind of value.)
+            assert!(seen.accelerator_micros > 0 || fixture == "cnn", "{fixture}");
+            assert!(
+                seen.cpu_micros > 0 && seen.requested_bytes > 0 && seen.output_bytes > 0 && seen.parameters > 0 && seen.float_ops > 0,
+                "{fixture}: {seen:?}"
+            );
+        }
     }
 }
