@@ -67,7 +67,7 @@ pub fn profile(view: View, sources: &Sources, opts: &Options) -> Result<Profiled
 /// or a profile), with the warnings about the inputs the CLI prints; a
 /// profile without steps is an error saying why.
 pub fn steps(sources: &Sources) -> Result<(crate::steps::Steps, Vec<String>)> {
-    with_deep_stack(|| load::steps(sources))
+    with_deep_stack(|| crate::steps::from_sources(sources))
 }
 
 /// Each allocator's bytes in use at `step` (every step when negative), as
@@ -115,5 +115,5 @@ pub fn report(sources: &Sources, opts: &Options) -> Result<(crate::outputs::html
 /// kernels of PyTorch traces, as `rtfprof hlo` and `rtfprof kernels` list
 /// them.
 pub fn device_tables(sources: &Sources) -> Result<crate::device::Tables> {
-    with_deep_stack(|| load::device_tables(sources, "kernels"))
+    with_deep_stack(|| crate::device::from_sources(sources, "kernels"))
 }

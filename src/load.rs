@@ -14,7 +14,6 @@ use crate::error::{Error, Result};
 use crate::inputs::{Input, InputPaths, Kind, Trace};
 use crate::jobs::JobSpec;
 use crate::stats::Stats;
-use crate::views::View;
 
 /// What a user gave: the files of one kind (TF files, a profile, an event
 /// log) in `paths`, or a trace, or jobs.
@@ -93,6 +92,35 @@ impl Sources {
     }
 }
 
+/// Which tfprof view to show (what decides, among other things, whether
+/// the loader keeps code traces). The views themselves are in
+/// `crate::views`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Scope,
+    Graph,
+    Op,
+    Code,
+}
+
+impl View {
+    pub const ALL: [View; 4] = [View::Scope, View::Graph, View::Op, View::Code];
+
+    /// The view a tfprof command names.
+    pub fn parse(command: &str) -> Option<View> {
+        View::ALL.into_iter().find(|v| v.as_str() == command)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            View::Scope => "scope",
+            View::Graph => "graph",
+            View::Op => "op",
+            View::Code => "code",
+        }
+    }
+}
+
 /// What the inputs are loaded for, which decides what is worth decoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
@@ -128,10 +156,10 @@ pub struct Loaded {
     /// Run graph coverage of the run metadata, or of each job (the report's
     /// header).
     pub coverage: Vec<(String, f64)>,
-    /// The ranks that partial profiles carry, when they are several and each
-    /// is a rank, loaded for the report (its ranks tab; traces give it from
-    /// `traces`).
-    pub ranks: Option<crate::ranks::Ranks>,
+    /// The ranks that partial profiles carry, by job name, when they are
+    /// several and each is a rank, loaded for the report (its ranks tab;
+    /// traces give it from `traces`).
+    pub rank_summaries: Option<Vec<(String, crate::stats::records::ranks::RankSummary)>>,
 }
 
 impl Loaded {
@@ -269,7 +297,7 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
 /// The PyTorch traces `path` names, one a rank, named after their files:
 /// the file itself, or a directory's `*.json` and `*.json.gz` files that
 /// are traces.
-pub(crate) fn pytorch_ranks(path: &std::path::Path) -> Result<Vec<(String, PathBuf)>> {
+pub fn pytorch_ranks(path: &std::path::Path) -> Result<Vec<(String, PathBuf)>> {
     const FLAG: &str = "--pytorch_path";
     let metadata = std::fs::metadata(path).map_err(|source| Error::Io { kind: FLAG, path: path.to_owned(), source })?;
     if !metadata.is_dir() {
@@ -327,7 +355,7 @@ pub fn load_paths(paths: &InputPaths) -> Result<Loaded> {
         traces: imported.trace.map(|t| (String::new(), t)).into_iter().collect(),
         listing: imported.listing,
         coverage,
-        ranks: None,
+        rank_summaries: None,
     })
 }
 
@@ -400,16 +428,16 @@ fn load_partials(sources: &Sources, purpose: Purpose) -> Result<Loaded> {
     }
     let partial = partials_of(sources)?;
     // (Only the report reads them: its ranks tab.)
-    let ranks = if purpose == Purpose::Report && partial.job_names().count() >= 2 { partial.ranks(&partials_named(sources)).ok() } else { None };
+    let ranks = if purpose == Purpose::Report && partial.job_names().count() >= 2 { partial.rank_summaries(&partials_named(sources)).ok() } else { None };
     let mut loaded = partial.into_loaded();
-    loaded.ranks = ranks;
+    loaded.rank_summaries = ranks;
     check_code_traces(purpose, &loaded)?;
     Ok(loaded)
 }
 
 /// The partial profiles of `sources` (its paths' and its bytes'), merged;
 /// no other inputs may be given.
-fn partials_of(sources: &Sources) -> Result<crate::partial::Partial> {
+pub fn partials_of(sources: &Sources) -> Result<crate::partial::Partial> {
     let mut others = sources.clone();
     (others.partial_paths, others.partial_bytes) = (Vec::new(), None);
     if !others.is_empty() {
@@ -424,7 +452,7 @@ fn partials_of(sources: &Sources) -> Result<crate::partial::Partial> {
 }
 
 /// What errors call the partials of `sources`: the first path.
-fn partials_named(sources: &Sources) -> std::path::PathBuf {
+pub fn partials_named(sources: &Sources) -> std::path::PathBuf {
     sources.partial_paths.first().cloned().unwrap_or_else(|| "<bytes>".into())
 }
 
@@ -477,7 +505,7 @@ pub fn merge(jobs: Vec<(String, Loaded)>, listing: String, coverage: Vec<(String
         traces.extend(job.traces.into_iter().map(|(_, trace)| (name.clone(), trace)));
         models.push((name, job.stats));
     }
-    Loaded { stats: crate::jobs::merge(models), kinds, traces, listing, coverage, ranks: None }
+    Loaded { stats: crate::jobs::merge(models), kinds, traces, listing, coverage, rank_summaries: None }
 }
 
 /// The code view of traces needs Python frames: those XLA programs record
@@ -495,153 +523,21 @@ fn check_code_traces(purpose: Purpose, loaded: &Loaded) -> Result<()> {
     Ok(())
 }
 
-/// The steps of `sources`, as `rtfprof steps` finds them, with the
-/// warnings about the inputs: XPlane traces are read in place (no node
-/// model); other inputs are loaded. No step is an error saying why.
-pub fn steps(sources: &Sources) -> Result<(crate::steps::Steps, Vec<String>)> {
-    check_event_flags(sources, Purpose::Steps)?;
-    if let Some((hosts, _)) = xplane_hosts(sources)? {
-        return Ok((crate::steps::analyze_xplane(&hosts)?, Vec::new()));
-    }
-    if let Some(ranks) = pytorch_only(sources)? {
-        return Ok((crate::steps::analyze_pytorch(&ranks)?, Vec::new()));
-    }
-    let mut loaded = load(sources, Purpose::Steps)?;
-    let warnings = std::mem::take(&mut loaded.stats.warnings);
-    Ok((crate::steps::with_rows(crate::steps::analyze(&loaded)?, &[])?, warnings))
-}
-
-/// The XLA instructions and kernels of the loaded XPlane traces, and the
-/// kernels of the loaded PyTorch traces (every job's, merged); other
-/// inputs are an error naming `command`.
-pub fn tables(loaded: &Loaded, command: &str) -> Result<crate::device::Tables> {
-    if !loaded.from_traces() {
-        return Err(Error::flag(
-            command,
-            "needs a TF2 or JAX profiler trace (--xplane_path) or, for kernels, a PyTorch trace (--pytorch_path): other inputs record no XLA instructions or kernels",
-        ));
-    }
-    let xplane = loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.device.clone()));
-    let pytorch = loaded.pytorch_traces().map(|(job, trace)| (job.to_owned(), pytorch_kernels(trace)));
-    Ok(crate::device::Tables::merge(xplane.chain(pytorch)))
-}
-
-/// Where `--pytorch_path` is the only input: its traces' device tables,
-/// read in place (no node model), one job a rank ("" for a lone trace), as
-/// [`pytorch_only`] finds them: their kernels, merged. `None` for other
-/// inputs.
-pub fn pytorch_only_tables(sources: &Sources) -> Result<Option<crate::device::Tables>> {
-    use rayon::prelude::*;
-    if sources.has_partials() {
-        return Ok(None);
-    }
-    let Some(ranks) = pytorch_only(sources)? else { return Ok(None) };
-    let jobs: Vec<(String, crate::device::Tables)> =
-        ranks.par_iter().map(|(name, file)| Ok((name.clone(), pytorch_kernels(&crate::inputs::pytorch::Trace::open(file)?)))).collect::<Result<_>>()?;
-    Ok(Some(crate::device::Tables::merge(jobs)))
-}
-
-fn pytorch_kernels(trace: &crate::inputs::pytorch::Trace) -> crate::device::Tables {
-    crate::device::Tables { hlo_ops: Vec::new(), kernels: crate::inputs::pytorch::kernels::kernel_stats(trace) }
-}
-
-/// The device tables of `sources`, as `rtfprof hlo` and `rtfprof kernels`
-/// find them: PyTorch traces alone are read in place, other inputs loaded
-/// (see [`tables`]).
-pub fn device_tables(sources: &Sources, command: &str) -> Result<crate::device::Tables> {
-    check_event_flags(sources, Purpose::Tables)?;
-    match pytorch_only_tables(sources)? {
-        Some(tables) => Ok(tables),
-        None => tables(&load(sources, Purpose::Tables)?, command),
-    }
-}
-
 /// Whether a file name is an XPlane trace's (`*.xplane.pb[.gz]`).
-fn is_xplane_file(name: &str) -> bool {
+pub fn is_xplane_file(name: &str) -> bool {
     let name = name.strip_suffix(".gz").unwrap_or(name);
     name.ends_with(".xplane.pb")
 }
 
 /// Whether a file name is a PyTorch trace's (`*.pt.trace.json[.gz]`).
-fn is_pytorch_file(name: &str) -> bool {
+pub fn is_pytorch_file(name: &str) -> bool {
     let name = name.strip_suffix(".gz").unwrap_or(name);
     name.ends_with(".pt.trace.json")
 }
 
 /// The first file of `dir` whose name `matches`, if `dir` is a directory.
-fn first_file_named(dir: &std::path::Path, matches: fn(&str) -> bool) -> Option<String> {
+pub fn first_file_named(dir: &std::path::Path, matches: fn(&str) -> bool) -> Option<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| matches(n)).collect();
     names.sort();
     names.into_iter().next()
-}
-
-/// `rtfprof ranks`' inputs read: a directory of PyTorch traces (one a
-/// rank) or an XPlane run (one host a rank; a log directory's newest run),
-/// or one trace (one rank); with the note about the XPlane run chosen. A
-/// directory that holds both kinds of trace, or PyTorch traces of which
-/// some name their rank and others not, is an error.
-pub fn ranks(sources: &Sources) -> Result<(crate::ranks::Ranks, Option<String>)> {
-    use rayon::prelude::*;
-    if sources.has_partials() {
-        // Each partial job carries its rank.
-        return Ok((partials_of(sources)?.ranks(&partials_named(sources))?, None));
-    }
-    let paths = &sources.paths;
-    if !sources.jobs.is_empty()
-        || paths.graph_path.is_some()
-        || !paths.run_meta_paths.is_empty()
-        || paths.profile_path.is_some()
-        || paths.op_log_path.is_some()
-        || paths.events_path.is_some()
-    {
-        return Err(Error::flag(
-            "ranks",
-            "reads traces with a rank each: --pytorch_path DIR (PyTorch) or --xplane_path DIR (XPlane hosts), not --job or TensorFlow's inputs",
-        ));
-    }
-    match (&sources.pytorch_path, &sources.xplane_path) {
-        (Some(_), Some(_)) => Err(Error::flag("--pytorch_path", "is set: do not set --xplane_path (ranks reads one kind of trace)")),
-        (None, None) => Err(Error::flag("ranks", "needs --pytorch_path DIR (a PyTorch trace a rank) or --xplane_path DIR (an XPlane trace a host)")),
-        (Some(path), None) => {
-            if let Some(xplane) = first_file_named(path, is_xplane_file) {
-                let message = match first_file_named(path, is_pytorch_file) {
-                    Some(trace) => format!(
-                        "holds PyTorch traces ({trace}) and XPlane traces ({xplane}): ranks reads the ranks of one job; put each kind in a directory of its own"
-                    ),
-                    None => format!("holds XPlane traces ({xplane}), not PyTorch traces: use --xplane_path"),
-                };
-                return Err(Error::input("--pytorch_path", path, message));
-            }
-            let files = pytorch_ranks(path)?;
-            let traces: Vec<(String, crate::inputs::pytorch::Trace)> =
-                files.par_iter().map(|(name, file)| Ok((name.clone(), crate::inputs::pytorch::Trace::open(file)?))).collect::<Result<_>>()?;
-            let traces: Vec<(String, &crate::inputs::pytorch::Trace)> = traces.iter().map(|(name, trace)| (name.clone(), trace)).collect();
-            Ok((crate::ranks::analyze_pytorch(path, &traces)?, None))
-        }
-        (None, Some(_)) => {
-            let (hosts, note) = xplane_hosts(sources)?.expect("--xplane_path is set");
-            if let Some(dir) = hosts.first().and_then(|(_, file)| file.parent())
-                && let Some(trace) = first_file_named(dir, is_pytorch_file)
-            {
-                return Err(Error::input(
-                    "--xplane_path",
-                    dir,
-                    format!(
-                        "holds XPlane traces ({}) and PyTorch traces ({trace}): ranks reads the ranks of one job; put each kind in a directory of its own",
-                        hosts[0].1.file_name().map_or(hosts[0].0.clone(), |n| n.to_string_lossy().into_owned())
-                    ),
-                ));
-            }
-            let files = hosts
-                .par_iter()
-                .map(|(name, path)| {
-                    let file = crate::inputs::xplane::XplaneFile::open(path)?;
-                    file.check()?;
-                    Ok((name.clone(), file))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let hosts: Vec<(String, &std::path::Path, &[u8])> = files.iter().map(|(name, file)| (name.clone(), file.path.as_path(), &file.bytes[..])).collect();
-            Ok((crate::ranks::xplane::analyze(&hosts)?, note))
-        }
-    }
 }

@@ -24,7 +24,7 @@
 //! (35 KB gzipped), made in 0.08 s end to end by `rtfprof partial`.
 //!
 //! **Ranks.** A job read from one PyTorch trace or one XPlane host also
-//! carries itself as a rank ([`crate::ranks::RankSummary`]), so `rtfprof
+//! carries itself as a rank ([`RankSummary`]), so `rtfprof
 //! ranks --partial_path` and the report's ranks tab give what they give for
 //! the traces read together.
 //!
@@ -38,12 +38,12 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 
 use crate::error::{Error, Result};
-use crate::inputs::{Kind, Trace};
-use crate::load::{Loaded, Purpose, Sources};
+use crate::inputs::Kind;
+use crate::load::Loaded;
 use crate::proto::tensorflow::tfprof::CodeDef;
-use crate::ranks::{CommOverlap, Rank, RankStep, RankSummary, Ranks, Source as RankSource, Transfer};
 use crate::stats::Stats;
 use crate::stats::node::{ExecStep, Input, MemoryRecord, Node};
+use crate::stats::records::ranks::{CommOverlap, DIRECTIONS, Rank, RankStep, RankSummary, Source as RankSource, Transfer};
 use crate::stats::small_map::SmallMap;
 use crate::stats::symbol::symbol;
 
@@ -113,7 +113,7 @@ struct JobProto {
     rank: Option<RankProto>,
 }
 
-/// [`crate::ranks::RankSummary`].
+/// [`RankSummary`].
 #[derive(Clone, PartialEq, Message)]
 struct RankProto {
     /// `pytorch` or `xplane`.
@@ -214,7 +214,7 @@ impl RankProto {
             .transfers
             .iter()
             .map(|t| {
-                let direction = crate::ranks::DIRECTIONS.iter().find(|d| **d == t.direction)?;
+                let direction = DIRECTIONS.iter().find(|d| **d == t.direction)?;
                 Some(Transfer { direction, count: t.count, bytes: t.bytes, us: t.us })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -414,8 +414,10 @@ fn node_of(proto: NodeProto) -> Node {
 }
 
 impl Partial {
-    /// One job's partial from its loaded profile.
-    pub fn from_loaded(name: &str, loaded: &Loaded) -> Partial {
+    /// One job's partial from its loaded profile, with the job as a rank
+    /// where it is one (the ranks analysis computes that: see
+    /// `make_partial`).
+    pub fn from_loaded(name: &str, loaded: &Loaded, rank: Option<&RankSummary>) -> Partial {
         let stats = &loaded.stats;
         let kind = loaded.kinds.first().copied().unwrap_or(Kind::Profile);
         let summary = crate::jobs::summarize(name, stats);
@@ -431,16 +433,15 @@ impl Partial {
                 warnings: stats.warnings.clone(),
                 nodes: stats.nodes.iter().map(node_proto).collect(),
                 step_times: summary.steps.iter().map(|s| StepTime { step: s.step, wall_micros: s.wall_micros }).collect(),
-                rank: rank_summary(name, loaded).as_ref().map(RankProto::of),
+                rank: rank.map(RankProto::of),
             }],
         }
     }
 
-    /// The ranks of the partial's jobs, as `rtfprof ranks` gives those of
-    /// their traces read together: every job must carry its rank (a
-    /// partial of one PyTorch trace or XPlane host does). `what` names the
-    /// partials in errors.
-    pub fn ranks(&self, what: &Path) -> Result<Ranks> {
+    /// The rank each job carries, by job name: every job must carry one
+    /// (a partial of one PyTorch trace or XPlane host does). `what` names
+    /// the partials in errors.
+    pub fn rank_summaries(&self, what: &Path) -> Result<Vec<(String, RankSummary)>> {
         let mut summaries = Vec::new();
         for job in &self.jobs {
             let summary = job.rank.as_ref().and_then(|r| r.summary(&job.name)).ok_or_else(|| {
@@ -448,7 +449,7 @@ impl Partial {
             })?;
             summaries.push((job.name.clone(), summary));
         }
-        crate::ranks::from_summaries(what, summaries)
+        Ok(summaries)
     }
 
     /// The jobs' names, in canonical (name) order.
@@ -486,20 +487,10 @@ impl Partial {
                     stats.insert_node(node_of(node));
                 }
                 let kinds = kind_of(&job.kind).into_iter().collect();
-                (job.name, Loaded { stats, kinds, traces: Vec::new(), listing: String::new(), coverage: Vec::new(), ranks: None })
+                (job.name, Loaded { stats, kinds, traces: Vec::new(), listing: String::new(), coverage: Vec::new(), rank_summaries: None })
             })
             .collect();
         crate::load::merge(jobs, listing, coverage)
-    }
-}
-
-/// The job as a rank, where it was read from one PyTorch trace or one
-/// XPlane host (a host whose steps `ranks` cannot read carries none).
-fn rank_summary(name: &str, loaded: &Loaded) -> Option<RankSummary> {
-    match loaded.traces.as_slice() {
-        [(_, Trace::PyTorch(trace))] => Some(crate::ranks::pytorch_summary(name, trace)),
-        [(_, Trace::Xplane(source))] => crate::ranks::xplane::summary(name, &source.path, &source.bytes).ok(),
-        _ => None,
     }
 }
 
@@ -597,48 +588,4 @@ pub fn job_name(path: &Path) -> String {
         }
     }
     name.to_owned()
-}
-
-/// The partial of `sources`: each `--job`, each host of an XPlane run
-/// directory or rank of a PyTorch directory is a job; a single input is
-/// one job named `name` (default: its file's name, see [`job_name`]).
-pub fn from_sources(sources: &Sources, name: Option<&str>) -> Result<Partial> {
-    if !sources.partial_paths.is_empty() {
-        return read(&sources.partial_paths);
-    }
-    let resolved = crate::load::resolve(sources, Purpose::Partial)?;
-    if !sources.jobs.is_empty() || !resolved.hosts.is_empty() {
-        let jobs = crate::load::load_jobs_apart(sources, Purpose::Partial)?;
-        return merge(jobs.iter().map(|(name, loaded)| Partial::from_loaded(name, loaded)));
-    }
-    let name = match name {
-        Some(name) => name.to_owned(),
-        None => {
-            let paths = &resolved.paths;
-            let first = [&paths.pytorch_path, &paths.xplane_path, &paths.profile_path, &paths.events_path, &paths.graph_path]
-                .into_iter()
-                .flatten()
-                .next()
-                .or(paths.run_meta_paths.first());
-            first.map_or_else(|| "job".to_owned(), |p| job_name(p))
-        }
-    };
-    if name.is_empty() || name.contains('/') {
-        return Err(Error::flag("--name", format!("job name '{name}' must be non-empty and without '/'")));
-    }
-    let loaded = crate::load::load_paths(&resolved.paths)?;
-    Ok(Partial::from_loaded(&name, &loaded))
-}
-
-/// The partial of one path of any kind the loader reads (as `--job
-/// NAME=PATH` takes it, or a TF2/JAX log directory), named `name` or
-/// after the file.
-pub fn from_path(path: &Path, name: Option<&str>) -> Result<Partial> {
-    let name = name.map_or_else(|| job_name(path), str::to_owned);
-    let spec = format!("{name}={}", path.display());
-    if path.is_dir() && crate::jobs::JobSpec::parse(&spec).is_err() {
-        // A TF2/JAX log or run directory: one job, or one a host.
-        return from_sources(&Sources { xplane_path: Some(path.to_owned()), ..Default::default() }, Some(&name));
-    }
-    from_sources(&Sources { jobs: vec![spec], ..Default::default() }, None)
 }

@@ -29,7 +29,7 @@ const FIXTURES: &[(&str, &str)] = &[
 ];
 
 fn partials() -> Vec<Partial> {
-    FIXTURES.iter().map(|(name, path)| partial::from_path(&data(path), Some(name)).unwrap_or_else(|e| panic!("{path}: {e}"))).collect()
+    FIXTURES.iter().map(|(name, path)| rtfprof::make_partial::from_path(&data(path), Some(name)).unwrap_or_else(|e| panic!("{path}: {e}"))).collect()
 }
 
 /// xorshift64*: the same sequence on every run.
@@ -89,8 +89,8 @@ fn merging_is_associative_and_commutative_to_the_byte() {
 fn n_identical_ranks_count_n_times_one_rank() {
     const N: usize = 6;
     let trace = data("pytorch/schedule.pt.trace.json.gz");
-    let one = partial::from_path(&trace, Some("rank0")).unwrap();
-    let ranks = partial::merge((0..N).map(|r| partial::from_path(&trace, Some(&format!("rank{r}"))).unwrap())).unwrap();
+    let one = rtfprof::make_partial::from_path(&trace, Some("rank0")).unwrap();
+    let ranks = partial::merge((0..N).map(|r| rtfprof::make_partial::from_path(&trace, Some(&format!("rank{r}"))).unwrap())).unwrap();
     let opts = rtfprof::show::Options { max_depth: i64::MAX, ..Default::default() };
     let rows = |p: Partial| {
         let loaded = p.into_loaded();
@@ -156,7 +156,7 @@ fn views_of_merged_partials_equal_views_of_jobs() {
 #[test]
 fn bad_partial_files_are_one_line_and_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let good = partial::to_bytes(&partial::from_path(&data("pytorch/threads_memory.pt.trace.json"), None).unwrap());
+    let good = partial::to_bytes(&rtfprof::make_partial::from_path(&data("pytorch/threads_memory.pt.trace.json"), None).unwrap());
     let mut other_version = good.clone();
     other_version[partial::MAGIC.len()] = 99;
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![

@@ -670,10 +670,10 @@ fn partial<'py>(
     let inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     let bytes = match path {
         Some(_) if !inputs.is_empty() => return Err(PyValueError::new_err("partial: give path or input keywords, not both")),
-        Some(path) => py.detach(|| rtfprof::partial::from_path(&path, name.as_deref()).map(|p| rtfprof::partial::to_bytes(&p))),
+        Some(path) => py.detach(|| rtfprof::make_partial::from_path(&path, name.as_deref()).map(|p| rtfprof::partial::to_bytes(&p))),
         None => {
             check_inputs("partial", &inputs)?;
-            py.detach(|| rtfprof::partial::from_sources(&inputs, name.as_deref()).map(|p| rtfprof::partial::to_bytes(&p)))
+            py.detach(|| rtfprof::make_partial::from_sources(&inputs, name.as_deref()).map(|p| rtfprof::partial::to_bytes(&p)))
         }
     }
     .map_err(to_py_err)?;
@@ -842,7 +842,7 @@ fn ranks(
     let mut sources =
         Sources { pytorch_path: path_arg("pytorch_path", pytorch_path)?, xplane_path: path_arg("xplane_path", xplane_path)?, ..Sources::default() };
     partial_args(&mut sources, partial, partial_path)?;
-    let (ranks, _) = py.detach(|| rtfprof::load::ranks(&sources)).map_err(to_py_err)?;
+    let (ranks, _) = py.detach(|| rtfprof::ranks::from_sources(&sources)).map_err(to_py_err)?;
     Ok(from_json(py, |out| rtfprof::outputs::ranks::write_json(&ranks, out))?.unbind())
 }
 

@@ -20,12 +20,12 @@ fn command(table: Table) -> &'static str {
 /// `--output` says; `--max_depth` rows of text. Inputs other than traces,
 /// or a trace with no row, are an error saying why.
 pub fn run(loaded: &Loaded, table: Table, opts: &Options, stdout: &mut String) -> Result<()> {
-    let tables = crate::load::tables(loaded, command(table)).inspect_err(|_| stdout.clear())?;
+    let tables = crate::device::tables(loaded, command(table)).inspect_err(|_| stdout.clear())?;
     show(&tables, table, loaded.all(Kind::PyTorch), opts, stdout)
 }
 
 /// Writes `table` of `tables` as [`run`] does (PyTorch traces read in
-/// place: [`crate::load::pytorch_only_tables`]); an empty table is an error
+/// place: [`crate::device::pytorch_only_tables`]); an empty table is an error
 /// saying why, for the kind of trace read (`pytorch` or XPlane).
 pub fn show(tables: &Tables, table: Table, pytorch: bool, opts: &Options, stdout: &mut String) -> Result<()> {
     let empty = match table {

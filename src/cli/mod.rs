@@ -948,7 +948,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
             return Ok(());
         }
         Some(Command::Partial(args)) => {
-            let partial = crate::partial::from_sources(&sources, args.name.as_deref())?;
+            let partial = crate::make_partial::from_sources(&sources, args.name.as_deref())?;
             outputs::write_atomic(&args.outfile, &crate::partial::to_bytes(&partial))?;
             let jobs: Vec<&str> = partial.job_names().collect();
             stdout.push_str(&format!("Partial profile of {} ({}) written to {}\n", plural(jobs.len(), "job"), jobs.join(", "), args.outfile.display()));
@@ -968,7 +968,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         Some(Command::Ranks) => return ranks::run(&sources, &opts, stdout),
         // So do `hlo` and `kernels` on PyTorch traces.
         Some(command @ (Command::Hlo | Command::Kernels)) => {
-            if let Some(tables) = load::pytorch_only_tables(&sources)? {
+            if let Some(tables) = crate::device::pytorch_only_tables(&sources)? {
                 let table = if matches!(command, Command::Hlo) { crate::device::Table::Hlo } else { crate::device::Table::Kernels };
                 return device::show(&tables, table, true, &opts, stdout);
             }

@@ -12,93 +12,11 @@
 //! (advise's utilization). [`crate::outputs::device`] writes the tables.
 
 pub mod busy;
-pub mod kernel;
+mod tables;
 
-/// What the device tables of one trace (or of every job, merged) hold.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Tables {
-    /// By total time, longest first (XProf's order).
-    pub hlo_ops: Vec<HloOp>,
-    /// By total duration, longest first, then by key (XProf's order).
-    pub kernels: Vec<Kernel>,
-}
+pub use tables::{from_sources, pytorch_only_tables, tables};
 
-/// One XLA instruction that ran (XProf's `hlo_stats` row).
-#[derive(Clone, Debug, PartialEq)]
-pub struct HloOp {
-    /// The job it ran in ("" for one trace).
-    pub job: String,
-    /// XLA's program id (unsigned: TPU programs use all 64 bits).
-    pub program_id: u64,
-    pub module: String,
-    pub hlo_op_name: String,
-    /// XLA's category (`loop fusion`, `custom-call`, …).
-    pub category: String,
-    /// The framework op (JAX's name stack, TF's op); empty when the
-    /// instruction names none (as in XProf).
-    pub framework_op: String,
-    pub occurrences: i64,
-    pub total_ps: i128,
-    /// Less the instructions nested in it (host XLA ops); on devices, the
-    /// total.
-    pub self_ps: i128,
-    /// The Python frames that made it, innermost first.
-    pub source: Vec<String>,
-}
-
-/// One kernel launch configuration of one op (XProf's `kernel_stats` row).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Kernel {
-    pub job: String,
-    pub kernel_name: String,
-    /// The framework op that launched it; empty when none is known.
-    pub op_name: String,
-    pub registers_per_thread: u32,
-    pub static_shmem_bytes: u32,
-    pub dynamic_shmem_bytes: u32,
-    pub block_dim: [u32; 3],
-    pub grid_dim: [u32; 3],
-    /// `None` where the trace gives none (PyTorch traces of AMD GPUs).
-    pub occupancy_pct: Option<f64>,
-    pub is_op_tensor_core_eligible: bool,
-    pub is_kernel_using_tensor_core: bool,
-    pub occurrences: i64,
-    /// Durations in whole nanoseconds, each event's truncated (as XProf).
-    pub total_ns: i64,
-    pub min_ns: i64,
-    pub max_ns: i64,
-}
-
-impl Kernel {
-    pub fn shmem_bytes(&self) -> u64 {
-        u64::from(self.static_shmem_bytes) + u64::from(self.dynamic_shmem_bytes)
-    }
-}
-
-impl Tables {
-    pub fn is_empty(&self) -> bool {
-        self.hlo_ops.is_empty() && self.kernels.is_empty()
-    }
-
-    /// The tables of several jobs as one, each row knowing its job.
-    pub fn merge(jobs: impl IntoIterator<Item = (String, Tables)>) -> Tables {
-        let mut merged = Tables::default();
-        for (job, tables) in jobs {
-            merged.hlo_ops.extend(tables.hlo_ops.into_iter().map(|r| HloOp { job: job.clone(), ..r }));
-            merged.kernels.extend(tables.kernels.into_iter().map(|k| Kernel { job: job.clone(), ..k }));
-        }
-        merged.sort();
-        merged
-    }
-
-    /// XProf's orders: instructions by total time, kernels by total
-    /// duration, longest first; ties by name (kernels: by their key).
-    pub fn sort(&mut self) {
-        self.hlo_ops
-            .sort_by(|a, b| b.total_ps.cmp(&a.total_ps).then_with(|| (&a.job, a.program_id, &a.hlo_op_name).cmp(&(&b.job, b.program_id, &b.hlo_op_name))));
-        self.kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| kernel::key_order(a, b)));
-    }
-}
+pub use crate::stats::records::device::*;
 
 /// Which table a command shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -153,26 +153,6 @@ pub fn parse_size(text: &str) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outputs::diff::{Labels, render};
-
-    fn tree(name: &str, value: i64, children: Vec<ValueTree>) -> ValueTree {
-        ValueTree { name: name.into(), value, children }
-    }
-
-    #[test]
-    fn merges_filters_and_sorts() {
-        let left = tree("root", 100, vec![tree("a", 50, vec![]), tree("b", 40, vec![]), tree("only_left", 10, vec![])]);
-        let right = tree("root", 60, vec![tree("a", 49, vec![]), tree("b", 10, vec![]), tree("only_right", 1, vec![])]);
-        let merged = merge(Some(&left), Some(&right));
-        let shown = filter(merged, 0.1, 2, true).unwrap();
-        let names: Vec<&str> = shown.children.iter().map(|c| c.name.as_str()).collect();
-        // a differs by 2% (hidden), only_right is below min_size.
-        assert_eq!(names, ["b", "only_left"]);
-        let metric = Metric::parse("bytes").unwrap();
-        let labels = Labels { left_name: "left", right_name: "right", left_source: "x", right_source: "y" };
-        let text = render(&shown, metric, 0.1, 2, &labels);
-        assert!(text.ends_with("root (left:100B right:60B) +40B x1.7\n  b (left:40B right:10B) +30B x4.0\n  only_left (left:10B) +10B \n"), "{text}");
-    }
 
     #[test]
     fn sizes_take_tfprof_units() {

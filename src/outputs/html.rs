@@ -520,7 +520,7 @@ fn breakdown(loaded: &crate::load::Loaded) -> Option<Breakdown> {
 
 /// `rtfprof ranks` of the loaded traces when there are several (a
 /// directory of PyTorch traces, an XPlane run of several hosts); where
-/// they cannot be read as ranks (see [`crate::load::ranks`]), a note says
+/// they cannot be read as ranks (see [`crate::ranks::from_sources`]), a note says
 /// why instead.
 fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<String>) -> Option<serde_json::Value> {
     let pytorch: Vec<(String, &crate::inputs::pytorch::Trace)> = loaded.pytorch_traces().map(|(job, trace)| (job.to_owned(), &**trace)).collect();
@@ -531,8 +531,11 @@ fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<
         crate::ranks::analyze_pytorch(std::path::Path::new(dir), &pytorch)
     } else if xplane.len() >= 2 {
         crate::ranks::xplane::analyze(&xplane)
-    } else if let Some(ranks) = &loaded.ranks {
-        return Some(crate::outputs::ranks::to_json(ranks));
+    } else if let Some(summaries) = &loaded.rank_summaries {
+        // (Partials whose ranks do not read together give no tab, as before.)
+        return crate::ranks::from_summaries(std::path::Path::new("--partial_path"), summaries.clone())
+            .ok()
+            .map(|ranks| crate::outputs::ranks::to_json(&ranks));
     } else {
         return None;
     };

@@ -15,6 +15,8 @@ pub mod xplane;
 
 use crate::error::Result;
 use crate::inputs::xplane::{XplaneFile, not_an_xspace};
+use crate::load::{self, Sources};
+pub use crate::sample::stats_of;
 use xplane::{Hardware, HostSteps, event_type as et};
 
 /// The categories, in the order of XProf's step-time graph.
@@ -84,6 +86,22 @@ impl Steps {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty() && self.pytorch.iter().all(|r| r.rows.is_empty())
     }
+}
+
+/// The steps of `sources`, as `rtfprof steps` finds them, with the
+/// warnings about the inputs: XPlane traces are read in place (no node
+/// model); other inputs are loaded. No step is an error saying why.
+pub fn from_sources(sources: &Sources) -> Result<(Steps, Vec<String>)> {
+    load::check_event_flags(sources, load::Purpose::Steps)?;
+    if let Some((hosts, _)) = load::xplane_hosts(sources)? {
+        return Ok((analyze_xplane(&hosts)?, Vec::new()));
+    }
+    if let Some(ranks) = load::pytorch_only(sources)? {
+        return Ok((analyze_pytorch(&ranks)?, Vec::new()));
+    }
+    let mut loaded = load::load(sources, load::Purpose::Steps)?;
+    let warnings = std::mem::take(&mut loaded.stats.warnings);
+    Ok((with_rows(analyze(&loaded)?, &[])?, warnings))
 }
 
 /// The steps of a loaded profile: from its XPlane traces if it was read
@@ -309,18 +327,6 @@ fn align(sub: &[(i128, i128)], chief: &[(i128, i128)]) -> (usize, usize, usize) 
     let sub_begin = if k >= 0 { 0 } else { (-k) as usize };
     let chief_begin = if k >= 0 { k as usize } else { 0 };
     (sub_begin, chief_begin, (sub.len() - sub_begin).min(chief.len() - chief_begin))
-}
-
-/// Mean, sample standard deviation and coefficient of variation.
-pub fn stats_of(values: &[f64]) -> (f64, f64, f64) {
-    if values.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = if values.len() > 1 { values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-    let std = var.sqrt();
-    (mean, std, if mean != 0.0 { std / mean } else { 0.0 })
 }
 
 /// XProf's bottleneck analysis (`ComputeBottleneckAnalysis`,

@@ -8,32 +8,7 @@ pub mod scope;
 
 use crate::stats::NodeId;
 
-/// Which tfprof command to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
-    Scope,
-    Graph,
-    Op,
-    Code,
-}
-
-impl View {
-    pub const ALL: [View; 4] = [View::Scope, View::Graph, View::Op, View::Code];
-
-    /// The view a tfprof command names.
-    pub fn parse(command: &str) -> Option<View> {
-        View::ALL.into_iter().find(|v| v.as_str() == command)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            View::Scope => "scope",
-            View::Graph => "graph",
-            View::Op => "op",
-            View::Code => "code",
-        }
-    }
-}
+pub use crate::load::View;
 
 /// The name tfprof gives the root of every tree.
 pub const ROOT_NAME: &str = "_TFProfRoot";

@@ -1,5 +1,5 @@
 //! `rtfprof kernels` on a PyTorch trace: XProf's `kernel_stats` rows
-//! ([`crate::device::Kernel`]) from Kineto's `kernel` events.
+//! ([`crate::stats::records::device::Kernel`]) from Kineto's `kernel` events.
 //!
 //! A row is XProf's key: the kernel's name, its launch configuration (as
 //! the event's args give it, [`super::KernelLaunch`]) and the op that
@@ -17,11 +17,11 @@
 //! Other kernels (AMD's) are claimed neither: the rules are NVIDIA's.
 
 use super::{Category, Sym, Trace};
-use crate::device::Kernel;
-use crate::device::kernel::{self, Key, Launches};
+use crate::stats::records::device::Kernel;
+use crate::stats::records::device::kernel::{self, Key, Launches};
 
 /// The kernel rows of `trace`, in the order each key is first seen (see
-/// [`crate::device::Tables::sort`] for XProf's).
+/// [`crate::stats::records::device::Tables::sort`] for XProf's).
 pub fn kernel_stats(trace: &Trace) -> Vec<Kernel> {
     let ops = trace.launching_ops();
     let mut launches = Launches::default();

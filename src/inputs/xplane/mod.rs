@@ -310,7 +310,7 @@ pub struct TraceSource {
     pub steps: std::collections::BTreeMap<i64, convert::StepSpan>,
     pub outside_step: Option<i64>,
     /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
-    pub device: crate::device::Tables,
+    pub device: crate::stats::records::device::Tables,
     /// The mapping behind `bytes`, for large files (see [`Self::release`]).
     pages: Pages,
 }

@@ -3,6 +3,9 @@
 //! an XLA instruction. Importers decode files into these; the model never
 //! decodes a file itself, so it imports no importer.
 
+pub mod device;
+pub mod ranks;
+
 use std::collections::BTreeMap;
 
 use crate::error::Result;
