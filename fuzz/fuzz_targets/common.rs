@@ -50,7 +50,7 @@ pub fn memory_report_folded(stats: Stats) {
         traces: Vec::new(),
         listing: String::new(),
         coverage: Vec::new(),
-        ranks: None,
+        rank_summaries: None,
     };
     let stats = &loaded.stats;
     on_stack(1 << 30, || {
