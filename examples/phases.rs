@@ -21,7 +21,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     // As `rtfprof` runs, or the phases pay for pages it would reuse.
-    rtfprof::tune_process_memory();
+    rtfprof_cli::tune_process_memory();
     let dir = PathBuf::from(std::env::args().nth(1).expect("DIR"));
     let view = match std::env::args().nth(2).as_deref() {
         Some("graph") => View::Graph,

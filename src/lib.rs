@@ -1,59 +1,13 @@
-//! rtfprof: TensorFlow's tfprof profiler front-end, natively in Rust.
-//!
-//! The flow follows the module layout:
-//!
-//! 1. [`load`] is the one loader: the [`load::Sources`] a user gave, for a
-//!    [`load::Purpose`], become a [`load::Loaded`]: the node model and the
-//!    trace events the analyses read;
-//! 2. [`inputs`] has one module per input kind behind [`inputs::Input`]:
-//!    GraphDef, RunMetadata, OpLogProto and event files ([`inputs::tf`]),
-//!    ProfileProto ([`inputs::profile`]), each decoded on all cores into
-//!    lean records; TF2 and JAX traces go through one layer,
-//!    [`inputs::xplane`], which the conversion, [`steps`] and the timeline
-//!    read them with;
-//! 3. [`stats`] is the node model: one table of nodes with per-step
-//!    execution records, and the one accounting ([`stats::Metrics`]);
-//! 4. [`views`] arranges nodes into a tree (scope, …);
-//! 5. [`show`] accounts, filters, orders and formats a view exactly as tfprof;
-//! 6. [`outputs`] writes the result (stdout or a file, atomically).
-//!
-//! [`advise`] runs tfprof's checkers over the stats and views; [`memory`]
-//! replays the allocation records into bytes in use and the live nodes at
-//! the peak; [`steps`] splits step time as XProf does; [`device`] lists XLA
-//! instructions and kernels; [`diff`] compares two profiles. [`cli`] is the
-//! `rtfprof` command line on top of the library; [`api`] is one view as a
-//! function call, what the Python module calls. [`cache`] prefetches what
-//! the passes over scattered records read next; [`stack`] gives the views'
-//! recursion deep stacks.
+//! The `rtfprof` command line (its binary is `src/main.rs`): clap's flags
+//! and subcommands, the `tfprof>` prompt, the progress line and colour, and
+//! the process's memory settings. It is glue over the `rtfprof` library;
+//! the Python module runs it in-process (`python -m rtfprof`). Only this
+//! crate depends on clap, rustyline, indicatif, anstream and mimalloc.
 
-pub mod advise;
-pub mod api;
-pub mod cache;
 pub mod cli;
-pub mod device;
-pub mod diff;
-pub mod error;
-pub mod inputs;
-pub mod intervals;
-pub mod jobs;
-pub mod load;
-pub mod make_partial;
-pub mod memory;
-pub mod outputs;
-pub mod partial;
-pub mod patterns;
-pub mod proto;
-pub mod ranks;
-pub mod sample;
-pub mod show;
-pub mod stack;
-pub mod stats;
-pub mod steps;
-#[cfg(test)]
-mod test_random;
-pub mod views;
 
-pub use error::{Error, Result};
+// The library's modules, reachable as `crate::…`.
+pub(crate) use rtfprof::{advise, device, diff, error, inputs, jobs, load, make_partial, memory, outputs, partial, ranks, show, stack, stats, steps, views};
 
 /// Memory settings for a short-lived process with mimalloc as its global
 /// allocator (the `rtfprof` binary, the examples), made before it allocates

@@ -8,6 +8,6 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    rtfprof::tune_process_memory();
-    ExitCode::from(rtfprof::cli::main(std::env::args_os()))
+    rtfprof_cli::tune_process_memory();
+    ExitCode::from(rtfprof_cli::cli::main(std::env::args_os()))
 }

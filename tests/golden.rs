@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rtfprof::cli::execute;
+use rtfprof_cli::cli::execute;
 
 mod common;
 
@@ -120,7 +120,7 @@ fn check(table: Table, case: &Case) -> Option<String> {
     let out_dir = tempfile::tempdir().expect("temp dir");
     let mut argv = vec!["rtfprof".to_owned(), case.view.clone()];
     argv.extend(resolve_args(case, out_dir.path()));
-    let cli = match rtfprof::cli::parse(argv.iter().map(Into::into)) {
+    let cli = match rtfprof_cli::cli::parse(argv.iter().map(Into::into)) {
         Ok(cli) => cli,
         Err(e) => return Some(format!("{}: flags rejected: {e}", case.name)),
     };

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
 use clap::Parser;
-use rtfprof::cli::{Cli, normalize_args};
+use rtfprof_cli::cli::{Cli, normalize_args};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let words = data.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty());

@@ -1067,8 +1067,8 @@ fn _table(py: Python<'_>, node: &Bound<'_, PyAny>, step_values: bool) -> PyResul
 fn _main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
     let args: Vec<std::ffi::OsString> = std::iter::once("rtfprof".into()).chain(argv).collect();
     py.detach(|| {
-        rtfprof::tune_process_memory();
-        rtfprof::cli::main(args)
+        rtfprof_cli::tune_process_memory();
+        rtfprof_cli::cli::main(args)
     })
 }
 

@@ -1,0 +1,2411 @@
+//! XPlane events → per-step execution totals of tfprof nodes.
+//!
+//! The rules (docs/book/src/guide/xplane.md) follow XProf's conversion where
+//! XProf has one, so that occurrences and times agree with its
+//! `framework_op_stats`:
+//! - A node is an op: `<op name>:<op type>` events on `/host:CPU`
+//!   (`ParseTfOpFullname`, see [`super::names`]), tf.data `Iterator::…`
+//!   events, eager ops (`EagerLocalExecute: <type>`, named `(eager)/<type>`;
+//!   XProf leaves them out), XLA ops (JAX CPU events with `hlo_op`, TPU
+//!   `XLA Ops` events, named by their framework op), GPU kernels and memcpys
+//!   (by their `tf_op`, `level 0` or `annotation` stat). The runtime's
+//!   TraceMes that XProf's rule reads as ops (`ThenExecuteCallback:<caller>`)
+//!   go under `(runtime)/` ([`super::names::runtime_node`]).
+//! - Host time is self time: an op event's duration minus the op events
+//!   nested in it on the same line.
+//! - An execution belongs to the step whose marker (an event with a
+//!   `step_num` stat) contains its start; those outside every marker form one
+//!   more step after the last.
+//! - Times are summed in picoseconds per (node, step, device) and rounded
+//!   once, to the nearest microsecond.
+//! - Allocator events (`MemoryAllocation`/`MemoryDeallocation` on the host)
+//!   give the nodes' bytes columns and, when asked for, become
+//!   [`AllocatorEvent`]s for `rtfprof memory`, read as XProf's
+//!   `memory_profile` reads them.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use prost::DecodeError;
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::decode::{Event, Line, PIECE_EVENTS, Plane, Release, Shapes, Space, Stat, StatIds, StatValue};
+use super::hlo::{Instruction, Programs, opcode_of_name};
+use super::ids::IdMap;
+use super::names::{OpName, is_memset, parse_op, runtime_node, transfer};
+use super::planes::{PlaneKind, is_derived_line};
+use super::stats::{StatKind, StatKinds};
+use crate::stats::records::device::kernel::{self, Launch, Launches};
+use crate::stats::{ExecTotal, MemoryTotal};
+
+const PS_PER_US: i128 = 1_000_000;
+
+/// Everything a trace says about its ops but their totals, which
+/// [`convert_releasing`] hands to a sink as it makes them.
+#[derive(Debug, Default)]
+pub struct Converted {
+    /// Nodes by [`Total::node`]: name and op type.
+    pub nodes: Vec<(String, String)>,
+    /// Totals made (one per node, step and plane).
+    pub total_count: u64,
+    /// Step markers, by step number: the marker's name and its span (ps).
+    pub steps: BTreeMap<i64, StepSpan>,
+    /// The step given to executions outside every marker, if there were any.
+    pub outside_step: Option<i64>,
+    /// Plane names, in file order.
+    pub planes: Vec<String>,
+    /// The planes as devices (lowercased, like RunMetadata devices).
+    pub devices: Vec<&'static str>,
+    /// Per plane: whether its time is accelerator time (not the host's).
+    pub accelerators: Vec<bool>,
+    /// Op executions read (events that became part of a node).
+    pub executions: u64,
+    /// Allocator events (`MemoryAllocation`/`MemoryDeallocation`) seen.
+    pub memory_events: u64,
+    /// Per node and step, the bytes of the allocations its `tf_op` names.
+    pub memory: Vec<MemoryTotal>,
+    /// Allocations whose `tf_op` names no node (e.g. a function).
+    pub unattributed_allocations: u64,
+    /// The allocator events in time order, when asked for (empty otherwise).
+    pub allocator_events: Vec<AllocatorEvent>,
+    /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
+    pub device: crate::stats::records::device::Tables,
+    /// Per node that is a framework op of XLA instructions: the Python
+    /// frames of its first instruction that names any (the code view).
+    pub frames: Vec<(String, Vec<super::hlo::Frame>)>,
+}
+pub use crate::stats::allocations::AllocatorEvent;
+
+/// Which allocator an event is of: XProf's memory id, the last of the
+/// event's `index_on_host`, `device_ordinal` and `allocator_name` stats
+/// (`xplane_to_memory_profile.cc`). TPU traces name no allocator but their
+/// core's index; merged, four cores' counters made one meaningless curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum AllocatorKey<'a> {
+    Name(&'a str),
+    Index(i64),
+}
+
+/// An event without allocator stats: XProf's empty memory id.
+impl Default for AllocatorKey<'_> {
+    fn default() -> Self {
+        AllocatorKey::Name("")
+    }
+}
+
+impl std::fmt::Display for AllocatorKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllocatorKey::Name(name) => f.write_str(name),
+            AllocatorKey::Index(index) => write!(f, "{index}"),
+        }
+    }
+}
+
+/// One allocator event: 64 bytes, its allocator and `tf_op` by number in
+/// [`MemoryNames`] (a JAX GPU trace has an allocator event for every two
+/// op events: names kept in each, 96 bytes, and the copy that puts them in
+/// time order were most of the 2.1 GB peak of `scope` on the 1.06 GB
+/// flax_cnn_nocb x3400 trace, bench/README.md).
+#[derive(Clone, Copy, Debug)]
+struct MemoryEvent {
+    time_ps: i128,
+    addr: i64,
+    requested: i64,
+    bytes: i64,
+    /// `bytes_allocated` + `bytes_reserved` after the event.
+    in_use: i64,
+    allocator: u32,
+    tf_op: u32,
+    allocation: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<MemoryEvent>() == 64);
+
+/// The allocators and `tf_op`s of [`MemoryEvent`]s, by number.
+#[derive(Default)]
+struct MemoryNames<'a> {
+    allocators: Vec<AllocatorKey<'a>>,
+    allocator_ids: FxHashMap<AllocatorKey<'a>, u32>,
+    tf_ops: Vec<&'a str>,
+    tf_op_ids: FxHashMap<&'a str, u32>,
+}
+
+impl<'a> MemoryNames<'a> {
+    fn allocator(&mut self, key: AllocatorKey<'a>) -> u32 {
+        *self.allocator_ids.entry(key).or_insert_with(|| {
+            self.allocators.push(key);
+            (self.allocators.len() - 1) as u32
+        })
+    }
+
+    fn tf_op(&mut self, tf_op: &'a str) -> u32 {
+        *self.tf_op_ids.entry(tf_op).or_insert_with(|| {
+            self.tf_ops.push(tf_op);
+            (self.tf_ops.len() - 1) as u32
+        })
+    }
+}
+
+/// One node's executions in one step on one plane, rounded once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Total {
+    /// Index into [`Converted::nodes`].
+    pub node: u32,
+    /// Index into [`Converted::planes`].
+    pub plane: u32,
+    pub step: i64,
+    pub start_micros: i64,
+    pub end_micros: i64,
+    pub micros: i64,
+    pub runs: i64,
+}
+
+/// What [`Total`]s' indices name, for the node model.
+pub struct TotalNames<'a> {
+    /// Per node: name and op type.
+    nodes: &'a [(String, String)],
+    /// Per node: the plane of its device (its first accelerator, else its
+    /// host) and how many steps it ran in, both over the whole trace (nodes
+    /// of one name share them).
+    placed_on: Vec<u32>,
+    node_steps: Vec<u32>,
+    devices: &'a [&'static str],
+    accelerators: &'a [bool],
+}
+
+impl TotalNames<'_> {
+    /// A total as the node model takes it
+    /// ([`crate::stats::Stats::add_exec_totals`]). Names are kept once per
+    /// node, not once per total: a 10 MB trace has 200k totals.
+    pub fn exec_total(&self, t: &Total) -> ExecTotal<'_> {
+        let (node, op_type) = &self.nodes[t.node as usize];
+        ExecTotal {
+            step: t.step,
+            node,
+            input_node: t.node,
+            op_type,
+            device: self.devices[t.plane as usize],
+            on_accelerator: self.accelerators[t.plane as usize],
+            placed_on: self.devices[self.placed_on[t.node as usize] as usize],
+            node_steps: self.node_steps[t.node as usize] as usize,
+            start_micros: t.start_micros,
+            end_micros: t.end_micros,
+            micros: t.micros,
+            runs: t.runs,
+        }
+    }
+}
+
+/// Receives totals as they are made, a few steps at a time in step order
+/// (by node name and device within a step), so that a large trace's totals
+/// never exist all at once.
+pub type TotalsSink<'s> = &'s mut dyn FnMut(&TotalNames<'_>, &[Total]);
+
+/// One step marker's extent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepSpan {
+    pub name: String,
+    pub start_ps: i128,
+    pub end_ps: i128,
+}
+
+/// An op an event runs: node name, op type, XLA instruction ("" if none)
+/// and its program ([`NO_PROGRAM`] if none).
+type Op<'a> = (&'a str, &'a str, &'a str, i64);
+
+/// The program of an op that is no XLA instruction.
+const NO_PROGRAM: i64 = i64::MIN;
+
+/// Ops by dense id, so that executions and sums carry a number, not three
+/// strings hashed again for every execution.
+#[derive(Default)]
+struct OpTable<'a> {
+    ops: Vec<Op<'a>>,
+    ids: FxHashMap<Op<'a>, u32>,
+}
+
+impl<'a> OpTable<'a> {
+    fn intern(&mut self, op: Op<'a>) -> u32 {
+        *self.ids.entry(op).or_insert_with(|| {
+            self.ops.push(op);
+            (self.ops.len() - 1) as u32
+        })
+    }
+}
+
+/// How many events a thread reads at a time.
+const EVENTS_PER_PIECE: usize = PIECE_EVENTS;
+/// About how many bytes a guessed piece holds (see [`Long::Guessed`]): as
+/// many as a piece of [`PIECE_EVENTS`] JAX GPU events.
+const GUESSED_PIECE_BYTES: usize = if cfg!(fuzzing) { 256 } else { 2 << 20 };
+
+/// Marks an op id as one of its line's own [`OpTable`] (GPU kernels, named
+/// by their stats), renumbered once all lines are read. (Ops are far fewer
+/// than 2^31.)
+const LINE_OP: u32 = 1 << 31;
+
+/// Marks an op id as one of its line's command-buffer child nodes
+/// ([`LineResult::children`]), resolved once all lines are read.
+const CHILD_OP: u32 = 1 << 30;
+
+/// One op execution, before steps are known: 40 bytes, since a large trace
+/// holds millions. Times are relative to the line's timestamp.
+#[derive(Clone, Copy, Debug)]
+struct Execution {
+    op: u32,
+    offset_ps: i64,
+    /// Never negative.
+    duration_ps: i64,
+    /// Time that counts (self time on the host, device time on devices).
+    time_ps: i64,
+    runs: i64,
+}
+
+impl Execution {
+    fn end_ps(&self) -> i128 {
+        i128::from(self.offset_ps) + i128::from(self.duration_ps)
+    }
+}
+
+/// A piece's executions. Large ones live in pages of their own (an
+/// anonymous map): dropped once they are summed, their pages go back to the
+/// OS, for the node model's records to take. (mimalloc keeps freed memory
+/// for blocks of the same sizes, which those records' are not: on the
+/// 1.08 GB trace, the 0.9 GB of executions stayed in the peak.)
+enum Executions {
+    Heap(Vec<Execution>),
+    Mapped { map: memmap2::MmapMut, len: usize },
+}
+
+impl Executions {
+    /// Pieces at least this large are mapped (a full piece is 640 KiB).
+    const MAPPED_BYTES: usize = 256 << 10;
+    /// And only in traces at least this large: fresh pages cost more than reused
+    /// heap, which small traces have room enough for (x1, 10.6 MB: 0.04 s
+    /// more system time of 0.15 s when mapped).
+    const MAPPED_FROM_TRACE_BYTES: usize = 64 << 20;
+
+    /// Room for the executions of `events` events, where they will stay:
+    /// a large piece's are written into its map as they are read (were
+    /// gathered in a vector, then copied there: `scope`'s CPU time on the
+    /// 272 MB jax_lstm x91 trace went from 0.55 to 0.53 s, bench/README.md).
+    /// A map's pages past the executions written are never touched, so
+    /// they take no memory.
+    fn with_room(events: usize, trace_bytes: usize) -> Executions {
+        let bytes = events * std::mem::size_of::<Execution>();
+        if bytes >= Self::MAPPED_BYTES
+            && trace_bytes >= Self::MAPPED_FROM_TRACE_BYTES
+            && let Ok(map) = memmap2::MmapOptions::new().len(bytes).map_anon()
+        {
+            return Executions::Mapped { map, len: 0 };
+        }
+        Executions::Heap(Vec::with_capacity(events))
+    }
+
+    #[inline]
+    fn push(&mut self, execution: Execution) {
+        match self {
+            Executions::Heap(executions) => executions.push(execution),
+            Executions::Mapped { map, len } if *len < map.len() / std::mem::size_of::<Execution>() => {
+                // SAFETY: record `len` is within the page-aligned map (just
+                // checked), which holds plain-integer records only.
+                unsafe { map.as_mut_ptr().cast::<Execution>().add(*len).write(execution) };
+                *len += 1;
+            }
+            // (Never: a piece has no more executions than events.)
+            Executions::Mapped { .. } => {
+                let mut executions = self.to_vec();
+                executions.push(execution);
+                *self = Executions::Heap(executions);
+            }
+        }
+    }
+
+    /// The executions as kept: a vector's with its room given back.
+    fn finished(self) -> Executions {
+        match self {
+            // Not every event is an op (half of a TF trace's are runtime
+            // TraceMes): copied to their size (`shrink_to_fit` keeps a
+            // block that shrinks by less than half), the room is used by
+            // the next piece.
+            Executions::Heap(executions) if executions.len() < executions.capacity() => Executions::Heap(executions.to_vec()),
+            kept => kept,
+        }
+    }
+}
+
+impl std::ops::Deref for Executions {
+    type Target = [Execution];
+
+    fn deref(&self) -> &[Execution] {
+        match self {
+            Executions::Heap(executions) => executions,
+            // SAFETY: `push` wrote `len` records into the map.
+            Executions::Mapped { map, len } => unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<Execution>(), *len) },
+        }
+    }
+}
+
+impl std::ops::DerefMut for Executions {
+    fn deref_mut(&mut self) -> &mut [Execution] {
+        match self {
+            Executions::Heap(executions) => executions,
+            // SAFETY: as in `deref`; the map is this value's alone.
+            Executions::Mapped { map, len } => unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<Execution>(), *len) },
+        }
+    }
+}
+
+/// The op of each instruction of each XLA program, interned before the
+/// lines are read.
+struct ProgramOps<'p> {
+    programs: &'p Programs,
+    /// Per program id, by instruction index.
+    ops: FxHashMap<i64, Vec<u32>>,
+}
+
+impl<'p> ProgramOps<'p> {
+    fn new(programs: &'p Programs, table: &mut OpTable<'p>) -> ProgramOps<'p> {
+        let ops = programs
+            .iter()
+            .map(|program| {
+                let ids =
+                    program.instructions.iter().map(|ins| table.intern((ins.node.as_str(), ins.op_type.as_str(), ins.name.as_str(), program.id))).collect();
+                (program.id, ids)
+            })
+            .collect();
+        ProgramOps { programs, ops }
+    }
+
+    /// The op of `instruction` of `program`, if the trace holds both.
+    fn op(&self, program: i64, instruction: &str) -> Option<u32> {
+        self.instruction_op(program, self.programs.get(program)?.instruction(instruction)?)
+    }
+
+    /// The op of `program`'s instruction number `index`.
+    fn instruction_op(&self, program: i64, index: u32) -> Option<u32> {
+        self.ops.get(&program)?.get(index as usize).copied()
+    }
+
+    /// The op and the instruction called `instruction` of `program`.
+    fn instruction(&self, program: i64, instruction: &str) -> Option<(u32, &'p Instruction)> {
+        self.instruction_at(program, self.programs.get(program)?.instruction(instruction)?)
+    }
+
+    /// The op and the instruction number `index` of `program`.
+    fn instruction_at(&self, program: i64, index: u32) -> Option<(u32, &'p Instruction)> {
+        let instruction = self.programs.get(program)?.instructions.get(index as usize)?;
+        Some((self.instruction_op(program, index)?, instruction))
+    }
+}
+
+/// Converts a whole trace (with its allocator events if asked); returns its
+/// totals too, all at once.
+pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<Total>), DecodeError> {
+    let mut totals = Vec::new();
+    let converted = convert_releasing(bytes, allocator_events, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))?;
+    Ok((converted, totals))
+}
+
+/// Converts a whole trace, giving its totals to `sink`; with
+/// `allocator_events`, keeps those. Calls `release` with each stretch of the
+/// lines' events once it has been read (a mapped trace gives its pages back,
+/// see [`super::XplaneFile`]); slices of them stay valid.
+pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
+    let space = Space::decode(bytes)?;
+    let long = longest_plane(&space, bytes.len());
+    or_framed_first(long, |long| convert_framed_first(bytes, &space, long, allocator_events, release, &mut *sink))
+}
+
+/// `convert` with `long`, or with every plane framed first where that fails.
+fn or_framed_first(long: Option<Long>, mut convert: impl FnMut(Option<Long>) -> Result<Converted, DecodeError>) -> Result<Converted, DecodeError> {
+    match long {
+        // (A damaged trace is read again the plain way, for the error it
+        // gives: the first of its framing, then of its events; and so is a
+        // trace whose guessed pieces were not cut at its events.)
+        Some(long) => convert(Some(long)).or_else(|_| convert(None)),
+        None => convert(None),
+    }
+}
+
+/// How the plane holding most of a trace is read, while other planes have
+/// lines to read (see [`convert_framed_first`]).
+#[derive(Debug, Clone, Copy)]
+enum Long {
+    /// Its lines framed while the other planes' events are read: framing
+    /// them is one core's walk of most of the file. (On the 272 MB jax_lstm
+    /// trace the GPU plane's framing took 53 ms of one core, and reading
+    /// the host's events 35 ms, bench/README.md.)
+    FramedMeanwhile(usize),
+    /// A GPU plane of a large trace: its lines cut where events seem to
+    /// start ([`Line::guessed_pieces`]), framed as their pieces are read,
+    /// with the other planes' (a TF trace's long plane, a host's, is
+    /// framed: its events' bytes are less alike, and guesses cost a second
+    /// reading where they fail).
+    Guessed { plane: usize, piece_bytes: usize },
+}
+
+/// Traces from this size have their GPU plane's pieces guessed (its pieces'
+/// executions then get room for as many as their bytes could hold, which
+/// only a mapped piece leaves untouched: see [`Executions::with_room`]).
+/// Fuzzed, every trace is, in small pieces.
+const GUESS_FROM_TRACE_BYTES: usize = if cfg!(fuzzing) { 0 } else { Executions::MAPPED_FROM_TRACE_BYTES };
+
+/// The plane holding most of a trace, if other planes have lines to read
+/// while its lines are framed, and how it is read.
+fn longest_plane(space: &Space<'_>, trace_bytes: usize) -> Option<Long> {
+    let long = (0..space.planes.len()).max_by_key(|&i| space.planes[i].len())?;
+    if space.planes.len() == 1 {
+        return None;
+    }
+    let gpu = Plane::decode_name(space.planes[long]).is_ok_and(|name| PlaneKind::of(name) == PlaneKind::Gpu);
+    Some(match gpu && trace_bytes >= GUESS_FROM_TRACE_BYTES {
+        true => Long::Guessed { plane: long, piece_bytes: GUESSED_PIECE_BYTES },
+        false => Long::FramedMeanwhile(long),
+    })
+}
+
+/// Converts a trace, all its planes framed before any event is read; or,
+/// with `long`, the plane holding most of the trace read as [`Long`] says.
+fn convert_framed_first<'a>(
+    bytes: &'a [u8],
+    space: &Space<'a>,
+    long: Option<Long>,
+    allocator_events: bool,
+    release: Release<'_>,
+    sink: TotalsSink<'_>,
+) -> Result<Converted, DecodeError> {
+    let (meanwhile, guessed, piece_bytes) = match long {
+        Some(Long::FramedMeanwhile(index)) => (Some(index), None, 0),
+        Some(Long::Guessed { plane, piece_bytes }) => (None, Some(plane), piece_bytes),
+        None => (None, None, 0),
+    };
+    // (The programs are read while the planes are framed.)
+    let frame = |(index, wire): (usize, &&'a [u8])| match Some(index) {
+        i if i == meanwhile => Plane::decode_metadata(wire),
+        i if i == guessed => Plane::decode_unframed(wire),
+        _ => Plane::decode_releasing(wire, release),
+    };
+    let (planes, programs) =
+        rayon::join(|| space.planes.par_iter().enumerate().map(frame).collect::<Result<Vec<Plane<'_>>, _>>(), || Programs::from_space(bytes));
+    let (planes, programs) = (planes?, programs?);
+    let eager_names = eager_names(&planes);
+
+    // Every op that metadata names, before the lines are read on all cores.
+    let mut ops = OpTable::default();
+    let module_ops = ProgramOps::new(&programs, &mut ops);
+    let contexts: Vec<PlaneContext<'_, '_>> =
+        planes.iter().enumerate().map(|(index, plane)| PlaneContext::new(plane, &mut ops, &module_ops, eager_names.get(&index))).collect();
+
+    // The lines to read, cut into pieces read on all cores: one thread's
+    // line holds most of a TF trace.
+    let pieces_of = |index: usize, lines: &[Line<'a>]| -> Vec<(usize, usize, Line<'a>)> {
+        let kind = PlaneKind::of(planes[index].name);
+        let mut pieces = Vec::new();
+        for (line_no, line) in lines.iter().enumerate() {
+            let read = match kind {
+                PlaneKind::Host => true,
+                // (Derived lines repeat the kernels' time.)
+                PlaneKind::Gpu => !is_derived_line(line.id),
+                PlaneKind::Tpu => line.name == "XLA Ops",
+                PlaneKind::Metadata | PlaneKind::Other => false,
+            };
+            if read {
+                let line_pieces = if line.framed { line.pieces(EVENTS_PER_PIECE) } else { line.guessed_pieces(piece_bytes, release) };
+                pieces.extend(line_pieces.into_iter().map(|piece| (index, line_no, piece)));
+            }
+        }
+        pieces
+    };
+    let read_pieces = |pieces: &[(usize, usize, Line<'a>)]| -> Result<Vec<LineResult<'a>>, DecodeError> {
+        // (One piece at a time: rayon otherwise hands a thread a stretch of
+        // pieces that another thread, done with its own, cannot take from.)
+        pieces.par_iter().with_max_len(1).map(|(index, _, piece)| contexts[*index].read_piece(piece, bytes.len()).inspect(|_| release(piece.wire()))).collect()
+    };
+    // (The plane framed meanwhile has no lines among `planes`.)
+    let mut pieces: Vec<(usize, usize, Line<'_>)> = planes.iter().enumerate().flat_map(|(index, plane)| pieces_of(index, &plane.lines)).collect();
+    let (long_lines, read) = rayon::join(|| meanwhile.map(|long| Plane::decode_releasing(space.planes[long], release)).transpose(), || read_pieces(&pieces));
+    let mut read = read?;
+    if let (Some(long), Some(long_plane)) = (meanwhile, long_lines?) {
+        let long_pieces = pieces_of(long, &long_plane.lines);
+        let long_read = read_pieces(&long_pieces)?;
+        // In the order of the planes, as if read with the others.
+        let at = pieces.partition_point(|(index, ..)| *index < long);
+        pieces.splice(at..at, long_pieces);
+        read.splice(at..at, long_read);
+    }
+
+    // Command buffers' child-graph nodes, now that every node is seen.
+    let child_op = child_graph_ops(&read, &module_ops, &mut ops, |wanted| {
+        let launched: Vec<Vec<Launched>> = pieces
+            .par_iter()
+            .filter(|(index, ..)| PlaneKind::of(contexts[*index].plane.name) == PlaneKind::Gpu)
+            .map(|(index, _, piece)| contexts[*index].launched(piece, wanted).inspect(|_| release(piece.wire())))
+            .collect::<Result<_, _>>()?;
+        Ok(launched.into_iter().flatten().collect())
+    })?;
+
+    // Pieces back into lines, in order.
+    let mut kernels = Launches::default();
+    let mut markers: Vec<(i64, &str, i128, i128)> = Vec::new();
+    let mut lines_read: Vec<LineRead> = Vec::new();
+    // (Sized at once: a vector grown by doubling leaves its smaller copies
+    // resident, as freed memory is kept.)
+    let mut memory_events: Vec<MemoryEvent> = Vec::with_capacity(read.iter().map(|r| r.memory.len()).sum());
+    let mut memory_names = MemoryNames::default();
+    let mut last_line = None;
+    for ((index, line_no, piece), mut result) in pieces.iter().zip(read) {
+        markers.append(&mut result.markers);
+        if !result.memory.is_empty() {
+            let allocators: Vec<u32> = result.memory_names.allocators.iter().map(|&a| memory_names.allocator(a)).collect();
+            let tf_ops: Vec<u32> = result.memory_names.tf_ops.iter().map(|&t| memory_names.tf_op(t)).collect();
+            memory_events.extend(result.memory.iter().map(|e| MemoryEvent {
+                allocator: allocators[e.allocator as usize],
+                tf_op: tf_ops[e.tf_op as usize],
+                ..*e
+            }));
+            drop(std::mem::take(&mut result.memory));
+        }
+        let own: Vec<u32> = result.own_ops.ops.iter().map(|op| ops.intern(*op)).collect();
+        if !own.is_empty() {
+            for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP != 0) {
+                e.op = own[(e.op & !LINE_OP) as usize];
+            }
+        }
+        if !result.children.is_empty() {
+            for e in result.executions.iter_mut().filter(|e| e.op & LINE_OP == 0 && e.op & CHILD_OP != 0) {
+                e.op = child_op[&result.children[(e.op & !CHILD_OP) as usize]];
+            }
+        }
+        if !result.kernels.keys.is_empty() {
+            let children = &result.children;
+            kernels.append(std::mem::take(&mut result.kernels), |op| match op {
+                _ if op & LINE_OP != 0 => own[(op & !LINE_OP) as usize],
+                _ if op & CHILD_OP != 0 => child_op[&children[(op & !CHILD_OP) as usize]],
+                _ => op,
+            });
+        }
+        if last_line != Some((index, line_no)) {
+            lines_read.push(LineRead { plane: *index, base_ps: i128::from(piece.timestamp_ns) * 1000, pieces: Vec::new() });
+        }
+        lines_read.last_mut().expect("pushed above").pieces.push(result.executions);
+        last_line = Some((index, line_no));
+    }
+    lines_read.par_iter_mut().filter(|line| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host).for_each(|line| subtract_nested(&mut line.pieces));
+
+    let steps = step_spans(&markers);
+    let mut converted = Converted {
+        planes: planes.iter().map(|p| p.name.to_owned()).collect(),
+        devices: planes.iter().map(|p| crate::stats::symbol::symbol(&p.name.to_ascii_lowercase())).collect(),
+        accelerators: planes.iter().map(|p| PlaneKind::of(p.name) != PlaneKind::Host).collect(),
+        executions: lines_read.iter().flat_map(|l| &l.pieces).map(|p| p.len() as u64).sum(),
+        memory_events: memory_events.len() as u64,
+        ..Default::default()
+    };
+    converted.device = crate::stats::records::device::Tables {
+        hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read),
+        kernels: kernel_rows(&ops.ops, &programs, kernels),
+    };
+    converted.device.sort();
+    converted.frames = node_frames(&ops.ops, &programs);
+    totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
+    let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
+    let step_of = StepLookup::new(&steps);
+    let (memory, unattributed) = memory_totals(&mut memory_events, &memory_names, |t| step_of.step(t), &nodes);
+    converted.memory = memory;
+    converted.unattributed_allocations = unattributed;
+    if converted.outside_step.is_none() && !steps.is_empty() && memory_events.iter().any(|e| step_of.step(e.time_ps) == step_of.after_last) {
+        converted.outside_step = Some(step_of.after_last);
+    }
+    if allocator_events {
+        converted.allocator_events = attribute_allocator_events(&memory_events, &memory_names, &step_of);
+    }
+    converted.steps = steps;
+    Ok(converted)
+}
+
+/// What the events of each event metadata id are: an op's id, or one of
+/// the kinds below. Found once per plane, not per event.
+struct EventKinds(IdMap<u32>);
+
+impl EventKinds {
+    const OTHER: u32 = u32::MAX;
+    const ALLOCATION: u32 = u32::MAX - 1;
+    const DEALLOCATION: u32 = u32::MAX - 2;
+
+    fn get(&self, id: i64) -> u32 {
+        self.0.get(id).unwrap_or(Self::OTHER)
+    }
+
+    fn is_op(kind: u32) -> bool {
+        kind < Self::DEALLOCATION
+    }
+
+    /// The op the events run, if they run one.
+    fn op(&self, id: i64) -> Option<u32> {
+        Some(self.get(id)).filter(|&kind| Self::is_op(kind))
+    }
+}
+
+/// The read-only facts a plane's lines are read with.
+struct PlaneContext<'p, 'a> {
+    plane: &'p Plane<'a>,
+    /// Per event metadata id: the op its events run, when the name or
+    /// metadata says so, or whether they are allocator events.
+    kinds: EventKinds,
+    /// Per XLA program: its instructions' ops.
+    module_ops: &'p ProgramOps<'p>,
+    stats: StatKinds,
+    /// The stats [`DeviceStats::read`] reads.
+    device_stats: StatIds,
+    /// The plane's `device_vendor`, for the TensorCore rule.
+    vendor: kernel::Vendor,
+}
+
+/// A line's executions, with self times.
+struct LineRead {
+    /// Index of the plane.
+    plane: usize,
+    /// The line's timestamp, in ps.
+    base_ps: i128,
+    /// Its executions, as its pieces were read.
+    pieces: Vec<Executions>,
+}
+
+/// What a piece of a line holds: its executions and step markers.
+struct LineResult<'a> {
+    markers: Vec<(i64, &'a str, i128, i128)>,
+    executions: Executions,
+    /// Ops named by the events themselves ([`LINE_OP`] ids).
+    own_ops: OpTable<'a>,
+    memory: Vec<MemoryEvent>,
+    memory_names: MemoryNames<'a>,
+    /// Child-graph nodes of command buffers, by [`CHILD_OP`] id: their
+    /// instruction is known once every launch has been read.
+    children: Vec<ChildNode>,
+    child_ids: FxHashMap<ChildNode, u32>,
+    /// The nodes seen of command buffers that have child graphs, for
+    /// [`CommandBuffer::child_nodes`] (their events by launch are read
+    /// again only where those need them: see [`child_graph_ops`]).
+    buffer_nodes: FxHashSet<ChildNode>,
+    /// Kernel launches by XProf's kernel key, ops as the executions'.
+    kernels: Launches<'a>,
+}
+
+/// The stats of a host event that [`PlaneContext::host_op`] reads, read
+/// with the event (see [`Event::decode_with_stats`]): of an allocator
+/// event, the first of each kind it reads and the last allocator stat (as
+/// XProf reads them); of others, their step numbers, `hlo_op` and
+/// `program_id` (the last of each).
+#[derive(Default)]
+struct HostStats<'a> {
+    /// `addr`, `requested_bytes`, `allocation_bytes`, `tf_op`,
+    /// `bytes_allocated`, `bytes_reserved`.
+    first: [Option<StatValue<'a>>; 6],
+    allocator: AllocatorKey<'a>,
+    /// Every `step_num` that is a number, in order.
+    steps: Vec<i64>,
+    hlo_op: Option<&'a str>,
+    program: Option<i64>,
+}
+
+/// The stats of a device event that say what it runs. Its texts are kept
+/// as read ([`DeviceStats::raw`]) and looked up ([`DeviceStats::resolve`])
+/// only where the memo of [`DeviceKey`]s does not know the event.
+#[derive(Clone, Copy, Default)]
+struct DeviceStats<'a> {
+    hlo_op: Option<&'a str>,
+    program: Option<i64>,
+    graph_node: Option<i64>,
+    launch: Option<i64>,
+    /// `tf_op`, `level 0`, `annotation`.
+    annotation: [Option<&'a str>; 3],
+    kernel_details: Option<&'a str>,
+    equation: Option<&'a str>,
+    /// The last value of `hlo_op`, `tf_op`, `level 0`, `annotation`,
+    /// `kernel_details` and `equation`.
+    raw: [StatValue<'a>; 6],
+}
+
+impl<'a> DeviceStats<'a> {
+    /// A stat's value, if it is one of these (the last of a kind is
+    /// kept); whether it is.
+    #[inline]
+    fn read(&mut self, kind: StatKind, value: StatValue<'a>) -> bool {
+        match kind {
+            StatKind::HloOp => self.raw[0] = value,
+            StatKind::TfOp => self.raw[1] = value,
+            StatKind::Level0 => self.raw[2] = value,
+            StatKind::Annotation => self.raw[3] = value,
+            StatKind::KernelDetails => self.raw[4] = value,
+            StatKind::Equation => self.raw[5] = value,
+            StatKind::ProgramId => self.program = value.as_id(),
+            StatKind::CudaGraphNodeId => self.graph_node = value.as_id(),
+            StatKind::CorrelationId => self.launch = value.as_id(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The stats as a [`DeviceKey`] of an event of `metadata_id`, where
+    /// every text among them is a `ref` (or no text).
+    fn key(&self, metadata_id: i64) -> Option<DeviceKey> {
+        let mut texts = [u64::MAX; 6];
+        for (text, raw) in texts.iter_mut().zip(&self.raw) {
+            match *raw {
+                StatValue::Ref(id) => *text = id,
+                StatValue::Str(_) => return None,
+                // (No text, as `u64::MAX`, which no `ref` resolves either.)
+                _ => {}
+            }
+        }
+        Some(DeviceKey {
+            metadata_id,
+            program: self.program.unwrap_or(0),
+            graph_node: self.graph_node.unwrap_or(0),
+            has: u8::from(self.program.is_some()) | u8::from(self.graph_node.is_some()) << 1,
+            texts,
+        })
+    }
+
+    /// Looks the texts up, as the plane names them.
+    fn resolve(&mut self, plane: &Plane<'a>) {
+        let [hlo_op, tf_op, level_0, annotation, kernel_details, equation] = self.raw.map(|v| v.as_str(plane));
+        (self.hlo_op, self.annotation, self.kernel_details, self.equation) = (hlo_op, [tf_op, level_0, annotation], kernel_details, equation);
+    }
+}
+
+/// What a device event runs depends on its metadata and on the stats of
+/// [`DeviceStats`] but its `correlation_id`: as raw values (a text by its
+/// `ref` id, as XProf's profilers intern every repeated text) they key a
+/// memo of [`DeviceEvent`]s, made once per piece and key instead of once
+/// per event. (JAX's kernels repeat a few hundred keys: on the 272 MB
+/// jax_lstm ×91 trace, parsing `kernel_details` and matching the
+/// TensorCore rules for every event took 40% of `scope`'s CPU time; with
+/// the memo its user time went from 3.1 to 1.7 s, bench/README.md.)
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct DeviceKey {
+    metadata_id: i64,
+    program: i64,
+    graph_node: i64,
+    /// Bit 0: has a `program_id`; bit 1: a `cuda_graph_node_id`.
+    has: u8,
+    /// `ref` ids of `hlo_op`, `tf_op`, `level 0`, `annotation`,
+    /// `kernel_details`, `equation` (`u64::MAX`: none).
+    texts: [u64; 6],
+}
+
+/// What a device event runs and launches, as [`PlaneContext::device_event`]
+/// works it out.
+#[derive(Clone, Copy)]
+struct DeviceEvent<'a> {
+    /// The op, as [`LineResult::executions`] number them.
+    op: u32,
+    /// A node of a command buffer with child graphs (see
+    /// [`LineResult::buffer_nodes`]).
+    launched: Option<ChildNode>,
+    /// The kernel's row key and occupancy, if it is a kernel.
+    kernel: Option<(kernel::Key<'a>, f64)>,
+    /// Where the key is in [`LineResult::kernels`], once it is there.
+    kernel_at: Option<usize>,
+}
+
+/// A node of a command buffer's CUDA graph: (program, the buffer's first
+/// thunk, node index).
+type ChildNode = (i64, i64, u32);
+
+/// One event of a command buffer: its node, in which launch
+/// (`correlation_id`), when.
+#[derive(Clone, Copy, Debug)]
+struct Launched {
+    node: ChildNode,
+    launch: i64,
+    start_ps: i128,
+    /// A memset (a library call's, before its kernel).
+    memset: bool,
+}
+
+/// What a device event runs.
+enum DeviceOp<'a> {
+    /// An op of the table (an XLA instruction).
+    Known(u32),
+    /// An op the event names itself (TF's annotations, transfers, the
+    /// unattributed).
+    Named(Op<'a>),
+    /// A child-graph node of a command buffer (see [`LineResult::children`]).
+    Child(ChildNode),
+}
+
+impl<'p, 'a: 'p> PlaneContext<'p, 'a> {
+    fn new(plane: &'p Plane<'a>, ops: &mut OpTable<'p>, module_ops: &'p ProgramOps<'p>, eager: Option<&'p BTreeMap<i64, (String, String)>>) -> Self {
+        let stats = StatKinds::of(plane);
+        // (id, kind); of one id, the last is kept.
+        let mut kinds: Vec<(i64, u32)> = Vec::new();
+        match PlaneKind::of(plane.name) {
+            PlaneKind::Host => {
+                for (id, meta) in &plane.event_metadata {
+                    let kind = match (parse_op(meta.name), meta.name) {
+                        (Some(OpName { name, op_type }), _) => ops.intern((runtime_node(name).unwrap_or(name), op_type, "", NO_PROGRAM)),
+                        (None, "MemoryAllocation") => EventKinds::ALLOCATION,
+                        (None, "MemoryDeallocation") => EventKinds::DEALLOCATION,
+                        (None, _) => continue,
+                    };
+                    kinds.push((*id, kind));
+                }
+                for (id, (name, op_type)) in eager.into_iter().flatten() {
+                    kinds.push((*id, ops.intern((name.as_str(), op_type.as_str(), "", NO_PROGRAM))));
+                }
+            }
+            PlaneKind::Tpu => {
+                for (id, meta) in &plane.event_metadata {
+                    let framework = stats.find(meta.stats.iter().copied(), StatKind::TfOp).and_then(|v| v.as_str(plane));
+                    let instruction = if meta.display_name.is_empty() { meta.name } else { meta.display_name };
+                    let program = stats.find(meta.stats.iter().copied(), StatKind::ProgramId).and_then(StatValue::as_id);
+                    let op = match framework.and_then(parse_op) {
+                        Some(op) => ops.intern((op.name, op.op_type, instruction, program.unwrap_or(NO_PROGRAM))),
+                        None => match program.and_then(|p| module_ops.op(p, instruction)) {
+                            Some(op) => op,
+                            None => ops.intern((instruction, opcode_of_name(instruction), instruction, program.unwrap_or(NO_PROGRAM))),
+                        },
+                    };
+                    kinds.push((*id, op));
+                }
+            }
+            PlaneKind::Gpu | PlaneKind::Metadata | PlaneKind::Other => {}
+        }
+        let device_stats = StatIds::of(|id| stats.get(id).is_some_and(|kind| DeviceStats::default().read(kind, StatValue::None)));
+        let vendor = kernel::Vendor::of(stats.find(plane.stats.iter().copied(), StatKind::DeviceVendor).and_then(|v| v.as_str(plane)));
+        PlaneContext { plane, kinds: EventKinds(IdMap::new(kinds)), module_ops, stats, device_stats, vendor }
+    }
+
+    /// A piece of a line: its executions (times not yet made self times)
+    /// and step markers.
+    fn read_piece(&self, line: &Line<'a>, trace_bytes: usize) -> Result<LineResult<'a>, DecodeError> {
+        let kind = PlaneKind::of(self.plane.name);
+        let base_ps = i128::from(line.timestamp_ns) * 1000;
+        let mut result = LineResult {
+            markers: Vec::new(),
+            executions: Executions::Heap(Vec::new()),
+            own_ops: OpTable::default(),
+            memory: Vec::new(),
+            memory_names: MemoryNames::default(),
+            children: Vec::new(),
+            child_ids: FxHashMap::default(),
+            buffer_nodes: FxHashSet::default(),
+            kernels: Launches::default(),
+        };
+        let mut executions = Executions::with_room(line.most_events(), trace_bytes);
+        // (Device events: see `DeviceKey`.)
+        let mut memo: FxHashMap<DeviceKey, usize> = FxHashMap::default();
+        let mut memoized: Vec<DeviceEvent<'a>> = Vec::new();
+        let mut host_stats = HostStats::default();
+        // (Device events by their shapes: see `Shapes`.)
+        let mut device_shapes = Shapes::new(self.device_stats);
+        for wire in line.checked_event_wires() {
+            let wire = wire?;
+            let mut stats = DeviceStats::default();
+            // (Host and device events are read with their stats in one pass.)
+            let event = match kind {
+                PlaneKind::Gpu => device_shapes.decode(wire, |stat| self.device_stat(&mut stats, stat))?,
+                PlaneKind::Host => {
+                    let mut steps = std::mem::take(&mut host_stats.steps);
+                    steps.clear();
+                    host_stats = HostStats { steps, ..HostStats::default() };
+                    Event::decode_with_stats(wire, |stat| self.host_stat(&mut host_stats, stat))?
+                }
+                _ => Event::decode(wire)?,
+            };
+            let duration_ps = event.duration_ps.max(0);
+            let op = match kind {
+                PlaneKind::Host => self.host_op(&event, &host_stats, base_ps, &mut result),
+                PlaneKind::Gpu => {
+                    let mut fresh;
+                    let device = match stats.key(event.metadata_id) {
+                        Some(key) => {
+                            let next = memoized.len();
+                            let at = *memo.entry(key).or_insert(next);
+                            if at == next {
+                                stats.resolve(self.plane);
+                                memoized.push(self.device_event(&event, &stats, &mut result));
+                                result.buffer_nodes.extend(memoized[at].launched);
+                            }
+                            &mut memoized[at]
+                        }
+                        None => {
+                            stats.resolve(self.plane);
+                            fresh = self.device_event(&event, &stats, &mut result);
+                            result.buffer_nodes.extend(fresh.launched);
+                            &mut fresh
+                        }
+                    };
+                    if let Some((key, occupancy_pct)) = device.kernel {
+                        let duration_ns = event.duration_ps.max(0) / 1000;
+                        match device.kernel_at {
+                            Some(at) => result.kernels.add_at(at, duration_ns),
+                            None => device.kernel_at = result.kernels.add(key, Some(occupancy_pct), duration_ns),
+                        }
+                    }
+                    Some(device.op)
+                }
+                PlaneKind::Tpu => self.kinds.op(event.metadata_id),
+                PlaneKind::Metadata | PlaneKind::Other => None,
+            };
+            let Some(op) = op else { continue };
+            let time_ps = match kind {
+                PlaneKind::Tpu => self.stats.find(event.stats(), StatKind::DeviceDurationPs).and_then(StatValue::as_i64).map_or(duration_ps, |d| d.max(0)),
+                _ => duration_ps,
+            };
+            let runs = if event.num_occurrences > 0 { event.num_occurrences } else { 1 };
+            executions.push(Execution { op, offset_ps: event.offset_ps, duration_ps, time_ps, runs });
+        }
+        Ok(LineResult { executions: executions.finished(), ..result })
+    }
+
+    /// One stat of a host event, into what [`PlaneContext::host_op`] reads.
+    #[inline]
+    fn host_stat(&self, stats: &mut HostStats<'a>, stat: Stat<'a>) {
+        let Some(kind) = self.stats.get(stat.metadata_id) else { return };
+        let first = match kind {
+            StatKind::Address => 0,
+            StatKind::RequestedBytes => 1,
+            StatKind::AllocationBytes => 2,
+            StatKind::TfOp => 3,
+            StatKind::BytesAllocated => 4,
+            StatKind::BytesReserved => 5,
+            StatKind::AllocatorName => return stats.allocator = AllocatorKey::Name(stat.value.as_str(self.plane).unwrap_or("")),
+            StatKind::IndexOnHost | StatKind::DeviceOrdinal => return stats.allocator = AllocatorKey::Index(stat.value.as_i64().unwrap_or(0)),
+            StatKind::StepNum => return stats.steps.extend(stat.value.as_i64()),
+            StatKind::HloOp => return stats.hlo_op = stat.value.as_str(self.plane),
+            StatKind::ProgramId => return stats.program = stat.value.as_id(),
+            _ => return,
+        };
+        stats.first[first].get_or_insert(stat.value);
+    }
+
+    /// A host event's op, noting step markers and allocator events on the
+    /// way (`stats`: its stats, [`PlaneContext::host_stat`]).
+    fn host_op(&self, event: &Event<'a>, stats: &HostStats<'a>, base_ps: i128, result: &mut LineResult<'a>) -> Option<u32> {
+        let kind = self.kinds.get(event.metadata_id);
+        if EventKinds::is_op(kind) {
+            return Some(kind);
+        }
+        if kind == EventKinds::ALLOCATION || kind == EventKinds::DEALLOCATION {
+            let [addr, requested, bytes, tf_op, allocated, reserved] = stats.first;
+            result.memory.push(MemoryEvent {
+                time_ps: base_ps + i128::from(event.offset_ps),
+                allocation: kind == EventKinds::ALLOCATION,
+                allocator: result.memory_names.allocator(stats.allocator),
+                addr: addr.and_then(StatValue::as_id).unwrap_or(0),
+                requested: requested.and_then(StatValue::as_i64).unwrap_or(0),
+                bytes: bytes.and_then(StatValue::as_i64).unwrap_or(0),
+                tf_op: result.memory_names.tf_op(tf_op.and_then(|v| v.as_str(self.plane)).unwrap_or("")),
+                in_use: [allocated, reserved].into_iter().map(|v| v.and_then(StatValue::as_i64).unwrap_or(0)).fold(0, i64::wrapping_add),
+            });
+            return None;
+        }
+        for &step in &stats.steps {
+            let name = self.plane.event_name(event.metadata_id);
+            let start_ps = base_ps + i128::from(event.offset_ps);
+            result.markers.push((step, name, start_ps, start_ps + i128::from(event.duration_ps.max(0))));
+        }
+        // (An instruction the program's HloProto does not list is no op.)
+        self.module_ops.op(stats.program?, stats.hlo_op?)
+    }
+
+    /// What a device event runs ([`PlaneContext::device_op`]) and launches
+    /// ([`PlaneContext::kernel`]), its op numbered as the piece's
+    /// executions number them.
+    fn device_event(&self, event: &Event<'a>, stats: &DeviceStats<'a>, result: &mut LineResult<'a>) -> DeviceEvent<'a> {
+        let mut launched = None;
+        let (op, instruction) = self.device_op(event, stats, &mut launched);
+        let op = match op {
+            DeviceOp::Known(op) => op,
+            DeviceOp::Named(op) => result.own_ops.intern(op) | LINE_OP,
+            DeviceOp::Child(node) => {
+                let next = result.children.len() as u32;
+                let id = *result.child_ids.entry(node).or_insert(next);
+                if id == next {
+                    result.children.push(node);
+                }
+                id | CHILD_OP
+            }
+        };
+        DeviceEvent { op, launched, kernel: self.kernel(event, stats, instruction, op), kernel_at: None }
+    }
+
+    /// A device event's op (kernel, memset, memcpy): the XLA instruction its
+    /// `hlo_op` names in its `program_id`'s module (XProf's rule), or, in a
+    /// command buffer, the instruction of its graph node (see
+    /// [`super::thunks`]), noting in `launched` a node of a buffer with
+    /// child graphs; without `hlo_op`, the op of TF's annotation; a
+    /// memcpy with neither is a transfer. What names no known op is
+    /// `(unattributed)/<what it names>`, never dropped.
+    fn device_op(&self, event: &Event<'a>, stats: &DeviceStats<'a>, launched: &mut Option<ChildNode>) -> (DeviceOp<'a>, Option<&'p Instruction>) {
+        let DeviceStats { hlo_op, program, annotation, .. } = *stats;
+        if let Some(hlo_op) = hlo_op {
+            let instruction = instruction_name(hlo_op);
+            if let Some((op, ins)) = program.and_then(|p| self.module_ops.instruction(p, instruction)) {
+                return (DeviceOp::Known(op), Some(ins));
+            }
+            if let Some((child, commands)) = self.command_buffer_node(instruction, stats) {
+                let (program, _, node) = child;
+                if commands.has_nested() {
+                    *launched = Some(child);
+                }
+                let command = commands.commands.get(node as usize).and_then(|c| self.module_ops.instruction_at(program, c.instruction));
+                return match command {
+                    Some((op, ins)) => (DeviceOp::Known(op), Some(ins)),
+                    None if node as usize >= commands.commands.len() => (DeviceOp::Child(child), None),
+                    None => (DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, "", NO_PROGRAM)), None),
+                };
+            }
+            return (DeviceOp::Named((instruction, UNATTRIBUTED_TYPE, "", NO_PROGRAM)), None);
+        }
+        if let Some(text) = annotation.into_iter().flatten().next() {
+            // The outermost annotation, without memcpy details (`#id=…#`).
+            let text = text.split("::").next().unwrap_or(text);
+            let text = text.split('#').next().unwrap_or(text).trim();
+            match parse_op(text) {
+                Some(op) => return (DeviceOp::Named((op.name, op.op_type, "", NO_PROGRAM)), None),
+                // Work TF annotates without an op (`MakeTensorFromProto`): a
+                // node of its own, under `(annotation)/`.
+                None if !text.is_empty() => return (DeviceOp::Named((text, ANNOTATION_TYPE, "", NO_PROGRAM)), None),
+                None => {}
+            }
+        }
+        let name = self.plane.event_name(event.metadata_id);
+        match transfer(name) {
+            Some((node, op_type)) => (DeviceOp::Named((node, op_type, "", NO_PROGRAM)), None),
+            None => (DeviceOp::Named((name, UNATTRIBUTED_TYPE, "", NO_PROGRAM)), None),
+        }
+    }
+
+    /// The command-buffer node a device event ran, if its `hlo_op` names
+    /// (as `instruction`) a command buffer of its program: the node and the
+    /// buffer's commands.
+    fn command_buffer_node(&self, instruction: &str, stats: &DeviceStats<'a>) -> Option<(ChildNode, &'p super::thunks::CommandBuffer)> {
+        let buffer = instruction.strip_prefix("command_buffer_").and_then(|n| n.parse::<i64>().ok())?;
+        let (program, node) = (stats.program?, stats.graph_node?);
+        let commands = self.module_ops.programs.get(program)?.command_buffer(buffer)?;
+        Some(((program, buffer, (node & 0xffff_ffff) as u32), commands))
+    }
+
+    /// The events of the command buffers `wanted` (program, first thunk)
+    /// in a piece of a GPU line, in file order: the nodes each launch ran,
+    /// when (see [`child_graph_ops`]).
+    fn launched(&self, line: &Line<'a>, wanted: &FxHashSet<(i64, i64)>) -> Result<Vec<Launched>, DecodeError> {
+        let base_ps = i128::from(line.timestamp_ns) * 1000;
+        let mut memo: FxHashMap<DeviceKey, Option<ChildNode>> = FxHashMap::default();
+        let node = |stats: &DeviceStats<'a>| {
+            let mut stats = *stats;
+            stats.resolve(self.plane);
+            let stats = &stats;
+            let instruction = instruction_name(stats.hlo_op?);
+            // (A known instruction is not its buffer's, as in `device_op`.)
+            if stats.program.and_then(|p| self.module_ops.instruction(p, instruction)).is_some() {
+                return None;
+            }
+            self.command_buffer_node(instruction, stats).map(|(child, _)| child).filter(|child| wanted.contains(&(child.0, child.1)))
+        };
+        let mut launched = Vec::new();
+        for wire in line.event_wires() {
+            let mut stats = DeviceStats::default();
+            let event = Event::decode_with_wanted_stats(wire, &self.device_stats, |stat| self.device_stat(&mut stats, stat))?;
+            let child = match stats.key(event.metadata_id) {
+                Some(key) => *memo.entry(key).or_insert_with(|| node(&stats)),
+                None => node(&stats),
+            };
+            if let Some(child) = child {
+                let memset = is_memset(self.plane.event_name(event.metadata_id));
+                launched.push(Launched { node: child, launch: stats.launch.unwrap_or(-1), start_ps: base_ps + i128::from(event.offset_ps), memset });
+            }
+        }
+        Ok(launched)
+    }
+
+    /// One stat of a device event, into the stats that say what it runs
+    /// (see [`DeviceStats::read`]).
+    #[inline]
+    fn device_stat(&self, stats: &mut DeviceStats<'a>, stat: Stat<'a>) {
+        if let Some(kind) = self.stats.get(stat.metadata_id) {
+            stats.read(kind, stat.value);
+        }
+    }
+
+    /// A kernel launch (an event with `kernel_details`), for the kernel
+    /// table: XProf's fields and TensorCore rules, the op to name later.
+    fn kernel(&self, event: &Event<'a>, stats: &DeviceStats<'a>, instruction: Option<&Instruction>, op: u32) -> Option<(kernel::Key<'a>, f64)> {
+        let details = stats.kernel_details.filter(|d| !d.is_empty())?;
+        let name = self.plane.event_name(event.metadata_id);
+        let launch = Launch::parse(details);
+        let uses_tensor_core = kernel::uses_tensor_core(name, self.vendor);
+        // XProf: from the `tf_op` (TF's op, JAX's `XlaModule:`), then the
+        // instruction's framework op where `hlo_op` resolves.
+        let mut eligible = stats.annotation[0].is_some_and(|tf_op| {
+            let tf_name = parse_op(tf_op).map_or(tf_op, |o| o.name);
+            stats.equation.is_some_and(kernel::einsum_tensor_core_eligible) || kernel::op_tensor_core_eligible(tf_name) || uses_tensor_core
+        });
+        if let Some(ins) = instruction {
+            eligible = kernel::op_tensor_core_eligible(&ins.op_name) || eligible;
+        }
+        let key = kernel::Key {
+            name,
+            grid_dim: launch.grid_dim,
+            block_dim: launch.block_dim,
+            registers_per_thread: launch.registers_per_thread,
+            static_shmem_bytes: launch.static_shmem_bytes,
+            dynamic_shmem_bytes: launch.dynamic_shmem_bytes,
+            uses_tensor_core,
+            op_tensor_core_eligible: eligible,
+            op,
+        };
+        Some((key, launch.occupancy_pct))
+    }
+}
+
+/// Makes each host execution's time its self time: minus the executions
+/// nested in it (same line, contained in time). The line comes in pieces.
+fn subtract_nested<P: std::ops::DerefMut<Target = [Execution]> + Send + Sync>(line: &mut [P]) {
+    // By start, the longest first; equal spans in line order. The profiler
+    // writes lines in that order already: then the pieces are walked on all
+    // cores (see `subtract_nested_in_order`).
+    let before = |a: &Execution, b: &Execution| (a.offset_ps, std::cmp::Reverse(a.end_ps())) <= (b.offset_ps, std::cmp::Reverse(b.end_ps()));
+    let in_order = line.par_iter().all(|piece| piece.windows(2).all(|w| before(&w[0], &w[1])))
+        && line.iter().filter(|piece| !piece.is_empty()).collect::<Vec<_>>().windows(2).all(|w| before(&w[0][w[0].len() - 1], &w[1][0]));
+    if in_order {
+        subtract_nested_in_order(line);
+    } else {
+        let key = |(p, i): (usize, usize)| {
+            let e = &line[p][i];
+            (e.offset_ps, std::cmp::Reverse(e.end_ps()), p, i)
+        };
+        let mut order: Vec<(usize, usize)> = line.iter().enumerate().flat_map(|(p, piece)| (0..piece.len()).map(move |i| (p, i))).collect();
+        order.sort_unstable_by_key(|&at| key(at));
+        let mut open: Vec<(usize, usize)> = Vec::new();
+        for (p, i) in order {
+            nest(line, &mut open, (p, i));
+        }
+    }
+    line.par_iter_mut().for_each(|piece| piece.iter_mut().for_each(|e| e.time_ps = e.time_ps.max(0)));
+}
+
+/// One execution, in order, with the stack of those still open: the
+/// innermost open one that contains it loses its time; then it is open.
+fn nest<P: std::ops::DerefMut<Target = [Execution]>>(line: &mut [P], open: &mut Vec<(usize, usize)>, at: (usize, usize)) {
+    give_to_parent(line, open, at);
+    open.push(at);
+}
+
+/// Closes the open executions that end before `(p, i)` starts; the
+/// innermost one left, if it contains `(p, i)`, loses its time. Whether
+/// one was left open.
+fn give_to_parent<P: std::ops::DerefMut<Target = [Execution]>>(line: &mut [P], open: &mut Vec<(usize, usize)>, (p, i): (usize, usize)) -> bool {
+    let (start, end) = (i128::from(line[p][i].offset_ps), line[p][i].end_ps());
+    while open.last().is_some_and(|&(tp, ti)| line[tp][ti].end_ps() <= start) {
+        open.pop();
+    }
+    if let Some(&(pp, pi)) = open.last()
+        && end <= line[pp][pi].end_ps()
+    {
+        let child = line[p][i].duration_ps;
+        line[pp][pi].time_ps = line[pp][pi].time_ps.saturating_sub(child);
+    }
+    !open.is_empty()
+}
+
+/// [`subtract_nested`] of a line in order. Each piece is walked on its
+/// own, with the executions open in it; those that find none open in their
+/// piece are then walked in order with the ones left open by the pieces
+/// before (the same stack the walk of the whole line has: the piece's own
+/// open executions lie above the earlier ones). Subtracting saturates
+/// towards zero, in any order to the same result. (One thread's line holds
+/// most of a TF trace: walked whole, it kept a core idle for 85 ms of the
+/// 270 MB bench trace's 1.5 s.)
+fn subtract_nested_in_order<P: std::ops::DerefMut<Target = [Execution]> + Send + Sync>(line: &mut [P]) {
+    // Per piece: its executions that found no open one, and those left open.
+    let walked: Vec<(Vec<usize>, Vec<usize>)> = line
+        .par_iter_mut()
+        .map(|piece| {
+            let mut piece: &mut [Execution] = piece;
+            let mut open: Vec<(usize, usize)> = Vec::new();
+            let mut outermost = Vec::new();
+            for i in 0..piece.len() {
+                if !give_to_parent(std::slice::from_mut(&mut piece), &mut open, (0, i)) {
+                    outermost.push(i);
+                }
+                open.push((0, i));
+            }
+            (outermost, open.into_iter().map(|(_, i)| i).collect())
+        })
+        .collect();
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    for (p, (outermost, left_open)) in walked.into_iter().enumerate() {
+        for i in outermost {
+            if !give_to_parent(line, &mut open, (p, i)) {
+                // (Nothing is opened here: the rest find none either.)
+                break;
+            }
+        }
+        open.extend(left_open.into_iter().map(|i| (p, i)));
+    }
+}
+
+/// `(eager)/<type>` for each `EagerLocalExecute: <type>` event metadata of
+/// each host plane, function calls (`__inference_…`) excepted: their ops are
+/// counted where they run.
+fn eager_names(planes: &[Plane<'_>]) -> HashMap<usize, BTreeMap<i64, (String, String)>> {
+    let mut all = HashMap::new();
+    for (index, plane) in planes.iter().enumerate() {
+        if PlaneKind::of(plane.name) != PlaneKind::Host {
+            continue;
+        }
+        let names: BTreeMap<i64, (String, String)> = plane
+            .event_metadata
+            .iter()
+            .filter_map(|(id, meta)| {
+                let op_type = meta.name.strip_prefix("EagerLocalExecute: ")?.trim();
+                (!op_type.is_empty() && !op_type.starts_with("__")).then(|| (*id, (format!("{EAGER_SCOPE}/{op_type}"), op_type.to_owned())))
+            })
+            .collect();
+        all.insert(index, names);
+    }
+    all
+}
+
+/// The type (and scope) of GPU work whose annotation names no op.
+pub const ANNOTATION_TYPE: &str = "(annotation)";
+
+/// The type (and scope) of device work rtfprof cannot attribute: an
+/// `hlo_op` no program of the trace holds, a command buffer it cannot
+/// replay, a kernel with no op at all. Shown, never dropped: XProf drops
+/// such events silently.
+pub const UNATTRIBUTED_TYPE: &str = "(unattributed)";
+
+/// XProf's `hlo_stats` rows: per XLA instruction that ran (an op with a
+/// program), its executions, total time (on devices the time counted, on
+/// hosts the events' durations) and self time.
+fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[LineRead]) -> Vec<crate::stats::records::device::HloOp> {
+    if !ops.iter().any(|op| op.3 != NO_PROGRAM) {
+        return Vec::new();
+    }
+    // Per op of a program (numbered in `slot_of` among those): its
+    // executions (none: it did not run), total and self time; pieces
+    // summed on all cores (an execution runs at least once: the
+    // saturating sum of runs does not depend on the order).
+    let with_program: Vec<usize> = (0..ops.len()).filter(|&op| ops[op].3 != NO_PROGRAM).collect();
+    let mut slot_of = vec![u32::MAX; ops.len()];
+    with_program.iter().enumerate().for_each(|(slot, &op)| slot_of[op] = slot as u32);
+    let add = |mut sums: Vec<(i64, i128, i128)>, (host, piece): (bool, &Executions)| {
+        for e in piece.iter() {
+            let Some(sum) = sums.get_mut(slot_of[e.op as usize] as usize) else { continue };
+            sum.0 = sum.0.saturating_add(e.runs);
+            sum.1 += i128::from(if host { e.duration_ps } else { e.time_ps });
+            sum.2 += i128::from(e.time_ps);
+        }
+        sums
+    };
+    let merge = |mut sums: Vec<(i64, i128, i128)>, other: Vec<(i64, i128, i128)>| {
+        for (sum, other) in sums.iter_mut().zip(other) {
+            *sum = (sum.0.saturating_add(other.0), sum.1 + other.1, sum.2 + other.2);
+        }
+        sums
+    };
+    // XProf's hlo_stats reads the devices' op metrics where a device ran
+    // any of the programs, and the host's only in a trace of the host
+    // alone: on ROCm the host's launch calls carry `hlo_op` and
+    // `program_id` too, and are no executions of the instruction.
+    let on_host = |line: &LineRead| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host;
+    let device_ran =
+        lines.iter().filter(|line| !on_host(line)).any(|line| line.pieces.iter().any(|piece| piece.iter().any(|e| slot_of[e.op as usize] != u32::MAX)));
+    let pieces: Vec<(bool, &Executions)> =
+        lines.iter().filter(|line| !(device_ran && on_host(line))).flat_map(|line| line.pieces.iter().map(move |piece| (on_host(line), piece))).collect();
+    let zero = || vec![(0, 0, 0); with_program.len()];
+    let per_thread = pieces.len().div_ceil(2 * rayon::current_num_threads()).max(1);
+    let sums = pieces.into_par_iter().with_min_len(per_thread).fold(zero, add).reduce(zero, merge);
+    with_program
+        .into_iter()
+        .zip(sums)
+        .filter(|(_, (occurrences, ..))| *occurrences > 0)
+        .map(|(op, (occurrences, total_ps, self_ps))| {
+            let (node, _, name, program) = ops[op];
+            let known = programs.get(program).and_then(|p| Some((p, &p.instructions[p.instruction(name)? as usize])));
+            crate::stats::records::device::HloOp {
+                job: String::new(),
+                program_id: program as u64,
+                module: known.map_or_else(String::new, |(p, _)| p.module.clone()),
+                hlo_op_name: name.to_owned(),
+                category: known.map_or_else(|| super::hlo::category(opcode_of_name(name), ""), |(_, ins)| ins.category.clone()),
+                framework_op: known.map_or_else(|| if node == name { String::new() } else { node.to_owned() }, |(_, ins)| ins.op_name.clone()),
+                occurrences,
+                total_ps,
+                self_ps,
+                source: known.map_or_else(Vec::new, |(_, ins)| ins.frames.iter().map(|f| f.to_string()).collect()),
+            }
+        })
+        .collect()
+}
+
+/// Each framework op's Python frames: those of its first instruction (in
+/// op order) that has any.
+fn node_frames(ops: &[Op<'_>], programs: &Programs) -> Vec<(String, Vec<super::hlo::Frame>)> {
+    let mut frames: BTreeMap<&str, &[super::hlo::Frame]> = BTreeMap::new();
+    for &(node, _, instruction, program) in ops.iter().filter(|op| op.3 != NO_PROGRAM) {
+        if frames.contains_key(node) {
+            continue;
+        }
+        let Some(stack) = programs.get(program).and_then(|p| Some(&p.instructions[p.instruction(instruction)? as usize].frames)) else { continue };
+        if !stack.is_empty() {
+            frames.insert(node, stack);
+        }
+    }
+    frames.into_iter().map(|(node, stack)| (node.to_owned(), stack.to_vec())).collect()
+}
+
+/// XProf's `kernel_stats` rows: the op of a kernel is named as XProf names
+/// it (an instruction's `op_name`, TF's op, nothing for the unattributed),
+/// and launches whose key and op name agree are one row, whichever
+/// instruction ran them (XLA reuses a kernel for identical fusions).
+fn kernel_rows(ops: &[Op<'_>], programs: &Programs, launches: Launches<'_>) -> Vec<crate::stats::records::device::Kernel> {
+    let mut rows: Vec<crate::stats::records::device::Kernel> = Vec::new();
+    let mut index: FxHashMap<(kernel::Key<'_>, String), usize> = FxHashMap::default();
+    for (key, sums) in launches.keys.into_iter().zip(launches.sums) {
+        let (node, op_type, instruction, program) = ops[key.op as usize];
+        let op_name = if program != NO_PROGRAM {
+            programs.get(program).and_then(|p| Some(p.instructions[p.instruction(instruction)? as usize].op_name.clone())).unwrap_or_default()
+        } else if op_type == UNATTRIBUTED_TYPE {
+            String::new()
+        } else {
+            node.to_owned()
+        };
+        match index.entry((kernel::Key { op: 0, ..key }, op_name.clone())) {
+            std::collections::hash_map::Entry::Occupied(at) => {
+                let row = &mut rows[*at.get()];
+                row.occurrences += sums.occurrences;
+                row.total_ns += sums.total_ns;
+                row.min_ns = row.min_ns.min(sums.min_ns);
+                row.max_ns = row.max_ns.max(sums.max_ns);
+            }
+            std::collections::hash_map::Entry::Vacant(at) => {
+                at.insert(rows.len());
+                rows.push(key.row(op_name, &sums));
+            }
+        }
+    }
+    rows
+}
+
+/// The instruction an `hlo_op` stat names: its last `::` part (a module
+/// compiled while profiling marks its buffers `(disabled for profiling)`).
+fn instruction_name(hlo_op: &str) -> &str {
+    let instruction = hlo_op.rsplit("::").next().unwrap_or(hlo_op);
+    instruction.strip_suffix(" (disabled for profiling)").unwrap_or(instruction)
+}
+
+/// The op of every command-buffer child node the pieces saw: the
+/// instruction of the child-graph command it belongs to (see
+/// [`super::thunks::CommandBuffer::child_nodes`]), else
+/// `(unattributed)/command_buffer_<N>`.
+///
+/// A buffer's launches (its events by `correlation_id`, in time) are read
+/// only where its child nodes are not one to one with its child commands:
+/// `launched` reads the trace again for those buffers. (Kept for every
+/// event while reading, they grew with the trace: 0.6 GB of the 1.3 GB
+/// peak of `scope` on the 1.09 GB jax_lstm x364 trace, whose buffers need
+/// none; bench/README.md.)
+fn child_graph_ops<'p>(
+    read: &[LineResult<'p>],
+    module_ops: &ProgramOps<'p>,
+    ops: &mut OpTable<'p>,
+    launched: impl FnOnce(&FxHashSet<(i64, i64)>) -> Result<Vec<Launched>, DecodeError>,
+) -> Result<FxHashMap<ChildNode, u32>, DecodeError> {
+    let children: std::collections::BTreeSet<ChildNode> = read.iter().flat_map(|r| r.children.iter().copied()).collect();
+    if children.is_empty() {
+        return Ok(FxHashMap::default());
+    }
+    // Per buffer: its nodes seen.
+    let mut buffers: BTreeMap<(i64, i64), Vec<u32>> = BTreeMap::new();
+    for &(program, buffer, node) in read.iter().flat_map(|r| &r.buffer_nodes) {
+        buffers.entry((program, buffer)).or_default().push(node);
+    }
+    let commands_of = |(program, buffer): (i64, i64)| module_ops.programs.get(program).and_then(|p| p.command_buffer(buffer));
+    let wanted: FxHashSet<(i64, i64)> =
+        buffers.iter().filter(|&(&key, nodes)| commands_of(key).is_some_and(|c| c.needs_launches(nodes))).map(|(&key, _)| key).collect();
+    // Per buffer wanted: its events by launch, and its memset nodes.
+    type ByLaunch = BTreeMap<i64, Vec<(i128, u32)>>;
+    let mut launches: BTreeMap<(i64, i64), ByLaunch> = BTreeMap::new();
+    let mut memsets: FxHashMap<(i64, i64), FxHashSet<u32>> = FxHashMap::default();
+    if !wanted.is_empty() {
+        for e in launched(&wanted)? {
+            let buffer = (e.node.0, e.node.1);
+            launches.entry(buffer).or_default().entry(e.launch).or_default().push((e.start_ps, e.node.2));
+            if e.memset {
+                memsets.entry(buffer).or_default().insert(e.node.2);
+            }
+        }
+    }
+    let mut resolved = FxHashMap::default();
+    for (&(program, buffer), nodes) in &buffers {
+        let Some(commands) = commands_of((program, buffer)) else { continue };
+        let launches: Vec<Vec<(i128, u32)>> = launches.remove(&(program, buffer)).map(|l| l.into_values().collect()).unwrap_or_default();
+        let memsets = memsets.remove(&(program, buffer)).unwrap_or_default();
+        for (node, instruction) in commands.child_nodes(nodes, &launches, &memsets) {
+            if let Some(op) = module_ops.instruction_op(program, instruction) {
+                resolved.insert((program, buffer, node), op);
+            }
+        }
+    }
+    Ok(children
+        .into_iter()
+        .map(|child| {
+            // (A node past the commands of a buffer with no child graph.)
+            let op = resolved.get(&child).copied().unwrap_or_else(|| ops.intern(("command_buffer child graph", UNATTRIBUTED_TYPE, "", NO_PROGRAM)));
+            (child, op)
+        })
+        .collect())
+}
+
+/// The scope eager ops are shown under: they have a type but no name.
+pub const EAGER_SCOPE: &str = "(eager)";
+
+/// Each step's span: markers of one step number (several lines may mark it)
+/// are merged.
+fn step_spans(markers: &[(i64, &str, i128, i128)]) -> BTreeMap<i64, StepSpan> {
+    let mut steps: BTreeMap<i64, StepSpan> = BTreeMap::new();
+    for &(step, name, start, end) in markers {
+        steps
+            .entry(step)
+            .and_modify(|s| {
+                s.start_ps = s.start_ps.min(start);
+                s.end_ps = s.end_ps.max(end);
+            })
+            .or_insert_with(|| StepSpan { name: name.to_owned(), start_ps: start, end_ps: end });
+    }
+    steps
+}
+
+/// Which step a time falls in: the marker that contains it, else the step
+/// after the last; step 0 when there are no markers.
+struct StepLookup {
+    spans: Vec<(i128, i128, i64)>,
+    after_last: i64,
+}
+
+impl StepLookup {
+    fn new(steps: &BTreeMap<i64, StepSpan>) -> StepLookup {
+        let mut spans: Vec<(i128, i128, i64)> = steps.iter().map(|(&step, s)| (s.start_ps, s.end_ps, step)).collect();
+        spans.sort();
+        StepLookup { spans, after_last: steps.keys().next_back().map_or(0, |last| last + 1) }
+    }
+
+    fn step(&self, t: i128) -> i64 {
+        if self.spans.is_empty() {
+            return 0;
+        }
+        self.span_at(t, &mut 0).map_or(self.after_last, |at| self.spans[at].2)
+    }
+
+    /// The position in `spans` of the span that holds `t`, if one does.
+    /// `hint` is where the spans that start after `t` began for the time
+    /// asked before: a line's times mostly grow, and then no search is
+    /// needed (on the 270 MB bench trace, searching took 0.13 s of 2.1).
+    fn span_at(&self, t: i128, hint: &mut usize) -> Option<usize> {
+        let spans = &self.spans;
+        let hinted = *hint <= spans.len() && (*hint == 0 || spans[*hint - 1].0 <= t) && spans.get(*hint).is_none_or(|s| t < s.0);
+        if !hinted {
+            *hint = spans.partition_point(|s| s.0 <= t);
+        }
+        // Markers of different steps rarely overlap; a few back suffice.
+        (hint.saturating_sub(8)..*hint).rev().find(|&at| t < spans[at].1)
+    }
+}
+
+/// Replays allocator events in time order, step by step: an allocation is
+/// its `tf_op`'s until the deallocation of its (allocator, address) in the
+/// same step. Returns the per-node totals and how many allocations named no
+/// node.
+fn memory_totals(events: &mut [MemoryEvent], names: &MemoryNames<'_>, step_of: impl Fn(i128) -> i64, nodes: &HashSet<&str>) -> (Vec<MemoryTotal>, u64) {
+    events.sort_by_key(|e| (e.time_ps, !e.allocation));
+    let known: Vec<bool> = names.tf_ops.iter().map(|t| nodes.contains(t)).collect();
+    #[derive(Default)]
+    struct Held {
+        requested: i64,
+        live: i64,
+        peak: i64,
+        last_ps: i128,
+    }
+    let mut held: BTreeMap<(i64, &str), Held> = BTreeMap::new();
+    let mut live: HashMap<(i64, u32, i64), (&str, i64)> = HashMap::new();
+    let mut unattributed = 0;
+    for e in events.iter() {
+        let step = step_of(e.time_ps);
+        if e.allocation {
+            if !known[e.tf_op as usize] {
+                unattributed += 1;
+                continue;
+            }
+            let tf_op = names.tf_ops[e.tf_op as usize];
+            let h = held.entry((step, tf_op)).or_default();
+            h.requested += e.requested;
+            h.live += e.bytes;
+            h.peak = h.peak.max(h.live);
+            h.last_ps = e.time_ps;
+            live.insert((step, e.allocator, e.addr), (tf_op, e.bytes));
+        } else if let Some((node, bytes)) = live.remove(&(step, e.allocator, e.addr))
+            && let Some(h) = held.get_mut(&(step, node))
+        {
+            h.live -= bytes;
+        }
+    }
+    let totals = held
+        .into_iter()
+        .map(|((step, node), h)| MemoryTotal {
+            step,
+            node: node.to_owned(),
+            requested_bytes: h.requested,
+            peak_bytes: h.peak,
+            residual_bytes: h.live,
+            last_micros: i64::try_from(h.last_ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX),
+        })
+        .collect();
+    (totals, unattributed)
+}
+
+/// The allocator events of `memory_totals`' order (time, allocations
+/// first), each with its step, and with the op that holds its bytes: an
+/// allocation's `tf_op`; a free's, the op whose allocation of the same step
+/// (allocator and address) it frees.
+fn attribute_allocator_events(events: &[MemoryEvent], names: &MemoryNames<'_>, step_of: &StepLookup) -> Vec<AllocatorEvent> {
+    let allocators: Vec<crate::stats::symbol::Symbol> = names.allocators.iter().map(|a| crate::stats::symbol::symbol(&a.to_string())).collect();
+    let nodes: Vec<std::sync::Arc<str>> = names.tf_ops.iter().map(|&tf_op| parse_op(tf_op).map_or(tf_op, |op| op.name).into()).collect();
+    let none: std::sync::Arc<str> = "".into();
+    let mut live: HashMap<(u32, i64), (i64, u32)> = HashMap::new();
+    events
+        .iter()
+        .map(|e| {
+            let step = step_of.step(e.time_ps);
+            let node = if e.allocation {
+                live.insert((e.allocator, e.addr), (step, e.tf_op));
+                nodes[e.tf_op as usize].clone()
+            } else {
+                match live.remove(&(e.allocator, e.addr)) {
+                    Some((allocated_in, tf_op)) if allocated_in == step => nodes[tf_op as usize].clone(),
+                    _ => none.clone(),
+                }
+            };
+            let bytes = if e.allocation { e.bytes } else { e.bytes.wrapping_neg() };
+            AllocatorEvent { step, allocator: allocators[e.allocator as usize], time_ps: e.time_ps, bytes, in_use: e.in_use, node }
+        })
+        .collect()
+}
+
+/// A piece of a line, once read: its executions, with self times.
+struct Piece {
+    plane: u32,
+    /// The line's timestamp, in ps.
+    base_ps: i128,
+    executions: Executions,
+}
+
+/// How many totals the sink takes at a time.
+const SINK_TOTALS: usize = 1 << 18;
+
+/// Sums executions per (node, step, plane), rounding each sum once, and
+/// gives the sums to `sink` in step order; sets the nodes' names and types.
+fn totals(planes: &[Plane<'_>], ops: &[Op<'_>], lines: Vec<LineRead>, steps: &BTreeMap<i64, StepSpan>, converted: &mut Converted, sink: TotalsSink<'_>) {
+    let lookup = StepLookup::new(steps);
+    let after_last = lookup.after_last;
+
+    // Nodes (one per name and type), ranked by name, then type.
+    let mut node_ids: FxHashMap<(&str, &str), u32> = FxHashMap::default();
+    let mut nodes: Vec<(&str, &str)> = Vec::new();
+    let node_of: Vec<u32> = ops
+        .iter()
+        .map(|&(name, op_type, _, _)| {
+            *node_ids.entry((name, op_type)).or_insert_with(|| {
+                nodes.push((name, op_type));
+                (nodes.len() - 1) as u32
+            })
+        })
+        .collect();
+    // GPU work annotated without an op is a node under `(annotation)/`.
+    let names: Vec<std::borrow::Cow<'_, str>> = nodes
+        .iter()
+        .map(|&(name, op_type)| if [ANNOTATION_TYPE, UNATTRIBUTED_TYPE].contains(&op_type) { format!("{op_type}/{name}").into() } else { name.into() })
+        .collect();
+    let mut by_name: Vec<u32> = (0..nodes.len() as u32).collect();
+    by_name.sort_unstable_by_key(|&n| (&names[n as usize], nodes[n as usize].1));
+    let (mut node_rank, mut name_rank) = (vec![0; nodes.len()], vec![0; nodes.len()]);
+    for (rank, &node) in by_name.iter().enumerate() {
+        node_rank[node as usize] = rank as u32;
+        name_rank[node as usize] = match rank.checked_sub(1).map(|before| by_name[before] as usize) {
+            Some(before) if names[before] == names[node as usize] => name_rank[before],
+            _ => rank as u32,
+        };
+    }
+    let devices: Vec<String> = planes.iter().map(|p| p.name.to_ascii_lowercase()).collect();
+    let mut by_device: Vec<usize> = (0..planes.len()).collect();
+    by_device.sort_by_key(|&p| &devices[p]);
+    let mut device_rank = vec![0; planes.len()];
+    by_device.iter().enumerate().for_each(|(rank, &p)| device_rank[p] = rank as u32);
+    let on_host: Vec<bool> = planes.iter().map(|p| PlaneKind::of(p.name) == PlaneKind::Host).collect();
+    converted.nodes = names.iter().zip(&nodes).map(|(name, (_, op_type))| (name.to_string(), (*op_type).to_owned())).collect();
+
+    // Executions by step, as runs of a piece's executions in one step (a
+    // line's times mostly grow, so a step's executions on a line are a
+    // few runs), sorted by step, so that each step is summed on its own,
+    // all steps on all cores. (A list of every execution's sums, sorted at
+    // once, took 2.5x the memory of the executions themselves; a list of
+    // references to every execution, sorted by step, was 8 bytes each and
+    // a serial pass: 11 ms of the 272 MB jax_lstm trace's 0.29 s,
+    // bench/README.md.) Steps are numbered by their order: markers, then
+    // "outside".
+    let step_numbers: Vec<i64> = steps.keys().copied().chain(std::iter::once(after_last)).collect();
+    let span_index: Vec<usize> = lookup.spans.iter().map(|s| step_numbers.partition_point(|&n| n < s.2)).collect();
+    let step_index = |start: i128, hint: &mut usize| -> usize {
+        if lookup.spans.is_empty() {
+            return 0;
+        }
+        lookup.span_at(start, hint).map_or(step_numbers.len() - 1, |at| span_index[at])
+    };
+    let mut pieces: Vec<Piece> = lines
+        .into_iter()
+        .flat_map(|line| {
+            let (plane, base_ps) = (line.plane as u32, line.base_ps);
+            line.pieces.into_iter().map(move |executions| Piece { plane, base_ps, executions })
+        })
+        .collect();
+    // (step, run) of each piece, in the piece's order.
+    let piece_runs: Vec<Vec<(u32, Run)>> = pieces
+        .par_iter()
+        .enumerate()
+        .map(|(p, piece)| {
+            let mut hint = 0;
+            let mut runs: Vec<(u32, Run)> = Vec::new();
+            for (i, e) in piece.executions.iter().enumerate() {
+                let step = step_index(piece.base_ps + i128::from(e.offset_ps), &mut hint) as u32;
+                match runs.last_mut() {
+                    Some((last, run)) if *last == step => run.end += 1,
+                    _ => runs.push((step, Run { piece: p as u32, start: i as u32, end: i as u32 + 1 })),
+                }
+            }
+            runs
+        })
+        .collect();
+    let mut first = vec![0usize; step_numbers.len() + 1];
+    piece_runs.iter().flatten().for_each(|&(s, _)| first[s as usize + 1] += 1);
+    (1..first.len()).for_each(|i| first[i] += first[i - 1]);
+    let mut next = first.clone();
+    let mut by_step = vec![Run::default(); first[first.len() - 1]];
+    for &(s, run) in piece_runs.iter().flatten() {
+        by_step[next[s as usize]] = run;
+        next[s as usize] += 1;
+    }
+    // The step after which a piece is no longer read: its last marked step
+    // (the executions outside every marker are summed first).
+    let outside_index = step_numbers.len() - 1;
+    let piece_done: Vec<usize> =
+        piece_runs.iter().map(|runs| runs.iter().map(|&(s, _)| s as usize).filter(|&s| s != outside_index).max().unwrap_or(0)).collect();
+    drop(piece_runs);
+    // (Without markers everything is step 0, which is not "outside".)
+    if !lookup.spans.is_empty() && first[outside_index] < first[outside_index + 1] {
+        converted.outside_step = Some(after_last);
+    }
+
+    // Per name, over the whole trace: how many steps it ran in, and where it
+    // is placed: the device of its first total in the order the sink gets
+    // them (by step, then device), an accelerator's if it has any.
+    // (Steps in ranges on all cores: each step is seen by one range.)
+    let Placement { steps: name_steps, first_on, .. } = (0..step_numbers.len())
+        .into_par_iter()
+        .with_min_len(step_numbers.len().div_ceil(4 * rayon::current_num_threads()))
+        .fold(
+            || Placement::new(nodes.len()),
+            |mut placement, s| {
+                for run in &by_step[first[s]..first[s + 1]] {
+                    let piece = &pieces[run.piece as usize];
+                    for e in &piece.executions[run.start as usize..run.end as usize] {
+                        let name = name_rank[node_of[e.op as usize] as usize] as usize;
+                        placement.add(name, s, device_rank[piece.plane as usize], piece.plane, on_host[piece.plane as usize]);
+                    }
+                }
+                placement
+            },
+        )
+        .reduce_with(Placement::merge)
+        .unwrap_or_else(|| Placement::new(nodes.len()));
+    let [on_accelerator, on_host_first] = &first_on;
+    let placed = |name: usize| on_accelerator[name].or(on_host_first[name]).map_or(0, |(_, plane)| plane);
+    let names_for_sink = TotalNames {
+        nodes: &converted.nodes,
+        placed_on: (0..nodes.len()).map(|n| placed(name_rank[n] as usize)).collect(),
+        node_steps: (0..nodes.len()).map(|n| name_steps[name_rank[n] as usize]).collect(),
+        devices: &converted.devices,
+        accelerators: &converted.accelerators,
+    };
+
+    let node = |p: &Part| node_of[p.op as usize] as usize;
+    // The order of a step's totals, as one number per part: node name,
+    // device, then op by node (then by id). Made once per part, not per
+    // comparison (sorting by three looked-up ranks was a tenth of the
+    // 270 MB bench trace's CPU time).
+    let op_name_rank: Vec<u32> = node_of.iter().map(|&n| name_rank[n as usize]).collect();
+    let mut by_node: Vec<u32> = (0..ops.len() as u32).collect();
+    by_node.sort_unstable_by_key(|&op| (node_rank[node_of[op as usize] as usize], op));
+    let mut op_rank = vec![0u32; ops.len()];
+    by_node.iter().enumerate().for_each(|(rank, &op)| op_rank[op as usize] = rank as u32);
+    drop(by_node);
+    let order_key = |op: u32, plane: u32| -> u128 {
+        u128::from(op_name_rank[op as usize]) << 64 | u128::from(device_rank[plane as usize]) << 32 | u128::from(op_rank[op as usize])
+    };
+    // One step's executions → its totals, in order: by node name and
+    // device (then type); the parts of one op, then of one node, on a plane
+    // are then adjacent, and are merged.
+    // (Where ops times planes are too many for a table, every execution is
+    // a part of its own.)
+    let new_slots = || (ops.len() * planes.len() <= MAX_SLOTS).then(|| Slots::new(ops.len(), planes.len()));
+    let step_totals = |pieces: &[Piece], index: usize, slots: Option<&mut Slots>| -> Vec<Total> {
+        let step = step_numbers[index];
+        let part = |p: u32, i: u32| {
+            let piece = &pieces[p as usize];
+            let e = &piece.executions[i as usize];
+            let start = piece.base_ps + i128::from(e.offset_ps);
+            Part {
+                key: order_key(e.op, piece.plane),
+                op: e.op,
+                plane: piece.plane,
+                sum: Sum { start_micros: micros(start), end_micros: micros((start + i128::from(e.duration_ps)).max(0)), time_ps: e.time_ps, runs: e.runs },
+            }
+        };
+        // An op's executions in a stretch of the step are summed as they
+        // come (a JAX step repeats a few hundred ops thousands of times),
+        // then the stretches' parts are sorted and merged. (Sorting every
+        // execution was half of the totals' time on the 272 MB jax_lstm
+        // trace. Times and runs are not negative, so the order in which
+        // they add up does not change their saturating sums.)
+        let mut parts = summed_parts(&by_step[first[index]..first[index + 1]], part, slots);
+        parts.par_sort_unstable_by_key(|p| p.key);
+        // Per op (an XLA instruction, for XLA ops) the runs add up; per
+        // node, they are the most any of its instructions ran.
+        parts.dedup_by(|p, kept| {
+            let same = (p.op, p.plane) == (kept.op, kept.plane);
+            if same {
+                kept.merge_runs(&p.sum);
+            }
+            same
+        });
+        parts.dedup_by(|p, kept| {
+            let same = (node(p), p.plane) == (node(kept), kept.plane);
+            if same {
+                kept.sum.add(&p.sum);
+                kept.sum.runs = kept.sum.runs.max(p.sum.runs);
+            }
+            same
+        });
+        // Runs: host executions count; device ones only for ops that have
+        // none on the host (TPU and JAX programs), by node name.
+        for group in parts.chunk_by_mut(|a, b| name_rank[node(a)] == name_rank[node(b)]) {
+            if group.iter().any(|p| on_host[p.plane as usize]) {
+                group.iter_mut().filter(|p| !on_host[p.plane as usize]).for_each(|p| p.sum.runs = 0);
+            }
+        }
+        parts
+            .into_iter()
+            .map(|p| Total {
+                node: node_of[p.op as usize],
+                plane: p.plane,
+                step,
+                start_micros: p.sum.start_micros,
+                end_micros: p.sum.end_micros,
+                micros: micros(i128::from(p.sum.time_ps) + PS_PER_US / 2),
+                runs: p.sum.runs,
+            })
+            .collect()
+    };
+    // Some steps at a time on all cores, given to the sink in order. A
+    // piece's executions are dropped once its steps are summed, so that the
+    // node model's records take their room: the steps outside every marker
+    // are summed first and given last. (Eight steps at a time, the 910 of
+    // the 272 MB jax_lstm x91 trace took 32 ms, the cores waiting at the
+    // end of each eight; 64 at a time, 20 ms, and 32 were as fast in the
+    // whole process, TF2 x25's peak 18 MB higher against 35 MB.)
+    let has_executions = |i: usize| first[i] < first[i + 1];
+    let outside = if has_executions(outside_index) { step_totals(&pieces, outside_index, new_slots().as_mut()) } else { Vec::new() };
+    let mut free_order: Vec<usize> = (0..pieces.len()).collect();
+    free_order.sort_by_key(|&p| piece_done[p]);
+    let mut freed = 0;
+    let mut count = 0;
+    let mut batch: Vec<Total> = Vec::new();
+    let indices: Vec<usize> = (0..outside_index).filter(|&i| has_executions(i)).collect();
+    for chunk in indices.chunks(16 * rayon::current_num_threads()) {
+        let done: Vec<Vec<Total>> = chunk.par_iter().map_init(new_slots, |slots, &i| step_totals(&pieces, i, slots.as_mut())).collect();
+        done.into_iter().for_each(|t| batch.extend(t));
+        if batch.len() >= SINK_TOTALS {
+            sink(&names_for_sink, &batch);
+            count += batch.len();
+            batch.clear();
+        }
+        let last = chunk[chunk.len() - 1];
+        while freed < free_order.len() && piece_done[free_order[freed]] <= last {
+            pieces[free_order[freed]].executions = Executions::Heap(Vec::new());
+            freed += 1;
+        }
+    }
+    drop(pieces);
+    batch.extend(outside);
+    sink(&names_for_sink, &batch);
+    count += batch.len();
+    converted.total_count = count as u64;
+}
+
+/// Per node name, over some steps: how many steps it ran in, and its
+/// first (step, device rank) and plane on an accelerator and on a host.
+struct Placement {
+    steps: Vec<u32>,
+    last_seen: Vec<usize>,
+    /// On an accelerator, on a host.
+    first_on: [Vec<Option<FirstSeen>>; 2],
+}
+
+/// ((step, device rank), plane) of a name's first execution on a kind of
+/// device.
+type FirstSeen = ((usize, u32), u32);
+
+impl Placement {
+    fn new(names: usize) -> Placement {
+        Placement { steps: vec![0; names], last_seen: vec![usize::MAX; names], first_on: [vec![None; names], vec![None; names]] }
+    }
+
+    /// An execution of `name` in step `step` on `plane`; a step's
+    /// executions are added one after another.
+    fn add(&mut self, name: usize, step: usize, device_rank: u32, plane: u32, on_host: bool) {
+        if self.last_seen[name] != step {
+            self.last_seen[name] = step;
+            self.steps[name] += 1;
+        }
+        let key = (step, device_rank);
+        let slot = &mut self.first_on[usize::from(on_host)][name];
+        if slot.is_none_or(|(known, _)| key < known) {
+            *slot = Some((key, plane));
+        }
+    }
+
+    /// Two placements over different steps, as one.
+    fn merge(mut self, other: Placement) -> Placement {
+        self.steps.iter_mut().zip(&other.steps).for_each(|(a, b)| *a += b);
+        for (mine, theirs) in self.first_on.iter_mut().zip(&other.first_on) {
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                if let Some((key, _)) = b
+                    && a.is_none_or(|(known, _)| *key < known)
+                {
+                    *a = *b;
+                }
+            }
+        }
+        self
+    }
+}
+
+/// Executions of one op in one step on one plane, summed as they merge.
+#[derive(Clone, Copy, Default)]
+struct Part {
+    /// Where it goes among the step's totals.
+    key: u128,
+    op: u32,
+    plane: u32,
+    sum: Sum,
+}
+
+/// How many of a step's executions one thread sums before the sums are
+/// sorted (a step without markers is the whole trace).
+const PARTS_SUMMED_TOGETHER: usize = 1 << 16;
+
+/// The most (op, plane) slots a table of [`Slots`] has (16 MB).
+const MAX_SLOTS: usize = 1 << 22;
+
+/// Executions `start..end` of piece `piece`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Run {
+    piece: u32,
+    start: u32,
+    end: u32,
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// (piece, index) of each execution, in order.
+    fn executions(runs: &[Run]) -> impl Iterator<Item = (u32, u32)> + '_ {
+        runs.iter().flat_map(|run| (run.start..run.end).map(move |i| (run.piece, i)))
+    }
+}
+
+/// The parts of the executions of `runs` (`part` of each, by piece and
+/// index), those of an (op, plane) summed in stretches where there are
+/// `slots` to number them.
+fn summed_parts(runs: &[Run], part: impl Fn(u32, u32) -> Part + Sync, slots: Option<&mut Slots>) -> Vec<Part> {
+    let part = |(p, i): (u32, u32)| part(p, i);
+    match slots {
+        Some(slots) if runs.iter().map(Run::len).sum::<usize>() <= PARTS_SUMMED_TOGETHER => slots.sum(Run::executions(runs).map(part)),
+        Some(slots) => stretches(runs, PARTS_SUMMED_TOGETHER)
+            .par_iter()
+            .map_init(|| slots.empty_like(), |slots, stretch| slots.sum(Run::executions(stretch).map(part)))
+            .flatten_iter()
+            .collect(),
+        None => Run::executions(runs).map(part).collect(),
+    }
+}
+
+/// `runs` cut into stretches of `size` executions (the last may have
+/// fewer), in order.
+fn stretches(runs: &[Run], size: usize) -> Vec<Vec<Run>> {
+    let mut stretches = Vec::new();
+    let (mut stretch, mut len) = (Vec::new(), 0);
+    for run in runs {
+        let mut start = run.start;
+        while start < run.end {
+            let end = run.end.min(start.saturating_add((size - len) as u32));
+            stretch.push(Run { start, end, ..*run });
+            len += (end - start) as usize;
+            start = end;
+            if len == size {
+                stretches.push(std::mem::take(&mut stretch));
+                len = 0;
+            }
+        }
+    }
+    if !stretch.is_empty() {
+        stretches.push(stretch);
+    }
+    stretches
+}
+
+/// Where each (op, plane) is among the parts being summed
+/// ([`Slots::sum`]), reused from step to step.
+struct Slots {
+    /// By `op * planes + plane`.
+    at: Vec<u32>,
+    planes: usize,
+}
+
+impl Slots {
+    const NONE: u32 = u32::MAX;
+
+    /// The table of `ops` ops on `planes` planes.
+    fn new(ops: usize, planes: usize) -> Slots {
+        Slots { at: vec![Slots::NONE; ops * planes], planes }
+    }
+
+    /// Another table of the same ops and planes.
+    fn empty_like(&self) -> Slots {
+        Slots { at: vec![Slots::NONE; self.at.len()], planes: self.planes }
+    }
+
+    fn slot(&self, part: &Part) -> usize {
+        part.op as usize * self.planes + part.plane as usize
+    }
+
+    /// Parts, one per (op, plane), each the sum of those given.
+    fn sum(&mut self, given: impl Iterator<Item = Part>) -> Vec<Part> {
+        let mut parts: Vec<Part> = Vec::new();
+        for part in given {
+            let slot = self.slot(&part);
+            match self.at[slot] {
+                Slots::NONE => {
+                    self.at[slot] = parts.len() as u32;
+                    parts.push(part);
+                }
+                at => parts[at as usize].merge_runs(&part.sum),
+            }
+        }
+        for part in &parts {
+            let slot = self.slot(part);
+            self.at[slot] = Slots::NONE;
+        }
+        parts
+    }
+}
+
+impl Part {
+    /// Another part of the same op: its runs add up.
+    fn merge_runs(&mut self, other: &Sum) {
+        self.sum.add(other);
+        self.sum.runs = self.sum.runs.saturating_add(other.runs);
+    }
+}
+
+/// Times and runs of executions.
+#[derive(Clone, Copy, Default)]
+struct Sum {
+    start_micros: i64,
+    end_micros: i64,
+    /// Saturates at 106 days, which no op runs in a step.
+    time_ps: i64,
+    runs: i64,
+}
+
+impl Sum {
+    fn add(&mut self, other: &Sum) {
+        self.start_micros = self.start_micros.min(other.start_micros);
+        self.end_micros = self.end_micros.max(other.end_micros);
+        self.time_ps = self.time_ps.saturating_add(other.time_ps);
+    }
+}
+
+/// Whole microseconds (floored) of a time in ps.
+fn micros(ps: i128) -> i64 {
+    // (128-bit division is a call; most times fit in 64 bits.)
+    match i64::try_from(ps) {
+        Ok(ps) => ps.div_euclid(PS_PER_US as i64),
+        Err(_) => i64::try_from(ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(start: i64, end: i64) -> Execution {
+        Execution { op: 0, offset_ps: start, duration_ps: end - start, time_ps: end - start, runs: 1 }
+    }
+
+    /// Every fixture converts alike when its planes are all framed first,
+    /// when any one plane's lines are framed while the others are read, and
+    /// when they are cut at guessed starts; a damaged fixture gives the
+    /// error that framing first gives.
+    #[test]
+    fn planes_framed_meanwhile_or_guessed_convert_as_when_all_are_framed_first() {
+        let root = format!("{}/testdata/xplane", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let mut paths: Vec<std::path::PathBuf> =
+            std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path().join("plugins/profile/run0")).filter(|p| p.is_dir()).collect();
+        paths.sort();
+        let (mut compared, mut guessed_ok) = (0, 0);
+        for dir in paths {
+            for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+                let bytes = std::fs::read(&path).unwrap();
+                let space = Space::decode(&bytes).unwrap();
+                let convert = |bytes: &[u8], space: &Space<'_>, long: Option<Long>| {
+                    let mut totals = Vec::new();
+                    convert_framed_first(bytes, space, long, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))
+                        .map(|c| format!("{c:?} {totals:?}"))
+                };
+                let framed_first = convert(&bytes, &space, None).unwrap();
+                for long in 0..space.planes.len() {
+                    // (Not assert_eq: a trace's conversion is long.)
+                    assert!(convert(&bytes, &space, Some(Long::FramedMeanwhile(long))).unwrap() == framed_first, "{} plane {long}", path.display());
+                    compared += 1;
+                    // Pieces guessed in any plane, small enough to be many:
+                    // the same conversion, or one that fails and is read
+                    // framed first (never in a GPU plane, whose events are
+                    // what the guesses look for).
+                    for piece_bytes in [97, 1000, 20_000] {
+                        let guessed = Some(Long::Guessed { plane: long, piece_bytes });
+                        match convert(&bytes, &space, guessed) {
+                            Ok(converted) => {
+                                assert!(converted == framed_first, "{} plane {long} guessed {piece_bytes}", path.display());
+                                guessed_ok += 1;
+                            }
+                            Err(e) => {
+                                let name = Plane::decode_name(space.planes[long]).unwrap();
+                                assert!(PlaneKind::of(name) != PlaneKind::Gpu, "{} plane {long} guessed {piece_bytes}: {e}", path.display());
+                            }
+                        }
+                    }
+                }
+                // A byte of the longest plane's events changed: the error
+                // (if any) is that of the plain reading, its pieces framed
+                // or guessed.
+                let mut damaged = bytes.clone();
+                let long = match longest_plane(&space, bytes.len()).unwrap() {
+                    Long::FramedMeanwhile(plane) | Long::Guessed { plane, .. } => plane,
+                };
+                let at = space.planes[long].as_ptr() as usize - bytes.as_ptr() as usize + space.planes[long].len() / 2;
+                for byte in [0xff, 0x00, 0x80] {
+                    damaged[at] = byte;
+                    let Ok(space) = Space::decode(&damaged) else { continue };
+                    let mut totals = Vec::new();
+                    let converted =
+                        convert_releasing(&damaged, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"));
+                    let framed_first = convert(&damaged, &space, None).map_err(|e| e.to_string());
+                    assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{}", path.display());
+                    let guessed = Some(Long::Guessed { plane: long, piece_bytes: 1000 });
+                    let mut totals = Vec::new();
+                    let mut sink = |_: &TotalNames<'_>, chunk: &[Total]| totals.extend_from_slice(chunk);
+                    let converted = or_framed_first(guessed, |long| convert_framed_first(&damaged, &space, long, true, &|_| {}, &mut sink));
+                    let converted = converted.map(|c| format!("{c:?} {totals:?}"));
+                    assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{} guessed", path.display());
+                }
+            }
+        }
+        assert!(compared >= 40, "{compared} conversions compared");
+        assert!(guessed_ok >= 40, "{guessed_ok} conversions of guessed pieces");
+    }
+
+    /// A step's parts summed per (op, plane) in stretches, in one table or
+    /// in none, then sorted and merged, are the parts of every execution
+    /// sorted and merged.
+    #[test]
+    fn parts_summed_in_stretches_merge_as_every_execution() {
+        let mut rng = crate::test_random::XorShift::new(0x5107);
+        let merged = |mut parts: Vec<Part>| {
+            parts.sort_unstable_by_key(|p| p.key);
+            parts.dedup_by(|p, kept| {
+                let same = p.key == kept.key;
+                if same {
+                    kept.merge_runs(&p.sum);
+                }
+                same
+            });
+            parts.iter().map(|p| (p.op, p.plane, p.sum.start_micros, p.sum.end_micros, p.sum.time_ps, p.sum.runs)).collect::<Vec<_>>()
+        };
+        for count in [0, 1, 7, 5000, PARTS_SUMMED_TOGETHER + 1, 3 * PARTS_SUMMED_TOGETHER + 17] {
+            let (ops, planes) = (1 + rng.below(300) as u32, 1 + rng.below(4) as u32);
+            let executions: Vec<(u32, u32, i64, i64)> = (0..count)
+                .map(|_| {
+                    let start = rng.below(1_000_000) as i64;
+                    (rng.below(u64::from(ops)) as u32, rng.below(u64::from(planes)) as u32, start, start + rng.below(5000) as i64)
+                })
+                .collect();
+            // The executions in pieces of random sizes, given as runs of
+            // random lengths.
+            let mut pieces: Vec<&[(u32, u32, i64, i64)]> = Vec::new();
+            let mut runs = Vec::new();
+            let mut rest = &executions[..];
+            while !rest.is_empty() {
+                let (piece, after) = rest.split_at(rest.len().min(1 + rng.below(70_000) as usize));
+                let mut start = 0;
+                while start < piece.len() {
+                    let end = piece.len().min(start + 1 + rng.below(20_000) as usize);
+                    runs.push(Run { piece: pieces.len() as u32, start: start as u32, end: end as u32 });
+                    start = end;
+                }
+                pieces.push(piece);
+                rest = after;
+            }
+            let part = |p: u32, i: u32| {
+                let (op, plane, start, end) = pieces[p as usize][i as usize];
+                Part {
+                    key: u128::from(op) << 32 | u128::from(plane),
+                    op,
+                    plane,
+                    sum: Sum { start_micros: start, end_micros: end, time_ps: (end - start) * 1000, runs: 1 + (start % 3) },
+                }
+            };
+            let every: Vec<(u32, u32)> = Run::executions(&runs).collect();
+            assert_eq!(every.len(), count);
+            assert!(every.iter().zip(&executions).all(|(&(p, i), e)| pieces[p as usize][i as usize] == *e), "runs give the executions in order");
+            let expected = merged(summed_parts(&runs, part, None));
+            assert_eq!(expected.len(), executions.iter().map(|e| (e.0, e.1)).collect::<HashSet<_>>().len());
+            let mut slots = Slots::new(ops as usize, planes as usize);
+            assert_eq!(merged(summed_parts(&runs, part, Some(&mut slots))), expected, "{count} executions");
+            // (The table is left empty for the next step.)
+            assert!(slots.at.iter().all(|&s| s == Slots::NONE));
+            if count > PARTS_SUMMED_TOGETHER {
+                assert!(summed_parts(&runs, part, Some(&mut slots)).len() > expected.len(), "summed in stretches");
+                let cut = stretches(&runs, PARTS_SUMMED_TOGETHER);
+                assert!(cut.iter().all(|s| s.iter().map(Run::len).sum::<usize>() <= PARTS_SUMMED_TOGETHER), "stretches are at most the size");
+                assert_eq!(cut.iter().map(|s| Run::executions(s).collect::<Vec<_>>()).collect::<Vec<_>>().concat(), every, "stretches keep the order");
+            }
+        }
+    }
+
+    /// Random lines in time order (nested, overlapping, equal and empty
+    /// spans), cut into random pieces: the pieces' walk on all cores gives
+    /// the times the walk of the whole line, sorted, gives.
+    #[test]
+    fn lines_in_pieces_nest_as_whole_lines() {
+        let mut rng = crate::test_random::XorShift::new(0x5e1f);
+        for round in 0..300 {
+            let count = 1 + rng.below(60) as usize;
+            let mut spans: Vec<(i64, i64)> = (0..count)
+                .map(|_| {
+                    let start = rng.below(200) as i64;
+                    (start, start + rng.below(if round % 3 == 0 { 8 } else { 120 }) as i64)
+                })
+                .collect();
+            spans.sort_by_key(|&(start, end)| (start, std::cmp::Reverse(end)));
+            let whole: Vec<Execution> = spans.iter().map(|&(a, b)| exec(a, b)).collect();
+            // The reference: the walk over an order sorted by position.
+            let mut expected = vec![whole.clone()];
+            let mut open = Vec::new();
+            for i in 0..count {
+                nest(&mut expected, &mut open, (0, i));
+            }
+            let expected: Vec<i64> = expected[0].iter().map(|e| e.time_ps.max(0)).collect();
+            let mut pieces: Vec<Vec<Execution>> = Vec::new();
+            let mut rest = whole.as_slice();
+            while !rest.is_empty() {
+                let (piece, after) = rest.split_at((rng.below(rest.len() as u64) as usize + 1).min(rest.len()));
+                pieces.push(piece.to_vec());
+                if rng.below(4) == 0 {
+                    pieces.push(Vec::new());
+                }
+                rest = after;
+            }
+            subtract_nested(&mut pieces);
+            assert_eq!(pieces.concat().iter().map(|e| e.time_ps).collect::<Vec<_>>(), expected, "spans {spans:?}");
+        }
+    }
+
+    #[test]
+    fn executions_written_in_place_read_back_as_pushed() {
+        let records: Vec<Execution> = (0..20_000).map(|i| Execution { op: i as u32 * 7, runs: i % 3, ..exec(i, 2 * i + 1) }).collect();
+        let fields = |e: &[Execution]| e.iter().map(|e| (e.op, e.offset_ps, e.duration_ps, e.time_ps, e.runs)).collect::<Vec<_>>();
+        // A large trace's piece is mapped, with room for every event; an
+        // event past the room (never, by the framing) moves it to the heap.
+        let mut mapped = Executions::with_room(records.len(), 1 << 30);
+        assert!(matches!(mapped, Executions::Mapped { .. }));
+        records.iter().for_each(|&e| mapped.push(e));
+        assert_eq!(fields(&mapped.finished()), fields(&records));
+        let mut full = Executions::with_room(records.len(), 1 << 30);
+        records.iter().chain(&records[..2]).for_each(|&e| full.push(e));
+        assert!(matches!(full, Executions::Heap(_)));
+        assert_eq!(fields(&full), fields(&[&records[..], &records[..2]].concat()));
+        // A small trace's stays on the heap, cut to its executions.
+        let mut heap = Executions::with_room(records.len(), 1 << 20);
+        records[..5].iter().for_each(|&e| heap.push(e));
+        match heap.finished() {
+            Executions::Heap(kept) => assert_eq!((fields(&kept), kept.capacity()), (fields(&records[..5]), 5)),
+            Executions::Mapped { .. } => panic!("a small trace's executions are mapped"),
+        }
+    }
+
+    #[test]
+    fn nested_executions_leave_their_parents_self_time() {
+        // A call [0, 100) holding two ops and, inside the second, a third.
+        let mut e = vec![exec(0, 100), exec(10, 30), exec(40, 90), exec(50, 60), exec(100, 120)];
+        subtract_nested(std::slice::from_mut(&mut e));
+        let times: Vec<i64> = e.iter().map(|e| e.time_ps).collect();
+        assert_eq!(times, vec![100 - 20 - 50, 20, 50 - 10, 10, 20]);
+    }
+
+    #[test]
+    fn self_times_do_not_depend_on_pieces_or_event_order() {
+        let spans = [(0, 100), (10, 30), (40, 90), (50, 60), (100, 120), (100, 120), (110, 115)];
+        let expected: Vec<i64> = {
+            let mut line = vec![spans.iter().map(|&(a, b)| exec(a, b)).collect::<Vec<_>>()];
+            subtract_nested(&mut line);
+            line[0].iter().map(|e| e.time_ps).collect()
+        };
+        // Of two equal spans the first in the line holds the second.
+        assert_eq!(expected, vec![30, 20, 40, 10, 0, 15, 5]);
+        // In pieces of every size.
+        for size in 1..spans.len() {
+            let mut line: Vec<Vec<Execution>> = spans.chunks(size).map(|c| c.iter().map(|&(a, b)| exec(a, b)).collect()).collect();
+            subtract_nested(&mut line);
+            assert_eq!(line.concat().iter().map(|e| e.time_ps).collect::<Vec<_>>(), expected, "pieces of {size}");
+        }
+        // Out of time order (equal spans kept in line order): the same.
+        let order = [4, 0, 6, 2, 1, 5, 3];
+        let mut line = vec![order.iter().map(|&i| exec(spans[i].0, spans[i].1)).collect::<Vec<_>>()];
+        subtract_nested(&mut line);
+        let mut times = vec![0; spans.len()];
+        order.iter().zip(&line[0]).for_each(|(&i, e)| times[i] = e.time_ps);
+        assert_eq!(times, expected);
+    }
+
+    /// A plane with one line of one event of `metadata` (an op by name), 5 µs.
+    fn one_event_plane(name: &str, line_id: i64, metadata: &str) -> crate::proto::tensorflow::profiler::XPlane {
+        use crate::proto::tensorflow::profiler as xp;
+        let mut plane = xp::XPlane { id: 1, name: name.into(), ..Default::default() };
+        plane.event_metadata.insert(1, xp::XEventMetadata { id: 1, name: metadata.into(), ..Default::default() });
+        let event = xp::XEvent { metadata_id: 1, duration_ps: 5_000_000, data: Some(xp::x_event::Data::OffsetPs(0)), ..Default::default() };
+        plane.lines.push(xp::XLine { id: line_id, timestamp_ns: 1000, events: vec![event], ..Default::default() });
+        plane
+    }
+
+    /// The executions read from a trace of `planes`, and its totals' planes by name.
+    fn executions_and_planes(planes: Vec<crate::proto::tensorflow::profiler::XPlane>) -> (u64, Vec<String>) {
+        use crate::proto::tensorflow::profiler as xp;
+        use prost::Message;
+        let wire = xp::XSpace { planes, ..Default::default() }.encode_to_vec();
+        let (converted, totals) = convert(&wire, false).unwrap();
+        (converted.executions, totals.iter().map(|t| converted.planes[t.plane as usize].clone()).collect())
+    }
+
+    /// Only the plane named exactly `/host:CPU` is the host's, as XProf
+    /// finds it: the ops of a plane whose name only starts so are not read.
+    #[test]
+    fn only_the_host_plane_itself_has_host_ops() {
+        let planes = vec![one_event_plane("/host:CPU", 1, "dense/MatMul:MatMul"), one_event_plane("/host:CPU (something)", 1, "dense/MatMul:MatMul")];
+        assert_eq!(executions_and_planes(planes), (1, vec!["/host:CPU".to_owned()]));
+    }
+
+    /// Of a GPU plane's lines, those XProf derives are known by their ids
+    /// (its `IsDerivedThreadId`), not their names: they are not read.
+    #[test]
+    fn derived_gpu_lines_are_known_by_id() {
+        let mut plane = one_event_plane("/device:GPU:0", super::super::planes::STEP_INFO_LINE + 3, "kernel");
+        plane.lines[0].name = "Stream #7(Compute)".into();
+        let mut raw = plane.lines[0].clone();
+        (raw.id, raw.name) = (7, "TensorFlow Ops".into());
+        plane.lines.push(raw);
+        assert_eq!(executions_and_planes(vec![plane]), (1, vec!["/device:GPU:0".to_owned()]));
+    }
+
+    /// Allocator events: their steps come from the markers, a free names
+    /// the op whose allocation of the same step (and address) it frees.
+    #[test]
+    fn allocator_events_take_steps_and_the_allocating_op() {
+        use crate::proto::tensorflow::profiler as xp;
+        use prost::Message;
+        let stat = |id, value| xp::XStat { metadata_id: id, value: Some(value) };
+        let int = |id, v: i64| stat(id, xp::x_stat::Value::Int64Value(v));
+        let text = |id, v: &str| stat(id, xp::x_stat::Value::StrValue(v.into()));
+        let us = 1_000_000;
+        let event = |meta, at_us: i64, dur_us: i64, stats| xp::XEvent {
+            metadata_id: meta,
+            duration_ps: dur_us * us,
+            stats,
+            data: Some(xp::x_event::Data::OffsetPs(at_us * us)),
+        };
+        // Stats: 1 step_num, 2 allocator_name, 3 bytes_allocated, 4 allocation_bytes, 5 addr, 6 tf_op, 7 bytes_reserved.
+        let memory = |meta, at, allocator: &str, in_use, bytes, addr, op: Option<&str>| {
+            let mut stats = vec![text(2, allocator), int(3, in_use), int(7, 1), int(4, bytes), int(5, addr)];
+            stats.extend(op.map(|op| text(6, op)));
+            event(meta, at, 0, stats)
+        };
+        let mut plane = xp::XPlane { id: 1, name: "/host:CPU".into(), ..Default::default() };
+        for (id, name) in [(1, "train"), (2, "MemoryAllocation"), (3, "MemoryDeallocation")] {
+            plane.event_metadata.insert(id, xp::XEventMetadata { id, name: name.into(), ..Default::default() });
+        }
+        for (id, name) in
+            [(1, "step_num"), (2, "allocator_name"), (3, "bytes_allocated"), (4, "allocation_bytes"), (5, "addr"), (6, "tf_op"), (7, "bytes_reserved")]
+        {
+            plane.stat_metadata.insert(id, xp::XStatMetadata { id, name: name.into(), ..Default::default() });
+        }
+        plane.lines.push(xp::XLine {
+            id: 1,
+            timestamp_ns: 1000,
+            events: vec![
+                event(1, 0, 100, vec![int(1, 0)]),
+                event(1, 100, 100, vec![int(1, 1)]),
+                memory(2, 10, "gpu", 500, 100, 7, Some("x/MatMul:MatMul")),
+                memory(2, 20, "gpu", 600, 100, 8, Some("y:Add")),
+                memory(3, 30, "gpu", 500, 100, 7, None),
+                memory(3, 120, "gpu", 400, 100, 8, None),
+                memory(2, 300, "host", 64, 64, 9, None),
+            ],
+            ..Default::default()
+        });
+        let wire = xp::XSpace { planes: vec![plane], ..Default::default() }.encode_to_vec();
+        let (converted, _) = convert(&wire, true).unwrap();
+        let got: Vec<(i64, &str, i128, i64, i64, &str)> =
+            converted.allocator_events.iter().map(|e| (e.step, e.allocator, e.time_ps, e.bytes, e.in_use, &*e.node)).collect();
+        let at = |t: i128| 1000 * 1000 + t * 1_000_000;
+        assert_eq!(
+            got,
+            [
+                (0, "gpu", at(10), 100, 501, "x/MatMul"),
+                (0, "gpu", at(20), 100, 601, "y"),
+                (0, "gpu", at(30), -100, 501, "x/MatMul"),
+                (1, "gpu", at(120), -100, 401, ""),
+                (2, "host", at(300), 64, 65, ""),
+            ]
+        );
+        assert_eq!(converted.outside_step, Some(2));
+        assert!(convert(&wire, false).unwrap().0.allocator_events.is_empty(), "kept only when asked");
+    }
+}
