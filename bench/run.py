@@ -340,7 +340,7 @@ def loadavg():
 def git_commit():
     head = sh(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"]).stdout.strip()
     dirty = sh(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src",
-                "Cargo.toml", "Cargo.lock", "build.rs", "proto"]).stdout.strip()
+                "crates", "Cargo.toml", "Cargo.lock"]).stdout.strip()
     return head, bool(dirty)
 
 

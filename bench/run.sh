@@ -70,7 +70,7 @@ if [ -z "$RTFPROF" ] && [ "$BUILD" = head ]; then
   HEAD=$(git rev-parse HEAD)
   H=bench/data/head
   # Re-export only when the sources changed (keeps cargo's incremental state).
-  KEY=$(git rev-parse HEAD:src HEAD:Cargo.toml HEAD:Cargo.lock HEAD:build.rs HEAD:proto | tr '\n' ' ')
+  KEY=$(git rev-parse HEAD:src HEAD:crates HEAD:Cargo.toml HEAD:Cargo.lock | tr '\n' ' ')
   if [ "$(cat $H/KEY 2>/dev/null)" != "$KEY" ]; then
     rm -rf $H/src && mkdir -p $H/src
     git archive "$HEAD" | tar -x -C $H/src

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write proto/*.proto from the descriptors the TensorFlow pip package ships.
+"""Write crates/proto/proto/*.proto from the descriptors the TensorFlow pip package ships.
 
 rtfprof reads TensorFlow's wire formats, so its schemas must carry TensorFlow's
 packages, message names, field names and numbers exactly.  Nothing here is typed
@@ -160,7 +160,7 @@ def render(fdp, tf_version):
 def main():
     import importlib
     import tensorflow as tf
-    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "proto")
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "proto", "proto")
     seen = {}
     stack = [importlib.import_module(m).DESCRIPTOR for m in ROOT_MODULES]
     while stack:

@@ -8,7 +8,7 @@
 #     tools/xplane/cut_jax_gpu.sh
 #
 # PYTHON needs tsl's xplane_pb2 (TensorFlow's, or one compiled from
-# proto/tsl/profiler/protobuf/xplane.proto with grpcio-tools on PYTHONPATH).
+# crates/proto/proto/tsl/profiler/protobuf/xplane.proto with grpcio-tools on PYTHONPATH).
 #
 # RECORDED=DIR also cuts the fixtures of programs recorded for this project
 # by tools/xplane/record_heldout.py (DIR/<program>/vm.xplane.pb, as its
