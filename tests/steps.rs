@@ -14,6 +14,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 mod common;
+#[path = "../src/test_random.rs"]
+mod test_random;
 
 use common::{rtfprof_json_of, rtfprof_output, shared_traces, testdata, xprof_golden};
 
@@ -256,6 +258,23 @@ fn run_metadata_and_events_give_the_categories_they_have() {
             {
                 assert!(step[k].is_null(), "{inputs:?}: {k} in {step}");
             }
+        }
+    }
+}
+
+/// Randomly corrupted traces never panic: they are refused, or analyzed and
+/// their steps rendered as text. (The same corruptions of the same fixture
+/// as `steps::xplane`'s unit test, which analyzes them without rendering.)
+#[test]
+fn corrupted_traces_render_without_panic() {
+    let fixture = std::fs::read(testdata().join("xplane/tf_loop/plugins/profile/run0/host0.xplane.pb")).unwrap();
+    let mut rng = test_random::XorShift::new(0x57e9_5eed);
+    for _ in 0..400 {
+        let mut bytes = fixture.clone();
+        rng.corrupt(&mut bytes, 4);
+        if let Ok(host) = rtfprof::steps::xplane::analyze(&bytes) {
+            let steps = rtfprof::steps::from_hosts(&[host.clone(), host]);
+            let _ = rtfprof::outputs::steps::render_text(&steps);
         }
     }
 }
