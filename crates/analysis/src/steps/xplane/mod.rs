@@ -1,0 +1,257 @@
+//! XProf's step breakdown of an XPlane trace (`input_pipeline_analyzer`),
+//! re-derived from its rules (docs/book/src/commands/steps.md):
+//!
+//! 1. **Groups**, in `grouping.rs` (`PreprocessXPlane`,
+//!    preprocess_xplane.cc, then `GroupTfEvents`,
+//!    xla/tsl/profiler/utils/group_events.cc).
+//!    A trace TensorFlow already grouped (a `group_id` stat anywhere) keeps
+//!    its groups. Otherwise events are linked into a forest: nesting on a
+//!    line, producer/consumer context stats (`_pt`/`_p` → `_ct`/`_c`),
+//!    executor → `IteratorGetNextOp` by (`id`, `iter_num`), kernel launch →
+//!    kernel by `correlation_id`. Roots are events with an `_r` stat (higher
+//!    levels first, then by time), or, when TF loops ran (executor events
+//!    with `iter_num` other than 0), each loop iteration; a root's group
+//!    spreads to every event reachable from it not grouped yet. A trace
+//!    with TF loop ops (`WhileOp-EvalCond`, …) is not grouped at all.
+//! 2. **Step events**, in `step_events.rs`
+//!    (`ConvertHostThreadsXLineToStepEvents`,
+//!    `ConvertDeviceTraceXPlaneToStepEvents`, xprof/convert/
+//!    xplane_to_step_events.cc). Without device planes, a group's step
+//!    markers are its host events named `train…`/`test…`/`TraceContext…`
+//!    (no `/`) or user-defined roots, and its other host events (not
+//!    `Eager*Execute`/`FunctionRun`) are classified by name: memcpy H2D or
+//!    infeed → input, `IteratorGetNext…` or a root input-pipeline stage →
+//!    input (waiting), memcpy H2H → host-to-host, else host compute. With
+//!    GPU planes, only the devices count: markers from each device's `Steps`
+//!    line, kernels (events with `correlation_id` and `group_id`) as
+//!    memcpys, `nccl…` collectives or compute.
+//! 3. **Breakdown**, in `breakdown.rs` (`ToNonOverlappedEvents`,
+//!    event_span.cc; `ConvertStepDetailsToStepInfo`,
+//!    step_events_to_steps_db.cc). A step's time is its longest marker (a
+//!    device marker unless a host marker contains it); where events
+//!    overlap, the highest-priority type owns the time; the time of the
+//!    step no event covers is "other". A step without device compute (with
+//!    devices) or host compute (without) is dropped.
+//! 4. **Hosts**, in the parent module ([`super::from_hosts`])
+//!    (`StepIntersection`, xprof/utils/step_intersection.cc;
+//!    `CombineAllOpStats`): the steps all hosts have, aligned in time with
+//!    the host whose steps span least; the rows are the first host's.
+//!
+//! A trace is walked twice, without allocating per event. The first walk
+//! (`collect`, in `collect.rs`) keeps as records (`events.rs`) only the
+//! events grouping reads and the events they nest in; the others (most op
+//! events) can only take the group of the event they nest in. The second
+//! walk (`walk_line`, in `walk.rs`) gives them that group and resolves each
+//! step once none of its events can follow. This file holds the public
+//! types and [`analyze`], which runs the stages in turn.
+
+mod breakdown;
+mod collect;
+mod events;
+mod grouping;
+mod step_events;
+mod walk;
+
+use std::collections::BTreeMap;
+
+use prost::DecodeError;
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
+
+use crate::inputs::xplane::decode::{Plane, Release, Space};
+use crate::inputs::xplane::planes::PlaneKind;
+use crate::inputs::xplane::stats::{StatKind, StatKinds};
+use breakdown::{Details, DeviceSpans, add_device_time};
+use collect::collect;
+use grouping::{Links, group, mark_host_consumers, sort_contexts};
+use step_events::{derived_device_step_events, device_step_events, has_steps_line, walk_derived_device, walk_host};
+
+pub use breakdown::non_overlapped;
+
+/// XProf's `EventType`s; a bigger value wins where events overlap.
+pub mod event_type {
+    pub const UNKNOWN_TIME: u8 = 0;
+    pub const HOST_COMPUTE: u8 = 10;
+    pub const HOST_COMPILE: u8 = 60;
+    pub const HOST_TO_HOST: u8 = 70;
+    pub const HOST_TO_DEVICE: u8 = 80;
+    pub const HOST_PREPARE: u8 = 90;
+    pub const DEVICE_COLLECTIVES: u8 = 100;
+    pub const HOST_WAIT_INPUT: u8 = 110;
+    pub const DEVICE_TO_DEVICE: u8 = 120;
+    pub const DEVICE_TO_HOST: u8 = 130;
+    pub const DEVICE_COMPUTE_32: u8 = 140;
+    pub const DEVICE_COMPUTE_16: u8 = 150;
+    pub const DEVICE_WAIT_DEVICE: u8 = 160;
+    pub const DEVICE_WAIT_HOST: u8 = 170;
+    pub const LAST: u8 = DEVICE_WAIT_HOST;
+}
+
+/// More steps than this, and XProf drops a host's first and last
+/// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
+const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
+
+const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
+
+/// One step of one host, as XProf's step database holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostStep {
+    /// The group id (the step's number in XProf when unnamed).
+    pub group: i64,
+    pub name: String,
+    pub begin_ps: i128,
+    pub duration_ps: i128,
+    /// Picoseconds per event type (see [`event_type`]).
+    pub type_ps: BTreeMap<u8, i128>,
+    /// GPU traces, beyond XProf: how much of the step the devices spent in
+    /// memcpys (any direction), and how much they ran anything at all
+    /// (events on every device, overlaps counted once).
+    pub device: Option<DeviceTime>,
+}
+
+/// A step's device time, beyond XProf's categories (which file a
+/// host-to-device copy that no step launched under "other").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceTime {
+    pub transfer_ps: i128,
+    pub busy_ps: i128,
+}
+
+/// What kind of machine a host's trace comes from (XProf's hardware type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Hardware {
+    CpuOnly,
+    Gpu,
+    Tpu,
+}
+
+/// One host's trace, analyzed.
+#[derive(Clone, Debug)]
+pub struct HostSteps {
+    pub hardware: Hardware,
+    pub steps: Vec<HostStep>,
+    /// Self time of tf.data (`Iterator::…`) ops and of host-to-device enqueue
+    /// ops (memcpy H2D, infeed): XProf's input-op analysis.
+    pub dataset_self_ps: i128,
+    pub enqueue_self_ps: i128,
+}
+
+/// Analyzes one host's trace. Errors only on a malformed file.
+pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
+    analyze_releasing(bytes, &|_| {})
+}
+
+/// [`analyze`], calling `release` with each stretch of the file once walked
+/// (the file's pages then need not stay resident while events are kept).
+pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
+    let space = Space::decode(bytes)?;
+    let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
+    let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
+    let tpu = kinds.contains(&PlaneKind::Tpu);
+    let gpu: Vec<usize> = (0..planes.len()).filter(|&i| kinds[i] == PlaneKind::Gpu).collect();
+    let hardware = if !gpu.is_empty() {
+        Hardware::Gpu
+    } else if tpu {
+        Hardware::Tpu
+    } else {
+        Hardware::CpuOnly
+    };
+    let stats: Vec<StatKinds> = planes.iter().map(StatKinds::of).collect();
+    let grouped = stats.iter().any(|s| s.names(StatKind::GroupId));
+    let loop_ops = planes.iter().any(|p| p.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name)));
+
+    let mut events = collect(&planes, &stats, release)?;
+    let grouping = !grouped && !loop_ops && !tpu;
+    let host = kinds.iter().position(|&k| k == PlaneKind::Host);
+    if host.is_some() || grouping {
+        sort_contexts(&mut events);
+    }
+    if let Some(h) = host {
+        mark_host_consumers(&mut events, h);
+    }
+    let has_device = !gpu.is_empty() || tpu;
+    // (TPU steps: XProf reads them from the device's own step line, with
+    // rules of their own; rtfprof does not implement them.)
+    let device_steps = !tpu && has_device;
+    // The GPU planes without a `Steps` line are walked while grouping runs
+    // (`steps` of the 272 MB jax_lstm x91 trace: 0.62 -> 0.52 s on two
+    // cores, bench/README.md): grouping writes only the marks, taken out
+    // of the events meanwhile.
+    let derived: Vec<usize> = gpu.iter().copied().filter(|&p| device_steps && !has_steps_line(&planes[p])).collect();
+    let mut marks = std::mem::take(&mut events.marks);
+    let links = grouping.then(|| Links::take(&mut events));
+    let ((), walked) = rayon::join(
+        || {
+            if let Some(links) = links {
+                group(&events, &mut marks, links);
+            }
+        },
+        || derived.iter().map(|&p| walk_derived_device(&events, &planes[p], p, grouping, release)).collect::<Result<Vec<_>, _>>(),
+    );
+    events.marks = marks;
+    // The second walk: the events `collect` left out get their groups.
+    let host_steps = !tpu && !has_device;
+    let (mut steps, dataset_self_ps, enqueue_self_ps) = match host {
+        Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release)?,
+        None => (Vec::new(), 0, 0),
+    };
+    if device_steps {
+        let mut device: BTreeMap<i64, Details> = BTreeMap::new();
+        let mut spans = DeviceSpans::default();
+        let mut walked = walked?.into_iter();
+        for &plane in &gpu {
+            let events_of_plane = if has_steps_line(&planes[plane]) {
+                device_step_events(&events, &planes[plane], plane, grouping, release, &mut spans)?
+            } else {
+                derived_device_step_events(&events, walked.next().expect("a walk per plane"), &mut spans)
+            };
+            for (group, details) in events_of_plane {
+                device.entry(group).or_default().combine(details);
+            }
+        }
+        // (Steps resolved on all cores: each sorts its events' bounds.)
+        let device: Vec<(i64, Details)> = device.into_iter().collect();
+        steps = device.par_iter().filter_map(|(group, details)| details.step_info(&events, *group, true)).collect();
+        add_device_time(&mut steps, spans);
+    }
+    drop(events);
+    // XProf (2.24's input_pipeline_analyzer) drops the first and the last
+    // step of a host that has more than 5: sampling may have cut them.
+    if steps.len() > DROP_INCOMPLETE_STEPS_ABOVE {
+        steps.pop();
+        steps.remove(0);
+    }
+    Ok(HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_random::XorShift;
+
+    /// (Also grouping's tests' fixture.)
+    pub(super) const TF_LOOP: &[u8] = include_bytes!("../../../../../testdata/xplane/tf_loop/plugins/profile/run0/host0.xplane.pb");
+
+    /// XProf's four `train` steps of the fixture (tests/steps.rs checks the
+    /// numbers against XProf's).
+    #[test]
+    fn markers_with_a_root_stat_make_the_steps() {
+        let host = analyze(TF_LOOP).unwrap();
+        let names: Vec<&str> = host.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["train 0", "train 1", "train 2", "train 3"]);
+        assert_eq!(host.hardware, Hardware::CpuOnly);
+    }
+
+    /// Randomly corrupted traces never panic: they are refused or analyzed
+    /// (tests/steps.rs renders the steps of the same corrupted traces).
+    #[test]
+    fn corrupted_traces_do_not_panic() {
+        let mut rng = XorShift::new(0x57e9_5eed);
+        for _ in 0..400 {
+            let mut bytes = TF_LOOP.to_vec();
+            rng.corrupt(&mut bytes, 4);
+            if let Ok(host) = analyze(&bytes) {
+                let _ = super::super::from_hosts(&[host.clone(), host]);
+            }
+        }
+    }
+}
