@@ -29,7 +29,7 @@ fn rank_summary(name: &str, loaded: &Loaded) -> Option<RankSummary> {
 
 /// The partial of `sources`: each `--job`, each host of an XPlane run
 /// directory or rank of a PyTorch directory is a job; a single input is
-/// one job named `name` (default: its file's name, see [`job_name`]).
+/// one job named `name` (default: its file's name, see [`partial::job_name`]).
 pub fn from_sources(sources: &Sources, name: Option<&str>) -> Result<Partial> {
     if !sources.partial_paths.is_empty() {
         return partial::read(&sources.partial_paths);

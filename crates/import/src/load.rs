@@ -1,5 +1,5 @@
 //! The loader: from the files a user names to the node model and the trace
-//! events the analyses read. The command line, [`crate::api`] and the
+//! events the analyses read. The command line, `rtfprof::api` and the
 //! Python module all load through here.
 //!
 //! [`Sources`] says what was given; [`Purpose`] what it is for (which

@@ -9,7 +9,7 @@
 //! (see [`crate::inputs::xplane::thunks`]). PyTorch traces have kernel
 //! rows too ([`crate::inputs::pytorch::kernels`], the same rules on
 //! Kineto's kernel events). [`busy`] gives how busy each device was
-//! (advise's utilization). [`crate::outputs::device`] writes the tables.
+//! (advise's utilization). `rtfprof::outputs::device` writes the tables.
 
 pub mod busy;
 mod tables;

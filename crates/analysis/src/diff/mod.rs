@@ -15,7 +15,7 @@
 //! ```
 //!
 //! [`sides`] loads the two sides (the command line and the Python module
-//! build them from their flags or keywords); [`crate::outputs::diff`]
+//! build them from their flags or keywords); `rtfprof::outputs::diff`
 //! writes the text and the JSON.
 
 pub mod sides;

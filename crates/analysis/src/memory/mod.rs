@@ -26,7 +26,7 @@
 //! assignment does.
 //!
 //! [`analyze`] is the library entry point (the HTML report calls it);
-//! [`crate::outputs::memory`] writes the tfprof-style text and the JSON.
+//! `rtfprof::outputs::memory` writes the tfprof-style text and the JSON.
 
 pub mod programs;
 

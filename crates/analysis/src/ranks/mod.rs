@@ -35,7 +35,7 @@
 //! `get_comm_comp_overlap()`, per rank (PyTorch: HTA's number itself; XPlane:
 //! the same definition on the trace's picoseconds).
 //!
-//! [`crate::outputs::ranks`] writes the text, JSON and CSV.
+//! `rtfprof::outputs::ranks` writes the text, JSON and CSV.
 
 mod sources;
 pub mod xplane;

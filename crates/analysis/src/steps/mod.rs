@@ -7,7 +7,7 @@
 //! records allow ([`run_meta`]). PyTorch traces have no such categories:
 //! their steps split each GPU's time instead, with columns of their own
 //! ([`pytorch`]). [`summary`] gives XProf's conclusion from the same
-//! numbers (used by `advise`); [`crate::outputs::steps`] writes them.
+//! numbers (used by `advise`); `rtfprof::outputs::steps` writes them.
 
 pub mod pytorch;
 pub mod run_meta;

@@ -78,7 +78,7 @@ pub fn render_text(steps: &Steps) -> String {
 
 /// `{"schema_version": 1, "steps": [...]}`; categories the input cannot tell
 /// are `null`. PyTorch traces' have their own keys, and `"gpu_time"` (see
-/// [`pytorch_json`]). Both layouts: `schemas/steps.schema.json`.
+/// `pytorch_json`). Both layouts: `schemas/steps.schema.json`.
 pub fn write_json<W: Write>(steps: &Steps, mut out: W) -> std::io::Result<W> {
     use serde_json::{Map, Value, json};
     if steps.source == Source::PyTorch {

@@ -89,7 +89,7 @@ const MEMORY_NAMES: [&str; 2] = ["[memory]", "[OutOfMemory]"];
 /// does not say an event was async, so these names do.
 const ASYNC_WORK_PREFIXES: [&str; 5] = ["nccl:", "gloo:", "ucc:", "mpi:", "xccl:"];
 
-/// Whether a user annotation is a c10d work's (see [`ASYNC_WORK_PREFIXES`]).
+/// Whether a user annotation is a c10d work's (`nccl:`, `gloo:`, `ucc:`, `mpi:`, `xccl:`).
 pub fn is_async_work(name: &str) -> bool {
     ASYNC_WORK_PREFIXES.iter().any(|p| name.starts_with(p))
 }

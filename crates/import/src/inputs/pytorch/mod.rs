@@ -8,8 +8,8 @@
 //! Python frames, `[memory]` records, flows, thread names and kernels'
 //! launch configurations. Names are interned ([`Strings`]). Analyses read
 //! this model, never the file:
-//! [`key_averages`] gives PyTorch's own `prof.key_averages()` and
-//! [`table`] prints it as `EventList.table()` does; [`breakdown`] splits
+//! [`key_averages`](mod@key_averages) gives PyTorch's own `prof.key_averages()` and
+//! [`table`](mod@table) prints it as `EventList.table()` does; [`breakdown`] splits
 //! GPU time as Holistic Trace Analysis does.
 
 pub mod breakdown;

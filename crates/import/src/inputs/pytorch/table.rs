@@ -1,5 +1,5 @@
 //! `EventList.table()` of PyTorch 2.11 (`profiler_util._build_table`),
-//! byte for byte, for [`key_averages`](super::key_averages) rows.
+//! byte for byte, for [`key_averages`](mod@super::key_averages) rows.
 
 use super::key_averages::{DeviceType, KeyAverage};
 

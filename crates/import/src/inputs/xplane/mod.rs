@@ -18,8 +18,8 @@
 //!    kernels apart).
 //! 4. Readers. [`convert`] turns executions into the per-step totals the
 //!    node model takes ([`crate::stats::Stats::add_exec_totals`]) and the
-//!    device tables; [`crate::steps::xplane`] is XProf's step breakdown
-//!    (`rtfprof steps`); [`crate::outputs::timeline::write_xplane`] writes a
+//!    device tables; `rtfprof::steps::xplane` is XProf's step breakdown
+//!    (`rtfprof steps`); `rtfprof::outputs::timeline::write_xplane` writes a
 //!    trace's own events as a timeline.
 
 pub mod convert;

@@ -152,7 +152,7 @@ impl CommandBuffer {
     /// record_heldout.py's `tx_scan`.)
     ///
     /// The map is to the instruction each node runs. In a buffer with
-    /// conditionals, see [`CommandBuffer::laid_out`].
+    /// conditionals, see `CommandBuffer::laid_out`.
     pub fn child_nodes(&self, nodes: &[u32], launches: &[Vec<(i128, u32)>], memsets: &FxHashSet<u32>) -> FxHashMap<u32, u32> {
         if !self.bodies.is_empty() {
             return self.laid_out(nodes, launches, memsets);

@@ -119,10 +119,10 @@ pub struct Ranks {
     pub stragglers: Vec<i64>,
 }
 
-/// One rank as a partial profile carries it ([`crate::partial`]): what
-/// [`analyze_pytorch`] or [`xplane::analyze`] computes of the rank's trace
+/// One rank as a partial profile carries it (`rtfprof::partial`): what
+/// the ranks analysis (`rtfprof::ranks`) computes of the rank's trace
 /// alone, and what they need of the other ranks left open, so that the
-/// ranks of merged partials ([`from_summaries`]) equal those of the traces
+/// ranks of merged partials (`ranks::from_summaries`) equal those of the traces
 /// read together.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankSummary {
