@@ -36,6 +36,7 @@ use super::names::{OpName, is_memset, parse_op, runtime_node, transfer};
 use super::planes::{PlaneKind, is_derived_line};
 use super::stats::{StatKind, StatKinds};
 use crate::device::kernel::{self, Launch, Launches};
+use crate::stats::allocations::AllocatorEvent;
 use crate::stats::{ExecTotal, MemoryTotal};
 
 const PS_PER_US: i128 = 1_000_000;
@@ -73,27 +74,6 @@ pub struct Converted {
     /// Per node that is a framework op of XLA instructions: the Python
     /// frames of its first instruction that names any (the code view).
     pub frames: Vec<(String, Vec<super::hlo::Frame>)>,
-}
-/// One `MemoryAllocation` or `MemoryDeallocation` event, for `rtfprof
-/// memory`. Its names are shared, not two strings each: a 1 GB JAX GPU
-/// trace has millions (flax_cnn_nocb x3400, 3.9 M: `report` 2.01 -> 1.86 GB
-/// peak RSS).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AllocatorEvent {
-    pub step: i64,
-    /// XProf's memory id: the `allocator_name` stat, or the core's
-    /// `index_on_host` or `device_ordinal` (see `AllocatorKey`).
-    pub allocator: crate::stats::symbol::Symbol,
-    pub time_ps: i128,
-    /// `allocation_bytes`: positive for an allocation, negative for a free.
-    pub bytes: i64,
-    /// The allocator's `bytes_allocated` plus `bytes_reserved` after the
-    /// event: what XProf's memory profile counts as in use.
-    pub in_use: i64,
-    /// The op (or function) that made the allocation: its `tf_op`, named
-    /// like op events; for a free, the one whose allocation of the same step
-    /// (and address) it frees, else empty.
-    pub node: std::sync::Arc<str>,
 }
 
 /// Which allocator an event is of: XProf's memory id, the last of the
