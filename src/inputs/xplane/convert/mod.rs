@@ -23,6 +23,9 @@
 //!   [`AllocatorEvent`]s for `rtfprof memory`, read as XProf's
 //!   `memory_profile` reads them.
 
+mod executions;
+mod ops;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use prost::DecodeError;
@@ -38,6 +41,8 @@ use super::stats::{StatKind, StatKinds};
 use crate::device::kernel::{self, Launch, Launches};
 use crate::stats::allocations::AllocatorEvent;
 use crate::stats::{ExecTotal, MemoryTotal};
+use executions::{Execution, Executions, LineRead};
+use ops::{CHILD_OP, LINE_OP, NO_PROGRAM, Op, OpTable, ProgramOps};
 
 const PS_PER_US: i128 = 1_000_000;
 
@@ -210,195 +215,11 @@ pub struct StepSpan {
     pub end_ps: i128,
 }
 
-/// An op an event runs: node name, op type, XLA instruction ("" if none)
-/// and its program ([`NO_PROGRAM`] if none).
-type Op<'a> = (&'a str, &'a str, &'a str, i64);
-
-/// The program of an op that is no XLA instruction.
-const NO_PROGRAM: i64 = i64::MIN;
-
-/// Ops by dense id, so that executions and sums carry a number, not three
-/// strings hashed again for every execution.
-#[derive(Default)]
-struct OpTable<'a> {
-    ops: Vec<Op<'a>>,
-    ids: FxHashMap<Op<'a>, u32>,
-}
-
-impl<'a> OpTable<'a> {
-    fn intern(&mut self, op: Op<'a>) -> u32 {
-        *self.ids.entry(op).or_insert_with(|| {
-            self.ops.push(op);
-            (self.ops.len() - 1) as u32
-        })
-    }
-}
-
 /// How many events a thread reads at a time.
 const EVENTS_PER_PIECE: usize = PIECE_EVENTS;
 /// About how many bytes a guessed piece holds (see [`Long::Guessed`]): as
 /// many as a piece of [`PIECE_EVENTS`] JAX GPU events.
 const GUESSED_PIECE_BYTES: usize = if cfg!(fuzzing) { 256 } else { 2 << 20 };
-
-/// Marks an op id as one of its line's own [`OpTable`] (GPU kernels, named
-/// by their stats), renumbered once all lines are read. (Ops are far fewer
-/// than 2^31.)
-const LINE_OP: u32 = 1 << 31;
-
-/// Marks an op id as one of its line's command-buffer child nodes
-/// ([`LineResult::children`]), resolved once all lines are read.
-const CHILD_OP: u32 = 1 << 30;
-
-/// One op execution, before steps are known: 40 bytes, since a large trace
-/// holds millions. Times are relative to the line's timestamp.
-#[derive(Clone, Copy, Debug)]
-struct Execution {
-    op: u32,
-    offset_ps: i64,
-    /// Never negative.
-    duration_ps: i64,
-    /// Time that counts (self time on the host, device time on devices).
-    time_ps: i64,
-    runs: i64,
-}
-
-impl Execution {
-    fn end_ps(&self) -> i128 {
-        i128::from(self.offset_ps) + i128::from(self.duration_ps)
-    }
-}
-
-/// A piece's executions. Large ones live in pages of their own (an
-/// anonymous map): dropped once they are summed, their pages go back to the
-/// OS, for the node model's records to take. (mimalloc keeps freed memory
-/// for blocks of the same sizes, which those records' are not: on the
-/// 1.08 GB trace, the 0.9 GB of executions stayed in the peak.)
-enum Executions {
-    Heap(Vec<Execution>),
-    Mapped { map: memmap2::MmapMut, len: usize },
-}
-
-impl Executions {
-    /// Pieces at least this large are mapped (a full piece is 640 KiB).
-    const MAPPED_BYTES: usize = 256 << 10;
-    /// And only in traces at least this large: fresh pages cost more than reused
-    /// heap, which small traces have room enough for (x1, 10.6 MB: 0.04 s
-    /// more system time of 0.15 s when mapped).
-    const MAPPED_FROM_TRACE_BYTES: usize = 64 << 20;
-
-    /// Room for the executions of `events` events, where they will stay:
-    /// a large piece's are written into its map as they are read (were
-    /// gathered in a vector, then copied there: `scope`'s CPU time on the
-    /// 272 MB jax_lstm x91 trace went from 0.55 to 0.53 s, bench/README.md).
-    /// A map's pages past the executions written are never touched, so
-    /// they take no memory.
-    fn with_room(events: usize, trace_bytes: usize) -> Executions {
-        let bytes = events * std::mem::size_of::<Execution>();
-        if bytes >= Self::MAPPED_BYTES
-            && trace_bytes >= Self::MAPPED_FROM_TRACE_BYTES
-            && let Ok(map) = memmap2::MmapOptions::new().len(bytes).map_anon()
-        {
-            return Executions::Mapped { map, len: 0 };
-        }
-        Executions::Heap(Vec::with_capacity(events))
-    }
-
-    #[inline]
-    fn push(&mut self, execution: Execution) {
-        match self {
-            Executions::Heap(executions) => executions.push(execution),
-            Executions::Mapped { map, len } if *len < map.len() / std::mem::size_of::<Execution>() => {
-                // SAFETY: record `len` is within the page-aligned map (just
-                // checked), which holds plain-integer records only.
-                unsafe { map.as_mut_ptr().cast::<Execution>().add(*len).write(execution) };
-                *len += 1;
-            }
-            // (Never: a piece has no more executions than events.)
-            Executions::Mapped { .. } => {
-                let mut executions = self.to_vec();
-                executions.push(execution);
-                *self = Executions::Heap(executions);
-            }
-        }
-    }
-
-    /// The executions as kept: a vector's with its room given back.
-    fn finished(self) -> Executions {
-        match self {
-            // Not every event is an op (half of a TF trace's are runtime
-            // TraceMes): copied to their size (`shrink_to_fit` keeps a
-            // block that shrinks by less than half), the room is used by
-            // the next piece.
-            Executions::Heap(executions) if executions.len() < executions.capacity() => Executions::Heap(executions.to_vec()),
-            kept => kept,
-        }
-    }
-}
-
-impl std::ops::Deref for Executions {
-    type Target = [Execution];
-
-    fn deref(&self) -> &[Execution] {
-        match self {
-            Executions::Heap(executions) => executions,
-            // SAFETY: `push` wrote `len` records into the map.
-            Executions::Mapped { map, len } => unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<Execution>(), *len) },
-        }
-    }
-}
-
-impl std::ops::DerefMut for Executions {
-    fn deref_mut(&mut self) -> &mut [Execution] {
-        match self {
-            Executions::Heap(executions) => executions,
-            // SAFETY: as in `deref`; the map is this value's alone.
-            Executions::Mapped { map, len } => unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<Execution>(), *len) },
-        }
-    }
-}
-
-/// The op of each instruction of each XLA program, interned before the
-/// lines are read.
-struct ProgramOps<'p> {
-    programs: &'p Programs,
-    /// Per program id, by instruction index.
-    ops: FxHashMap<i64, Vec<u32>>,
-}
-
-impl<'p> ProgramOps<'p> {
-    fn new(programs: &'p Programs, table: &mut OpTable<'p>) -> ProgramOps<'p> {
-        let ops = programs
-            .iter()
-            .map(|program| {
-                let ids =
-                    program.instructions.iter().map(|ins| table.intern((ins.node.as_str(), ins.op_type.as_str(), ins.name.as_str(), program.id))).collect();
-                (program.id, ids)
-            })
-            .collect();
-        ProgramOps { programs, ops }
-    }
-
-    /// The op of `instruction` of `program`, if the trace holds both.
-    fn op(&self, program: i64, instruction: &str) -> Option<u32> {
-        self.instruction_op(program, self.programs.get(program)?.instruction(instruction)?)
-    }
-
-    /// The op of `program`'s instruction number `index`.
-    fn instruction_op(&self, program: i64, index: u32) -> Option<u32> {
-        self.ops.get(&program)?.get(index as usize).copied()
-    }
-
-    /// The op and the instruction called `instruction` of `program`.
-    fn instruction(&self, program: i64, instruction: &str) -> Option<(u32, &'p Instruction)> {
-        self.instruction_at(program, self.programs.get(program)?.instruction(instruction)?)
-    }
-
-    /// The op and the instruction number `index` of `program`.
-    fn instruction_at(&self, program: i64, index: u32) -> Option<(u32, &'p Instruction)> {
-        let instruction = self.programs.get(program)?.instructions.get(index as usize)?;
-        Some((self.instruction_op(program, index)?, instruction))
-    }
-}
 
 /// Converts a whole trace (with its allocator events if asked); returns its
 /// totals too, all at once.
@@ -659,16 +480,6 @@ struct PlaneContext<'p, 'a> {
     device_stats: StatIds,
     /// The plane's `device_vendor`, for the TensorCore rule.
     vendor: kernel::Vendor,
-}
-
-/// A line's executions, with self times.
-struct LineRead {
-    /// Index of the plane.
-    plane: usize,
-    /// The line's timestamp, in ps.
-    base_ps: i128,
-    /// Its executions, as its pieces were read.
-    pieces: Vec<Executions>,
 }
 
 /// What a piece of a line holds: its executions and step markers.
@@ -2244,29 +2055,6 @@ mod tests {
             }
             subtract_nested(&mut pieces);
             assert_eq!(pieces.concat().iter().map(|e| e.time_ps).collect::<Vec<_>>(), expected, "spans {spans:?}");
-        }
-    }
-
-    #[test]
-    fn executions_written_in_place_read_back_as_pushed() {
-        let records: Vec<Execution> = (0..20_000).map(|i| Execution { op: i as u32 * 7, runs: i % 3, ..exec(i, 2 * i + 1) }).collect();
-        let fields = |e: &[Execution]| e.iter().map(|e| (e.op, e.offset_ps, e.duration_ps, e.time_ps, e.runs)).collect::<Vec<_>>();
-        // A large trace's piece is mapped, with room for every event; an
-        // event past the room (never, by the framing) moves it to the heap.
-        let mut mapped = Executions::with_room(records.len(), 1 << 30);
-        assert!(matches!(mapped, Executions::Mapped { .. }));
-        records.iter().for_each(|&e| mapped.push(e));
-        assert_eq!(fields(&mapped.finished()), fields(&records));
-        let mut full = Executions::with_room(records.len(), 1 << 30);
-        records.iter().chain(&records[..2]).for_each(|&e| full.push(e));
-        assert!(matches!(full, Executions::Heap(_)));
-        assert_eq!(fields(&full), fields(&[&records[..], &records[..2]].concat()));
-        // A small trace's stays on the heap, cut to its executions.
-        let mut heap = Executions::with_room(records.len(), 1 << 20);
-        records[..5].iter().for_each(|&e| heap.push(e));
-        match heap.finished() {
-            Executions::Heap(kept) => assert_eq!((fields(&kept), kept.capacity()), (fields(&records[..5]), 5)),
-            Executions::Mapped { .. } => panic!("a small trace's executions are mapped"),
         }
     }
 
