@@ -11,6 +11,7 @@
 pub mod checkpoint;
 pub mod events;
 pub mod graph;
+mod in_order;
 pub mod profile;
 pub mod pytorch;
 mod read;

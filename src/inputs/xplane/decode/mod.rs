@@ -14,6 +14,7 @@ use prost::DecodeError;
 use prost::encoding::{DecodeContext, WireType, double, int64, uint64};
 use rustc_hash::FxHashMap;
 
+use crate::inputs::in_order::{InOrder, StopOnDrop};
 use crate::inputs::wire::{for_each_field, payload, skip};
 
 /// An `XSpace`: its planes, undecoded.
@@ -477,7 +478,7 @@ impl<'a> Line<'a> {
             return Ok(());
         }
         let workers = rayon::current_num_threads().clamp(1, pieces.len());
-        let order = InOrder::new(pieces.len(), 2 * workers);
+        let order: InOrder<Batch<'a, T>, DecodeError> = InOrder::new(pieces.len(), 2 * workers);
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| {
@@ -567,109 +568,9 @@ impl Drop for Walked<'_, '_> {
     }
 }
 
-/// Pieces of a line handed out to decoding threads in order, no more than
-/// `ahead` past the one being consumed (the decoded events wait in
-/// memory), and their events taken back in order. A piece that fails to
-/// decode is the last handed out: what precedes it is still consumed first.
-struct InOrder<T> {
-    state: std::sync::Mutex<InOrderState<T>>,
-    /// A piece was decoded, or the walk stopped.
-    ready: std::sync::Condvar,
-    /// A piece was consumed (room ahead), or the walk stopped.
-    room: std::sync::Condvar,
-    ahead: usize,
-}
-
+/// A piece's events as `decode` made them, each with its bytes (for
+/// [`Walked`]), handed back in order by [`InOrder`].
 type Batch<'a, T> = Vec<(&'a [u8], T)>;
-
-/// Stops an [`InOrder`] walk when dropped (with `.1`, only while a panic
-/// unwinds), so that no thread waits for one that is gone.
-struct StopOnDrop<'o, 'a, U>(&'o InOrder<Batch<'a, U>>, bool);
-
-impl<U> Drop for StopOnDrop<'_, '_, U> {
-    fn drop(&mut self) {
-        if !self.1 || std::thread::panicking() {
-            self.0.stop();
-        }
-    }
-}
-
-struct InOrderState<T> {
-    /// The next piece to hand out, and the end of those to hand out.
-    next: usize,
-    end: usize,
-    consumed: usize,
-    decoded: FxHashMap<usize, Result<T, DecodeError>>,
-    /// Consumed batches, for their room.
-    spare: Vec<T>,
-    stopped: bool,
-}
-
-impl<'a, U> InOrder<Batch<'a, U>> {
-    fn new(pieces: usize, ahead: usize) -> Self {
-        let state = InOrderState { next: 0, end: pieces, consumed: 0, decoded: FxHashMap::default(), spare: Vec::new(), stopped: false };
-        InOrder { state: std::sync::Mutex::new(state), ready: std::sync::Condvar::new(), room: std::sync::Condvar::new(), ahead }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, InOrderState<Batch<'a, U>>> {
-        // (Poisoned only by a panicking thread, whose panic the scope raises.)
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A piece to decode and an empty batch for it; `None` once every
-    /// piece is handed out or the walk stopped.
-    fn next_piece(&self) -> Option<(usize, Batch<'a, U>)> {
-        let mut state = self.lock();
-        loop {
-            if state.stopped || state.next >= state.end {
-                return None;
-            }
-            if state.next < state.consumed + self.ahead {
-                let i = state.next;
-                state.next += 1;
-                return Some((i, state.spare.pop().unwrap_or_default()));
-            }
-            state = self.room.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    fn decoded(&self, i: usize, result: Result<Batch<'a, U>, DecodeError>) {
-        let mut state = self.lock();
-        if result.is_err() {
-            state.end = state.end.min(i + 1);
-        }
-        state.decoded.insert(i, result);
-        self.ready.notify_all();
-    }
-
-    /// Piece `i`'s events, once decoded (every piece before it was handed
-    /// out before it, so it comes unless the walk stopped: `None`).
-    fn take(&self, i: usize) -> Option<Result<Batch<'a, U>, DecodeError>> {
-        let mut state = self.lock();
-        loop {
-            if let Some(result) = state.decoded.remove(&i) {
-                return Some(result);
-            }
-            if state.stopped {
-                return None;
-            }
-            state = self.ready.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    fn consumed(&self, i: usize, batch: Batch<'a, U>) {
-        let mut state = self.lock();
-        state.consumed = i + 1;
-        state.spare.push(batch);
-        self.room.notify_all();
-    }
-
-    fn stop(&self) {
-        self.lock().stopped = true;
-        self.room.notify_all();
-        self.ready.notify_all();
-    }
-}
 
 /// An `XEvent`; its stats are decoded when asked for.
 #[derive(Debug, Default, Clone, Copy)]
