@@ -4,11 +4,11 @@
 
 use prost::DecodeError;
 
+use super::event::{Event, Stat, StatIds, StatValue};
 use super::plain::{
     KEY_1_VARINT, KEY_2_FIXED64, KEY_2_VARINT, KEY_3_VARINT, KEY_4_BYTES, KEY_4_VARINT, KEY_5_BYTES, KEY_5_VARINT, KEY_6_BYTES, KEY_7_VARINT, plain_payload,
     plain_varint, varint_bits,
 };
-use super::{Event, Stat, StatIds, StatValue};
 
 /// An event's reader that knows the shapes of the events it has read: a
 /// GPU line's events are a few dozen shapes (the same fields and stats in
