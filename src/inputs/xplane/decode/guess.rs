@@ -2,8 +2,9 @@
 //! ([`Line::guessed_pieces`]): the lines of a GPU plane hold most of a JAX
 //! trace, and framing them first is one core's walk of most of the file.
 
+use super::Release;
+use super::line::Line;
 use super::plain::{KEY_1_VARINT, KEY_2_VARINT, KEY_3_VARINT, KEY_4_BYTES, KEY_5_VARINT, plain_field_4, plain_payload, plain_varint};
-use super::{Line, Release};
 
 impl<'a> Line<'a> {
     /// An unframed line cut into pieces of about `bytes` bytes, each cut
