@@ -11,6 +11,7 @@
 pub mod checkpoint;
 pub mod events;
 pub mod graph;
+mod in_order;
 pub mod profile;
 pub(crate) mod profile_nodes;
 pub mod pytorch;
