@@ -9,8 +9,8 @@
 //! in an `HloProto`.
 #![no_main]
 
-use rtfprof::inputs::xplane::decode::{Plane, Space};
 use rtfprof::inputs::xplane::hlo::Programs;
+use rtfprof::inputs::xplane::{Plane, Space};
 use rtfprof::memory::programs::ProgramMemory;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

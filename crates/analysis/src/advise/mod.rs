@@ -20,8 +20,8 @@ pub use pytorch::{HOST_BOUND_IDLE_PCT, LAUNCH_BOUND_PCT, SMALL_KERNELS_PCT, TOP_
 pub use step_time::{NEXT_STEP_PREFIX, next_step, strip_html};
 
 use crate::error::Result;
-use crate::inputs::xplane::decode::{Plane, Space};
 use crate::inputs::xplane::planes::PlaneKind;
+use crate::inputs::xplane::{Plane, Space};
 use crate::load::Loaded;
 
 /// One checker's findings.

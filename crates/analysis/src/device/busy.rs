@@ -26,9 +26,8 @@
 use prost::DecodeError;
 use rustc_hash::FxHashSet;
 
-use crate::inputs::wire::{for_each_field, skip};
-use crate::inputs::xplane::decode::{Plane, Space, StatValue};
-use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line};
+use crate::inputs::xplane::planes::{PlaneKind, STEP_INFO_LINE, is_derived_line, local_chip_id};
+use crate::inputs::xplane::{Plane, Space};
 use crate::intervals::{Empty, union};
 
 /// One device plane that ran something: its span and busy time.
@@ -167,19 +166,6 @@ fn off_duty_ops(plane: &Plane<'_>) -> FxHashSet<i64> {
         .filter(|(_, meta)| meta.stats.iter().any(|s| categories.contains(&s.metadata_id) && s.value.as_str(plane).is_some_and(|c| OFF_DUTY.contains(&c))))
         .map(|(id, _)| *id)
         .collect()
-}
-
-/// The `local_chip_id` (field 4) of a plane's `core_details` stat (XProf's
-/// `CoreDetails` proto), 0 when the field is absent; `None` without the
-/// stat.
-fn local_chip_id(plane: &Plane<'_>) -> Result<Option<u32>, DecodeError> {
-    let Some(id) = plane.stat_names.iter().find(|(_, name)| **name == "core_details").map(|(id, _)| *id) else { return Ok(None) };
-    let Some(StatValue::Bytes(bytes)) = plane.stats.iter().rev().find(|s| s.metadata_id == id).map(|s| s.value) else { return Ok(None) };
-    let mut chip = 0u32;
-    for_each_field(bytes, |tag, wire_type, buf| {
-        if tag == 4 { prost::encoding::uint32::merge(wire_type, &mut chip, buf, prost::encoding::DecodeContext::default()) } else { skip(tag, wire_type, buf) }
-    })?;
-    Ok(Some(chip))
 }
 
 /// XProf's device duty cycle over every TPU core of `hosts`

@@ -16,11 +16,11 @@ use prost::DecodeError;
 
 use super::{CommOverlap, Rank, RankStep, Ranks, Source, transfers};
 use crate::error::Result;
-use crate::inputs::xplane::decode::{Plane, Space};
 use crate::inputs::xplane::names::{GpuEventClass, classify_gpu_event, transfer};
 use crate::inputs::xplane::not_an_xspace;
 use crate::inputs::xplane::planes::{PlaneKind, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
+use crate::inputs::xplane::{Plane, Space};
 use crate::intervals::{Empty, covered, difference, union};
 use crate::steps::xplane::Hardware;
 

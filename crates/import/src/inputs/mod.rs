@@ -21,7 +21,7 @@ pub mod sniff;
 pub mod text_format;
 pub mod tf;
 pub mod tfprof_text;
-pub mod wire;
+pub(crate) mod wire;
 pub mod xplane;
 
 use std::path::{Path, PathBuf};

@@ -299,8 +299,8 @@ pub fn write_xplane<'a, W: Write>(
     step: i64,
     out: W,
 ) -> std::io::Result<W> {
-    use crate::inputs::xplane::decode::{Event, Plane, Space, StatValue};
     use crate::inputs::xplane::stats::{StatKind, StatKinds};
+    use crate::inputs::xplane::{Event, Plane, Space, StatValue};
     // (A trace that does not decode is invalid data: prost's `From`.)
     let mut w = TraceWriter::new(out)?;
     // Decoded once; the event walks below borrow from them.

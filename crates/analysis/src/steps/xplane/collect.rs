@@ -9,10 +9,10 @@ use prost::DecodeError;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::events::{Events, LineInfo, Marks, Node, REGION_NAME, Sparse, add_child, flag};
-use crate::inputs::xplane::decode::{Plane, Release, Shapes, StatIds, StatValue};
 use crate::inputs::xplane::ids::IdMap;
 use crate::inputs::xplane::planes::PlaneKind;
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
+use crate::inputs::xplane::{Plane, Release, Shapes, StatIds, StatValue};
 
 /// The stats of one event, as [`collect`] reads them (a stat given twice
 /// keeps its last value, as XProf's lookups do).

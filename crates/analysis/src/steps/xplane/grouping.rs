@@ -422,8 +422,8 @@ mod tests {
     use super::super::collect::collect;
     use super::super::tests::TF_LOOP;
     use super::*;
-    use crate::inputs::xplane::decode::{Plane, Space};
     use crate::inputs::xplane::stats::StatKinds;
+    use crate::inputs::xplane::{Plane, Space};
 
     /// The fixture's events repeated `times` times on each line, each copy
     /// after the last (as the bench traces are made): the contexts repeat,

@@ -57,9 +57,9 @@ use std::collections::BTreeMap;
 use prost::DecodeError;
 use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 
-use crate::inputs::xplane::decode::{Plane, Release, Space};
 use crate::inputs::xplane::planes::PlaneKind;
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
+use crate::inputs::xplane::{Plane, Release, Space};
 use breakdown::{Details, DeviceSpans, add_device_time};
 use collect::collect;
 use grouping::{Links, group, mark_host_consumers, sort_contexts};

@@ -14,9 +14,9 @@ use super::breakdown::{Details, DeviceSpans};
 use super::events::{Events, flag, more};
 use super::walk::{Seen, Visit, lines_of, walk_line, walk_line_grouped_by};
 use super::{HostStep, event_type as et};
-use crate::inputs::xplane::decode::{Plane, Release};
 use crate::inputs::xplane::names::{DATASET_TYPE, GpuEventClass, classify_gpu_event, is_memcpy, parse_op, transfer};
 use crate::inputs::xplane::planes::{STEP_INFO_LINE, is_derived_line};
+use crate::inputs::xplane::{Plane, Release};
 
 /// How XProf's host step rules see an event name (worked out once a name).
 #[derive(Clone, Copy)]

@@ -7,7 +7,7 @@ use prost::DecodeError;
 
 use super::collect::name_code;
 use super::events::{Events, REGION_NAME, flag};
-use crate::inputs::xplane::decode::{Event, Line, Plane, Release};
+use crate::inputs::xplane::{Event, Line, Plane, Release};
 
 /// An event as the second walk over a line ([`walk_line`]) sees it.
 #[derive(Clone, Copy)]

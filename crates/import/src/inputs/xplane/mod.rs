@@ -3,9 +3,9 @@
 //!
 //! A layer that every reader of a trace goes through, so that each rule is
 //! written once:
-//! 1. Decoding. [`decode`] reads the wire format in place: planes with their
+//! 1. Decoding. `decode` reads the wire format in place: planes with their
 //!    metadata, lines whose events are decoded as they are walked
-//!    ([`decode::Line::walk`]: a long line's pieces decoded on every core,
+//!    ([`Line::walk`]: a long line's pieces decoded on every core,
 //!    a few ahead, in file order; its pages given back once walked). [`XplaneFile::check`] refuses
 //!    a file that is no trace, in the same words for every reader.
 //! 2. What things are. [`planes`]: the kind of a plane (host, GPU, TPU,
@@ -23,13 +23,22 @@
 //!    trace's own events as a timeline.
 
 pub mod convert;
-pub mod decode;
+mod decode;
 pub mod hlo;
 pub mod ids;
 pub mod names;
 pub mod planes;
 pub mod stats;
 pub mod thunks;
+
+/// The event API: what readers outside this module (the steps, ranks and
+/// device analyses, advice, the timeline) walk a trace in place with. A
+/// [`Space`]'s [`Plane`]s hold their metadata and [`Line`]s whose [`Event`]s
+/// are decoded as they are walked ([`Line::walk`]), with their stats
+/// ([`StatValue`], by [`StatIds`]); [`Shapes`] reads events by the shapes of
+/// those read before; [`Release`] says when a walk gives its pages back. The
+/// wire decoder behind them (`decode`) is this module's own.
+pub use decode::{Event, Line, Plane, Release, Shapes, Space, StatIds, StatValue};
 
 use std::path::{Path, PathBuf};
 

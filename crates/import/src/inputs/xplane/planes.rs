@@ -2,6 +2,11 @@
 //! views' conversion, `rtfprof steps`, the programs) takes it from, with
 //! XProf's names (`tsl/profiler/utils/xplane_schema.h`).
 
+use prost::DecodeError;
+
+use super::decode::{Plane, StatValue};
+use crate::inputs::wire::{for_each_field, skip};
+
 /// XProf's `kHostThreadsPlaneName`. XProf finds the host plane by this exact
 /// name (`FindPlaneWithName`), and so does rtfprof: a plane that only starts
 /// with it is some other plane.
@@ -55,6 +60,19 @@ impl PlaneKind {
             _ => PlaneKind::Other,
         }
     }
+}
+
+/// The `local_chip_id` (field 4) of a plane's `core_details` stat (XProf's
+/// `CoreDetails` proto), 0 when the field is absent; `None` without the
+/// stat.
+pub fn local_chip_id(plane: &Plane<'_>) -> Result<Option<u32>, DecodeError> {
+    let Some(id) = plane.stat_names.iter().find(|(_, name)| **name == "core_details").map(|(id, _)| *id) else { return Ok(None) };
+    let Some(StatValue::Bytes(bytes)) = plane.stats.iter().rev().find(|s| s.metadata_id == id).map(|s| s.value) else { return Ok(None) };
+    let mut chip = 0u32;
+    for_each_field(bytes, |tag, wire_type, buf| {
+        if tag == 4 { prost::encoding::uint32::merge(wire_type, &mut chip, buf, prost::encoding::DecodeContext::default()) } else { skip(tag, wire_type, buf) }
+    })?;
+    Ok(Some(chip))
 }
 
 #[cfg(test)]

@@ -14,10 +14,10 @@ use super::UNATTRIBUTED_TYPE;
 use super::executions::{Executions, LineRead};
 use super::ops::{NO_PROGRAM, Op, OpTable, ProgramOps};
 use super::plane_context::{ChildNode, Launched, LineResult};
-use crate::stats::records::device::kernel::{self, Launches};
 use crate::inputs::xplane::decode::Plane;
 use crate::inputs::xplane::hlo::{self, Programs, opcode_of_name};
 use crate::inputs::xplane::planes::PlaneKind;
+use crate::stats::records::device::kernel::{self, Launches};
 
 /// XProf's `hlo_stats` rows: per XLA instruction that ran (an op with a
 /// program), its executions, total time (on devices the time counted, on

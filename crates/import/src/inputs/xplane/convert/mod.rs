@@ -56,9 +56,9 @@ use rayon::prelude::*;
 use super::decode::{Line, PIECE_EVENTS, Plane, Release, Space};
 use super::hlo::Programs;
 use super::planes::{PlaneKind, is_derived_line};
-use crate::stats::records::device::kernel::Launches;
 use crate::stats::MemoryTotal;
 use crate::stats::allocations::AllocatorEvent;
+use crate::stats::records::device::kernel::Launches;
 use device_tables::{child_graph_ops, hlo_ops, kernel_rows, node_frames};
 use executions::{Executions, LineRead};
 use memory::{MemoryEvent, MemoryNames, attribute_allocator_events, memory_totals};
@@ -328,8 +328,10 @@ fn convert_framed_first<'a>(
         memory_events: memory_events.len() as u64,
         ..Default::default()
     };
-    converted.device =
-        crate::stats::records::device::Tables { hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read), kernels: kernel_rows(&ops.ops, &programs, kernels) };
+    converted.device = crate::stats::records::device::Tables {
+        hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read),
+        kernels: kernel_rows(&ops.ops, &programs, kernels),
+    };
     converted.device.sort();
     converted.frames = node_frames(&ops.ops, &programs);
     totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);

@@ -15,7 +15,6 @@ use super::executions::{Execution, Executions};
 use super::memory::{AllocatorKey, MemoryEvent, MemoryNames};
 use super::ops::{CHILD_OP, LINE_OP, NO_PROGRAM, Op, OpTable, ProgramOps};
 use super::{ANNOTATION_TYPE, EAGER_SCOPE, UNATTRIBUTED_TYPE};
-use crate::stats::records::device::kernel::{self, Launch, Launches};
 use crate::inputs::xplane::decode::{Event, Line, Plane, Shapes, Stat, StatIds, StatValue};
 use crate::inputs::xplane::hlo::{Instruction, opcode_of_name};
 use crate::inputs::xplane::ids::IdMap;
@@ -23,6 +22,7 @@ use crate::inputs::xplane::names::{OpName, is_memset, parse_op, runtime_node, tr
 use crate::inputs::xplane::planes::PlaneKind;
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
 use crate::inputs::xplane::thunks::CommandBuffer;
+use crate::stats::records::device::kernel::{self, Launch, Launches};
 
 /// What the events of each event metadata id are: an op's id, or one of
 /// the kinds below. Found once per plane, not per event.
