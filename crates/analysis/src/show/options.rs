@@ -340,10 +340,11 @@ impl fmt::Display for DictValue {
     }
 }
 
-/// The keys of tf.profiler's option dicts: those
-/// `ProfileOptionBuilder(...).build()` makes, and the deprecated
-/// `dump_to_file` that `tf.profiler`'s `_build_options` also reads.
-pub const TF_DICT_KEYS: [&str; 22] = [
+/// Every view option, as a flag (`--max_depth`) and as a key of
+/// tf.profiler's option dicts (`ProfileOptionBuilder(...).build()` makes
+/// these; the deprecated `dump_to_file`, which `tf.profiler`'s
+/// `_build_options` also reads, is a dict key only).
+pub const VIEW_OPTIONS: [&str; 21] = [
     "max_depth",
     "min_bytes",
     "min_peak_bytes",
@@ -365,7 +366,6 @@ pub const TF_DICT_KEYS: [&str; 22] = [
     "account_displayed_op_only",
     "select",
     "output",
-    "dump_to_file",
 ];
 
 impl Options {
@@ -440,7 +440,7 @@ impl Options {
         }
         if !unknown.is_empty() {
             let s = if unknown.len() > 1 { "s" } else { "" };
-            return Err(Error::flag("options", format!("unknown key{s} {} (valid: {})", unknown.join(", "), TF_DICT_KEYS.join(", "))));
+            return Err(Error::flag("options", format!("unknown key{s} {} (valid: {}, dump_to_file)", unknown.join(", "), VIEW_OPTIONS.join(", "))));
         }
         if let Some(path) = dump_to_file.filter(|p| !p.is_empty()) {
             opts.output = Output::File(PathBuf::from(path));
