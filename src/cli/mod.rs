@@ -1,6 +1,6 @@
 //! The `rtfprof` command line: clap-derived flags with tfprof's spellings
 //! (`--flag=v`, `--flag v` and tfprof's single-dash `-flag v`), turned into
-//! [`InputPaths`] and [`Options`] before any file is read.
+//! [`InputPaths`](crate::inputs::InputPaths) and [`Options`] before any file is read.
 
 use std::ffi::OsString;
 use std::io::{self, Write};

@@ -8,10 +8,10 @@
 //! where XProf names every kernel `XlaModule`, rtfprof names the JAX op
 //! (see [`crate::inputs::xplane::thunks`]). PyTorch traces have kernel
 //! rows too ([`crate::inputs::pytorch::kernels`], the same rules on
-//! Kineto's kernel events). [`busy`] gives how busy each device was
+//! Kineto's kernel events). `busy` gives how busy each device was
 //! (advise's utilization). `rtfprof::outputs::device` writes the tables.
 
-pub mod busy;
+pub(crate) mod busy;
 mod tables;
 
 pub use tables::{from_sources, pytorch_only_tables, tables};

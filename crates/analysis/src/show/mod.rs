@@ -1,11 +1,11 @@
 //! Show: everything between a built view and its text — options, filters,
 //! ordering, number formats and tfprof's text layout.
 
-pub mod filter;
+pub(crate) mod filter;
 pub mod format;
-pub mod list;
+pub(crate) mod list;
 pub mod options;
-pub mod order;
+pub(crate) mod order;
 pub mod text;
 pub mod tree;
 

@@ -4,13 +4,13 @@
 //!
 //! XPlane traces get XProf's `input_pipeline_analyzer` step rows
 //! ([`xplane`]); RunMetadata and event files get the categories their
-//! records allow ([`run_meta`]). PyTorch traces have no such categories:
+//! records allow (`run_meta`). PyTorch traces have no such categories:
 //! their steps split each GPU's time instead, with columns of their own
 //! ([`pytorch`]). [`summary`] gives XProf's conclusion from the same
 //! numbers (used by `advise`); `rtfprof::outputs::steps` writes them.
 
 pub mod pytorch;
-pub mod run_meta;
+pub(crate) mod run_meta;
 pub mod xplane;
 
 use crate::error::Result;

@@ -2,9 +2,9 @@
 //! a list (op). Filtering, ordering and formatting live in [`crate::show`].
 
 pub mod code;
-pub mod graph;
-pub mod op;
-pub mod scope;
+pub(crate) mod graph;
+pub(crate) mod op;
+pub(crate) mod scope;
 
 use crate::stats::NodeId;
 

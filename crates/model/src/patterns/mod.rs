@@ -1,9 +1,9 @@
 //! Name patterns as tfprof reads them: a comma-separated list of RE2
 //! regexes, each matching a whole name. The views' name filters, the
-//! accounting's op types and the event log's tags all take one; [`re2`]
+//! accounting's op types and the event log's tags all take one; `re2`
 //! rewrites RE2's spelling into the `regex` crate's.
 
-pub mod re2;
+pub(crate) mod re2;
 
 use std::fmt;
 

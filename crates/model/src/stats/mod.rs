@@ -2,7 +2,7 @@
 //! of nodes (tfprof's `TFStats`). Nodes live in a `Vec` indexed by id; names
 //! map to ids through a hash map, and views walk them in name order.
 
-pub mod account;
+pub(crate) mod account;
 pub mod allocations;
 pub mod device;
 pub mod flops;

@@ -22,11 +22,11 @@ pub mod html;
 pub mod jobs;
 pub mod memory;
 pub mod node_proto;
-pub mod pprof;
+pub(crate) mod pprof;
 pub mod ranks;
 pub mod steps;
 pub mod table;
-pub mod text;
+pub(crate) mod text;
 pub mod timeline;
 pub mod view;
 

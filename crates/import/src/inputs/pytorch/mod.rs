@@ -13,7 +13,7 @@
 //! GPU time as Holistic Trace Analysis does.
 
 pub mod breakdown;
-pub mod import;
+pub(crate) mod import;
 mod json;
 pub mod kernels;
 pub mod key_averages;

@@ -27,7 +27,7 @@
 //! 1. It frames the planes (their lines cut into pieces of events) while
 //!    the XLA programs are read; the plane holding most of the trace is
 //!    framed while the others' events are read, or, a large trace's GPU
-//!    plane, cut where its events seem to start ([`Long`]).
+//!    plane, cut where its events seem to start (`Long`).
 //! 2. It interns the ops that metadata names (`ops`), then reads the
 //!    pieces (`plane_context`) into executions (`executions`), step
 //!    markers, allocator events and kernel launches.

@@ -242,8 +242,8 @@ impl<'a> Line<'a> {
     /// line), handed in file order to `consume`; the stretches walked go to
     /// `release` every few MB (a line may hold most of a 1 GB trace), the
     /// rest when the walk ends. Decoding is most of a walk: on lines of
-    /// more than one [`PIECE_EVENTS`] piece, pieces are decoded on a thread
-    /// a core, a few pieces ahead of `consume` (see [`InOrder`]; `steps` of
+    /// more than one `PIECE_EVENTS` piece, pieces are decoded on a thread
+    /// a core, a few pieces ahead of `consume` (see `inputs::in_order`; `steps` of
     /// the 272 MB JAX GPU bench trace, bench/README.md). The first error in
     /// file order stops the walk, as a serial walk would.
     pub fn walk<T: Send, E: From<DecodeError>>(
