@@ -8,8 +8,8 @@
 
 use std::path::PathBuf;
 
+use rtfprof::hta::{Timing, span};
 use rtfprof::inputs::pytorch::Trace;
-use rtfprof::inputs::pytorch::breakdown::{Timing, span};
 
 fn main() {
     let path = PathBuf::from(std::env::args().nth(1).expect("TRACE"));

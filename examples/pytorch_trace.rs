@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rtfprof::inputs::pytorch::{TableOptions, Trace, key_averages, table};
+use rtfprof::inputs::pytorch::Trace;
+use rtfprof::key_averages::key_averages;
+use rtfprof::outputs::torch_table::{TableOptions, table};
 
 /// The allocator `rtfprof` itself uses.
 #[global_allocator]

@@ -13,8 +13,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use rtfprof::inputs::pytorch::key_averages::DeviceType;
-use rtfprof::inputs::pytorch::{KeyAverage, TableOptions, Trace, key_averages, table};
+use rtfprof::inputs::pytorch::Trace;
+use rtfprof::key_averages::{DeviceType, KeyAverage, key_averages};
+use rtfprof::outputs::torch_table::{TableOptions, table};
 use serde_json::Value;
 
 fn fixture_dir() -> PathBuf {
@@ -341,7 +342,7 @@ fn their_row(t: &Value) -> KeyAverage {
         input_shapes: t["input_shapes"].as_str().unwrap().to_owned(),
         top_level: field("top_level").as_bool().unwrap(),
         // gen_key_averages.py does not write is_async; c10d's work annotations are
-        is_async: t["key"].as_str().is_some_and(rtfprof::inputs::pytorch::key_averages::is_async_work),
+        is_async: t["key"].as_str().is_some_and(rtfprof::key_averages::is_async_work),
     }
 }
 
@@ -609,7 +610,7 @@ const HTA_FAILS_ON: [&str; 1] = ["h100_launched_before_trace"];
 /// events only.
 #[test]
 fn hta_fails_on_negative_non_compute() {
-    use rtfprof::inputs::pytorch::breakdown::{Timing, hta_span, is_compute_kernel, temporal_breakdown};
+    use rtfprof::hta::{Timing, hta_span, is_compute_kernel, temporal_breakdown};
     for stem in HTA_FAILS_ON {
         let trace = Trace::open(&fixture_dir().join(format!("published/{stem}.json.gz"))).unwrap();
         let hta = &temporal_breakdown(&trace, Timing::Hta)[0];
@@ -632,8 +633,8 @@ fn hta_fails_on_negative_non_compute() {
 /// counts them (whole µs, and, with two steps or more, only before the last
 /// step's start); 0 on traces without them.
 fn inductor_launch_time_hta_adds(trace: &Trace) -> f64 {
+    use rtfprof::hta::hta_span;
     use rtfprof::inputs::pytorch::Category;
-    use rtfprof::inputs::pytorch::breakdown::hta_span;
     use rtfprof::intervals::{Empty, union};
     let inductor: Vec<(i64, i64)> =
         trace.events.iter().filter(|e| e.category == Category::CpuOp && e.stream.is_some()).map(|e| hta_span(e.ts, e.dur)).collect();
@@ -655,7 +656,7 @@ fn inductor_launch_time_hta_adds(trace: &Trace) -> f64 {
 /// span, and each differs from HTA's by its rounding at most.
 #[test]
 fn gpu_breakdowns_equal_hta() {
-    use rtfprof::inputs::pytorch::breakdown::{
+    use rtfprof::hta::{
         ALL_LAUNCH_CALLS, CONSECUTIVE_KERNEL_DELAY_US, HTA_LAUNCH_CALLS, Launch, Timing, idle_time_breakdown, launch_stats, launch_summary, temporal_breakdown,
     };
     let mut inductor_cases = 0;

@@ -7,7 +7,9 @@
 //! steps.
 #![no_main]
 
-use rtfprof::inputs::pytorch::{TableOptions, Trace, key_averages, table};
+use rtfprof::inputs::pytorch::Trace;
+use rtfprof::key_averages::key_averages;
+use rtfprof::outputs::torch_table::{TableOptions, table};
 
 struct Trickle<'a> {
     bytes: &'a [u8],

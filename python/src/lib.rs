@@ -1136,7 +1136,7 @@ fn shapes_list<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>>
 /// torch's `table()`.
 #[pyclass(module = "rtfprof", frozen, sequence)]
 struct KeyAverages {
-    rows: Vec<rtfprof::inputs::pytorch::KeyAverage>,
+    rows: Vec<rtfprof::key_averages::KeyAverage>,
     objects: Vec<Py<KeyAverage>>,
     profile_memory: bool,
     use_device: Option<String>,
@@ -1180,7 +1180,7 @@ impl KeyAverages {
         top_level_events_only: bool,
         time_unit: Option<String>,
     ) -> PyResult<String> {
-        use rtfprof::inputs::pytorch::{TableOptions, table::attribute};
+        use rtfprof::outputs::torch_table::{TableOptions, attribute};
         let _ = max_src_column_width;
         if let (Some(sort_by), Some(first)) = (&sort_by, self.rows.first())
             && attribute(first, sort_by).is_none()
@@ -1197,7 +1197,7 @@ impl KeyAverages {
         options.time_unit = time_unit;
         options.profile_memory = self.profile_memory;
         options.use_device = self.use_device.clone();
-        rtfprof::inputs::pytorch::table(&self.rows, &options).map_err(pyo3::exceptions::PyRuntimeError::new_err)
+        rtfprof::outputs::torch_table::table(&self.rows, &options).map_err(pyo3::exceptions::PyRuntimeError::new_err)
     }
 }
 
@@ -1206,12 +1206,13 @@ impl KeyAverages {
 #[pyfunction]
 #[pyo3(signature = (path, group_by_input_shape=false))]
 fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: bool) -> PyResult<KeyAverages> {
-    use rtfprof::inputs::pytorch::{TableOptions, Trace};
+    use rtfprof::inputs::pytorch::Trace;
+    use rtfprof::outputs::torch_table::TableOptions;
     let path = path_arg("path", Some(path))?.ok_or_else(|| PyValueError::new_err("--path: expected a path, got None"))?;
     let (rows, options) = py
         .detach(|| {
             let trace = Trace::open(&path)?;
-            let rows = rtfprof::inputs::pytorch::key_averages(&trace, group_by_input_shape);
+            let rows = rtfprof::key_averages::key_averages(&trace, group_by_input_shape);
             Ok::<_, rtfprof::Error>((rows, TableOptions::for_trace(&trace)))
         })
         .map_err(to_py_err)?;

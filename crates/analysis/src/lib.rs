@@ -9,7 +9,9 @@
 //!   [`ranks`] sets a distributed job's ranks side by side; [`memory`]
 //!   replays allocations; [`device`] gives XProf's `hlo_stats` and
 //!   `kernel_stats` and each device's busy time; [`diff`] compares two
-//!   profiles;
+//!   profiles; [`key_averages`] is PyTorch's own `prof.key_averages()` and
+//!   [`hta`] Holistic Trace Analysis's GPU time breakdowns of a PyTorch
+//!   trace;
 //! - [`make_partial`] reduces a loaded profile to a partial (with its rank).
 //!
 //! May import `rtfprof-proto`, `rtfprof-model` and `rtfprof-import`; never
@@ -19,6 +21,8 @@
 pub mod advise;
 pub mod device;
 pub mod diff;
+pub mod hta;
+pub mod key_averages;
 pub mod make_partial;
 pub mod memory;
 pub mod ranks;

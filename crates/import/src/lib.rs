@@ -22,5 +22,5 @@ pub mod partial;
 // The model's modules, reachable as `crate::…` as in one crate.
 #[cfg(test)]
 pub(crate) use rtfprof_model::test_random;
-pub(crate) use rtfprof_model::{cache, error, intervals, patterns, stats};
+pub(crate) use rtfprof_model::{cache, error, patterns, stats};
 pub(crate) use rtfprof_proto as proto;

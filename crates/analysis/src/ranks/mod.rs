@@ -31,7 +31,7 @@
 //! and the wait shows as exposed communication on the ranks that were on
 //! time: the slow rank is the one with the most time of its own.
 //!
-//! **Overlap** ([`breakdown::comm_comp_overlap`]): HTA 0.5.0's
+//! **Overlap** ([`hta::comm_comp_overlap`]): HTA 0.5.0's
 //! `get_comm_comp_overlap()`, per rank (PyTorch: HTA's number itself; XPlane:
 //! the same definition on the trace's picoseconds).
 //!
@@ -47,7 +47,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::inputs::pytorch::breakdown::{self, Timing};
+use crate::hta::{self, Timing};
 use crate::inputs::pytorch::{Category, Trace};
 use crate::intervals::{Empty, covered, difference, union};
 pub use crate::stats::records::ranks::*;
@@ -95,7 +95,7 @@ pub fn analyze_pytorch(dir: &Path, traces: &[(String, &Trace)]) -> Result<Ranks>
     let (ids, from_traces) = rank_ids(&names, &given).map_err(|m| Error::input(crate::inputs::pytorch::KIND, dir, m))?;
     // HTA leaves the last step out when its symbol table, shared by every
     // rank, holds two or more ProfilerStep names.
-    let step_names: rustc_hash::FxHashSet<&str> = traces.iter().flat_map(|(_, t)| breakdown::profiler_step_names(t)).collect();
+    let step_names: rustc_hash::FxHashSet<&str> = traces.iter().flat_map(|(_, t)| hta::profiler_step_names(t)).collect();
     let drop_last_step = step_names.len() >= 2;
     let mut ranks: Vec<Rank> = traces.par_iter().zip(ids.par_iter()).map(|((name, trace), &id)| pytorch_rank(id, name, trace, drop_last_step)).collect();
     Ok(finish(Source::PyTorch, from_traces, &mut ranks))
@@ -105,10 +105,10 @@ pub fn analyze_pytorch(dir: &Path, traces: &[(String, &Trace)]) -> Result<Ranks>
 pub fn pytorch_summary(name: &str, trace: &Trace) -> RankSummary {
     let rank = pytorch_rank(0, name, trace, false);
     let overlap_without_last_step = rank.overlap.map(|_| CommOverlap {
-        percent: breakdown::comm_comp_overlap(trace, Timing::Hta, true).percent(),
-        exact_ratio: breakdown::comm_comp_overlap(trace, Timing::Exact, true).ratio(),
+        percent: hta::comm_comp_overlap(trace, Timing::Hta, true).percent(),
+        exact_ratio: hta::comm_comp_overlap(trace, Timing::Exact, true).ratio(),
     });
-    let mut step_names: Vec<String> = breakdown::profiler_step_names(trace).into_iter().map(str::to_owned).collect();
+    let mut step_names: Vec<String> = hta::profiler_step_names(trace).into_iter().map(str::to_owned).collect();
     step_names.sort();
     step_names.dedup();
     RankSummary { source: Source::PyTorch, rank, given_rank: trace.distributed.as_ref().and_then(|d| d.rank), step_names, overlap_without_last_step }
@@ -250,8 +250,8 @@ fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> R
     }
     let (from, to) = (windows.first().map_or(i64::MIN, |w| w.0), windows.last().map_or(i64::MIN, |w| w.1));
     let overlap = has_gpu_work.then(|| CommOverlap {
-        percent: breakdown::comm_comp_overlap(trace, Timing::Hta, drop_last_step).percent(),
-        exact_ratio: breakdown::comm_comp_overlap(trace, Timing::Exact, drop_last_step).ratio(),
+        percent: hta::comm_comp_overlap(trace, Timing::Hta, drop_last_step).percent(),
+        exact_ratio: hta::comm_comp_overlap(trace, Timing::Exact, drop_last_step).ratio(),
     });
     Rank {
         rank,

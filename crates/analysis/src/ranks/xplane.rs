@@ -93,7 +93,7 @@ pub fn device_work(bytes: &[u8]) -> Result<DeviceWork, DecodeError> {
 }
 
 /// HTA's overlap of the collectives with the computation (see
-/// [`crate::inputs::pytorch::breakdown::comm_comp_overlap`]) on the trace's
+/// [`crate::hta::comm_comp_overlap`]) on the trace's
 /// own spans: the time both ran over the collectives' merged time.
 fn overlap(work: &DeviceWork) -> f64 {
     let comm = union(work.collectives.clone(), Empty::Drop);

@@ -82,19 +82,19 @@
 //!
 //! Compute in the split above is the kinds other than memory and
 //! communication; on the shared H200 traces it is exactly HTA's compute
-//! kernels (`breakdown::is_compute_kernel`).
+//! kernels (`hta::is_compute_kernel`).
 //!
 //! **The whole trace** ([`GpuTime`]): HTA 0.5.0's `get_temporal_breakdown()`
 //! and `get_idle_time_breakdown()` (summed over each device's streams), with
 //! HTA's rounding to whole microseconds and its leaving out the last step
-//! ([`breakdown::Timing::Hta`]), and the same in exact nanoseconds.
+//! ([`hta::Timing::Hta`]), and the same in exact nanoseconds.
 //!
 //! **Ranks.** A directory of traces is one rank a trace: each rank gets its
 //! own table (steps of different ranks are different spans of time).
 
 use rustc_hash::FxHashMap;
 
-use crate::inputs::pytorch::breakdown::{self, Timing};
+use crate::hta::{self, Timing};
 use crate::inputs::pytorch::{Category, Event, LaunchingOps, Sym, Trace};
 use crate::intervals::{Empty, covered, union, union_in_order};
 
@@ -637,9 +637,9 @@ fn in_windows(intervals: &[(i64, i64)], windows: &[(String, i64, i64, i64)]) -> 
 /// [`Launches`]: one selection of HTA's events in each timing (the exact
 /// one serves both), the two timings at once.
 fn gpu_time_and_launches(trace: &Trace) -> (Vec<GpuTime>, Launches) {
-    let device_time = |selection: &breakdown::Selection| -> Vec<(u32, DeviceTime)> {
-        let idle = breakdown::idle_time_breakdown_of(trace, selection, breakdown::CONSECUTIVE_KERNEL_DELAY_US);
-        breakdown::temporal_breakdown_of(trace, selection)
+    let device_time = |selection: &hta::Selection| -> Vec<(u32, DeviceTime)> {
+        let idle = hta::idle_time_breakdown_of(trace, selection, hta::CONSECUTIVE_KERNEL_DELAY_US);
+        hta::temporal_breakdown_of(trace, selection)
             .into_iter()
             .map(|d| {
                 let streams = idle.iter().filter(|s| s.device == d.device);
@@ -659,10 +659,10 @@ fn gpu_time_and_launches(trace: &Trace) -> (Vec<GpuTime>, Launches) {
     };
     let ((exact, launches), hta) = rayon::join(
         || {
-            let selection = breakdown::Selection::of(trace, Timing::Exact);
+            let selection = hta::Selection::of(trace, Timing::Exact);
             (device_time(&selection), launches_of(trace, &selection))
         },
-        || device_time(&breakdown::Selection::of(trace, Timing::Hta)),
+        || device_time(&hta::Selection::of(trace, Timing::Hta)),
     );
     let gpu_time = hta
         .into_iter()
@@ -675,12 +675,12 @@ fn gpu_time_and_launches(trace: &Trace) -> (Vec<GpuTime>, Launches) {
 }
 
 /// [`Launches`] of the events `selection` (exact timing) of a trace keeps.
-fn launches_of(trace: &Trace, selection: &breakdown::Selection) -> Launches {
-    let rows: Vec<_> = breakdown::launch_stats_of(trace, selection, &breakdown::ALL_LAUNCH_CALLS)
+fn launches_of(trace: &Trace, selection: &hta::Selection) -> Launches {
+    let rows: Vec<_> = hta::launch_stats_of(trace, selection, &hta::ALL_LAUNCH_CALLS)
         .into_iter()
         .filter(|l| trace.events[l.event as usize].category == Category::Kernel)
         .collect();
-    let summary = breakdown::launch_summary(&rows, Timing::Exact);
+    let summary = hta::launch_summary(&rows, Timing::Exact);
     let small: Vec<_> = rows.iter().filter(|l| l.gpu_duration < SMALL_KERNEL_NS).collect();
     Launches {
         kernels: rows.len(),

@@ -28,6 +28,7 @@ pub mod steps;
 pub mod table;
 pub(crate) mod text;
 pub mod timeline;
+pub mod torch_table;
 pub mod view;
 
 use std::fs::File;

@@ -62,7 +62,7 @@ struct Placed {
 /// `[memory]` records. Returns the start-up lines.
 pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) -> String {
     let steps = Steps::new(trace);
-    let profiler: Vec<super::Sym> = super::key_averages::PROFILER_NAMES.iter().filter_map(|n| trace.strings.lookup(n)).collect();
+    let profiler: Vec<super::Sym> = super::PROFILER_NAMES.iter().filter_map(|n| trace.strings.lookup(n)).collect();
     let part = |e: &Event| -> Option<Part> {
         match e.category {
             Category::CpuOp if !profiler.contains(&e.name) => Some(Part::Op),

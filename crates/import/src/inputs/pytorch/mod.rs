@@ -7,28 +7,34 @@
 //! nanoseconds and the ids that link them (`External id`, `correlation`),
 //! Python frames, `[memory]` records, flows, thread names and kernels'
 //! launch configurations. Names are interned ([`Strings`]). Analyses read
-//! this model, never the file:
-//! [`key_averages`](mod@key_averages) gives PyTorch's own `prof.key_averages()` and
-//! [`table`](mod@table) prints it as `EventList.table()` does; [`breakdown`] splits
-//! GPU time as Holistic Trace Analysis does.
+//! this model, never the file: the analyses' `key_averages` gives
+//! PyTorch's own `prof.key_averages()` (the outputs' `torch_table` prints it
+//! as `EventList.table()` does) and `hta` splits GPU time as Holistic Trace
+//! Analysis does.
 
-pub mod breakdown;
 pub(crate) mod import;
 mod json;
 pub mod kernels;
-pub mod key_averages;
 pub mod launch;
 mod read;
-pub mod table;
 
 use std::num::{NonZeroU32, NonZeroU64};
 use std::path::Path;
 
 use crate::error::{Error, Result};
 
-pub use key_averages::{KeyAverage, key_averages};
 pub use launch::LaunchingOps;
-pub use table::{TableOptions, table};
+
+/// The profiler's own ops, not the program's, which torch drops
+/// (`profiler_util._filter_name`, less its memory records).
+pub const PROFILER_NAMES: [&str; 6] = [
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+];
 
 /// The `kind` of errors about these files: the flag that reads them.
 pub const KIND: &str = "--pytorch_path";
@@ -36,6 +42,14 @@ pub const KIND: &str = "--pytorch_path";
 /// An interned string; [`Trace::str`] gives its text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(NonZeroU32);
+
+impl Sym {
+    /// Its place in [`Strings::all`], so that a table of one value per
+    /// string can stand for a map from strings.
+    pub fn index(self) -> usize {
+        self.0.get() as usize
+    }
+}
 
 /// The strings of a trace, each stored once: a trace of millions of events
 /// has a few thousand distinct names.
@@ -90,6 +104,11 @@ impl Strings {
     }
 
     /// The symbol of `s` if it occurs in the trace.
+    /// Every string, in [`Sym::index`] order.
+    pub fn all(&self) -> impl Iterator<Item = &str> {
+        self.list.iter().map(|s| &**s)
+    }
+
     pub fn lookup(&self, s: &str) -> Option<Sym> {
         let list = &self.list;
         self.table.find(hash_str(s), |&sym| &*list[sym.0.get() as usize] == s).copied()

@@ -18,7 +18,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{Category, Event, Trace};
+use crate::inputs::pytorch::{Category, Event, Trace};
 use crate::intervals::{Empty, union_in_order};
 
 /// How event times are taken.
@@ -167,8 +167,8 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
     let is_gpu = |e: &Event| (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name));
     // HTA looks for "ProfilerStep" in any name and counts distinct names
     // (each name looked at once, not each event's).
-    let holds_step: Vec<bool> = trace.strings.list.iter().map(|s| s.contains("ProfilerStep")).collect();
-    let is_step = |e: &Event| holds_step[e.name.0.get() as usize];
+    let holds_step: Vec<bool> = trace.strings.all().map(|s| s.contains("ProfilerStep")).collect();
+    let is_step = |e: &Event| holds_step[e.name.index()];
     let step_names: FxHashSet<_> = events().filter(|(_, e)| is_step(e)).map(|(_, e)| e.name).collect();
     let last_step_start = if step_names.len() >= 2 { events().filter(|(_, e)| !is_gpu(e) && is_step(e)).map(|(_, e)| span(e, timing).0).max() } else { None };
     let cpu_kept = |e: &Event| last_step_start.is_none_or(|last| span(e, timing).0 < last);

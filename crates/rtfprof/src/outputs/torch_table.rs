@@ -1,7 +1,7 @@
 //! `EventList.table()` of PyTorch 2.11 (`profiler_util._build_table`),
-//! byte for byte, for [`key_averages`](mod@super::key_averages) rows.
+//! byte for byte, for [`key_averages`](mod@crate::key_averages) rows.
 
-use super::key_averages::{DeviceType, KeyAverage};
+use crate::key_averages::{DeviceType, KeyAverage};
 
 /// `table()`'s arguments; `Default` is torch's defaults.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,7 +44,7 @@ impl Default for TableOptions {
 impl TableOptions {
     /// torch's defaults for a profile read from `trace`: its
     /// `profile_memory`, and `use_device = "cuda"` where it has device events.
-    pub fn for_trace(trace: &super::Trace) -> Self {
+    pub fn for_trace(trace: &crate::inputs::pytorch::Trace) -> Self {
         TableOptions {
             profile_memory: trace.profile_memory,
             use_device: trace.events.iter().any(|e| e.category.on_device()).then(|| "cuda".to_owned()),

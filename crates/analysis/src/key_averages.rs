@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{Category, Id, Sym, Trace, launch};
+use crate::inputs::pytorch::{Category, Id, PROFILER_NAMES, Sym, Trace, launch};
 
 /// One row of `key_averages()`, with torch's attribute names.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,17 +64,6 @@ impl DeviceType {
         }
     }
 }
-
-/// The profiler's own ops, not the program's, which torch drops
-/// (`profiler_util._filter_name`, less its memory records).
-pub(super) const PROFILER_NAMES: [&str; 6] = [
-    "profiler::_record_function_enter",
-    "profiler::_record_function_enter_new",
-    "profiler::_record_function_exit",
-    "aten::is_leaf",
-    "aten::output_nr",
-    "aten::_version",
-];
 
 /// The memory records' names, which `profiler_util._filter_name` drops with
 /// [`PROFILER_NAMES`].
