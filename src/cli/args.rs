@@ -95,6 +95,13 @@ pub enum Command {
     /// each trace lies, then show them together with --partial_path (any
     /// order or grouping gives the same bytes, and the views of --job).
     Partial(PartialArgs),
+    /// Write a smaller trace of the steps asked for (PyTorch traces).
+    ///
+    /// The events of ProfilerStep#A to #B, their GPU work and the trace's
+    /// metadata, byte for byte, for tools that cannot open the whole trace
+    /// (HTA, Perfetto, TensorBoard); streamed, in memory that does not grow
+    /// with the trace. A name ending in .gz is written gzipped.
+    Cut(CutArgs),
     /// Print a shell completion script.
     ///
     /// rtfprof completions bash >
@@ -119,6 +126,18 @@ pub struct PartialArgs {
     /// name without .pt.trace.json, .xplane.pb, …).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+}
+
+/// `rtfprof cut`: the steps to keep and where to write them.
+#[derive(Clone, Debug, Args)]
+#[command(rename_all = "snake_case")]
+pub struct CutArgs {
+    /// The steps to keep: N, or A..B (ProfilerStep#A to #B, both included).
+    #[arg(long, value_name = "STEPS")]
+    pub steps: String,
+    /// The trace to write (gzipped if the name ends in .gz).
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub outfile: PathBuf,
 }
 
 /// `rtfprof diff`: each side is profile inputs (the `--left_*`/`--right_*`
@@ -239,6 +258,7 @@ impl Command {
             Command::Hlo => "hlo",
             Command::Kernels => "kernels",
             Command::Partial(_) => "partial",
+            Command::Cut(_) => "cut",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
         }
@@ -259,6 +279,8 @@ impl Command {
             Command::Steps | Command::Ranks => Purpose::Steps,
             Command::Hlo | Command::Kernels => Purpose::Tables,
             Command::Partial(_) => Purpose::Partial,
+            // (It reads its trace itself; the others read no inputs.)
+            Command::Cut(_) => Purpose::Prompt,
             // (They read no inputs.)
             Command::Completions { .. } | Command::Man => Purpose::Prompt,
         }
@@ -281,6 +303,7 @@ impl Command {
             | Command::Hlo
             | Command::Kernels
             | Command::Partial(_)
+            | Command::Cut(_)
             | Command::Completions { .. }
             | Command::Man => None,
         }

@@ -145,6 +145,13 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
   rtfprof partial --job w0=testdata/jobs/worker0 --job cnn=testdata/cnn/profile -o jobs.rtfprof && rtfprof op --partial_path jobs.rtfprof",
     ),
     (
+        "cut",
+        &[&["pytorch_path"]],
+        "Examples:
+  rtfprof cut --pytorch_path testdata/pytorch/h200_tx.steps2-3.pt.trace.json.gz --steps 3 -o step3.pt.trace.json
+  rtfprof cut --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz --steps 4..5 -o steps.pt.trace.json.gz",
+    ),
+    (
         "completions",
         &[],
         "Examples:

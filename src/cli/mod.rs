@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 mod args;
+mod cut;
 pub(crate) mod device;
 mod diff;
 mod help;
@@ -23,7 +24,7 @@ use crate::show::options::{Options, Output};
 use crate::stack::with_deep_stack;
 use crate::stats::Stats;
 use crate::views::View;
-pub use args::{Cli, Command, DiffArgs, InputArgs, PartialArgs, ShowArgs};
+pub use args::{Cli, Command, CutArgs, DiffArgs, InputArgs, PartialArgs, ShowArgs};
 pub use help::{PROMPT_HELP, command, normalize_args, parse, usage_error_line};
 use help::{overview, path_without_flag, plural};
 
@@ -150,6 +151,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
             stdout.push_str(&crate::outputs::jobs::render(&summaries));
             return Ok(());
         }
+        Some(Command::Cut(args)) => return cut::run(&sources, args, stdout),
         Some(Command::Partial(args)) => {
             let partial = crate::make_partial::from_sources(&sources, args.name.as_deref())?;
             outputs::write_atomic(&args.outfile, &crate::partial::to_bytes(&partial))?;

@@ -765,4 +765,37 @@ mod tests {
         // "convert" is not a convolution.
         assert_eq!(kind_of("void cudnn::fusion::convert_dq_to_16bits<true>(void const*)", Category::Kernel, None), Kind::Other);
     }
+
+    /// A cut of some steps (`rtfprof cut`) gives those steps the rows the
+    /// whole trace gives them, on a CPU-only trace and an H200 one; its
+    /// metadata fields are kept and a step it lacks is an error naming the
+    /// steps it has.
+    #[test]
+    fn a_cuts_steps_are_the_whole_traces() {
+        use crate::inputs::pytorch::cut::{StepRange, cut_to_vec};
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pytorch"));
+        for (file, steps) in [("h200_tx.steps2-3.pt.trace.json.gz", "3"), ("h200_tx.steps2-3.pt.trace.json.gz", "2..3"), ("schedule.pt.trace.json.gz", "2")] {
+            let path = root.join(file);
+            let whole = analyze_trace("", &Trace::open(&path).unwrap());
+            let range = StepRange::parse(steps).unwrap();
+            let (bytes, done) = cut_to_vec(&path, range).unwrap();
+            let part = analyze_trace("", &Trace::from_bytes(&bytes).unwrap());
+            let kept = |rows: &[Row]| -> Vec<Row> {
+                rows.iter()
+                    .filter(|r| r.step.strip_prefix("ProfilerStep#").and_then(|n| n.parse().ok()).is_some_and(|n: u64| range.first <= n && n <= range.last))
+                    .cloned()
+                    .collect()
+            };
+            assert!(!kept(&whole.rows).is_empty(), "{file} {steps}");
+            assert_eq!(part.rows, kept(&whole.rows), "{file} {steps}");
+            assert!(done.kept_events <= done.total_events, "{file}");
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(text.contains("\"schemaVersion\""), "{file}");
+        }
+        let h200 = root.join("h200_tx.steps2-3.pt.trace.json.gz");
+        let (bytes, _) = cut_to_vec(&h200, StepRange::parse("3").unwrap()).unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains("\"deviceProperties\""));
+        let err = cut_to_vec(&h200, StepRange::parse("7..9").unwrap()).unwrap_err().to_string();
+        assert!(err.contains("no step in 7..9: its ProfilerSteps are #2 to #3"), "{err}");
+    }
 }

@@ -12,6 +12,7 @@
 //! as `EventList.table()` does) and `hta` splits GPU time as Holistic Trace
 //! Analysis does.
 
+pub mod cut;
 pub(crate) mod import;
 mod json;
 pub mod kernels;
@@ -152,7 +153,7 @@ pub enum Category {
 }
 
 impl Category {
-    fn of(cat: &[u8]) -> Category {
+    pub(crate) fn of(cat: &[u8]) -> Category {
         match cat {
             b"cpu_op" | b"Operator" => Category::CpuOp,
             b"user_annotation" => Category::UserAnnotation,
