@@ -6,7 +6,9 @@
 //! a terminal, off with `NO_COLOR` set or `CLICOLOR=0`, forced with
 //! `CLICOLOR_FORCE=1`. The progress line (indicatif) appears only after
 //! [`PROGRESS_AFTER`] of reading, only when stderr is a terminal and `CI`
-//! is not set, and it is cleared before anything else is printed.
+//! is not set, and it is cleared before anything else is printed. While
+//! traces are read it shows the bytes read of their total and the rate
+//! (the importers count them: `inputs::progress`).
 
 use std::io::Write;
 use std::sync::mpsc;
@@ -43,7 +45,8 @@ fn progress_allowed(stderr_is_terminal: bool, ci: bool) -> bool {
 }
 
 /// A spinner with the elapsed time, drawn on stderr from [`PROGRESS_AFTER`]
-/// on while the value lives; dropping it clears the line.
+/// on while the value lives, with the bytes read of `total` (the traces'
+/// size; 0: not shown) and the rate; dropping it clears the line.
 pub struct Progress {
     done: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -51,23 +54,28 @@ pub struct Progress {
 
 impl Progress {
     /// Starts timing `what` (e.g. "reading the trace").
-    pub fn start(what: &str) -> Progress {
+    pub fn start(what: &str, total: u64) -> Progress {
         use std::io::IsTerminal;
         if !progress_allowed(std::io::stderr().is_terminal(), std::env::var_os("CI").is_some()) {
             return Progress { done: None, thread: None };
         }
+        crate::inputs::progress::reset();
         let (done, wait) = mpsc::channel::<()>();
         let what = what.to_owned();
         let thread = std::thread::spawn(move || {
             if wait.recv_timeout(PROGRESS_AFTER) != Err(mpsc::RecvTimeoutError::Timeout) {
                 return;
             }
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("a valid template"));
+            let bar = ProgressBar::with_draw_target((total > 0).then_some(total), ProgressDrawTarget::stderr());
+            let template = if total > 0 { "{spinner} {msg} {bytes}/{total_bytes} ({binary_bytes_per_sec}) {elapsed}" } else { "{spinner} {msg} {elapsed}" };
+            bar.set_style(ProgressStyle::with_template(template).expect("a valid template"));
             bar.set_message(what);
             bar.enable_steady_tick(Duration::from_millis(120));
-            // Until the reading is done (or the reader went away).
-            let _ = wait.recv();
+            // Until the reading is done (or the reader went away). (Some
+            // commands walk a trace twice: the count stops at the total.)
+            while let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(Duration::from_millis(200)) {
+                bar.set_position(crate::inputs::progress::bytes_read().min(total));
+            }
             bar.finish_and_clear();
         });
         Progress { done: Some(done), thread: Some(thread) }
@@ -98,7 +106,7 @@ mod tests {
     #[test]
     fn a_quick_run_never_draws_and_returns_at_once() {
         let started = std::time::Instant::now();
-        drop(Progress::start("reading"));
+        drop(Progress::start("reading", 1 << 30));
         assert!(started.elapsed() < PROGRESS_AFTER);
     }
 }

@@ -14,6 +14,7 @@ pub mod graph;
 mod in_order;
 pub mod profile;
 pub(crate) mod profile_nodes;
+pub mod progress;
 pub mod pytorch;
 mod read;
 pub mod run_meta;

@@ -389,7 +389,7 @@ impl Trace {
     pub fn open(path: &Path) -> Result<Trace> {
         let io_error = |source| Error::Io { kind: KIND, path: path.to_owned(), source };
         let file = std::fs::File::open(path).map_err(io_error)?;
-        read::read_file(file).map_err(|e| match e {
+        read::read_file(crate::inputs::progress::Counting(file)).map_err(|e| match e {
             read::ReadError::Io(source) => io_error(source),
             read::ReadError::Invalid(message) => Error::input(KIND, path, message),
         })

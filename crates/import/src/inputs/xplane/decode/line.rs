@@ -359,6 +359,7 @@ impl Walked<'_, '_> {
         let at = (part.as_ptr() as usize).wrapping_sub(self.wire.as_ptr() as usize).min(self.wire.len());
         if at >= self.released + Self::EVERY {
             (self.release)(&self.wire[self.released..at]);
+            crate::inputs::progress::add((at - self.released) as u64);
             self.released = at;
         }
     }
@@ -367,6 +368,7 @@ impl Walked<'_, '_> {
 impl Drop for Walked<'_, '_> {
     fn drop(&mut self) {
         (self.release)(&self.wire[self.released..]);
+        crate::inputs::progress::add((self.wire.len() - self.released) as u64);
     }
 }
 
