@@ -82,9 +82,14 @@ pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
     let mut window: Option<(i64, i64)> = None;
     let mut found = Vec::new();
     let mut all_steps = Vec::new();
+    let mut buf = Vec::new();
     scan(path, &mut |item| {
+        // (Only steps are read: most events are not parsed at all.)
         let Item::Event(bytes) = item else { return Ok(()) };
-        let e = EventFields::of(bytes)?;
+        if memchr::memmem::find(bytes, b"ProfilerStep#").is_none() {
+            return Ok(());
+        }
+        let e = EventFields::of(bytes, &mut buf)?;
         if e.category.on_device() {
             return Ok(());
         }
@@ -115,7 +120,10 @@ pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
     let mut correlations = FxHashSet::default();
     scan(path, &mut |item| {
         let Item::Event(bytes) = item else { return Ok(()) };
-        let e = EventFields::of(bytes)?;
+        if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
+            return Ok(());
+        }
+        let e = EventFields::of(bytes, &mut buf)?;
         if let Some(c) = e.correlation
             && e.ph != Ph::Flow
             && e.overlaps(window)
@@ -150,7 +158,7 @@ pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
             }
             Item::Event(bytes) => {
                 cut.total_events += 1;
-                if EventFields::of(bytes)?.kept(window, &correlations) {
+                if EventFields::of(bytes, &mut buf)?.kept(window, &correlations) {
                     cut.kept_events += 1;
                     w(out, if first_event { b"\n    " } else { b",\n    " })?;
                     first_event = false;
@@ -187,9 +195,13 @@ struct EventFields {
 }
 
 impl EventFields {
-    fn of(bytes: &[u8]) -> Result<EventFields> {
+    /// The fields of the event `bytes`, parsed in `buf` (kept from one
+    /// event to the next: no allocation an event).
+    fn of(bytes: &[u8], buf: &mut Vec<u8>) -> Result<EventFields> {
         let syntax = |e: super::json::SyntaxError| Error::input(KIND, "", format!("an event is not JSON at its byte {}: {}", e.offset, e.message));
-        let mut p = Parser::from_vec(bytes.to_vec(), bytes.len());
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        let mut p = Parser::from_vec(std::mem::take(buf), bytes.len());
         let mut e = EventFields { ph: Ph::Other, category: Category::Other, step: None, ts: None, dur: None, correlation: None };
         if p.peek().map_err(syntax)? != Next::Object {
             return Ok(e);
@@ -241,6 +253,7 @@ impl EventFields {
         if e.ph == Ph::Flow {
             e.correlation = flow_id;
         }
+        *buf = p.into_buf();
         Ok(e)
     }
 
