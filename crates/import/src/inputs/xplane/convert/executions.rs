@@ -122,10 +122,12 @@ pub(super) struct LineRead {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn exec(start: i64, end: i64) -> Execution {
+    /// An execution of op 0 from `start` to `end` with no nested time (the
+    /// convert tests' shorthand).
+    pub(in super::super) fn exec(start: i64, end: i64) -> Execution {
         Execution { op: 0, offset_ps: start, duration_ps: end - start, time_ps: end - start, runs: 1 }
     }
 

@@ -94,11 +94,8 @@ fn subtract_nested_in_order<P: std::ops::DerefMut<Target = [Execution]> + Send +
 
 #[cfg(test)]
 mod tests {
+    use super::super::executions::tests::exec;
     use super::*;
-
-    fn exec(start: i64, end: i64) -> Execution {
-        Execution { op: 0, offset_ps: start, duration_ps: end - start, time_ps: end - start, runs: 1 }
-    }
 
     /// Random lines in time order (nested, overlapping, equal and empty
     /// spans), cut into random pieces: the pieces' walk on all cores gives
