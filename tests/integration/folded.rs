@@ -10,7 +10,7 @@
 //! `;` between frames; the lines are also checked against it here, so that
 //! the format holds where the app is not installed.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use prost::Message;
 use rtfprof::proto::tensorflow::{Event, event};

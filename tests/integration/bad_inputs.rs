@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_command, testdata};
 

@@ -1,7 +1,7 @@
 //! A minimal LevelDB table writer, as TensorFlow's `TableBuilder` writes a
 //! checkpoint index, for tests: the reader's unit tests and the hand-made
-//! checkpoints of `tests/checkpoint.rs` include this file. `mask_crc` comes
-//! from the including module.
+//! checkpoints of `tests/integration/checkpoint.rs` include this file.
+//! `mask_crc` comes from the including module.
 
 use super::mask_crc;
 

@@ -9,7 +9,7 @@
 use rtfprof::inputs::{load_graph, load_op_log, load_run_meta};
 use rtfprof::stats::Stats;
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_output, testdata};
 

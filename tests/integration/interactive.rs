@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 fn fixture_args() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cnn");

@@ -13,7 +13,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_json_of, rtfprof_output, shared_traces, testdata, xprof_golden};
 

@@ -11,7 +11,7 @@
 //! uses every definition it has and is used by a fixture case; and a
 //! document with a required key removed fails, so these checks can fail.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

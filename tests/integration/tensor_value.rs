@@ -8,7 +8,7 @@
 
 use rtfprof::inputs::checkpoint::{Checkpoint, TensorValues, format_tensor_value};
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_output, testdata};
 

@@ -11,7 +11,7 @@ use rtfprof::show::{self, Displayed, Options};
 use rtfprof::views::View;
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::{fixture_flags as flags, fixture_stats as stats, rtfprof_outfile, testdata};
 

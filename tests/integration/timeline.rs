@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::{fixture_flags as inputs, rtfprof_stdout as rtfprof};
 

@@ -4,7 +4,7 @@
 //! result. The shared TF2 BERT trace is checked against XProf's own
 //! `memory_profile` (its peak bytes and peak time per allocator).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -10,7 +10,7 @@ use rtfprof::show::{self, Options, options::Select};
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
 
-mod common;
+use crate::common;
 
 fn fixture(model: &str) -> (Vec<String>, Stats) {
     (common::fixture_flags(model), common::fixture_stats(model))

@@ -6,7 +6,7 @@
 //! (`bytes / 2^20`, the whole-run allocations' MiB added to the heap's):
 //! rtfprof's bytes, converted the same way, must give the same doubles.
 
-mod common;
+use crate::common;
 
 use rtfprof::memory::programs::{self, Heap, ProgramMemory};
 use serde_json::Value;

@@ -10,7 +10,7 @@ use rtfprof::show::{self, Options, options::Select};
 use rtfprof::stats::Stats;
 use rtfprof::views::View;
 
-mod common;
+use crate::common;
 
 fn stats_from_profile(dir: &Path) -> Stats {
     let paths = InputPaths { profile_path: Some(dir.join("profile")), ..Default::default() };

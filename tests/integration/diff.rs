@@ -10,7 +10,7 @@
 //! - the JSON output holds the text's nodes, with the values the text
 //!   formats; partial profiles diff as the profiles they were made of.
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_json_of, rtfprof_ok as rtfprof, testdata};
 use serde_json::Value;

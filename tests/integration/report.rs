@@ -21,7 +21,7 @@ use regex::Regex;
 use rtfprof::show::{self, Displayed, Options, format};
 use rtfprof::views::View;
 
-mod common;
+use crate::common;
 
 use common::{fixture_flags, fixture_stats, rtfprof_ok as rtfprof, testdata, unescape_html};
 

@@ -4,7 +4,7 @@
 //! `testdata/pytorch/hta/`, by `tools/torch/hta_goldens.py`), and the
 //! invariants of the columns no reference tool has.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

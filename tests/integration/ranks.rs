@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_code as rtfprof, rtfprof_json, testdata};
 

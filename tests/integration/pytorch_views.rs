@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn op_view(trace: &Path) -> Value {
     let dir = tempfile::tempdir().unwrap();

@@ -18,7 +18,7 @@ use rtfprof::show::options::DictValue;
 use rtfprof::views::View;
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 
 fn cases() -> Vec<Value> {
     let file = std::fs::File::open(common::testdata().join("python/results.json.gz")).unwrap();

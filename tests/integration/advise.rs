@@ -9,7 +9,7 @@
 //! `../shared/traces` (8 GPUs, TPUs, JAX and PyTorch on an H200) where that
 //! directory exists.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use common::{jax_gpu_trace, rtfprof_command, rtfprof_json_of, rtfprof_output, shared_traces, testdata, xprof_golden};
 

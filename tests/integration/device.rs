@@ -4,7 +4,7 @@
 //! kernel's op, and, beyond XProf, on the command-buffer traces against
 //! their twins recorded without command buffers.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use rtfprof_cli::cli::execute;
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_command, testdata};
 

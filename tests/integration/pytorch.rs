@@ -9,7 +9,7 @@
 //! torch's rows and two printed tables) are checked too when that directory
 //! exists.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rtfprof::partial::{self, Partial};
 
-mod common;
+use crate::common;
 
 use common::{rtfprof_code as rtfprof, rtfprof_outfile, rtfprof_stdout, testdata};
 
