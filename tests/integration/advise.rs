@@ -21,10 +21,10 @@ use serde_json::Value;
 /// `rtfprof advise <flag>=<path>`: stdout, which must come with an empty
 /// stderr (no "Missing op_log" or other message where nothing is missing).
 fn advise(flag: &str, path: &Path) -> String {
-    let output = common::run_rtfprof(&["advise".to_owned(), format!("{flag}={}", path.display())], "", None);
-    assert!(output.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&output.stderr));
-    assert!(output.stderr.is_empty(), "{}: stderr: {}", path.display(), String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap()
+    let run = common::rtfprof(["advise".to_owned(), format!("{flag}={}", path.display())]).run();
+    assert!(run.success(), "{}: {}", path.display(), run.stderr_lossy());
+    assert!(run.stderr.is_empty(), "{}: stderr: {}", path.display(), run.stderr_lossy());
+    run.stdout_str().to_owned()
 }
 
 /// The report lines of a checker.
@@ -185,23 +185,13 @@ fn gpu_events(plane: &DevicePlane) -> (Vec<Interval>, Vec<Interval>) {
     (events, steps)
 }
 
-/// `rtfprof steps` JSON of a trace.
-fn steps_json(flag: &str, path: &Path) -> Value {
-    common::rtfprof_json(&["steps", &format!("{flag}={}", path.display())])
-}
-
-/// The same, `{}` for a trace without steps (`rtfprof steps` says so and
-/// fails).
+/// `rtfprof steps` JSON of a trace, `{}` for a trace without steps
+/// (`rtfprof steps` says so and fails).
 fn steps_json_or_none(flag: &str, path: &Path) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("steps.json");
-    let args = ["steps".to_owned(), format!("{flag}={}", path.display()), format!("--output=json:outfile={}", out.display())];
-    let output = common::run_rtfprof(&args, "", None);
-    if !output.status.success() {
-        assert!(String::from_utf8_lossy(&output.stderr).contains("has no steps"), "{}", String::from_utf8_lossy(&output.stderr));
-        return serde_json::json!({});
-    }
-    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    common::steps_json(flag, path).unwrap_or_else(|run| {
+        assert!(run.stderr_lossy().contains("has no steps"), "{}", run.stderr_lossy());
+        serde_json::json!({})
+    })
 }
 
 // ---- XPlane GPU ----
@@ -358,7 +348,7 @@ fn pytorch_conclusions_are_the_steps_numbers() {
     for trace in pytorch_gpu_traces() {
         let what = trace.display().to_string();
         let out = advise("--pytorch_path", &trace);
-        let steps = steps_json("--pytorch_path", &trace);
+        let steps = common::steps_json("--pytorch_path", &trace).unwrap();
         let rows = steps["steps"].as_array().unwrap();
         let sum = |key: &str| rows.iter().map(|r| r[key].as_f64().unwrap()).sum::<f64>();
         let (step_us, idle_us) = (sum("step_time_us"), sum("gpu_idle_us"));

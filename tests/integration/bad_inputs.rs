@@ -22,7 +22,7 @@ use std::process::Stdio;
 
 use crate::common;
 
-use common::{rtfprof_command, testdata};
+use common::{rtfprof, testdata};
 
 /// Where the bad file's bytes come from.
 enum Src {
@@ -1611,9 +1611,9 @@ fn check(case: &Case) -> Vec<String> {
     if !sets_output {
         args.push(format!("--output=file:outfile={}", out_file.display()));
     }
-    let output = rtfprof_command().args(&args).current_dir(dir.path()).output().expect("run rtfprof");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let output = rtfprof(&args).current_dir(dir.path()).run();
+    let stdout = output.stdout_lossy();
+    let stderr = output.stderr_lossy();
     let mut problems = Vec::new();
     let mut bad = |p: String| problems.push(p);
     for sign in ["panicked", "backtrace", "overflow", "fatal runtime error"] {
@@ -1621,7 +1621,7 @@ fn check(case: &Case) -> Vec<String> {
             bad(format!("stderr has {sign:?}"));
         }
     }
-    let Some(code) = output.status.code() else {
+    let Some(code) = output.code() else {
         bad(format!("killed by a signal: {}", output.status));
         return problems;
     };
@@ -1755,8 +1755,8 @@ fn broken_pipe_exits_quietly() {
     let graph: String = (0..4000).map(|i| format!("node {{ name: \"scope_{}/node_{i}\" op: \"NoOp\" }}\n", i % 50)).collect();
     let path = dir.path().join("big.pbtxt");
     std::fs::write(&path, graph).expect("write graph");
-    let mut child = rtfprof_command()
-        .args(["scope", &format!("--graph_path={}", path.display()), "--max_depth=100"])
+    let mut child = rtfprof(["scope", &format!("--graph_path={}", path.display()), "--max_depth=100"])
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1780,8 +1780,8 @@ fn deep_scope_name_stays_linear() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("deep_name.pbtxt");
     std::fs::write(&path, format!("node {{ name: \"{}x\" op: \"NoOp\" }}\n", "a/".repeat(200_000))).expect("write");
-    let mut child = rtfprof_command()
-        .args(["scope", &format!("--graph_path={}", path.display()), "--output=none"])
+    let mut child = rtfprof(["scope", &format!("--graph_path={}", path.display()), "--output=none"])
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -6,22 +6,15 @@ use std::process::Command;
 
 use crate::common;
 
-use common::{rtfprof_code, testdata};
-
-/// `rtfprof <args>`: stdout, stderr and the exit code; killed by a signal
-/// fails the test, whichever of them the test reads.
-fn run(args: &[&str]) -> (String, String, i32) {
-    let (out, err, code) = rtfprof_code(args);
-    assert_ne!(code, -1, "rtfprof {args:?} was killed: {err}");
-    (out, err, code)
-}
+use common::{rtfprof, testdata};
 
 #[test]
 fn usage_errors_are_one_line_with_a_help_hint() {
     for args in
         [&["scope", "--bogus=1"][..], &["scope", "--select=foo"], &["scope", "--max_depth=x"], &["scope", "--order_by=size"], &["scope", "--output=html"]]
     {
-        let (out, err, code) = run(args);
+        let run = rtfprof(args).run();
+        let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
         assert_eq!(code, 2, "{args:?}");
         assert!(out.is_empty(), "{args:?}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -31,14 +24,16 @@ fn usage_errors_are_one_line_with_a_help_hint() {
 
 #[test]
 fn input_errors_exit_1_naming_the_file() {
-    let (out, err, code) = run(&["scope", "--graph_path=/nonexistent/graph.pb"]);
-    assert_eq!((code, out.as_str()), (1, ""));
+    let run = rtfprof(["scope", "--graph_path=/nonexistent/graph.pb"]).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+    assert_eq!((code, out), (1, ""));
     assert_eq!(err, "rtfprof: --graph_path /nonexistent/graph.pb: No such file or directory (os error 2)\n");
 }
 
 #[test]
 fn help_lists_every_option_with_its_default() {
-    let (out, _, code) = run(&["--help"]);
+    let run = rtfprof(["--help"]).run();
+    let (out, code) = (run.stdout_str(), run.exit_code());
     assert_eq!(code, 0);
     for (flag, default) in
         [("--max_depth", "10"), ("--step", "-1"), ("--order_by", "name"), ("--select", "micros"), ("--account_type_regexes", ".*"), ("--output", "stdout")]
@@ -53,7 +48,8 @@ fn help_lists_every_option_with_its_default() {
 /// that it does not have (tfprof's help text names `--run_log_path`).
 #[test]
 fn no_arguments_print_an_overview() {
-    let (out, _, code) = run(&[]);
+    let run = rtfprof([] as [&str; 0]).run();
+    let (out, code) = (run.stdout_str(), run.exit_code());
     assert_eq!(code, 0);
     assert!(out.starts_with("rtfprof: ") && out.contains("XPlane"), "{out}");
     for command in ["scope", "op", "steps", "memory", "report", "hlo", "kernels"] {
@@ -67,7 +63,8 @@ fn no_arguments_print_an_overview() {
 #[test]
 fn subcommand_help_lists_its_own_flags() {
     let listed = |command: &str, flag: &str| {
-        let (out, _, code) = run(&[command, "--help"]);
+        let run = rtfprof([command, "--help"]).run();
+        let (out, code) = (run.stdout_str(), run.exit_code());
         assert_eq!(code, 0);
         out.lines().any(|l| l.trim_start().starts_with(flag))
     };
@@ -86,8 +83,7 @@ fn subcommand_help_lists_its_own_flags() {
         }
     }
     // A flag a command does not list still parses anywhere.
-    let (_, err, code) = run(&["steps", "--profile_path", "testdata/cnn/profile", "--order_by", "micros", "--output", "none"]);
-    assert_eq!(code, 0, "{err}");
+    rtfprof(["steps", "--profile_path", "testdata/cnn/profile", "--order_by", "micros", "--output", "none"]).run().ok();
 }
 
 #[cfg(unix)]
@@ -99,9 +95,9 @@ fn help_examples_run() {
     std::os::unix::fs::symlink(testdata(), dir.path().join("testdata")).unwrap();
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rtfprof"));
     let path = format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
-    let mut helps = vec![run(&["--help"]).0];
+    let mut helps = vec![rtfprof(["--help"]).stdout()];
     for command in ["scope", "graph", "op", "code", "advise", "diff", "jobs", "memory", "report", "steps", "hlo", "kernels", "partial", "completions", "man"] {
-        let help = run(&[command, "--help"]).0;
+        let help = rtfprof([command, "--help"]).stdout();
         assert!(help.contains("Examples:"), "{command} has no examples");
         helps.push(help);
     }
@@ -132,20 +128,22 @@ fn inputs_can_be_pipes() {
         args.push(format!("{flag}={}", fifo.display()));
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (from_pipes, err, code) = run(&args);
+    let run = rtfprof(&args).run();
+    let (from_pipes, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     // (Checked before joining: a writer whose pipe was never opened waits.)
     assert_eq!(code, 0, "{err}");
     writers.into_iter().for_each(|w| w.join().unwrap());
     let graph = data.join("graph.pb").display().to_string();
     let run_meta = data.join("run_meta_0").display().to_string();
     let op_log = data.join("tfprof_log").display().to_string();
-    let (from_files, _, _) = run(&[
+    let from_files = rtfprof([
         "scope",
         "--select=bytes,micros,params",
         &format!("--graph_path={graph}"),
         &format!("--run_meta_path={run_meta}"),
         &format!("--op_log_path={op_log}"),
-    ]);
+    ])
+    .stdout();
     assert_eq!(from_pipes, from_files);
 }
 
@@ -161,9 +159,9 @@ fn large_views_stream_to_files_unchanged() {
     let common = ["scope".to_owned(), format!("--graph_path={}", graph.display()), "--max_depth=10".to_owned(), "--select=params,op_types".to_owned()];
     let with = |extra: &[String]| -> Vec<String> { common.iter().chain(extra).cloned().collect() };
     let to_file = with(&[format!("--output=file:outfile={}", file.display())]);
-    let (_, err, code) = run(&to_file.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(code, 0, "{err}");
-    let (printed, err, code) = run(&with(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    rtfprof(&to_file).run().ok();
+    let run = rtfprof(with(&[])).run();
+    let (printed, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     let written = std::fs::read_to_string(&file).unwrap();
     assert!(written.lines().count() > 100_000, "{} lines", written.lines().count());
@@ -181,14 +179,14 @@ fn typos_get_a_suggestion() {
         (&["scope", "-max_depht=3"], "unexpected argument '--max_depht' found; did you mean '--max_depth'?"),
         (&["scoep"], "unrecognized subcommand 'scoep'; did you mean"),
     ] {
-        let (out, err, code) = run(args);
-        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        let run = rtfprof(args).run();
+        let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+        assert_eq!((code, out), (2, ""), "{args:?}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
     // Negative numbers and short flags are left alone.
-    let (_, err, code) = run(&["scope", "--step", "-1", "-h"]);
-    assert_eq!(code, 0, "{err}");
+    rtfprof(["scope", "--step", "-1", "-h"]).run().ok();
 }
 
 /// An input given without its flag, as a newcomer first types it: the one
@@ -210,14 +208,16 @@ fn an_input_without_its_flag_gets_the_flag() {
         (&["op", "testdata/pytorch"], "looks like a directory of PyTorch traces: use --pytorch_path testdata/pytorch".to_owned()),
         (&["scope", "testdata/cnn/graph.pb"], "looks like a GraphDef: use --graph_path testdata/cnn/graph.pb".to_owned()),
     ] {
-        let (out, err, code) = run(args);
-        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        let run = rtfprof(args).run();
+        let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+        assert_eq!((code, out), (2, ""), "{args:?}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(&says), "{args:?}: {err}");
     }
     // Anything else keeps the plain usage line.
     for arg in ["no/such/file", "README.md", "testdata"] {
-        let (_, err, code) = run(&["scope", arg]);
+        let run = rtfprof(["scope", arg]).run();
+        let (err, code) = (run.stderr_str(), run.exit_code());
         assert_eq!(code, 2, "{arg}");
         assert!(err.trim_end().ends_with(&format!("unexpected argument '{arg}' found; see 'rtfprof --help'")), "{arg}: {err}");
     }
@@ -227,22 +227,25 @@ fn an_input_without_its_flag_gets_the_flag() {
 #[test]
 fn completions_and_the_man_page() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let (out, err, code) = run(&["completions", shell]);
+        let run = rtfprof(["completions", shell]).run();
+        let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
         assert_eq!(code, 0, "{shell}: {err}");
         assert!(out.contains("select") && out.contains("xplane_path") && out.contains("kernels"), "{shell}");
     }
     // bash loads its script: `complete` knows rtfprof afterwards.
-    let (script, _, _) = run(&["completions", "bash"]);
+    let script = rtfprof(["completions", "bash"]).stdout();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("rtfprof.bash"), &script).unwrap();
     let bash = Command::new("bash").arg("-c").arg(format!("source {}/rtfprof.bash && complete -p rtfprof", dir.path().display())).output();
     if let Ok(bash) = bash {
         assert!(bash.status.success() && String::from_utf8_lossy(&bash.stdout).contains("rtfprof"), "{}", String::from_utf8_lossy(&bash.stderr));
     }
-    let (out, _, code) = run(&["man"]);
+    let run = rtfprof(["man"]).run();
+    let (out, code) = (run.stdout_str(), run.exit_code());
     assert_eq!(code, 0);
     assert!(out.starts_with(".ie") && out.contains(".TH rtfprof 1") && out.contains("max_depth"), "{}", &out[..200.min(out.len())]);
-    let (_, err, code) = run(&["completions", "tcsh"]);
+    let run = rtfprof(["completions", "tcsh"]).run();
+    let (err, code) = (run.stderr_str(), run.exit_code());
     assert_eq!(code, 2, "{err}");
 }
 
@@ -252,15 +255,16 @@ fn completions_and_the_man_page() {
 #[test]
 fn colour_only_where_asked_for() {
     let run = |env: &[(&str, &str)]| {
-        let mut command = common::rtfprof_command();
-        command.args(["scope", "--select=nope", "--profile_path=x"]);
+        let mut command = rtfprof(["scope", "--select=nope", "--profile_path=x"]);
         for var in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
-            command.env_remove(var);
+            command = command.env_remove(var);
         }
-        command.envs(env.iter().copied());
-        let out = command.output().unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        String::from_utf8(out.stderr).unwrap()
+        for (key, value) in env {
+            command = command.env(key, value);
+        }
+        let out = command.run();
+        assert_eq!(out.code(), Some(2));
+        out.stderr_str().to_owned()
     };
     let plain = run(&[]);
     assert!(plain.starts_with("rtfprof: --select: ") && !plain.contains('\x1b'), "{plain:?}");
@@ -291,7 +295,8 @@ fn colour_only_where_asked_for() {
 fn kernels_take_pytorch_traces() {
     let trace = testdata().join("pytorch/h200_resnet18.steps2-3.pt.trace.json.gz");
     let flag = format!("--pytorch_path={}", trace.display());
-    let (out, err, code) = run(&["kernels", &flag, "--max_depth=5"]);
+    let run = rtfprof(["kernels", &flag, "--max_depth=5"]).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "Kernels (XProf's kernel_stats), by total time:", "{out}");
@@ -305,8 +310,7 @@ fn kernels_take_pytorch_traces() {
 
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("kernels.csv");
-    let (_, err, code) = run(&["kernels", &flag, &format!("--output=csv:outfile={}", csv.display())]);
-    assert_eq!(code, 0, "{err}");
+    rtfprof(["kernels", &flag, &format!("--output=csv:outfile={}", csv.display())]).run().ok();
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
@@ -318,15 +322,18 @@ fn kernels_take_pytorch_traces() {
     for rank in ["rank0", "rank1"] {
         std::fs::copy(&trace, ranks.join(format!("{rank}.pt.trace.json.gz"))).unwrap();
     }
-    let (out, err, code) = run(&["kernels", &format!("--pytorch_path={}", ranks.display()), "--max_depth=4"]);
+    let run = rtfprof(["kernels", &format!("--pytorch_path={}", ranks.display()), "--max_depth=4"]).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().nth(1).unwrap().split_whitespace().next(), Some("job"), "{out}");
     assert!(out.lines().skip(2).take(4).all(|l| l.starts_with("rank0 ") || l.starts_with("rank1 ")), "{out}");
 
-    let (out, err, code) = run(&["kernels", &format!("--pytorch_path={}", testdata().join("pytorch/schedule.pt.trace.json.gz").display())]);
-    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    let run = rtfprof(["kernels", &format!("--pytorch_path={}", testdata().join("pytorch/schedule.pt.trace.json.gz").display())]).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+    assert_eq!((code, out), (1, ""), "{err}");
     assert!(err.contains("no GPU kernels"), "{err}");
-    let (_, err, code) = run(&["hlo", &flag]);
+    let run = rtfprof(["hlo", &flag]).run();
+    let (err, code) = (run.stderr_str(), run.exit_code());
     assert_eq!(code, 1);
     assert!(err.contains("PyTorch trace runs no XLA instruction"), "{err}");
 }

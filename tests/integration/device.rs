@@ -9,11 +9,11 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{jax_gpu_trace, rtfprof_json, shared_traces, xprof_golden, xprof_table_rows};
+use common::{jax_gpu_trace, rtfprof, shared_traces, xprof_golden, xprof_table_rows};
 use serde_json::Value;
 
 fn table(command: &str, trace: &Path, key: &str) -> Vec<Value> {
-    rtfprof_json(&[command, &format!("--xplane_path={}", trace.display())])[key].as_array().unwrap().clone()
+    rtfprof([command, &format!("--xplane_path={}", trace.display())]).json()[key].as_array().unwrap().clone()
 }
 
 /// XProf's framework op of an instruction (`name:` or `name:Type`, empty
@@ -217,9 +217,8 @@ fn csv_rows_are_the_json_rows() {
         let json = table(command, &trace, key);
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out.csv");
-        let run =
-            common::run_rtfprof(&[command.into(), format!("--xplane_path={}", trace.display()), format!("--output=csv:outfile={}", out.display())], "", None);
-        assert!(run.status.success());
+        let run = rtfprof([command.into(), format!("--xplane_path={}", trace.display()), format!("--output=csv:outfile={}", out.display())]).run();
+        assert!(run.success());
         let mut reader = csv::Reader::from_path(&out).unwrap();
         let headers: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
         let mut sorted = headers.clone();
@@ -267,16 +266,16 @@ fn rocm_kernels_match_xprof() {
 #[test]
 fn kernels_text_cuts_long_names_json_keeps_them() {
     let trace = common::testdata().join("pytorch/gpu/cuda_graph.pt.trace.json.gz").display().to_string();
-    let out = common::run_rtfprof(&["kernels".into(), "--pytorch_path".into(), trace.clone()], "", None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let out = rtfprof(["kernels", "--pytorch_path", &trace]).run();
+    assert!(out.success(), "{}", out.stderr_lossy());
+    let text = out.stdout_str();
     assert!(text.contains("void at::native::"), "{text}");
     assert!(text.contains("names longer than 160 characters are cut"), "{text}");
     for line in text.lines().filter(|l| l.contains("at::native::")) {
         let name = line.split("  ").next().unwrap();
         assert!(name.chars().count() <= 160, "{name}");
     }
-    let json = common::rtfprof_json(&["kernels", "--pytorch_path", &trace]);
+    let json = rtfprof(["kernels", "--pytorch_path", &trace]).json();
     let longest = json["kernels"].as_array().unwrap().iter().map(|k| k["kernel_name"].as_str().unwrap().len()).max().unwrap();
     assert!(longest > 1000, "{longest}");
 }

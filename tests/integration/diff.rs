@@ -12,7 +12,7 @@
 
 use crate::common;
 
-use common::{rtfprof_json_of, rtfprof_ok as rtfprof, testdata};
+use common::{rtfprof, testdata};
 use serde_json::Value;
 
 fn side(name: &str, model: &str) -> Vec<String> {
@@ -39,39 +39,46 @@ fn text_files_and_profiles_list_the_same_nodes() {
         let mut from_profiles = common.to_vec();
         from_profiles.extend(side("left", "cnn_b8"));
         from_profiles.extend(side("right", "cnn"));
-        let (a, err_a, ok_a) = rtfprof(&from_text);
-        let (b, err_b, ok_b) = rtfprof(&from_profiles);
+        let run = rtfprof(&from_text).run();
+        let (a, err_a, ok_a) = (run.stdout_str(), run.stderr_str(), run.success());
+        let run = rtfprof(&from_profiles).run();
+        let (b, err_b, ok_b) = (run.stdout_str(), run.stderr_str(), run.success());
         assert!(ok_a && ok_b, "{err_a}{err_b}");
-        assert!(tree_lines(&a).len() > 3, "{metric}: the batch sizes should differ:\n{a}");
-        assert_eq!(tree_lines(&a), tree_lines(&b), "{metric}: text and profile diffs list different nodes");
+        assert!(tree_lines(a).len() > 3, "{metric}: the batch sizes should differ:\n{a}");
+        assert_eq!(tree_lines(a), tree_lines(b), "{metric}: text and profile diffs list different nodes");
     }
 }
 
 #[test]
 fn identical_sides_are_refused_and_copies_differ_by_nothing() {
     let p = testdata().join("cnn/profile").display().to_string();
-    let (out, err, ok) = rtfprof(&[
+    let run = rtfprof([
         "diff".into(),
         format!("--left_profile_path={p}"),
         format!("--right_profile_path={p}"),
         "--right_step=-1".into(),
         "--left_step=-1".into(),
         "--names=a,b".into(),
-    ]);
+    ])
+    .run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     // Same inputs and step: refused, since it could only be a mistake.
     assert!(!ok && err.lines().count() == 1 && err.contains("both sides are the same"), "{out}{err}");
-    let (out, err, ok) =
-        rtfprof(&["diff".into(), format!("--profile_path={p}"), "--left_step=1".into(), "--right_step=1".into(), format!("--right_profile_path={p}")]);
+    let run =
+        rtfprof(["diff".into(), format!("--profile_path={p}"), "--left_step=1".into(), "--right_step=1".into(), format!("--right_profile_path={p}")]).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(!ok, "{out}{err}");
     let copy = tempfile::NamedTempFile::new().unwrap();
     std::fs::copy(&p, copy.path()).unwrap();
-    let (out, err, ok) = rtfprof(&[
+    let run = rtfprof([
         "diff".into(),
         format!("--left_profile_path={p}"),
         format!("--right_profile_path={}", copy.path().display()),
         "--delta=0".into(),
         "--min_size=1".into(),
-    ]);
+    ])
+    .run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "{err}");
     // Equal values everywhere: relative difference 0 >= 0 lists nodes, but
     // every listed difference must be zero.
@@ -84,7 +91,8 @@ fn snapshot_of_two_batch_sizes() {
         vec!["diff".to_owned(), "--metric=bytes".into(), "--delta=0.2".into(), "--min_size=10KB".into(), "--names=bs8,bs4".into(), "--max_depth=100".into()];
     args.extend(side("left", "cnn_b8"));
     args.extend(side("right", "cnn"));
-    let (out, err, ok) = rtfprof(&args);
+    let run = rtfprof(&args).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "{err}");
     // Paths differ between machines; keep the report from its first node on.
     let report: String = out.lines().skip(1).map(|l| format!("{l}\n")).collect();
@@ -114,7 +122,8 @@ fn bad_diff_arguments_fail_with_one_line() {
             args.push(format!("--right_text={text}"));
         }
         args.extend(extra);
-        let (out, err, ok) = rtfprof(&args);
+        let run = rtfprof(&args).run();
+        let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
         assert!(!ok && out.is_empty(), "{args:?}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(flag), "{err}");
@@ -132,32 +141,38 @@ fn traces_diff_as_their_saved_views() {
     let mut texts = vec!["diff".to_owned(), "--max_depth=100".into(), "--delta=0.05".into()];
     for (side, trace) in [("left", &mlp), ("right", &nocb)] {
         let out = dir.path().join(format!("{side}.txt"));
-        let (_, err, ok) = rtfprof(&[
+        rtfprof([
             "scope".into(),
             format!("--xplane_path={trace}"),
             "--select=micros".into(),
             "--max_depth=100".into(),
             format!("--output=file:outfile={}", out.display()),
-        ]);
-        assert!(ok, "{err}");
+        ])
+        .run()
+        .ok();
         texts.extend([format!("--{side}_text={}", out.display()), "--metric=micros".into()]);
     }
     texts.pop();
-    let (from_texts, err_a, ok_a) = rtfprof(&texts);
-    let (from_traces, err_b, ok_b) =
-        rtfprof(&["diff".into(), "--max_depth=100".into(), "--delta=0.05".into(), format!("--left_xplane_path={mlp}"), format!("--right_xplane_path={nocb}")]);
+    let run = rtfprof(&texts).run();
+    let (from_texts, err_a, ok_a) = (run.stdout_str(), run.stderr_str(), run.success());
+    let run =
+        rtfprof(["diff".into(), "--max_depth=100".into(), "--delta=0.05".into(), format!("--left_xplane_path={mlp}"), format!("--right_xplane_path={nocb}")])
+            .run();
+    let (from_traces, err_b, ok_b) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok_a && ok_b, "{err_a}{err_b}");
     assert!(from_traces.contains("relative difference in micros"), "default metric of traces: {from_traces}");
-    assert!(tree_lines(&from_traces).len() > 3, "{from_traces}");
-    assert_eq!(tree_lines(&from_texts), tree_lines(&from_traces));
+    assert!(tree_lines(from_traces).len() > 3, "{from_traces}");
+    assert_eq!(tree_lines(from_texts), tree_lines(from_traces));
     // The global trace at two steps; a run directory's hosts as one side.
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--xplane_path={mlp}"), "--left_step=8".into(), "--right_step=9".into()]);
+    let run = rtfprof(["diff".into(), format!("--xplane_path={mlp}"), "--left_step=8".into(), "--right_step=9".into()]).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok && out.contains("step 8 (left)") && out.contains("step 9 (right)"), "{out}{err}");
     let hosts = xplane.join("two_hosts").display().to_string();
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--left_xplane_path={hosts}"), "--right_step=0".into(), "--delta=0".into()]);
+    let run = rtfprof(["diff".into(), format!("--left_xplane_path={hosts}"), "--right_step=0".into(), "--delta=0".into()]).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok && out.contains("hosts host0,host1 (left)") && out.contains("\n  host0") && out.contains("\n  host1"), "{out}{err}");
-    let (_, err, ok) =
-        rtfprof(&["diff".into(), format!("--left_xplane_path={mlp}"), format!("--left_profile_path={mlp}"), format!("--right_xplane_path={nocb}")]);
+    let run = rtfprof(["diff".into(), format!("--left_xplane_path={mlp}"), format!("--left_profile_path={mlp}"), format!("--right_xplane_path={nocb}")]).run();
+    let (err, ok) = (run.stderr_str(), run.success());
     assert!(!ok && err.contains("--left_xplane_path") && err.lines().count() == 1, "{err}");
 }
 
@@ -180,9 +195,10 @@ fn json_lists_the_texts_nodes_with_their_values() {
         let mut args = vec!["diff".to_owned(), format!("--metric={metric}"), format!("--delta={delta}"), "--max_depth=100".into(), "--names=bs8,bs4".into()];
         args.extend(side("left", "cnn_b8"));
         args.extend(side("right", "cnn"));
-        let (text, err, ok) = rtfprof(&args);
+        let run = rtfprof(&args).run();
+        let (text, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
         assert!(ok, "{err}");
-        let doc = rtfprof_json_of(&args);
+        let doc = rtfprof(&args).json();
         assert_eq!((doc["metric"].as_str(), doc["view"].as_str(), doc["delta"].as_f64()), (Some(metric), Some("scope"), Some(delta)));
         assert_eq!((doc["left"]["name"].as_str(), doc["right"]["name"].as_str()), (Some("bs8"), Some("bs4")));
         let mut nodes = Vec::new();
@@ -207,9 +223,7 @@ fn partial_profiles_diff_as_their_profiles() {
     let dir = tempfile::tempdir().unwrap();
     let partial = |model: &str| {
         let out = dir.path().join(format!("{model}.rtfprof"));
-        let (_, err, ok) =
-            rtfprof(&["partial".into(), format!("--job=m={}", testdata().join(model).join("profile").display()), format!("-o={}", out.display())]);
-        assert!(ok, "{err}");
+        rtfprof(["partial".into(), format!("--job=m={}", testdata().join(model).join("profile").display()), format!("-o={}", out.display())]).run().ok();
         out.display().to_string()
     };
     let (left, right) = (partial("cnn_b8"), partial("cnn"));
@@ -223,24 +237,29 @@ fn partial_profiles_diff_as_their_profiles() {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         // The partial's tree has its job `m` between the root and the
         // profile's top scopes, and its nodes' names start with `m/`.
-        json_nodes(&rtfprof_json_of(&of_partials)["root"]["children"][0], 0, &mut a);
-        json_nodes(&rtfprof_json_of(&of_profiles)["root"], 0, &mut b);
+        json_nodes(&rtfprof(&of_partials).json()["root"]["children"][0], 0, &mut a);
+        json_nodes(&rtfprof(&of_profiles).json()["root"], 0, &mut b);
         assert_eq!(a[0].1, "m");
         let a: Vec<_> = a.into_iter().skip(1).map(|(d, n, l, r, x)| (d, n.strip_prefix("m/").expect("a job's node").to_owned(), l, r, x)).collect();
         assert!(a.len() > 10, "{metric}: {a:?}");
         assert_eq!(a[..], b[1..], "{metric}");
     }
     // One partial at two steps; a side is partials or files, not both.
-    let (out, err, ok) = rtfprof(&["diff".into(), format!("--partial_path={left}"), "--left_step=0".into(), "--right_step=2".into()]);
+    let run = rtfprof(["diff".into(), format!("--partial_path={left}"), "--left_step=0".into(), "--right_step=2".into()]).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok && out.contains("step 0 (left)") && out.contains("step 2 (right)"), "{out}{err}");
-    let (out, err, ok) = rtfprof(&[
+    let run = rtfprof([
         "diff".into(),
         format!("--left_partial_path={left}"),
         format!("--left_profile_path={}", profile("cnn")),
         format!("--right_partial_path={right}"),
-    ]);
+    ])
+    .run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(!ok && out.is_empty() && err.lines().count() == 1 && err.contains("--left_partial_path"), "{err}");
-    let (out, err, ok) =
-        rtfprof(&["diff".into(), format!("--left_text={left}"), format!("--left_profile_path={}", profile("cnn")), format!("--right_partial_path={right}")]);
+    let run =
+        rtfprof(["diff".into(), format!("--left_text={left}"), format!("--left_profile_path={}", profile("cnn")), format!("--right_partial_path={right}")])
+            .run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(!ok && out.is_empty() && err.lines().count() == 1 && err.contains("--left_text"), "{err}");
 }

@@ -18,12 +18,6 @@ fn events() -> PathBuf {
 const FIRST: &str = "events.out.tfevents.1700000000.tutorial";
 const SECOND: &str = "events.out.tfevents.1700000060.tutorial";
 
-/// Runs rtfprof with `stdin`; (stdout, stderr, exit code).
-fn rtfprof(args: &[String], stdin: &str) -> (String, String, i32) {
-    let out = common::run_rtfprof(args, stdin, None);
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.code().expect("exit code"))
-}
-
 fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|a| a.to_string()).collect()
 }
@@ -93,7 +87,8 @@ fn a_log_still_being_written_reads_its_complete_records() {
     // The last record is a 56-byte summary (72 bytes framed).
     std::fs::write(&second, &bytes[..bytes.len() - 30]).unwrap();
     let (case, golden) = golden_case("tutorial.op.micros", dir.path());
-    let (out, err, code) = rtfprof(&case, "");
+    let run = common::rtfprof(&case).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, golden);
     let partial_at = bytes.len() - 72;
@@ -121,27 +116,32 @@ fn runs_are_refused_until_one_is_picked() {
     std::fs::create_dir_all(logdir.path().join("plugins/profile")).unwrap();
 
     let (case, golden) = golden_case("tutorial.scope.default", logdir.path());
-    let (out, err, code) = rtfprof(&case, "");
-    assert_eq!((out.as_str(), code), ("", 1));
+    let run = common::rtfprof(&case).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+    assert_eq!((out, code), ("", 1));
     assert_eq!(err, format!("rtfprof: --events_path {}: holds 2 runs: eval/nested, train; pick one with --events_run NAME\n", logdir.path().display()));
     for run in ["train", "./train/"] {
         let mut picked = case.clone();
         picked.push(format!("--events_run={run}"));
-        let (out, err, code) = rtfprof(&picked, "");
+        let result = common::rtfprof(&picked).run();
+        let (out, err, code) = (result.stdout_str(), result.stderr_str(), result.exit_code());
         assert_eq!(code, 0, "{err}");
         assert_eq!(out, golden, "--events_run={run}");
     }
-    let (out, err, code) = rtfprof(&golden_case("tutorial.scope.default", &logdir.path().join("train")).0, "");
-    assert_eq!((out, code), (golden.clone(), 0), "{err}");
+    let run = common::rtfprof(&golden_case("tutorial.scope.default", &logdir.path().join("train")).0).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+    assert_eq!((out, code), (golden.as_str(), 0), "{err}");
 
     // Event files beside the runs make the directory itself a run, ".".
     std::fs::copy(eval.join(summary), logdir.path().join(summary)).unwrap();
-    let (_, err, code) = rtfprof(&case, "");
+    let run = common::rtfprof(&case).run();
+    let (err, code) = (run.stderr_str(), run.exit_code());
     assert_eq!(code, 1);
     assert!(err.contains("holds 3 runs: ., eval/nested, train;"), "{err}");
     let mut picked = case.clone();
     picked.push("--events_run=.".into());
-    let (out, err, code) = rtfprof(&picked, "");
+    let run = common::rtfprof(&picked).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("step 0: \"forward\" (events.out.tfevents.1700000000.summary.v2)\n"), "{out}");
 }
@@ -159,8 +159,9 @@ fn a_graph_in_the_meta_graph_only_is_read() {
     assert!(without_graph.iter().any(|e| matches!(e.what, Some(event::What::MetaGraphDef(_)))));
     write_events(&first, &without_graph);
     let (case, golden) = golden_case("tutorial.scope.bytes_micros", dir.path());
-    let (out, err, code) = rtfprof(&case, "");
-    assert_eq!((code, err.as_str()), (0, ""));
+    let run = common::rtfprof(&case).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+    assert_eq!((code, err), (0, ""));
     assert_eq!(out, golden);
 }
 
@@ -172,7 +173,8 @@ fn the_newest_of_several_graphs_is_used() {
     copy_tutorial(dir.path());
     let summary = "events.out.tfevents.1690000000.summary.v2";
     std::fs::copy(events().join("summary_run_metadata/events.out.tfevents.1700000000.summary.v2"), dir.path().join(summary)).unwrap();
-    let (out, err, code) = rtfprof(&[args(&["scope", "--select=params", "--max_depth=1"]), vec![flag("events_path", dir.path())]].concat(), "");
+    let run = common::rtfprof([args(&["scope", "--select=params", "--max_depth=1"]), vec![flag("events_path", dir.path())]].concat()).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         err,
@@ -193,7 +195,8 @@ fn graph_only_traces_are_listed_not_steps() {
     let trace = "events.out.tfevents.1700000100.trace.v2";
     std::fs::copy(events().join("tf2_trace/events.out.tfevents.1700000000.trace.v2"), dir.path().join(trace)).unwrap();
     let (case, golden) = golden_case("tutorial.scope.bytes_micros", dir.path());
-    let (out, err, code) = rtfprof(&case, "");
+    let run = common::rtfprof(&case).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     let listed = format!("step 2: \"step4\" ({SECOND})\nno step stats: \"dense_trace\" ({trace})\nno step stats: \"dense_profile\" ({trace})\n");
     assert_eq!(out, golden.replace(&format!("step 2: \"step4\" ({SECOND})\n"), &listed));
@@ -203,16 +206,18 @@ fn graph_only_traces_are_listed_not_steps() {
 #[test]
 fn the_prompt_reads_an_event_log() {
     let tutorial = events().join("tutorial");
-    let (out, err, code) = rtfprof(&[flag("events_path", &tutorial)], "op -max_depth 4 -step 1 -select micros,occurrence\nquit\n");
+    let run = common::rtfprof([flag("events_path", &tutorial)]).stdin("op -max_depth 4 -step 1 -select micros,occurrence\nquit\n").run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
-    let (one_shot, _, _) =
-        rtfprof(&[args(&["op", "--max_depth=4", "--step=1", "--select=micros,occurrence"]), vec![flag("events_path", &tutorial)]].concat(), "");
+    let one_shot =
+        common::rtfprof([args(&["op", "--max_depth=4", "--step=1", "--select=micros,occurrence"]), vec![flag("events_path", &tutorial)]].concat()).stdout();
     assert_eq!(out, one_shot);
     assert!(
         out.starts_with("Reading Files...\nTry to use a single --profile_path instead of graph_path,op_log_path,run_meta_path\nstep 0: \"step0\""),
         "{out}"
     );
-    let (_, err, _) = rtfprof(&[flag("events_path", &tutorial)], "scope -events_tags step0\nquit\n");
+    let run = common::rtfprof([flag("events_path", &tutorial)]).stdin("scope -events_tags step0\nquit\n").run().ok();
+    let err = run.stderr_str();
     assert!(err.contains("--events_tags: inputs are read once at start-up"), "{err}");
 }
 
@@ -223,8 +228,7 @@ fn csv_and_json_have_every_step() {
     let tutorial = events().join("tutorial");
     let (csv, json) = (dir.path().join("scope.csv"), dir.path().join("op.json"));
     for (view, output) in [("scope", format!("csv:outfile={}", csv.display())), ("op", format!("json:outfile={}", json.display()))] {
-        let (_, err, code) = rtfprof(&[view.to_owned(), flag("events_path", &tutorial), format!("--output={output}")], "");
-        assert_eq!(code, 0, "{err}");
+        common::rtfprof([view.to_owned(), flag("events_path", &tutorial), format!("--output={output}")]).run().ok();
     }
     let csv = std::fs::read_to_string(csv).unwrap();
     let header = csv.lines().next().unwrap();
@@ -242,17 +246,21 @@ fn jobs_take_event_logs() {
         format!("--job=tutorial={}", events().join("tutorial").display()),
         format!("--job=forward={}", events().join("summary_run_metadata/events.out.tfevents.1700000000.summary.v2").display()),
     ];
-    let (out, err, code) = rtfprof(&[vec!["jobs".to_owned()], job_flags.clone()].concat(), "");
+    let run = common::rtfprof([vec!["jobs".to_owned()], job_flags.clone()].concat()).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("job tutorial: 189 nodes, 3 steps,") && out.contains("job forward: 48 nodes, 1 steps,"), "{out}");
-    let (out, err, code) = rtfprof(&[args(&["scope", "--max_depth=2", "--events_tags=step[02]|forward"]), job_flags.clone()].concat(), "");
+    let run = common::rtfprof([args(&["scope", "--max_depth=2", "--events_tags=step[02]|forward"]), job_flags.clone()].concat()).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("  forward (") && out.contains("  tutorial ("), "{out}");
-    let (out, err, code) = rtfprof(&[args(&["jobs", "--events_tags=step[02]|forward"]), job_flags.clone()].concat(), "");
+    let run = common::rtfprof([args(&["jobs", "--events_tags=step[02]|forward"]), job_flags.clone()].concat()).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("job tutorial: 189 nodes, 2 steps,"), "{out}");
     // A log directory of several runs: the job names its run's directory.
-    let (_, err, code) = rtfprof(&[args(&["jobs", "--events_run=tutorial"]), job_flags].concat(), "");
+    let run = common::rtfprof([args(&["jobs", "--events_run=tutorial"]), job_flags].concat()).run();
+    let (err, code) = (run.stderr_str(), run.exit_code());
     assert_eq!(code, 2);
     assert!(err.starts_with("rtfprof: --events_run: with --job, give each job its run's directory"), "{err}");
 }
@@ -261,16 +269,20 @@ fn jobs_take_event_logs() {
 #[test]
 fn diff_compares_event_logs() {
     let tutorial = events().join("tutorial");
-    let (out, err, code) =
-        rtfprof(&[args(&["diff", "--left_step=0", "--right_step=2", "--metric=micros", "--max_depth=2"]), vec![flag("events_path", &tutorial)]].concat(), "");
+    let run = common::rtfprof(
+        [args(&["diff", "--left_step=0", "--right_step=2", "--metric=micros", "--max_depth=2"]), vec![flag("events_path", &tutorial)]].concat(),
+    )
+    .run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(&format!("Comparing {} step 0 (left), {} step 2 (right)\n", tutorial.display(), tutorial.display())), "{out}");
     assert!(out.contains("\n  conv1 (left:"), "{out}");
     let other = events().join("summary_run_metadata");
-    let (out, err, code) = rtfprof(
-        &[args(&["diff", "--metric=params", "--max_depth=1"]), vec![flag("left_events_path", &tutorial), flag("right_events_path", &other)]].concat(),
-        "",
-    );
+    let run = common::rtfprof(
+        [args(&["diff", "--metric=params", "--max_depth=1"]), vec![flag("left_events_path", &tutorial), flag("right_events_path", &other)]].concat(),
+    )
+    .run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(&format!("Comparing {} (left), {} (right)\n", tutorial.display(), other.display())), "{out}");
 }

@@ -18,7 +18,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use common::{fixture_flags, rtfprof_outfile, testdata};
+use common::{fixture_flags, rtfprof, testdata};
 
 fn args(view: &str, inputs: Vec<String>, extra: &[&str]) -> Vec<String> {
     let mut args = vec![view.to_owned()];
@@ -77,8 +77,8 @@ fn check_view(view: &str, inputs: Vec<String>, select: &str, extra: &[&str]) -> 
     let mut with_select = vec![format!("--select={select}")];
     with_select.extend(extra.iter().map(|s| s.to_string()));
     let extra: Vec<&str> = with_select.iter().map(String::as_str).collect();
-    let folded = rtfprof_outfile(&args(view, inputs.clone(), &extra), "folded");
-    let json: Value = serde_json::from_str(&rtfprof_outfile(&args(view, inputs, &extra), "json")).unwrap();
+    let folded = rtfprof(args(view, inputs.clone(), &extra)).outfile("folded");
+    let json: Value = serde_json::from_str(&rtfprof(args(view, inputs, &extra)).outfile("json")).unwrap();
     let metric = json_metric(select);
     let mut expected = BTreeMap::new();
     expected_from_json(&json["root"], metric, "", &mut expected);
@@ -172,7 +172,7 @@ fn sides(dir: &Path, view: &str, metric: &str) -> (PathBuf, PathBuf) {
     let side = |model: &str| {
         let path = dir.join(format!("{model}.folded"));
         let profile = format!("--profile_path={}", testdata().join(model).join("profile").display());
-        std::fs::write(&path, rtfprof_outfile(&args(view, vec![profile], &[&format!("--select={metric}")]), "folded")).unwrap();
+        std::fs::write(&path, rtfprof(args(view, vec![profile], &[&format!("--select={metric}")])).outfile("folded")).unwrap();
         path
     };
     (side("cnn_b8"), side("cnn"))
@@ -187,7 +187,7 @@ fn diff_folded(view: &str, metric: &str) -> String {
         format!("--metric={metric}"),
     ]
     .into();
-    rtfprof_outfile(&args, "folded")
+    rtfprof(&args).outfile("folded")
 }
 
 /// `stack left right` lines as stack → (left, right).
@@ -343,8 +343,8 @@ fn speedscope_reads_the_outputs() {
     let (Some(app), Some(chromium)) = (speedscope(), common::chromium("the speedscope checks")) else { return };
     let dir = tempfile::tempdir().unwrap();
     let odd = "_TFProfRoot;a%3Bb;a%3Bb/<c> & \"d\" 1234567\n_TFProfRoot;tail%207 5\n_TFProfRoot;%20both ends%20 6\n";
-    let scope = rtfprof_outfile(&args("scope", fixture_flags("cnn"), &["--select=micros", "--max_depth=100"]), "folded");
-    let code = rtfprof_outfile(&args("code", fixture_flags("cnn"), &["--select=bytes", "--max_depth=1000"]), "folded");
+    let scope = rtfprof(args("scope", fixture_flags("cnn"), &["--select=micros", "--max_depth=100"])).outfile("folded");
+    let code = rtfprof(args("code", fixture_flags("cnn"), &["--select=bytes", "--max_depth=1000"])).outfile("folded");
     for (name, folded) in [("odd.folded", odd), ("scope.folded", scope.as_str()), ("code.folded", code.as_str())] {
         let expected = sandwich_of(folded);
         let rows = speedscope_rows(&app, &chromium, dir.path(), name, folded);

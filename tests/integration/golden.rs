@@ -16,7 +16,7 @@ use rtfprof_cli::cli::execute;
 
 use crate::common;
 
-use common::{rtfprof_command, testdata};
+use common::{first_difference, rtfprof, testdata};
 
 struct Case {
     name: String,
@@ -82,15 +82,6 @@ fn resolve_args(case: &Case, out_dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn first_difference(expected: &str, actual: &str) -> String {
-    for (i, (e, a)) in expected.lines().zip(actual.lines()).enumerate() {
-        if e != a {
-            return format!("line {}:\n  expected: {e:?}\n  actual:   {a:?}", i + 1);
-        }
-    }
-    format!("line counts differ: expected {}, actual {}", expected.lines().count(), actual.lines().count())
-}
-
 fn save_actual(name: &str, suffix: &str, actual: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/golden-actual");
     std::fs::create_dir_all(&dir).expect("create target/golden-actual");
@@ -144,7 +135,7 @@ fn check(table: Table, case: &Case) -> Option<String> {
         failures.push(format!(
             "{}.out differs at {} (actual saved to {}; result {result:?})",
             case.name,
-            first_difference(&expected_out, &stdout),
+            first_difference(&expected_out, &stdout, ["expected", "actual"]),
             saved.display()
         ));
     }
@@ -155,7 +146,12 @@ fn check(table: Table, case: &Case) -> Option<String> {
         let actual = std::fs::read_to_string(out_dir.path().join(written)).unwrap_or_default();
         if actual != expected {
             let saved = save_actual(&case.name, "file", &actual);
-            failures.push(format!("{}.file differs at {} (actual saved to {})", case.name, first_difference(&expected, &actual), saved.display()));
+            failures.push(format!(
+                "{}.file differs at {} (actual saved to {})",
+                case.name,
+                first_difference(&expected, &actual, ["expected", "actual"]),
+                saved.display()
+            ));
         }
     }
     if failures.is_empty() { None } else { Some(failures.join("\n")) }
@@ -197,11 +193,11 @@ fn the_binary_prints_the_golden_stdout() {
         .par_iter()
         .filter_map(|(table, case)| {
             let out_dir = tempfile::tempdir().expect("temp dir");
-            let output = rtfprof_command().arg(&case.view).args(resolve_args(case, out_dir.path())).output().expect("run rtfprof");
+            let output = rtfprof([&case.view]).args(resolve_args(case, out_dir.path())).run();
             let expected = std::fs::read(testdata().join(table.golden).join(format!("{}.out", case.name))).expect("golden .out");
             (output.stdout != expected).then(|| {
-                let actual = String::from_utf8_lossy(&output.stdout);
-                format!("{}: {}", case.name, first_difference(&String::from_utf8_lossy(&expected), &actual))
+                let actual = output.stdout_lossy();
+                format!("{}: {}", case.name, first_difference(&String::from_utf8_lossy(&expected), &actual, ["expected", "actual"]))
             })
         })
         .collect();

@@ -16,17 +16,13 @@ fn fixture_args() -> Vec<String> {
     ]
 }
 
-fn run(args: &[String], stdin: &str, cwd: &Path) -> (String, String, bool) {
-    let out = common::run_rtfprof(args, stdin, Some(cwd));
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.success())
-}
-
 /// The view text of a one-shot run (everything after the start-up lines).
 fn one_shot(view: &str, flags: &[&str], cwd: &Path) -> String {
     let mut args = vec![view.to_owned()];
     args.extend(flags.iter().map(|f| f.to_string()));
     args.extend(fixture_args());
-    let (out, err, ok) = run(&args, "", cwd);
+    let run = common::rtfprof(&args).stdin("").current_dir(cwd).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "{err}");
     out.split_once("\n\nDoc:\n").map(|(_, rest)| format!("\nDoc:\n{rest}")).expect("doc section")
 }
@@ -35,7 +31,8 @@ fn one_shot(view: &str, flags: &[&str], cwd: &Path) -> String {
 fn prompt_session_end_to_end() {
     let cwd = tempfile::tempdir().unwrap();
     let session = "scope -max_depth 2 -select 'params,bytes'\n\nset -select micros -order_by micros\nop -max_depth 3\nbogus\nscope -max_depth x\ngraph -graph_path x\ncode -max_depth 3\nquit\nscope\n";
-    let (out, err, ok) = run(&fixture_args(), session, cwd.path());
+    let run = common::rtfprof(fixture_args()).stdin(session).current_dir(cwd.path()).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "session failed: {err}");
 
     let scope = one_shot("scope", &["--max_depth=2", "--select=params,bytes"], cwd.path());
@@ -58,7 +55,8 @@ fn prompt_session_end_to_end() {
 #[test]
 fn end_of_input_ends_the_session_quietly() {
     let cwd = tempfile::tempdir().unwrap();
-    let (out, err, ok) = run(&fixture_args(), "", cwd.path());
+    let run = common::rtfprof(fixture_args()).stdin("").current_dir(cwd.path()).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok && err.is_empty(), "{err}");
     assert!(out.starts_with("Reading Files...\n"));
 }

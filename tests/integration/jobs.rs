@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::common;
 
-use common::{rtfprof_ok as rtfprof, testdata};
+use common::{rtfprof, testdata};
 
 fn jobs_dir() -> PathBuf {
     testdata().join("jobs")
@@ -27,17 +27,19 @@ fn each_job_in_the_combined_view_equals_its_own_view() {
     let mut combined_args = vec!["scope".to_owned()];
     combined_args.extend(job_flags());
     combined_args.extend(opts.iter().cloned());
-    let (combined, err, ok) = rtfprof(&combined_args);
+    let run = rtfprof(&combined_args).run();
+    let (combined, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "{err}");
-    let combined = body(&combined);
+    let combined = body(combined);
     for job in ["worker0", "worker1"] {
         let dir = jobs_dir().join(job);
         let mut args = vec!["scope".to_owned(), format!("--graph_path={}", dir.join("graph.pb").display())];
         args.push(format!("--run_meta_path={}", (0..3).map(|i| dir.join(format!("run_meta_{i}")).display().to_string()).collect::<Vec<_>>().join(",")));
         args.extend(opts.iter().cloned());
-        let (alone, err, ok) = rtfprof(&args);
+        let run = rtfprof(&args).run();
+        let (alone, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
         assert!(ok, "{err}");
-        let alone = body(&alone);
+        let alone = body(alone);
         // The job's own nodes, renamed job/<node> and indented under the job scope.
         let expected: Vec<String> = alone[1..]
             .iter()
@@ -63,8 +65,7 @@ fn devices_stay_apart_and_timelines_interleave() {
     let out = dir.path().join("t");
     let mut args = vec!["graph".to_owned(), "--step=0".into(), "--max_depth=100000".into(), format!("--output=timeline:outfile={}", out.display())];
     args.extend(job_flags());
-    let (_, err, ok) = rtfprof(&args);
-    assert!(ok, "{err}");
+    rtfprof(&args).run().ok();
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("t_0")).unwrap()).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
     let processes: Vec<&str> = events.iter().filter(|e| e["name"] == "process_name").map(|e| e["args"]["name"].as_str().unwrap()).collect();
@@ -93,7 +94,8 @@ fn devices_stay_apart_and_timelines_interleave() {
 fn summary_reports_steps_and_busiest_devices() {
     let mut args = vec!["jobs".to_owned()];
     args.extend(job_flags());
-    let (out, err, ok) = rtfprof(&args);
+    let run = rtfprof(&args).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with("job worker0: ") && lines[0].contains(" 3 steps"), "{out}");
@@ -111,7 +113,8 @@ fn bad_job_arguments_fail_with_one_line() {
         (vec!["scope".to_owned(), "--job=a=/nonexistent/profile".into()], "/nonexistent/profile"),
         (vec!["jobs".to_owned(), format!("--graph_path={dir}/graph.pb")], "--job NAME=PATH"),
     ] {
-        let (out, err, ok) = rtfprof(&args);
+        let run = rtfprof(&args).run();
+        let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
         assert!(!ok && out.is_empty(), "{args:?}: {out}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{args:?}: {err}");

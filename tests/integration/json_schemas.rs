@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{page_data, run_rtfprof, shared_traces, testdata};
+use common::{page_data, rtfprof, shared_traces, testdata};
 use serde_json::Value;
 
 /// Where a case's document comes from.
@@ -288,9 +288,9 @@ fn document(case: &Case) -> Result<Value, String> {
             path
         }
     };
-    let output = run_rtfprof(&args, &stdin, None);
-    if !output.status.success() {
-        return Err(format!("exit {:?}: {}", output.status.code(), String::from_utf8_lossy(&output.stderr).trim()));
+    let output = rtfprof(&args).stdin(stdin).run();
+    if !output.success() {
+        return Err(format!("exit {:?}: {}", output.code(), output.stderr_lossy().trim()));
     }
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     match case.out {

@@ -3,7 +3,8 @@
 //! --test integration` (all of them) or `cargo test --release --test
 //! integration golden::` (one file's tests). One binary links the library
 //! once instead of once a file. `common` holds what the files share: the
-//! fixtures' paths and the helpers that run the rtfprof binary.
+//! fixtures' paths, `common::rtfprof(&[…])`, the one way to run the rtfprof
+//! binary, and helpers for failure messages.
 
 mod common;
 

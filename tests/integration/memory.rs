@@ -14,7 +14,7 @@ use rtfprof::proto::tensorflow::RunMetadata;
 use rtfprof::proto::tensorflow::tfprof::ProfileProto;
 use serde_json::{Value, json};
 
-use common::{rtfprof_json_of, rtfprof_output, testdata};
+use common::{rtfprof, testdata};
 
 /// One record as the test replays it.
 struct Record {
@@ -140,7 +140,7 @@ fn normalized_document(mut doc: Value) -> Value {
 #[test]
 fn run_metadata_replays_as_the_test_replays_them() {
     for model in ["mlp", "cnn", "cnn_b8", "while", "gpu_synth"] {
-        let ours = rtfprof_json_of(&[vec!["memory".to_owned()], common::fixture_flags(model)].concat());
+        let ours = rtfprof([vec!["memory".to_owned()], common::fixture_flags(model)].concat()).json();
         let expected = expected_from_run_metas(model);
         let allocators = expected["steps"][0]["allocators"].as_object().unwrap().len();
         assert!(allocators > 0, "{model}: the fixture has allocation records");
@@ -173,7 +173,7 @@ fn event_logs_replay_their_run_metadata() {
         }
     }
     assert_eq!(run_metas.len(), 3);
-    let ours = rtfprof_json_of(&["memory".to_owned(), format!("--events_path={}", dir.display())]);
+    let ours = rtfprof(["memory".to_owned(), format!("--events_path={}", dir.display())]).json();
     assert_eq!(normalized_document(ours), normalized_document(expected_from(run_metas.into_iter())));
 }
 
@@ -184,7 +184,7 @@ fn live_nodes_are_written_most_bytes_first() {
     let out = dir.path().join("m.json");
     let mut args = vec!["memory".to_owned(), "--step=0".to_owned(), format!("--output=json:outfile={}", out.display())];
     args.extend(common::fixture_flags("cnn"));
-    assert!(rtfprof_output(&args).status.success());
+    assert!(rtfprof(&args).run().success());
     let text = std::fs::read_to_string(&out).unwrap();
     let live_at = text.find("\"live_at_peak\":{").unwrap();
     let live = &text[live_at..text[live_at..].find('}').unwrap() + live_at];
@@ -197,7 +197,7 @@ fn live_nodes_are_written_most_bytes_first() {
 #[test]
 fn a_profile_replays_its_gpu_allocators_records() {
     let dir = testdata().join("gpu_synth");
-    let ours = rtfprof_json_of(&["memory".to_owned(), format!("--profile_path={}", dir.join("profile").display())]);
+    let ours = rtfprof(["memory".to_owned(), format!("--profile_path={}", dir.join("profile").display())]).json();
     let profile = ProfileProto::decode(std::fs::read(dir.join("profile")).unwrap().as_slice()).unwrap();
     let mut steps = Vec::new();
     for &step in &profile.steps {
@@ -223,7 +223,7 @@ fn a_profile_replays_its_gpu_allocators_records() {
     assert_eq!(normalized_document(ours.clone()), normalized_document(expected));
 
     // The same numbers as the RunMetadata's GPU allocator, step by step.
-    let from_run_metas = rtfprof_json_of(&[vec!["memory".to_owned()], common::fixture_flags("gpu_synth")].concat());
+    let from_run_metas = rtfprof([vec!["memory".to_owned()], common::fixture_flags("gpu_synth")].concat()).json();
     for step in 0..3 {
         let profile_side = &ours["steps"][step]["allocators"]["GPU allocators on /job:localhost/replica:0/task:0/device:gpu:0"];
         let run_meta_side = &from_run_metas["steps"][step]["allocators"]["GPU_0_bfc"];
@@ -244,7 +244,7 @@ fn xplane_peaks_are_xprofs() {
     }
     let golden: Value =
         serde_json::from_str(&std::fs::read_to_string(testdata().join("xplane/expected/tf2_bert_8gpu.host0.memory_profile.json")).unwrap()).unwrap();
-    let ours = rtfprof_json_of(&["memory".to_owned(), format!("--xplane_path={}", trace.display())]);
+    let ours = rtfprof(["memory".to_owned(), format!("--xplane_path={}", trace.display())]).json();
     let steps = ours["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "the trace has no step markers: one step");
     let allocators = steps[0]["allocators"].as_object().unwrap();
@@ -291,9 +291,7 @@ fn host_line_timestamp_ns(trace: &Path) -> i64 {
 fn text_snapshot() {
     let mut args = vec!["memory".to_owned(), "--step=0".to_owned(), "--max_depth=4".to_owned()];
     args.extend(common::fixture_flags("gpu_synth"));
-    let output = rtfprof_output(&args);
-    assert!(output.status.success());
-    let actual = String::from_utf8(output.stdout).unwrap();
+    let actual = rtfprof(&args).stdout();
     let path = testdata().join("expected/gpu_synth.memory.txt");
     if std::env::var_os("RTFPROF_BLESS").is_some() {
         std::fs::write(&path, &actual).unwrap();
@@ -306,26 +304,21 @@ fn text_snapshot() {
 #[test]
 fn no_records_and_missing_steps() {
     let profile = testdata().join("cnn/profile");
-    let output = rtfprof_output(&["memory", &format!("--profile_path={}", profile.display())]);
-    assert!(output.status.success());
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = rtfprof(["memory", &format!("--profile_path={}", profile.display())]).stdout();
     assert!(text.contains("step 0: no allocation records\n") && text.contains("keeps only those of GPU allocators"), "{text}");
-    let output = rtfprof_output(&["memory", &format!("--profile_path={}", profile.display()), "--step=5"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("--step=5: step not found"));
+    let output = rtfprof(["memory", &format!("--profile_path={}", profile.display()), "--step=5"]).run();
+    assert_eq!(output.code(), Some(1));
+    assert!(output.stderr_lossy().contains("--step=5: step not found"));
 }
 
 /// With several jobs, each keeps its own allocators (`job/name`), nodes
 /// (`job/node`) and clock: the numbers are each job's own.
 #[test]
 fn jobs_keep_their_own_allocators_and_clocks() {
-    let both = rtfprof_json_of(&[
-        "memory".to_owned(),
-        format!("--job=a={}", testdata().join("cnn").display()),
-        format!("--job=b={}", testdata().join("mlp").display()),
-    ]);
+    let both =
+        rtfprof(["memory".to_owned(), format!("--job=a={}", testdata().join("cnn").display()), format!("--job=b={}", testdata().join("mlp").display())]).json();
     for (job, model) in [("a", "cnn"), ("b", "mlp")] {
-        let alone = rtfprof_json_of(&[vec!["memory".to_owned()], common::fixture_flags(model)].concat());
+        let alone = rtfprof([vec!["memory".to_owned()], common::fixture_flags(model)].concat()).json();
         for step in 0..3 {
             for (name, allocator) in alone["steps"][step]["allocators"].as_object().unwrap() {
                 let merged = &both["steps"][step]["allocators"][format!("{job}/{name}")];
@@ -356,7 +349,7 @@ fn xplane_allocators_and_peaks_are_xprofs_on_every_trace() {
     traces.extend(common::heldout_jax_gpu().into_iter().map(|(name, trace)| (format!("{name}.vm"), trace)));
     for (golden, trace) in traces {
         let xprof = common::xprof_golden(&format!("{golden}.memory_profile"));
-        let ours = rtfprof_json_of(&["memory".to_owned(), format!("--xplane_path={}", trace.display())]);
+        let ours = rtfprof(["memory".to_owned(), format!("--xplane_path={}", trace.display())]).json();
         let mut peaks: BTreeMap<String, i64> = BTreeMap::new();
         for step in ours["steps"].as_array().unwrap() {
             for (name, allocator) in step["allocators"].as_object().unwrap() {

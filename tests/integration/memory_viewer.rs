@@ -201,7 +201,7 @@ fn the_shared_traces_main_programs_are_xprofs() {
 #[test]
 fn the_cli_lists_the_programs_that_ran() {
     let trace = testdata().join("xplane/jax_gpu_cnn");
-    let doc = common::rtfprof_json(&["memory", &format!("--xplane_path={}", trace.display())]);
+    let doc = common::rtfprof(["memory", &format!("--xplane_path={}", trace.display())]).json();
     let listed = doc["programs"].as_array().unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
     let ours = trace_programs(&testdata().join("xplane/jax_gpu_cnn/plugins/profile/run0/host0.xplane.pb"));
@@ -216,9 +216,7 @@ fn the_cli_lists_the_programs_that_ran() {
     assert_eq!(bytes, heap.peak_bytes, "the buffers live at the peak add up to it");
     assert_eq!(p["curve"].as_array().unwrap().len(), heap.curve.len());
 
-    let output = common::run_rtfprof(&["memory".into(), format!("--xplane_path={}", trace.display()), "--step=8".into()], "", None);
-    assert!(output.status.success());
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = common::rtfprof(["memory".into(), format!("--xplane_path={}", trace.display()), "--step=8".into()]).stdout();
     assert!(text.contains("The allocator's events above name no op"), "{text}");
     let line = format!("program jit_step ({}): peak ", step.program_id);
     assert!(text.contains(&line), "{text}");
@@ -231,9 +229,7 @@ fn the_cli_lists_the_programs_that_ran() {
 #[test]
 fn jax_text_snapshot() {
     let args: Vec<String> = ["memory", "--xplane_path=testdata/xplane/jax_gpu_mlp", "--step=8", "--max_depth=4"].map(String::from).to_vec();
-    let output = common::run_rtfprof(&args, "", Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))));
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let actual = String::from_utf8(output.stdout).unwrap();
+    let actual = common::rtfprof(&args).current_dir(env!("CARGO_MANIFEST_DIR")).stdout();
     let path = testdata().join("expected/jax_gpu_mlp.memory.txt");
     if std::env::var_os("RTFPROF_BLESS").is_some() {
         std::fs::write(&path, &actual).unwrap();

@@ -105,14 +105,16 @@ fn as_plain(proto: &ViewProto) -> Value {
     plain(&message)
 }
 
-/// The path of the first difference, e.g. `children[2].graph_nodes[0].exec_micros: 3 != 4`.
-fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<String> {
+/// The path of the first difference of two JSON values, e.g.
+/// `children[2].graph_nodes[0].exec_micros: 3 != 4` (common::first_difference
+/// compares texts line by line).
+fn first_value_difference(expected: &Value, actual: &Value, path: &str) -> Option<String> {
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
             for (k, ev) in e {
                 let name = e.get("name").map_or(String::new(), |n| format!(" (in {n})"));
                 let av = a.get(k).unwrap_or(&Value::Null);
-                if let Some(d) = first_difference(ev, av, &format!("{path}.{k}")) {
+                if let Some(d) = first_value_difference(ev, av, &format!("{path}.{k}")) {
                     // Only the innermost node's name.
                     return Some(if k == "name" || d.contains(" (in ") { d } else { format!("{d}{name}") });
                 }
@@ -120,7 +122,7 @@ fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<Stri
             a.keys().find(|k| !e.contains_key(*k)).map(|k| format!("{path}.{k}: not in TensorFlow's message"))
         }
         (Value::Array(e), Value::Array(a)) => {
-            if let Some(d) = e.iter().zip(a).enumerate().find_map(|(i, (ev, av))| first_difference(ev, av, &format!("{path}[{i}]"))) {
+            if let Some(d) = e.iter().zip(a).enumerate().find_map(|(i, (ev, av))| first_value_difference(ev, av, &format!("{path}[{i}]"))) {
                 return Some(d);
             }
             (e.len() != a.len()).then(|| format!("{path}: {} items != {}", e.len(), a.len()))
@@ -143,7 +145,7 @@ fn results_equal_tensorflows() {
         let profiled = rtfprof::api::profile(view, &inputs(case), &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
         let actual = as_plain(&profiled.proto);
         nodes += actual.to_string().matches("\"name\":").count();
-        if let Some(d) = first_difference(&case["result"], &actual, "root") {
+        if let Some(d) = first_value_difference(&case["result"], &actual, "root") {
             failures.push(format!("{name}: {d}"));
         }
     }

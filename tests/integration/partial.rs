@@ -9,7 +9,7 @@ use rtfprof::partial::{self, Partial};
 
 use crate::common;
 
-use common::{rtfprof_code as rtfprof, rtfprof_outfile, rtfprof_stdout, testdata};
+use common::{rtfprof, testdata};
 
 fn data(path: &str) -> PathBuf {
     testdata().join(path)
@@ -118,8 +118,7 @@ fn views_of_merged_partials_equal_views_of_jobs() {
         jobs.push(format!("--job={name}={path}"));
         if i < 2 {
             let file = dir.path().join(format!("{name}.rtfprof"));
-            let (_, err, code) = rtfprof(&["partial", &format!("--job={name}={path}"), "-o", file.to_str().unwrap()]);
-            assert_eq!(code, 0, "{err}");
+            rtfprof(["partial", &format!("--job={name}={path}"), "-o", file.to_str().unwrap()]).run().ok();
             files.push(file.display().to_string());
         }
     }
@@ -128,8 +127,7 @@ fn views_of_merged_partials_equal_views_of_jobs() {
     let mut args: Vec<String> = vec!["partial".into()];
     args.extend(jobs[2..].iter().cloned());
     args.extend(["-o".into(), rest.join("rest.rtfprof").display().to_string()]);
-    let (_, err, code) = rtfprof(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(code, 0, "{err}");
+    rtfprof(&args).run().ok();
     files.push(rest.display().to_string());
     // (Given in another order than the names sort: the loader sorts them.)
     jobs.reverse();
@@ -145,8 +143,10 @@ fn views_of_merged_partials_equal_views_of_jobs() {
         from_partials.push(&partial_flag);
         let mut from_jobs: Vec<&str> = view.to_vec();
         from_jobs.extend(jobs.iter().map(String::as_str));
-        let (a, err_a, code_a) = rtfprof(&from_partials);
-        let (b, err_b, code_b) = rtfprof(&from_jobs);
+        let run = rtfprof(&from_partials).run();
+        let (a, err_a, code_a) = (run.stdout_str(), run.stderr_str(), run.exit_code());
+        let run = rtfprof(&from_jobs).run();
+        let (b, err_b, code_b) = (run.stdout_str(), run.stderr_str(), run.exit_code());
         assert_eq!((code_a, code_b), (0, 0), "{view:?}: {err_a} {err_b}");
         assert!(a.lines().count() > 5, "{view:?}: {a}");
         assert!(a == b, "{view:?}: views differ\n--- partials\n{a}\n--- jobs\n{b}");
@@ -170,7 +170,8 @@ fn bad_partial_files_are_one_line_and_an_error() {
         let file = dir.path().join(format!("{name}.rtfprof"));
         std::fs::write(&file, bytes).unwrap();
         for command in ["scope", "op", "report"] {
-            let (out, err, code) = rtfprof(&[command, &format!("--partial_path={}", file.display()), "--output=html:outfile=/dev/null"]);
+            let run = rtfprof([command, &format!("--partial_path={}", file.display()), "--output=html:outfile=/dev/null"]).run();
+            let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
             let _ = out;
             assert!(code == 1 || command != "report", "{name} {command}: exit {code}: {err}");
             assert!(code != 0, "{name} {command}");
@@ -178,14 +179,16 @@ fn bad_partial_files_are_one_line_and_an_error() {
             assert!(err.contains(&file.display().to_string()) || command != "report", "{name}: {err}");
             assert!(!err.contains("panicked"), "{name}: {err}");
         }
-        let (_, err, code) = rtfprof(&["op", &format!("--partial_path={}", file.display())]);
+        let run = rtfprof(["op", &format!("--partial_path={}", file.display())]).run();
+        let (err, code) = (run.stderr_str(), run.exit_code());
         assert_eq!(code, 1, "{name}: {err}");
         assert!(err.contains(&file.display().to_string()) && err.contains(message), "{name}: {err}");
     }
     // The commands that read the traces' events say so.
     let file = dir.path().join("good.rtfprof");
     std::fs::write(&file, &good).unwrap();
-    let (_, err, code) = rtfprof(&["steps", &format!("--partial_path={}", file.display())]);
+    let run = rtfprof(["steps", &format!("--partial_path={}", file.display())]).run();
+    let (err, code) = (run.stderr_str(), run.exit_code());
     assert_ne!(code, 0);
     assert!(err.contains("partial profiles do not hold"), "{err}");
 }
@@ -203,29 +206,30 @@ fn ranks_of_partials_are_the_ranks_of_their_traces() {
         std::fs::create_dir(&parts).unwrap();
         for trace in std::fs::read_dir(&traces).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().contains(".pt.trace.json")) {
             let out = parts.join(format!("{}.rtfprof", trace.file_name().unwrap().to_string_lossy().split(".pt.trace.json").next().unwrap()));
-            rtfprof_stdout(&["partial".to_owned(), format!("--pytorch_path={}", trace.display()), format!("-o={}", out.display())]);
+            rtfprof(["partial".to_owned(), format!("--pytorch_path={}", trace.display()), format!("-o={}", out.display())]).stdout();
         }
         let from_traces = format!("--pytorch_path={}", traces.display());
         let from_parts = format!("--partial_path={}", parts.display());
-        assert_eq!(rtfprof_stdout(&["ranks", &from_parts]), rtfprof_stdout(&["ranks", &from_traces]), "{job}");
+        assert_eq!(rtfprof(["ranks", &from_parts]).stdout(), rtfprof(["ranks", &from_traces]).stdout(), "{job}");
         for kind in ["json", "csv"] {
-            assert_eq!(rtfprof_outfile(&["ranks", &from_parts], kind), rtfprof_outfile(&["ranks", &from_traces], kind), "{job} {kind}");
+            assert_eq!(rtfprof(["ranks", &from_parts]).outfile(kind), rtfprof(["ranks", &from_traces]).outfile(kind), "{job} {kind}");
         }
-        let tab = |input: &str| common::page_data(&rtfprof_outfile(&["report", input], "html")).unwrap()["ranks"].clone();
+        let tab = |input: &str| common::page_data(&rtfprof(["report", input]).outfile("html")).unwrap()["ranks"].clone();
         let ranks_tab = tab(&from_parts);
         assert!(ranks_tab["ranks"].as_array().is_some_and(|r| r.len() >= 3), "{job}: {ranks_tab}");
         assert_eq!(ranks_tab, tab(&from_traces), "{job}: the report's ranks tab");
     }
     let hosts = testdata().join("xplane/two_hosts");
     let part = dir.path().join("hosts.rtfprof");
-    rtfprof_stdout(&["partial".to_owned(), format!("--xplane_path={}", hosts.display()), format!("-o={}", part.display())]);
+    rtfprof(["partial".to_owned(), format!("--xplane_path={}", hosts.display()), format!("-o={}", part.display())]).stdout();
     assert_eq!(
-        rtfprof_stdout(&["ranks".to_owned(), format!("--partial_path={}", part.display())]),
-        rtfprof_stdout(&["ranks".to_owned(), format!("--xplane_path={}", hosts.display())])
+        rtfprof(["ranks".to_owned(), format!("--partial_path={}", part.display())]).stdout(),
+        rtfprof(["ranks".to_owned(), format!("--xplane_path={}", hosts.display())]).stdout()
     );
     // A partial of TF files carries no rank: said, in one line.
     let tf = dir.path().join("tf.rtfprof");
-    rtfprof_stdout(&["partial".to_owned(), format!("--profile_path={}", testdata().join("cnn/profile").display()), format!("-o={}", tf.display())]);
-    let (out, err, code) = rtfprof(&["ranks".to_owned(), format!("--partial_path={}", tf.display())]);
+    rtfprof(["partial".to_owned(), format!("--profile_path={}", testdata().join("cnn/profile").display()), format!("-o={}", tf.display())]).stdout();
+    let run = rtfprof(["ranks".to_owned(), format!("--partial_path={}", tf.display())]).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert!(code != 0 && out.is_empty() && err.lines().count() == 1 && err.contains("carries no rank"), "{err}");
 }

@@ -29,9 +29,9 @@ fn code_view_pprof_decodes_and_adds_up() {
         let (mut args, stats) = fixture(model);
         let out = dir.path().join(format!("{model}.pb.gz"));
         args.splice(0..0, ["code".to_owned(), format!("--select={select}"), "--max_depth=100".into(), format!("--output=pprof:outfile={}", out.display())]);
-        let run = common::rtfprof_output(&args);
-        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-        assert!(String::from_utf8_lossy(&run.stdout).ends_with(&format!("\nRun pprof -png --nodecount=100 --sample_index=1 <{}>\n", out.display())));
+        let run = common::rtfprof(&args).run();
+        assert!(run.success(), "{}", run.stderr_lossy());
+        assert!(run.stdout_lossy().ends_with(&format!("\nRun pprof -png --nodecount=100 --sample_index=1 <{}>\n", out.display())));
 
         let p = read_profile(&out);
         let s = |i: i64| p.string_table[i as usize].as_str();
@@ -73,9 +73,9 @@ fn pprof_needs_the_code_view_and_one_metric() {
     for (view, select) in [("scope", "micros"), ("code", "micros,bytes"), ("code", "device")] {
         let mut a = vec![view.to_owned(), format!("--select={select}"), format!("--output=pprof:outfile={}", out.display())];
         a.extend(args.iter().cloned());
-        let run = common::rtfprof_output(&a);
-        assert!(!run.status.success(), "{view} {select} must fail");
-        assert_eq!(String::from_utf8_lossy(&run.stderr).lines().count(), 1);
+        let run = common::rtfprof(&a).run();
+        assert!(!run.success(), "{view} {select} must fail");
+        assert_eq!(run.stderr_lossy().lines().count(), 1);
         assert!(!out.exists(), "no output file on failure");
     }
 }

@@ -381,16 +381,6 @@ fn table_options(trace: &Trace, args: &Value) -> TableOptions {
     options
 }
 
-/// The first line where two texts differ, for failure messages.
-fn first_difference(ours: &str, theirs: &str) -> String {
-    for (i, (a, b)) in ours.lines().zip(theirs.lines()).enumerate() {
-        if a != b {
-            return format!("line {}:\n ours: {a:?}\ntorch: {b:?}", i + 1);
-        }
-    }
-    format!("lengths differ: ours {} lines, torch {}", ours.lines().count(), theirs.lines().count())
-}
-
 /// Our tables equal torch's: of our rows where they are torch's (the torch
 /// 2.11 fixtures always), and, for the other versions, of torch's own rows
 /// (`their_row`), which checks `table()` where the rows differ
@@ -416,7 +406,7 @@ fn fixture_tables_equal_torch() {
                 if torch.exact() || rows_differences(&rows, their_rows).is_empty() {
                     let ours = in_torch_units(table(&rows, &options).unwrap());
                     if ours != theirs {
-                        failures.push(format!("{name} {} by_shape={by_shape}: {}", case["args"], first_difference(&ours, theirs)));
+                        failures.push(format!("{name} {} by_shape={by_shape}: {}", case["args"], common::first_difference(&ours, theirs, ["ours", "torch"])));
                     }
                     ours_compared += 1;
                 }
@@ -424,7 +414,11 @@ fn fixture_tables_equal_torch() {
                     let rows: Vec<KeyAverage> = their_rows.iter().map(their_row).collect();
                     let ours = in_torch_units(table(&rows, &options).unwrap());
                     if ours != theirs {
-                        failures.push(format!("{name} {} by_shape={by_shape}, torch's rows: {}", case["args"], first_difference(&ours, theirs)));
+                        failures.push(format!(
+                            "{name} {} by_shape={by_shape}, torch's rows: {}",
+                            case["args"],
+                            common::first_difference(&ours, theirs, ["ours", "torch"])
+                        ));
                     }
                     theirs_compared += 1;
                 }
@@ -467,7 +461,7 @@ fn shared_gpu_traces_rows_and_tables_equal_torch() {
             options.sort_by = Some(sort_by.to_owned());
             options.row_limit = None;
             let ours = table(&ours, &options).unwrap();
-            assert!(ours == theirs, "{name} {sort_by}: {}", first_difference(&ours, &theirs));
+            assert!(ours == theirs, "{name} {sort_by}: {}", common::first_difference(&ours, &theirs, ["ours", "torch"]));
         }
     }
 }
@@ -1053,7 +1047,7 @@ fn published_traces_link_gpu_work_to_the_launching_op() {
 #[test]
 fn published_traces_op_view_leaves_unattributed_only_what_has_no_launching_op() {
     for (name, path, golden) in published_fixtures() {
-        let json = common::rtfprof_json_of(&["op", "--pytorch_path", path.to_str().unwrap(), "--select", "accelerator_micros", "--max_depth", "100000"]);
+        let json = common::rtfprof(["op", "--pytorch_path", path.to_str().unwrap(), "--select", "accelerator_micros", "--max_depth", "100000"]).json();
         let root = &json["root"];
         let sum = |node: &Value, part: &str| -> i64 {
             match node.get("per_step") {
@@ -1162,7 +1156,7 @@ fn gpu_fixture_rows_and_tables_equal_torch() {
             };
             let ours = table(&rows, &table_options(&trace, &case["args"])).unwrap();
             if ours != theirs {
-                failures.push(format!("gpu/{name} {} by_shape={by_shape}: {}", case["args"], first_difference(&ours, theirs)));
+                failures.push(format!("gpu/{name} {} by_shape={by_shape}: {}", case["args"], common::first_difference(&ours, theirs, ["ours", "torch"])));
             }
         }
     }

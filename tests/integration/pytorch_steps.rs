@@ -38,10 +38,6 @@ fn tb_cases() -> Vec<(String, PathBuf, Value)> {
     cases
 }
 
-fn steps_json(trace: &std::path::Path) -> Value {
-    common::rtfprof_json(&["steps", "--pytorch_path", trace.to_str().unwrap()])
-}
-
 /// A µs number of the JSON as whole ns (the JSON's µs are ns / 1000).
 fn ns(v: &Value) -> i64 {
     (v.as_f64().unwrap_or_else(|| panic!("not a number: {v}")) * 1000.0).round() as i64
@@ -57,7 +53,7 @@ fn plugin_name(step: &str) -> String {
 fn steps_and_breakdown_equal_the_tensorboard_plugin() {
     const ROLES: [&str; 8] = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"];
     for (name, trace, golden) in tb_cases() {
-        let json = steps_json(&trace);
+        let json = common::steps_json("--pytorch_path", &trace).unwrap();
         let rows = json["steps"].as_array().unwrap();
         let theirs = golden["steps"].as_array().unwrap();
         let names: Vec<String> = rows.iter().map(|r| plugin_name(r["step"].as_str().unwrap())).collect();
@@ -113,7 +109,7 @@ fn gpu_time_equals_hta() {
     }
     for (trace, golden) in cases {
         let golden: Value = serde_json::from_str(&std::fs::read_to_string(&golden).unwrap()).unwrap();
-        let json = steps_json(&trace);
+        let json = common::steps_json("--pytorch_path", &trace).unwrap();
         let gpu_time = json["gpu_time"].as_array().unwrap();
         assert_eq!(gpu_time.len(), 1, "{}: one GPU", trace.display());
         let ours = &gpu_time[0];
@@ -148,7 +144,7 @@ fn gpu_columns_add_up() {
     const KINDS: [&str; 8] = ["gemm", "convolution", "attention", "elementwise", "reduction", "communication", "memory", "other"];
     for model in ["resnet18", "tx"] {
         let trace = pytorch_dir().join(format!("h200_{model}.steps2-3.pt.trace.json.gz"));
-        let json = steps_json(&trace);
+        let json = common::steps_json("--pytorch_path", &trace).unwrap();
         let rows = json["steps"].as_array().unwrap();
         assert_eq!(rows.len(), 2);
         for row in rows {
@@ -173,7 +169,7 @@ fn gpu_columns_add_up() {
                 .map(|e| e.unwrap().path())
                 .find(|p| p.to_string_lossy().ends_with(".gz"))
                 .unwrap();
-            let whole = steps_json(&whole);
+            let whole = common::steps_json("--pytorch_path", &whole).unwrap();
             for row in rows {
                 let same = whole["steps"].as_array().unwrap().iter().find(|r| r["step"] == row["step"]).unwrap();
                 assert_eq!(same, row, "{model}: the cut keeps the step's numbers");
@@ -187,29 +183,23 @@ fn gpu_columns_add_up() {
 #[test]
 fn outputs_and_ranks() {
     let trace = pytorch_dir().join("h200_tx.steps2-3.pt.trace.json.gz");
-    let out = common::run_rtfprof(&["steps".into(), "--pytorch_path".into(), trace.display().to_string()], "", None);
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = common::rtfprof(["steps".into(), "--pytorch_path".into(), trace.display().to_string()]).stdout();
     for needle in ["ProfilerStep#2", "ProfilerStep#3", "CPU Exec", "Runtime", "GPU idle", "GEMM", "Attention", "HTA 0.5.0"] {
         assert!(text.contains(needle), "{needle}: {text}");
     }
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("steps.csv");
-    let out = common::run_rtfprof(
-        &["steps".into(), "--pytorch_path".into(), trace.display().to_string(), format!("--output=csv:outfile={}", csv.display())],
-        "",
-        None,
-    );
-    assert!(out.status.success());
+    let out = common::rtfprof(["steps".into(), "--pytorch_path".into(), trace.display().to_string(), format!("--output=csv:outfile={}", csv.display())]).run();
+    assert!(out.success());
     let csv = std::fs::read_to_string(&csv).unwrap();
-    let json = steps_json(&trace);
+    let json = common::steps_json("--pytorch_path", &trace).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let keys: Vec<String> = json["steps"][0].as_object().unwrap().keys().cloned().collect();
     assert_eq!(header.len(), keys.len());
     assert!(keys.iter().all(|k| header.contains(&k.as_str())), "{header:?} vs {keys:?}");
     assert_eq!(csv.lines().count(), 3);
 
-    let cpu = steps_json(&pytorch_dir().join("threads_memory.pt.trace.json"));
+    let cpu = common::steps_json("--pytorch_path", &pytorch_dir().join("threads_memory.pt.trace.json")).unwrap();
     let row = &cpu["steps"][0];
     assert_eq!(row["step"], "trace");
     assert!(row["gpu_idle_us"].is_null() && row["device"].is_null() && row["kernels"].is_null(), "{row}");
@@ -219,7 +209,7 @@ fn outputs_and_ranks() {
     for r in ["rank0", "rank1"] {
         std::fs::copy(&trace, ranks.path().join(format!("{r}.pt.trace.json.gz"))).unwrap();
     }
-    let json = steps_json(ranks.path());
+    let json = common::steps_json("--pytorch_path", ranks.path()).unwrap();
     let rows = json["steps"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     let rank_names: std::collections::BTreeSet<&str> = rows.iter().map(|r| r["rank"].as_str().unwrap()).collect();
@@ -233,7 +223,7 @@ fn outputs_and_ranks() {
 #[test]
 fn trace_without_cpu_ops_is_one_step_of_its_gpu_work() {
     let dir = pytorch_dir().join("published");
-    let json = steps_json(&dir.join("mi210_gpu_only.json.gz"));
+    let json = common::steps_json("--pytorch_path", &dir.join("mi210_gpu_only.json.gz")).unwrap();
     let golden: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("mi210_gpu_only.launch.json")).unwrap()).unwrap();
     let steps = json["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "{steps:?}");

@@ -26,8 +26,7 @@ fn op_view(trace: &Path) -> Value {
         "--max_depth=1000000".to_owned(),
         format!("--output=json:outfile={}", out.display()),
     ];
-    let run = common::run_rtfprof(&args, "", None);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    common::rtfprof(&args).run().ok();
     serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
 }
 
@@ -142,9 +141,9 @@ fn scopes_are_modules_with_their_gpu_time() {
         "--max_depth=100".to_owned(),
         "--step=1".to_owned(),
     ];
-    let run = common::run_rtfprof(&args, "", None);
-    let out = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let run = common::rtfprof(&args).run();
+    let out = run.stdout_lossy();
+    assert!(run.success(), "{}", run.stderr_lossy());
     for scope in [
         "forward/ResNet_0/Sequential_0/BasicBlock_0/Conv2d_1/aten::conv2d",
         "backward/ResNet_0/Sequential_0/BasicBlock_0/Conv2d_1/autograd::engine::evaluate_function: ConvolutionBackward0",
@@ -154,35 +153,35 @@ fn scopes_are_modules_with_their_gpu_time() {
     }
 }
 
-fn rtfprof(args: &[String]) -> (String, String, bool) {
-    let run = common::run_rtfprof(args, "", None);
-    (String::from_utf8_lossy(&run.stdout).into_owned(), String::from_utf8_lossy(&run.stderr).into_owned(), run.status.success())
-}
-
 /// Every command takes a PyTorch trace: two steps diff, jobs summarize, a
 /// directory of ranks loads one job a rank, the graph view is refused.
 #[test]
 fn commands_take_pytorch_traces() {
     let trace = common::testdata().join("pytorch/schedule.pt.trace.json.gz");
     let flag = format!("--pytorch_path={}", trace.display());
-    let (out, err, ok) = rtfprof(&["diff".into(), flag.clone(), "--left_step=2".into(), "--right_step=3".into(), "--delta=0".into()]);
+    let run = common::rtfprof(["diff".into(), flag.clone(), "--left_step=2".into(), "--right_step=3".into(), "--delta=0".into()]).run();
+    let (out, err, ok) = (run.stdout_lossy(), run.stderr_lossy(), run.success());
     assert!(ok && out.contains("step 2 (left)") && out.contains("relative difference in micros"), "{out}{err}");
-    let (out, err, ok) =
-        rtfprof(&["jobs".into(), format!("--job=a={}", trace.display()), format!("--job=b={}", common::testdata().join("mlp/profile").display())]);
+    let run =
+        common::rtfprof(["jobs".into(), format!("--job=a={}", trace.display()), format!("--job=b={}", common::testdata().join("mlp/profile").display())]).run();
+    let (out, err, ok) = (run.stdout_lossy(), run.stderr_lossy(), run.success());
     assert!(ok && out.contains("job a:") && out.contains("job b:"), "{out}{err}");
     let ranks = tempfile::tempdir().unwrap();
     for rank in ["rank0", "rank1"] {
         std::fs::copy(&trace, ranks.path().join(format!("{rank}.pt.trace.json.gz"))).unwrap();
     }
     std::fs::write(ranks.path().join("notes.json"), "{\"not\": \"a trace\"}").unwrap();
-    let (out, err, ok) = rtfprof(&["scope".into(), format!("--pytorch_path={}", ranks.path().display()), "--max_depth=2".into()]);
+    let run = common::rtfprof(["scope".into(), format!("--pytorch_path={}", ranks.path().display()), "--max_depth=2".into()]).run();
+    let (out, err, ok) = (run.stdout_lossy(), run.stderr_lossy(), run.success());
     assert!(ok && out.contains("job rank0:") && out.contains("\n  rank1 (") && !out.contains("notes"), "{out}{err}");
-    let (_, err, ok) = rtfprof(&["graph".into(), flag.clone()]);
+    let run = common::rtfprof(["graph".into(), flag.clone()]).run();
+    let (err, ok) = (run.stderr_lossy(), run.success());
     assert!(!ok && err.contains("no graph edges"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     for (command, output) in [("scope", "timeline:outfile=t.json"), ("report", "html:outfile=r.html"), ("code", "pprof:outfile=p.pb.gz")] {
         let output = format!("--output={}", output.replace("outfile=", &format!("outfile={}/", dir.path().display())));
-        let (out, err, ok) = rtfprof(&[command.into(), flag.clone(), output]);
+        let run = common::rtfprof([command.into(), flag.clone(), output]).run();
+        let (out, err, ok) = (run.stdout_lossy(), run.stderr_lossy(), run.success());
         assert!(ok, "{command}: {out}{err}");
     }
 }
@@ -196,7 +195,8 @@ fn memory_at_the_peak_is_held_by_ops() {
     let Some(dir) = common::shared_trace_dir("torch_h200/torch_tx") else { return };
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("memory.json");
-    let (_, err, ok) = rtfprof(&["memory".into(), format!("--pytorch_path={}", dir.display()), format!("--output=json:outfile={}", json.display())]);
+    let run = common::rtfprof(["memory".into(), format!("--pytorch_path={}", dir.display()), format!("--output=json:outfile={}", json.display())]).run();
+    let (err, ok) = (run.stderr_lossy(), run.success());
     assert!(ok, "{err}");
     let memory: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     let mut checked = 0;
@@ -218,7 +218,8 @@ fn memory_at_the_peak_is_held_by_ops() {
 #[test]
 fn code_view_of_a_trace_without_stacks_says_how_to_record_them() {
     let trace = common::testdata().join("pytorch/published/hta_alexnet.json.gz");
-    let (stdout, stderr, code) = common::rtfprof_code(&["code", "--pytorch_path", trace.to_str().unwrap()]);
+    let run = common::rtfprof(["code", "--pytorch_path", trace.to_str().unwrap()]).run();
+    let (stdout, stderr, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 2, "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -267,7 +268,7 @@ fn kernels_add_up_to_the_traces_kernel_events() {
             .filter_map(|e| Some((e["args"]["External id"].as_u64()?, e["name"].as_str()?)))
             .collect();
 
-        let rows = common::rtfprof_json_of(&["kernels".to_owned(), format!("--pytorch_path={}", path.display())])["kernels"].as_array().unwrap().clone();
+        let rows = common::rtfprof(["kernels".to_owned(), format!("--pytorch_path={}", path.display())]).json()["kernels"].as_array().unwrap().clone();
         let row_ns = |r: &Value, k: &str| (r[k].as_f64().unwrap() * 1000.0).round() as i64;
         assert_eq!(rows.iter().map(|r| row_ns(r, "total_duration_us")).sum::<i64>(), kernels.iter().map(|e| ns(e)).sum::<i64>(), "{name}: total");
         assert!(rows.windows(2).all(|w| row_ns(&w[0], "total_duration_us") >= row_ns(&w[1], "total_duration_us")), "{name}: longest first");

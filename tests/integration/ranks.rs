@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::{rtfprof_code as rtfprof, rtfprof_json, testdata};
+use common::{rtfprof, testdata};
 
 fn ranks_json(flag: &str, dir: &Path) -> Value {
-    rtfprof_json(&["ranks", &format!("--{flag}={}", dir.display())])
+    rtfprof(["ranks", &format!("--{flag}={}", dir.display())]).json()
 }
 
 fn ranks16() -> PathBuf {
@@ -58,7 +58,8 @@ fn the_slowed_rank_and_only_it_is_the_straggler() {
     let threshold = rule["threshold_us"].as_f64().unwrap();
     assert!(ranks[11]["own_time_us"].as_f64().unwrap() > threshold);
     // The text says so.
-    let (out, _, code) = rtfprof(&["ranks", &format!("--pytorch_path={}", ranks16().display())]);
+    let run = rtfprof(["ranks", &format!("--pytorch_path={}", ranks16().display())]).run();
+    let (out, code) = (run.stdout_str(), run.exit_code());
     assert_eq!(code, 0);
     assert!(out.contains("Stragglers: rank 11 (node1_47663."), "{out}");
     assert!(out.contains("rank ids from distributedInfo.rank"), "{out}");
@@ -121,7 +122,7 @@ fn overlap_equals_htas() {
 /// Each rank's steps, from `rtfprof steps` on its file alone: (step, step
 /// time, GPU compute and idle summed over its GPUs).
 fn steps_alone(flag: &str, file: &Path) -> Vec<(String, f64, Option<f64>, Option<f64>)> {
-    let doc = rtfprof_json(&["steps", &format!("--{flag}={}", file.display())]);
+    let doc = rtfprof(["steps", &format!("--{flag}={}", file.display())]).json();
     let mut steps: Vec<(String, f64, Option<f64>, Option<f64>)> = Vec::new();
     for row in doc["steps"].as_array().unwrap() {
         let (name, time) = (row["step"].as_str().unwrap().to_owned(), row["step_time_us"].as_f64().unwrap());
@@ -212,7 +213,8 @@ fn copies_have_their_bytes_and_bandwidth() {
 fn csv_has_a_row_per_rank_and_step() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ranks.csv");
-    let (out, err, code) = rtfprof(&["ranks", &format!("--pytorch_path={}", ranks16().display()), &format!("--output=csv:outfile={}", path.display())]);
+    let run = rtfprof(["ranks", &format!("--pytorch_path={}", ranks16().display()), &format!("--output=csv:outfile={}", path.display())]).run();
+    let (out, err, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
     assert_eq!(code, 0, "{out}{err}");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines = text.lines();
@@ -273,7 +275,8 @@ fn bad_inputs_give_one_line_and_fail() {
         if !args.iter().any(|a| a.starts_with("--output")) {
             all.push(&output);
         }
-        let (stdout, stderr, code) = rtfprof(&all);
+        let run = rtfprof(&all).run();
+        let (stdout, stderr, code) = (run.stdout_str(), run.stderr_str(), run.exit_code());
         assert_eq!(code, expected, "{all:?}: {stdout}{stderr}");
         assert_eq!(stderr.lines().count(), 1, "{all:?}: {stderr}");
         assert!(stderr.starts_with("rtfprof: ") && stderr.contains(message), "{all:?}: {stderr}");

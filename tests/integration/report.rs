@@ -23,14 +23,15 @@ use rtfprof::views::View;
 
 use crate::common;
 
-use common::{fixture_flags, fixture_stats, rtfprof_ok as rtfprof, testdata, unescape_html};
+use common::{fixture_flags, fixture_stats, rtfprof, testdata, unescape_html};
 
 /// Runs `rtfprof <args> --output html:outfile=<dir>/report.html`.
 fn write_page(dir: &Path, args: &[String]) -> PathBuf {
     let page = dir.join("report.html");
     let mut args = args.to_vec();
     args.push(format!("--output=html:outfile={}", page.display()));
-    let (out, err, ok) = rtfprof(&args);
+    let run = rtfprof(&args).run();
+    let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "rtfprof {args:?} failed:\n{out}{err}");
     assert!(out.contains("written to"), "{out}");
     page
@@ -153,7 +154,8 @@ fn bad_flags_write_nothing() {
         (vec!["report".to_owned(), profile.clone(), format!("--output=html:outfile={}", dir.path().join("no/such/dir/r.html").display())], "--output"),
         (vec!["report".to_owned(), path_flag("profile_path", "cnn/missing"), format!("--output=html:outfile={}", page.display())], "--profile_path"),
     ] {
-        let (out, err, ok) = rtfprof(&args);
+        let run = rtfprof(&args).run();
+        let (out, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
         assert!(!ok, "{args:?} succeeded");
         assert!(err.contains(message) && err.lines().count() == 1, "{args:?}: {err}");
         assert!(!out.contains("written to"), "{out}");
@@ -590,7 +592,8 @@ fn memory_json(inputs: &[String]) -> serde_json::Value {
     let mut args = vec!["memory".to_owned()];
     args.extend(inputs.iter().cloned());
     args.push(format!("--output=json:outfile={}", out.display()));
-    let (stdout, err, ok) = rtfprof(&args);
+    let run = rtfprof(&args).run();
+    let (stdout, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "rtfprof {args:?}: {stdout}{err}");
     serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
 }
@@ -771,7 +774,8 @@ fn the_diff_page_draws_the_diff_tree_and_a_differential_flame_chart() {
     let mut args = s(&["diff", "--metric=bytes", "--delta=0.3", "--max_depth=100", "--names=b8,b4"]);
     args.extend(side("left", "cnn_b8"));
     args.extend(side("right", "cnn"));
-    let (text, err, ok) = rtfprof(&args);
+    let run = rtfprof(&args).run();
+    let (text, err, ok) = (run.stdout_str(), run.stderr_str(), run.success());
     assert!(ok, "{err}");
     let listed: Vec<String> = text.lines().skip(4).map(|l| l.trim_start().split(" (").next().unwrap().to_owned()).collect();
     assert!(listed.len() > 3);
@@ -809,7 +813,7 @@ fn jax_gpu_pages_show_hlo_ops_kernels_and_xprofs_steps() {
     let flag = format!("--xplane_path={}", testdata().join("xplane/jax_gpu_cnn").display());
     let (_dir, page) = report(std::slice::from_ref(&flag));
     for (tab, command, key, name_key) in [("hlo", "hlo", "hlo_ops", "hlo_op_name"), ("kernels", "kernels", "kernels", "kernel_name")] {
-        let listed = common::rtfprof_json(&[command, &flag])[key].as_array().unwrap().clone();
+        let listed = common::rtfprof([command, &flag]).json()[key].as_array().unwrap().clone();
         let dom = browser.render(&page, &format!("tab={tab}&{tab}all=1"));
         let (keys, rows) = dom.table(tab);
         assert_eq!(rows.len(), listed.len(), "{tab}: every row");
@@ -823,7 +827,7 @@ fn jax_gpu_pages_show_hlo_ops_kernels_and_xprofs_steps() {
         expected.sort();
         assert_eq!(shown, expected, "{tab}");
     }
-    let steps = common::rtfprof_json(&["steps", &flag])["steps"].as_array().unwrap().clone();
+    let steps = common::rtfprof(["steps", &flag]).json()["steps"].as_array().unwrap().clone();
     assert_eq!(steps.len(), 2);
     let dom = browser.render(&page, "tab=steps");
     for step in &steps {
@@ -847,7 +851,7 @@ fn jax_gpu_pages_show_hlo_ops_kernels_and_xprofs_steps() {
 fn the_ranks_panel_maps_step_times_and_marks_the_straggler() {
     let Some(browser) = Browser::find() else { return };
     let flag = path_flag("pytorch_path", "pytorch/ranks16");
-    let doc = common::rtfprof_json(&["ranks", &flag]);
+    let doc = common::rtfprof(["ranks", &flag]).json();
     let (_dir, page) = report(std::slice::from_ref(&flag));
     let ranks = doc["ranks"].as_array().unwrap();
     let cells = |dom: &Dom| -> Vec<(i64, String, f64)> {

@@ -11,11 +11,11 @@
 //! directory exists, and so are the JAX GPU traces beside it.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::common;
 
-use common::{rtfprof_json_of, rtfprof_output, shared_traces, testdata, xprof_golden};
+use common::{rtfprof, shared_traces, testdata, xprof_golden};
 
 /// XProf's columns (table 1) in the order of rtfprof's JSON keys.
 const COLUMNS: [(&str, usize); 10] = [
@@ -57,26 +57,17 @@ fn trace(fixture: &str) -> Option<PathBuf> {
     }
 }
 
-/// rtfprof's JSON rows for a trace, or its one-line error.
-fn steps_json(path: &Path) -> Result<Value, String> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("steps.json");
-    let output = rtfprof_output(&["steps", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())]);
-    if !output.status.success() {
-        assert_eq!(output.status.code(), Some(1));
-        assert!(output.stdout.is_empty(), "nothing on stdout when there are no steps");
-        assert!(!out.exists(), "no output file");
-        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
-    }
-    Ok(serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap())
-}
-
 fn check_fixture(fixture: &str) {
     let Some(path) = trace(fixture) else { return };
     let xprof = golden(fixture);
     let rows = xprof["rows"].as_array().cloned().unwrap_or_default();
-    match steps_json(&path) {
-        Err(stderr) => {
+    // rtfprof's JSON rows for the trace, or its one-line error (and no
+    // output file: common::steps_json checks).
+    match common::steps_json("--xplane_path", &path) {
+        Err(run) => {
+            assert_eq!(run.code(), Some(1));
+            assert!(run.stdout.is_empty(), "nothing on stdout when there are no steps");
+            let stderr = run.stderr_lossy();
             assert!(rows.is_empty(), "{fixture}: XProf has {} steps, rtfprof says {stderr}", rows.len());
             assert_eq!(stderr.lines().count(), 1, "{fixture}: one line: {stderr}");
             assert!(stderr.contains("has no steps") || stderr.contains("not supported"), "{fixture}: {stderr}");
@@ -114,8 +105,8 @@ fn check_fixture(fixture: &str) {
         }
     }
     // advise: XProf's conclusion and next step, word for word.
-    let output = rtfprof_output(&["advise", &format!("--xplane_path={}", path.display())]);
-    let text = String::from_utf8_lossy(&output.stdout);
+    let output = rtfprof(["advise", &format!("--xplane_path={}", path.display())]).run();
+    let text = output.stdout_lossy();
     let checker = text.split("StepTimeChecker:\n").nth(1).unwrap_or_else(|| panic!("{fixture}: no StepTimeChecker in {text}"));
     if checker.contains("not supported") {
         return;
@@ -132,7 +123,7 @@ fn check_fixture(fixture: &str) {
         // XProf's, with its page's references said of rtfprof's commands,
         // in the terms of the trace's framework and hardware.
         let framework = rtfprof::advise::xplane_framework(&std::fs::read(common::first_trace(&path)).unwrap()).unwrap();
-        let gpu = steps_json(&path).unwrap()["steps"][0]["device_idle_us"].is_number();
+        let gpu = common::steps_json("--xplane_path", &path).unwrap()["steps"][0]["device_idle_us"].is_number();
         let hardware = if gpu { rtfprof::steps::xplane::Hardware::Gpu } else { rtfprof::steps::xplane::Hardware::CpuOnly };
         let xprofs = p["summary_nextstep"].as_str().map(|s| rtfprof::advise::next_step(&rtfprof::advise::strip_html(s), framework, hardware));
         assert_eq!(next_step.map(str::to_owned), xprofs, "{fixture}: next step");
@@ -240,10 +231,10 @@ fn run_metadata_and_events_give_the_categories_they_have() {
     for inputs in cases {
         let mut args: Vec<String> = vec!["steps".into()];
         args.extend(inputs.iter().cloned());
-        let text = rtfprof_output(&args);
-        assert!(text.status.success(), "{inputs:?}: {}", String::from_utf8_lossy(&text.stderr));
-        assert!(String::from_utf8_lossy(&text.stdout).contains("only device compute (GPU kernels) and host compute (ops on CPUs)"));
-        let json = rtfprof_json_of(&args);
+        let text = rtfprof(&args).run();
+        assert!(text.success(), "{inputs:?}: {}", text.stderr_lossy());
+        assert!(text.stdout_lossy().contains("only device compute (GPU kernels) and host compute (ops on CPUs)"));
+        let json = rtfprof(&args).json();
         let steps = json["steps"].as_array().unwrap();
         assert!(!steps.is_empty(), "{inputs:?}");
         for step in steps {

@@ -13,13 +13,13 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::{fixture_flags as flags, fixture_stats as stats, rtfprof_outfile, testdata};
+use common::{fixture_flags as flags, fixture_stats as stats, rtfprof, testdata};
 
 fn export(view: &str, kind: &str, model: &str, extra: &[&str]) -> String {
     let mut args = vec![view.to_owned()];
     args.extend(extra.iter().map(|s| s.to_string()));
     args.extend(flags(model));
-    rtfprof_outfile(&args, kind)
+    rtfprof(&args).outfile(kind)
 }
 
 /// node path (names from the root) → totals, for one run of a view.

@@ -10,15 +10,14 @@ use rtfprof::inputs::checkpoint::{Checkpoint, TensorValues, format_tensor_value}
 
 use crate::common;
 
-use common::{rtfprof_output, testdata};
+use common::{rtfprof, testdata};
 
 fn run(args: &[&str]) -> (String, String) {
     let dir = testdata().join("ckpt");
     let mut all = vec!["scope".to_owned(), format!("--graph_path={}", dir.join("graph.pbtxt").display())];
     all.extend(args.iter().map(|a| a.replace("CKPT", &dir.join("model.ckpt").display().to_string())));
-    let out = rtfprof_output(&all);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    let out = rtfprof(&all).run().ok();
+    (out.stdout_str().to_owned(), out.stderr_str().to_owned())
 }
 
 #[test]

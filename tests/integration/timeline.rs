@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::{fixture_flags as inputs, rtfprof_stdout as rtfprof};
+use common::{fixture_flags as inputs, rtfprof};
 
 /// Checks the structure; returns (slices, flows, counters).
 fn validate(path: &Path) -> (usize, usize, usize) {
@@ -90,7 +90,7 @@ fn graph_timelines_are_perfetto_valid() {
         let out = dir.path().join(format!("{model}.json"));
         let mut args = vec!["graph".to_owned(), "--max_depth=100000".into(), format!("--output=timeline:outfile={}", out.display())];
         args.extend(inputs(model));
-        let stdout = rtfprof(&args);
+        let stdout = rtfprof(&args).stdout();
         // --step -1 in the graph view writes one file per step.
         for step in 0..3 {
             let file = dir.path().join(format!("{model}.json_{step}"));
@@ -111,7 +111,7 @@ fn scope_and_code_timelines_nest_by_total_time() {
         let out = dir.path().join(view);
         let mut args = vec![view.to_owned(), "--max_depth=100".into(), "--step=1".into(), format!("--output=timeline:outfile={}", out.display())];
         args.extend(inputs("cnn"));
-        rtfprof(&args);
+        rtfprof(&args).stdout();
         let (slices, _, _) = validate(&dir.path().join(format!("{view}_1")));
         assert!(slices > 10, "{view}: {slices} slices");
     }
@@ -138,12 +138,13 @@ fn xplane_timelines_are_perfetto_valid() {
         let mut slices_by_step = Vec::new();
         for step in steps {
             let out = dir.path().join("tl.json");
-            rtfprof(&[
+            rtfprof([
                 "scope".into(),
                 format!("--xplane_path={}", trace.display()),
                 format!("--step={step}"),
                 format!("--output=timeline:outfile={}", out.display()),
-            ]);
+            ])
+            .stdout();
             let (slices, _, _) = validate(&dir.path().join(format!("tl.json_{step}")));
             assert!(slices > 0, "{}: step {step} has no slices", trace.display());
             slices_by_step.push(slices);
@@ -174,7 +175,7 @@ fn gz_timelines_are_gzip_of_the_same_json() {
             let mut a = args.clone();
             a.push(format!("--step={step}"));
             a.push(format!("--output=timeline:outfile={}", dir.path().join(outfile).display()));
-            rtfprof(&a)
+            rtfprof(&a).stdout()
         };
         run("plain.json");
         let said = run("packed.json.gz");

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 
-use common::{jax_gpu_trace, rtfprof_command, rtfprof_json_of, rtfprof_output, shared_traces, testdata, xprof_golden};
+use common::{jax_gpu_trace, rtfprof, shared_traces, testdata, xprof_golden};
 
 fn xplane_dir() -> PathBuf {
     testdata().join("xplane")
@@ -75,7 +75,7 @@ fn json_of(view: &str, trace: &Path, args: &[&str]) -> Value {
     let mut all = vec![view.to_owned(), "--max_depth=100000".to_owned()];
     all.extend(args.iter().map(|a| a.to_string()));
     all.push(format!("--xplane_path={}", trace.display()));
-    rtfprof_json_of(&all)
+    rtfprof(&all).json()
 }
 
 /// Own values per node: the JSON's per-step values are totals over a node's
@@ -558,9 +558,9 @@ fn text_views_take_the_options() {
     for fixture in ["tf_loop", "jax_jit", "gpu_synth"] {
         for view in ["scope", "op"] {
             for options in option_sets {
-                let out = rtfprof_command().arg(view).arg(format!("--xplane_path={}", xplane_dir().join(fixture).display())).args(*options).output().unwrap();
-                let stdout = String::from_utf8_lossy(&out.stdout);
-                assert!(out.status.success(), "{fixture} {view} {options:?}: {}", String::from_utf8_lossy(&out.stderr));
+                let out = rtfprof([view]).arg(format!("--xplane_path={}", xplane_dir().join(fixture).display())).args(*options).run();
+                let stdout = out.stdout_lossy();
+                assert!(out.success(), "{fixture} {view} {options:?}: {}", out.stderr_lossy());
                 assert!(stdout.contains("Profile:\nnode name |"), "{fixture} {view} {options:?}:\n{stdout}");
             }
         }
@@ -575,14 +575,14 @@ fn a_parent_of_run_directories_names_them() {
     let run = parent.path().join("run");
     std::fs::create_dir(&run).unwrap();
     std::fs::copy(xplane_dir().join("tf_loop/plugins/profile/run0/host0.xplane.pb"), run.join("host0.xplane.pb")).unwrap();
-    let output = rtfprof_output(&["scope", &format!("--xplane_path={}", parent.path().display())]);
-    assert_eq!(output.status.code(), Some(1));
+    let output = rtfprof(["scope", &format!("--xplane_path={}", parent.path().display())]).run();
+    assert_eq!(output.code(), Some(1));
     assert!(output.stdout.is_empty());
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    let stderr = output.stderr_str();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains(&format!("traces are in {}: give that directory", run.display())), "{stderr}");
-    let output = rtfprof_output(&["scope", &format!("--xplane_path={}", run.display())]);
-    assert!(output.status.success());
+    let output = rtfprof(["scope", &format!("--xplane_path={}", run.display())]).run();
+    assert!(output.success());
 }
 
 /// Step markers: per step number, the marker's (start, end) in ps.
@@ -652,12 +652,10 @@ fn a_steps_timeline_holds_its_events_alone() {
         let out = tempfile::tempdir().unwrap();
         let timeline = |step: i64| {
             let path = out.path().join("tl");
-            let status = rtfprof_command()
-                .args(["scope", &format!("--xplane_path={}", trace.display()), &format!("--step={step}")])
+            rtfprof(["scope", &format!("--xplane_path={}", trace.display()), &format!("--step={step}")])
                 .arg(format!("--output=timeline:outfile={}", path.display()))
-                .output()
-                .unwrap();
-            assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+                .run()
+                .ok();
             timeline_slices(&out.path().join(format!("tl_{step}")))
         };
         let mut all_steps = Vec::new();
@@ -693,10 +691,9 @@ fn a_truncated_trace_names_the_byte_it_ends_at() {
         let path = dir.path().join(format!("cut{cut}.xplane.pb"));
         std::fs::write(&path, &bytes[..cut]).unwrap();
         let out = dir.path().join("out.json");
-        let run =
-            rtfprof_command().args(["op", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())]).output().unwrap();
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(1), "cut at {cut}: {stderr}");
+        let run = rtfprof(["op", &format!("--xplane_path={}", path.display()), &format!("--output=json:outfile={}", out.display())]).run();
+        let stderr = run.stderr_lossy();
+        assert_eq!(run.code(), Some(1), "cut at {cut}: {stderr}");
         assert!(run.stdout.is_empty(), "cut at {cut}: stdout");
         assert!(!out.exists(), "cut at {cut}: no output file");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -717,9 +714,9 @@ fn a_trace_changed_by_a_text_filter_is_not_called_truncated() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("filtered.xplane.pb");
     std::fs::write(&path, &filtered).unwrap();
-    let run = rtfprof_command().args(["op", &format!("--xplane_path={}", path.display())]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let run = rtfprof(["op", &format!("--xplane_path={}", path.display())]).run();
+    let stderr = run.stderr_lossy();
+    assert_eq!(run.code(), Some(1), "{stderr}");
     assert!(run.stdout.is_empty());
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains(&path.display().to_string()) && !stderr.contains("truncated"), "{stderr}");

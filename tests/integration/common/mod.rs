@@ -1,8 +1,11 @@
-//! Fixture loading shared by the integration tests.
+//! What the integration tests share: the fixtures' paths, the one way to
+//! run the rtfprof binary ([`rtfprof`]), and failure-message helpers.
 
-#![allow(dead_code)]
-
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
 
 use rtfprof::inputs::InputPaths;
 use rtfprof::stats::Stats;
@@ -54,21 +57,6 @@ pub fn chromium(checks: &str) -> Option<PathBuf> {
         eprintln!("skipping {checks}: no chromium (apt-get install -y chromium, or set RTFPROF_CHROMIUM)");
     }
     found
-}
-
-/// Runs the rtfprof binary of this build with `stdin` piped in (the
-/// `tfprof>` prompt's commands, or nothing), in `cwd` when given.
-pub fn run_rtfprof(args: &[String], stdin: &str, cwd: Option<&Path>) -> std::process::Output {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut command = Command::new(env!("CARGO_BIN_EXE_rtfprof"));
-    command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    if let Some(cwd) = cwd {
-        command.current_dir(cwd);
-    }
-    let mut child = command.spawn().expect("spawn rtfprof");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// Text of a serialized DOM (Chromium's `--dump-dom`) with its entities
@@ -190,63 +178,199 @@ pub fn xprof_table_rows(table: &serde_json::Value) -> Vec<serde_json::Map<String
         .collect()
 }
 
-/// `rtfprof <args>` with `--output json:outfile=…`: the JSON it wrote;
-/// fails the test, printing stderr, if the command fails.
-pub fn rtfprof_json(args: &[&str]) -> serde_json::Value {
-    rtfprof_json_of(args)
+/// The rtfprof binary of this build with `args`, the one way the tests run
+/// it: add to it with `.arg`, `.args`, `.stdin` (the `tfprof>` prompt's
+/// commands; without it stdin is `/dev/null`), `.env`, `.env_remove` and
+/// `.current_dir`, then `.run()` for its [`Run`] (stdout, stderr, exit
+/// code), or `.stdout()`, `.json()` or `.outfile(kind)` where it must
+/// succeed; `.command()` gives the `Command` to a test that drives the
+/// process itself.
+pub fn rtfprof<I, S>(args: I) -> Rtfprof
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rtfprof"));
+    command.args(args);
+    Rtfprof { command, stdin: None }
 }
 
-/// `rtfprof_json` for arguments of any string type.
-pub fn rtfprof_json_of<S: AsRef<str>>(args: &[S]) -> serde_json::Value {
+/// A run of the rtfprof binary being set up ([`rtfprof`]).
+pub struct Rtfprof {
+    command: Command,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Rtfprof {
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.command.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.command.args(args);
+        self
+    }
+
+    /// `input` piped to stdin, which is then closed.
+    pub fn stdin(mut self, input: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(input.into());
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.command.env_remove(key);
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    /// The `Command` (arguments, environment, directory; not stdin), for a
+    /// test that spawns the process and reads it as it runs.
+    pub fn command(self) -> Command {
+        assert!(self.stdin.is_none(), "command() does not pipe stdin; write it to the child");
+        self.command
+    }
+
+    /// Runs it to the end: its stdout, stderr and exit code.
+    pub fn run(self) -> Run {
+        let Rtfprof { mut command, stdin } = self;
+        let args = command.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("spawn rtfprof");
+        if let Some(input) = stdin {
+            // Dropped after the write: the prompt reads to the end of input.
+            child.stdin.take().unwrap().write_all(&input).expect("write rtfprof's stdin");
+        }
+        let output = child.wait_with_output().expect("wait for rtfprof");
+        Run { args, stdout: output.stdout, stderr: output.stderr, status: output.status }
+    }
+
+    /// Its stdout (UTF-8); fails the test, printing stderr, if the command
+    /// fails.
+    #[track_caller]
+    pub fn stdout(self) -> String {
+        self.run().ok().stdout_str().to_owned()
+    }
+
+    /// With `--output=json:outfile=…`: the JSON it wrote; fails the test,
+    /// printing stderr, if the command fails.
+    #[track_caller]
+    pub fn json(self) -> serde_json::Value {
+        serde_json::from_str(&self.outfile("json")).unwrap()
+    }
+
+    /// With `--output=<kind>:outfile=…`: the file it wrote; fails the test,
+    /// printing stderr, if the command fails.
+    #[track_caller]
+    pub fn outfile(self, kind: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        self.arg(format!("--output={kind}:outfile={}", out.display())).run().ok();
+        std::fs::read_to_string(out).unwrap()
+    }
+}
+
+/// What a run of rtfprof printed and how it ended ([`Rtfprof::run`]).
+pub struct Run {
+    /// Its arguments, for failure messages.
+    pub args: Vec<String>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// How it ended: [`Run::code`] is its exit code.
+    pub status: ExitStatus,
+}
+
+impl Run {
+    /// Exited 0.
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// The exit code; `None` when a signal killed it.
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Fails the test, printing stderr, unless it exited 0.
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert!(self.success(), "rtfprof {:?} failed ({}): {}", self.args, self.status, self.stderr_lossy());
+        self
+    }
+
+    /// The exit code; being killed by a signal fails the test.
+    #[track_caller]
+    pub fn exit_code(&self) -> i32 {
+        self.code().unwrap_or_else(|| panic!("rtfprof {:?} was killed ({}): {}", self.args, self.status, self.stderr_lossy()))
+    }
+
+    /// Stdout, which must be UTF-8.
+    #[track_caller]
+    pub fn stdout_str(&self) -> &str {
+        std::str::from_utf8(&self.stdout).unwrap_or_else(|e| panic!("rtfprof {:?}: stdout is not UTF-8: {e}", self.args))
+    }
+
+    /// Stderr, which must be UTF-8.
+    #[track_caller]
+    pub fn stderr_str(&self) -> &str {
+        std::str::from_utf8(&self.stderr).unwrap_or_else(|e| panic!("rtfprof {:?}: stderr is not UTF-8: {e}", self.args))
+    }
+
+    /// Stdout, invalid UTF-8 replaced.
+    pub fn stdout_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.stdout)
+    }
+
+    /// Stderr, invalid UTF-8 replaced (for failure messages).
+    pub fn stderr_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.stderr)
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rtfprof {:?} ({}): {}", self.args, self.status, self.stderr_lossy())
+    }
+}
+
+/// `rtfprof steps <flag>=<path>`'s JSON (`--output json:outfile=…`), or the
+/// run where it fails (a trace without steps), which wrote no file.
+pub fn steps_json(flag: &str, path: &Path) -> Result<serde_json::Value, Run> {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.json");
-    let mut all: Vec<String> = args.iter().map(|a| a.as_ref().to_owned()).collect();
-    all.push(format!("--output=json:outfile={}", out.display()));
-    let output = run_rtfprof(&all, "", None);
-    assert!(output.status.success(), "rtfprof {all:?}: {}", String::from_utf8_lossy(&output.stderr));
-    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    let out = dir.path().join("steps.json");
+    let run = rtfprof(["steps".to_owned(), format!("{flag}={}", path.display()), format!("--output=json:outfile={}", out.display())]).run();
+    if !run.success() {
+        assert!(!out.exists(), "{run:?}: an output file");
+        return Err(run);
+    }
+    Ok(serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap())
 }
 
-/// A `Command` for the rtfprof binary of this build, for a test that sets
-/// more than arguments (environment, working directory, pipes).
-pub fn rtfprof_command() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_rtfprof"))
-}
-
-/// `rtfprof <args>` with stdin closed (`Command::output`): its output.
-pub fn rtfprof_output<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
-    rtfprof_command().args(args).output().expect("run rtfprof")
-}
-
-/// `rtfprof <args>`: stdout and stderr (UTF-8) and whether it succeeded.
-pub fn rtfprof_ok<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (String, String, bool) {
-    let out = rtfprof_output(args);
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.success())
-}
-
-/// `rtfprof <args>`: stdout and stderr (UTF-8) and the exit code, -1 when
-/// killed by a signal.
-pub fn rtfprof_code<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (String, String, i32) {
-    let out = rtfprof_output(args);
-    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap(), out.status.code().unwrap_or(-1))
-}
-
-/// `rtfprof <args>`'s stdout (UTF-8); fails the test, printing stderr, if
-/// the command fails.
-pub fn rtfprof_stdout<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
-    let out = rtfprof_output(args);
-    assert!(out.status.success(), "rtfprof {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8 stdout")
-}
-
-/// `rtfprof <args> --output=<kind>:outfile=…`: the file it wrote; fails the
-/// test, printing stderr, if the command fails.
-pub fn rtfprof_outfile<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S], kind: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let output = rtfprof_command().args(args).arg(format!("--output={kind}:outfile={}", out.display())).output().expect("run rtfprof");
-    assert!(output.status.success(), "rtfprof {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    std::fs::read_to_string(out).unwrap()
+/// The first line where two texts differ, for failure messages: its number
+/// and both lines, under `names` (e.g. `["expected", "actual"]`), or both
+/// texts' line counts.
+pub fn first_difference(left: &str, right: &str, names: [&str; 2]) -> String {
+    let width = names[0].len().max(names[1].len()) + 1;
+    let label = |name: &str| format!("{:width$}", format!("{name}:"));
+    for (i, (l, r)) in left.lines().zip(right.lines()).enumerate() {
+        if l != r {
+            return format!("line {}:\n  {} {l:?}\n  {} {r:?}", i + 1, label(names[0]), label(names[1]));
+        }
+    }
+    format!("line counts differ: {} {}, {} {}", names[0], left.lines().count(), names[1], right.lines().count())
 }
 
 /// The JSON an HTML page of `report` or `diff` embeds (`<script
