@@ -591,7 +591,7 @@ const VIEW_OPTIONS: &[&str] = &[
 
 /// Each subcommand's help: the global flags it reads (the others are
 /// accepted, as tfprof's flags are anywhere, but not listed) and two
-/// examples on the bundled samples (tests/cli.rs runs every one).
+/// examples on the bundled samples (tests/integration/cli.rs runs every one).
 const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     (
         "scope",

@@ -1,7 +1,7 @@
 //! `advise` on every kind of trace: each checker's numbers against a count
 //! of its own (the trace's events read with prost here, XProf's overview
 //! page, `rtfprof steps`' JSON), its rules and its ranges. tfprof's inputs
-//! are checked against tfprof itself in `tests/golden.rs`.
+//! are checked against tfprof itself in `tests/integration/golden.rs`.
 //!
 //! The committed fixtures (`testdata/xplane/jax_gpu_*`, `gpu_synth`, the
 //! CPU traces; `testdata/pytorch/h200_*`, cut from the shared H200 traces by
@@ -327,7 +327,7 @@ fn tpu_duty_cycle_is_xprofs() {
 // ---- PyTorch ----
 
 /// The GPU traces cut from the shared H200 traces (`tools/torch/cut_trace.py`;
-/// `tests/pytorch_steps.rs` checks their rows equal the whole traces').
+/// `tests/integration/pytorch_steps.rs` checks their rows equal the whole traces').
 const GPU_CUTS: [&str; 2] = ["h200_resnet18.steps2-3", "h200_tx.steps2-3"];
 
 fn pytorch_gpu_traces() -> Vec<PathBuf> {
@@ -492,7 +492,7 @@ fn no_trace_gets_false_advice() {
 
 /// JAX traces: XProf's tf.data advice becomes where a JAX program's host
 /// time shows; TF traces keep XProf's words (checked word for word in
-/// `tests/steps.rs`).
+/// `tests/integration/steps.rs`).
 #[test]
 fn jax_steps_are_told_in_jaxs_terms() {
     let mut seen = BTreeMap::new();

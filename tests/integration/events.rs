@@ -2,7 +2,7 @@
 //! (testdata/events): logs still being written, log directories with
 //! several runs, a graph found only in the meta graph, several graphs, and
 //! every way in (jobs, diff, CSV/JSON, the prompt). The views themselves are
-//! compared with tfprof's in tests/golden.rs (`testdata/events/cases.txt`).
+//! compared with tfprof's in tests/integration/golden.rs (`testdata/events/cases.txt`).
 
 use std::path::{Path, PathBuf};
 

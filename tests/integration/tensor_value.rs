@@ -3,7 +3,7 @@
 //! `_checkpoint_variables`, and `--select tensor_value` prints each shown
 //! variable's value right after its line, in tfprof's layout
 //! (`format_tensor_value`, checked against C++-printed strings in
-//! tests/checkpoint.rs). TensorFlow's Python API cannot pass a checkpoint to
+//! tests/integration/checkpoint.rs). TensorFlow's Python API cannot pass a checkpoint to
 //! the tfprof engine, so there are no tfprof goldens for this.
 
 use rtfprof::inputs::checkpoint::{Checkpoint, TensorValues, format_tensor_value};
