@@ -4,7 +4,7 @@
     /work/venvs/tf/bin/python tools/gen_flops.py        # ~30 s
 
 Needs a Python with TensorFlow (CPU is enough); CI only reads what this
-writes to testdata/flops/ (tests/flops.rs):
+writes to testdata/flops/ (tests/integration/flops.rs):
 
   registered_ops.txt  every op type TF's Python code registers a "flops"
                       statistic for (`@ops.RegisterStatistics(TYPE, "flops")`),

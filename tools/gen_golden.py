@@ -930,7 +930,7 @@ def all_cases():
         flags = [("select", "bytes,micros"), ("max_depth", "100")]
         cases.append(("%s.scope.diff_side" % m, "scope",
                       input_flags(m, "pb") + flags,
-                      "one side of tests/diff.rs" if m == "cnn" else None))
+                      "one side of tests/integration/diff.rs" if m == "cnn" else None))
     # Sibling order in the scope view for names that sort around '/'.
     for inputs in ["pb", "profile"]:
         flags = [("select", "params,float_ops,occurrence"), ("max_depth", "100")]

@@ -49,7 +49,7 @@ byte: stdout, and the written file for --output=file:outfile=...; for
 timeline and pprof outputs stdout and the names of the files written (not
 their contents: rtfprof's timeline JSON differs on purpose, see README.md).
 stderr is not compared (printed for information).  advise is compared as
-tests/golden.rs does (checker sections in any order).  rtfprof's deliberate
+tests/integration/golden.rs does (checker sections in any order).  rtfprof's deliberate
 differences (README.md "Where rtfprof deliberately differs") are not
 generated: no unknown select/order_by values, no regexes that are invalid
 in both dialects (name pieces are escaped), no timeline for the op view.
@@ -818,7 +818,7 @@ def main():
         shutil.rmtree(runner.tmp, ignore_errors=True)
 
 
-# Golden cases where rtfprof errors out on purpose (see tests/golden.rs).
+# Golden cases where rtfprof errors out on purpose (see tests/integration/golden.rs).
 DELIBERATE = (".select.dup_unknown", ".order_by.unknown",
               ".hide.invalid_regex", ".show.invalid_regex")
 

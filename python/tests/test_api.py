@@ -505,7 +505,7 @@ def test_warnings_are_python_warnings(tmp_path):
 # ---------------------------------------------------------------------------
 
 # XProf's step table (input_pipeline_analyzer, table 1): the column of each
-# key, in ms (as tests/steps.rs reads it).
+# key, in ms (as tests/integration/steps.rs reads it).
 XPROF_COLUMNS = {"step_time_us": 11, "device_compute_us": 1, "device_to_device_us": 2,
                  "device_collectives_us": 3, "host_compute_us": 4, "kernel_launch_us": 5, "input_us": 6,
                  "output_us": 7, "compile_us": 8, "other_us": 9}

@@ -42,7 +42,7 @@ const RUN_INPUTS: &[&str] =
     &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run", "pytorch_path"];
 /// Each subcommand's help: the global flags it reads (the others are
 /// accepted, as tfprof's flags are anywhere, but not listed) and two
-/// examples on the bundled samples (tests/cli.rs runs every one).
+/// examples on the bundled samples (tests/integration/cli.rs runs every one).
 const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     (
         "scope",

@@ -26,7 +26,7 @@ annotation, not a runtime/driver call (cudaX, cuX) nor an overhead
 record, named by Kineto's overheadKindString), as the oracle of
 what rtfprof reads from the trace, where unlinked records carry no External
 id. OUT_DIR/unpatched/ gets torch's own rows of the same traces (not
-committed: tests/pytorch.rs says what they held).
+committed: tests/integration/pytorch.rs says what they held).
 
 - cuda_graph: a torch.cuda.CUDAGraph captured outside the profiler and
   replayed inside it (cudaGraphLaunch; kernels correlated to the launch),

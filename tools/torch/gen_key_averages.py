@@ -17,7 +17,7 @@ torch.__version__ without its +local part), e.g.
 It runs with torch 2.0 on: where an older torch lacks something (see
 OLD_NAMES and dump()), a row attribute is written under its older cuda_*
 name or left out, and a table whose arguments table() does not take is left
-out. tests/pytorch.rs (OtherTorch) says what each version's key_averages()
+out. tests/integration/pytorch.rs (OtherTorch) says what each version's key_averages()
 does otherwise; it has no rule for 2.12 and 2.13 on the with_stack program.
 PyPI's Linux wheels need their nvidia-* libraries to import even on a
 machine without a GPU: tools/torch/make_torch_venv.sh X.Y.Z makes such a

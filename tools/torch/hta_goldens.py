@@ -4,7 +4,7 @@ shared PyTorch GPU traces, of the fixtures cut from them
 (testdata/pytorch/h200_*, by cut_trace.py), of the fixtures cut from
 published traces (testdata/pytorch/published/, README.md there) and of the
 GPU programs of testdata/pytorch/gpu (gen_gpu_traces.py), as goldens
-for rtfprof's inputs::pytorch::breakdown (tests/pytorch.rs).
+for rtfprof's inputs::pytorch::breakdown (tests/integration/pytorch.rs).
 
     /work/venvs/hta/bin/python tools/torch/hta_goldens.py [SHARED_TRACES] [OUT_DIR]
     /work/venvs/hta/bin/python tools/torch/hta_goldens.py --fixture testdata/pytorch/published/NAME.pt.trace.json.gz ...
@@ -22,7 +22,7 @@ holistictraceanalysis==0.5.0 'pandas<3' (pandas 2.3.3, numpy 2.4.6); the
 pandas-3 venv gives the same numbers on these fixtures. The other goldens
 are from the pandas-3 venv. A fixture HTA fails on is skipped with its
 error (h100_launched_before_trace: HTA's own assertion that non-compute
-time is not negative; tests/pytorch.rs says why). SHARED_TRACES defaults to
+time is not negative; tests/integration/pytorch.rs says why). SHARED_TRACES defaults to
 ../shared/traces/torch_h200 (skipped when absent), OUT_DIR to
 testdata/pytorch/hta. With --fixture, only the goldens of the fixtures
 named are written. A fixture testdata/pytorch/NAME.pt.trace.json.gz gets

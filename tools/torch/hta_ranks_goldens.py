@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes Holistic Trace Analysis' (HTA 0.5.0) communication/computation
 overlap of the committed multi-rank PyTorch traces, as goldens for
-`rtfprof ranks` (tests/ranks.rs).
+`rtfprof ranks` (tests/integration/ranks.rs).
 
     /work/venvs/hta/bin/python tools/torch/hta_ranks_goldens.py [DIR...]
 

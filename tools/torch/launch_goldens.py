@@ -2,7 +2,7 @@
 """Writes, for each Kineto trace given, which op launched its GPU work by
 the launch rule of the book's PyTorch schema page (an implementation of its
 own, written from the rule's text, not from rtfprof's code), as the golden
-that tests/pytorch_published.rs compares rtfprof with:
+that tests/integration/pytorch.rs compares rtfprof with:
 
     python3 tools/torch/launch_goldens.py testdata/pytorch/published/*.json.gz
 

@@ -2,7 +2,7 @@
 """Writes the step time breakdown of PyTorch's TensorBoard plugin
 (torch-tb-profiler 0.4.3, its overview page) for the PyTorch traces of
 testdata/pytorch and the shared H200 traces, as goldens for
-`rtfprof steps --pytorch_path` (tests/pytorch_steps.rs).
+`rtfprof steps --pytorch_path` (tests/integration/pytorch_steps.rs).
 
     /work/venvs/tbprof/bin/python tools/torch/tb_goldens.py [SHARED_TRACES] [OUT_DIR]
 

@@ -4,7 +4,7 @@
     /work/venvs/xprof/bin/python tools/xplane/compare_steps.py TRACE.xplane.pb [RTFPROF]
 
 For traces too big to commit as fixtures (bench/data/xplane/x1, x10, x25):
-tests/steps.rs holds the same check for the committed fixtures. XProf
+tests/integration/steps.rs holds the same check for the committed fixtures. XProf
 converts a copy of TRACE alone in a temporary directory (its cache would
 answer otherwise); rtfprof (default target/release/rtfprof) writes its
 JSON. Per step, every column must be within 1% of the step time (the
@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# rtfprof's key -> the column of XProf's step table (ms), as tests/steps.rs.
+# rtfprof's key -> the column of XProf's step table (ms), as tests/integration/steps.rs.
 COLUMNS = {
     "step_time_us": 11,
     "device_compute_us": 1, "device_to_device_us": 2, "device_collectives_us": 3,

@@ -55,7 +55,7 @@ The programs, chosen for what the shared traces lack:
 Then, on this machine: `--unpack` writes HELDOUT_DIR/<name>/vm.xplane.pb,
 `tools/xplane/xprof_goldens.py --heldout HELDOUT_DIR` XProf's answers
 beside them, and `RTFPROF_HELDOUT_JAX_GPU=HELDOUT_DIR cargo test --release
---test xplane --test device --test steps --test memory` holds rtfprof to
+--test integration -- xplane:: device:: steps:: memory::` holds rtfprof to
 the rules the shared traces are held to.
 """
 import argparse

@@ -67,7 +67,7 @@ added without rewriting the others.
 `--heldout DIR` reads held-out JAX GPU traces instead, DIR/<name>/vm.xplane.pb
 (tools/xplane/record_heldout.py records them), and writes their goldens to
 DIR/expected/, never to the repository: the tests read them there when
-RTFPROF_HELDOUT_JAX_GPU=DIR is set (tests/common/mod.rs), with the rules
+RTFPROF_HELDOUT_JAX_GPU=DIR is set (tests/integration/common/mod.rs), with the rules
 they hold the shared traces to.
 
 Each tool is run twice, on two separate copies, and the two answers are

@@ -753,9 +753,9 @@ pub fn format_f2(x: f64) -> String {
     format!("{sign}{s}")
 }
 
-/// The table writer the tests share with `tests/checkpoint.rs`.
+/// The table writer the tests share with `tests/integration/checkpoint.rs`.
 #[cfg(test)]
-#[path = "../../../../tests/support/sstable.rs"]
+#[path = "../../../../tests/integration/support/sstable.rs"]
 mod sstable;
 
 #[cfg(test)]

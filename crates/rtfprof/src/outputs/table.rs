@@ -9,7 +9,7 @@
 //! its accounted descendants) per step; op rows their own values.
 //!
 //! The JSON layout is versioned by `schema_version` and described by
-//! `schemas/view.schema.json` (checked by `tests/json_schemas.rs`).
+//! `schemas/view.schema.json` (checked by `tests/integration/json_schemas.rs`).
 
 use std::io::Write;
 

@@ -231,7 +231,7 @@ mod tests {
     /// (Also grouping's tests' fixture.)
     pub(super) const TF_LOOP: &[u8] = include_bytes!("../../../../../testdata/xplane/tf_loop/plugins/profile/run0/host0.xplane.pb");
 
-    /// XProf's four `train` steps of the fixture (tests/steps.rs checks the
+    /// XProf's four `train` steps of the fixture (tests/integration/steps.rs checks the
     /// numbers against XProf's).
     #[test]
     fn markers_with_a_root_stat_make_the_steps() {
@@ -242,7 +242,7 @@ mod tests {
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed
-    /// (tests/steps.rs renders the steps of the same corrupted traces).
+    /// (tests/integration/steps.rs renders the steps of the same corrupted traces).
     #[test]
     fn corrupted_traces_do_not_panic() {
         let mut rng = XorShift::new(0x57e9_5eed);

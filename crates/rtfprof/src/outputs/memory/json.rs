@@ -28,7 +28,7 @@
 //! simulator event, then after the last.
 //!
 //! The layout: `schemas/memory.schema.json` (checked by
-//! `tests/json_schemas.rs`).
+//! `tests/integration/json_schemas.rs`).
 
 use std::io::Write;
 
