@@ -1427,6 +1427,55 @@ const CASES: &[Case] = &[
         extra: &[],
         expect: Expect::Err { code: 1, says: "not a valid gzip stream" },
     },
+    // --- rtfprof cut ------------------------------------------------------------
+    Case {
+        name: "cut_truncated",
+        view: "cut",
+        flag: Some("--pytorch_path"),
+        src: Src::FirstHalf("pytorch/shapes_merges.pt.trace.json"),
+        extra: &["--steps=1", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "not a Kineto trace" },
+    },
+    Case {
+        name: "cut_missing",
+        view: "cut",
+        flag: Some("--pytorch_path"),
+        src: Src::Missing,
+        extra: &["--steps=1", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "No such file" },
+    },
+    Case {
+        name: "cut_is_dir",
+        view: "cut",
+        flag: Some("--pytorch_path"),
+        src: Src::Dir,
+        extra: &["--steps=1", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "directory" },
+    },
+    Case {
+        name: "cut_bad_steps",
+        view: "cut",
+        flag: Some("--pytorch_path"),
+        src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
+        extra: &["--steps=5..x", "-o=out.txt"],
+        expect: Expect::Err { code: 2, says: "--steps" },
+    },
+    Case {
+        name: "cut_no_such_step",
+        view: "cut",
+        flag: Some("--pytorch_path"),
+        src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
+        extra: &["--steps=9", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "no ProfilerStep#9: its ProfilerSteps are #2 to #3" },
+    },
+    Case {
+        name: "cut_a_step",
+        view: "cut",
+        flag: Some("--pytorch_path"),
+        src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
+        extra: &["--steps=2", "-o=out.txt"],
+        expect: Expect::Ok { contains: &["ProfilerStep#2 (", "\"traceEvents\""], absent: &["\"ProfilerStep#3\""] },
+    },
 ];
 
 /// Rows that fail today because of code outside issue 7's files (inputs and
