@@ -22,7 +22,7 @@ pub(super) fn run(sources: &Sources, args: &CutArgs, stdout: &mut String) -> Res
     // The cut's own error (a bad trace) is kept apart from the file's.
     let mut failed = None;
     let mut done = None;
-    let written = crate::outputs::timeline::write_file(&args.outfile, |out| match cut(path, steps, out) {
+    let written = crate::outputs::timeline::write_file(&args.outfile, |out| match cut(path, steps, out, &args.outfile) {
         Ok(cut) => {
             done = Some(cut);
             Ok(())

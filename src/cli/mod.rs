@@ -140,7 +140,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         return Ok(());
     }
     // Cleared when the inputs are read (or on any return before).
-    let progress = term::Progress::start("reading the inputs", trace_bytes(&sources));
+    let progress = term::Progress::start("reading the inputs", || trace_bytes(&sources));
     match &cli.command {
         Some(Command::Jobs) if sources.jobs.is_empty() => {
             return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
@@ -256,16 +256,10 @@ fn stdout_written(written: io::Result<()>) -> Result<()> {
 
 /// The size of the traces among `sources` (their files' bytes on disk, what
 /// the importers count as read), for the progress line; 0 for other inputs.
+/// The files are those the loader reads.
 fn trace_bytes(sources: &crate::load::Sources) -> u64 {
-    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
-    let in_dir = |p: &std::path::Path| -> u64 {
-        if !p.is_dir() {
-            return size(p);
-        }
-        let files = std::fs::read_dir(p).into_iter().flatten().filter_map(|e| e.ok()).map(|e| e.path());
-        files.filter(|f| f.to_string_lossy().contains(".pt.trace.json")).map(|f| size(&f)).sum()
-    };
-    let pytorch = sources.pytorch_path.as_deref().map_or(0, in_dir);
+    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let pytorch = sources.pytorch_path.as_deref().and_then(|p| load::pytorch_ranks(p).ok()).map_or(0, |ranks| ranks.iter().map(|(_, f)| size(f)).sum());
     let xplane = load::xplane_hosts(sources).ok().flatten().map_or(0, |(hosts, _)| hosts.iter().map(|(_, f)| size(f)).sum());
     pytorch + xplane
 }

@@ -45,8 +45,9 @@ fn progress_allowed(stderr_is_terminal: bool, ci: bool) -> bool {
 }
 
 /// A spinner with the elapsed time, drawn on stderr from [`PROGRESS_AFTER`]
-/// on while the value lives, with the bytes read of `total` (the traces'
-/// size; 0: not shown) and the rate; dropping it clears the line.
+/// on while the value lives, with the bytes read of `total()` (the traces'
+/// size, only asked for where the line may be drawn; 0: not shown) and the
+/// rate; dropping it clears the line.
 pub struct Progress {
     done: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -54,11 +55,12 @@ pub struct Progress {
 
 impl Progress {
     /// Starts timing `what` (e.g. "reading the trace").
-    pub fn start(what: &str, total: u64) -> Progress {
+    pub fn start(what: &str, total: impl FnOnce() -> u64) -> Progress {
         use std::io::IsTerminal;
         if !progress_allowed(std::io::stderr().is_terminal(), std::env::var_os("CI").is_some()) {
             return Progress { done: None, thread: None };
         }
+        let total = total();
         crate::inputs::progress::reset();
         let (done, wait) = mpsc::channel::<()>();
         let what = what.to_owned();
@@ -106,7 +108,7 @@ mod tests {
     #[test]
     fn a_quick_run_never_draws_and_returns_at_once() {
         let started = std::time::Instant::now();
-        drop(Progress::start("reading", 1 << 30));
+        drop(Progress::start("reading", || 1 << 30));
         assert!(started.elapsed() < PROGRESS_AFTER);
     }
 }

@@ -75,8 +75,9 @@ pub struct Cut {
     pub window: (i64, i64),
 }
 
-/// Writes to `out` the cut of the trace at `path` to `steps`.
-pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
+/// Writes to `out` the cut of the trace at `path` to `steps`; `out_path`
+/// names `out` in errors.
+pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write, out_path: &Path) -> Result<Cut> {
     let invalid = |message: String| Error::input(KIND, path, message);
     // 1. The window of the steps asked for.
     let mut window: Option<(i64, i64)> = None;
@@ -89,7 +90,7 @@ pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
         if memchr::memmem::find(bytes, b"ProfilerStep#").is_none() {
             return Ok(());
         }
-        let e = EventFields::of(bytes, &mut buf)?;
+        let e = EventFields::of(bytes, &mut buf).map_err(invalid)?;
         if e.category.on_device() {
             return Ok(());
         }
@@ -123,7 +124,7 @@ pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
         if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
             return Ok(());
         }
-        let e = EventFields::of(bytes, &mut buf)?;
+        let e = EventFields::of(bytes, &mut buf).map_err(invalid)?;
         if let Some(c) = e.correlation
             && e.ph != Ph::Flow
             && e.overlaps(window)
@@ -134,7 +135,7 @@ pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
     })?;
     // 3. The cut, written.
     let mut cut = Cut { steps: found, window, ..Cut::default() };
-    let write_error = |e: std::io::Error| Error::Io { kind: "-o", path: "the output".into(), source: e };
+    let write_error = |e: std::io::Error| Error::Io { kind: "-o", path: out_path.to_owned(), source: e };
     let (mut first_field, mut first_event, mut in_events) = (true, true, false);
     out.write_all(b"{").map_err(write_error)?;
     scan(path, &mut |item| {
@@ -158,7 +159,7 @@ pub fn cut(path: &Path, steps: StepRange, out: &mut dyn Write) -> Result<Cut> {
             }
             Item::Event(bytes) => {
                 cut.total_events += 1;
-                if EventFields::of(bytes, &mut buf)?.kept(window, &correlations) {
+                if EventFields::of(bytes, &mut buf).map_err(invalid)?.kept(window, &correlations) {
                     cut.kept_events += 1;
                     w(out, if first_event { b"\n    " } else { b",\n    " })?;
                     first_event = false;
@@ -197,8 +198,8 @@ struct EventFields {
 impl EventFields {
     /// The fields of the event `bytes`, parsed in `buf` (kept from one
     /// event to the next: no allocation an event).
-    fn of(bytes: &[u8], buf: &mut Vec<u8>) -> Result<EventFields> {
-        let syntax = |e: super::json::SyntaxError| Error::input(KIND, "", format!("an event is not JSON at its byte {}: {}", e.offset, e.message));
+    fn of(bytes: &[u8], buf: &mut Vec<u8>) -> std::result::Result<EventFields, String> {
+        let syntax = |e: super::json::SyntaxError| format!("an event is not JSON at its byte {}: {}", e.offset, e.message);
         buf.clear();
         buf.extend_from_slice(bytes);
         let mut p = Parser::from_vec(std::mem::take(buf), bytes.len());
@@ -297,7 +298,7 @@ fn scan(path: &Path, on_item: &mut dyn FnMut(Item<'_>) -> Result<()>) -> Result<
     let io_error = |source| Error::Io { kind: KIND, path: path.to_owned(), source };
     let file = std::fs::File::open(path).map_err(io_error)?;
     let mut head = BufReader::with_capacity(1 << 20, file);
-    let gzipped = head.fill_buf().map_err(io_error)?.starts_with(&[0x1f, 0x8b]);
+    let gzipped = head.fill_buf().map_err(io_error)?.starts_with(&super::read::GZIP_MAGIC);
     let reader: Box<dyn BufRead> = if gzipped { Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(head))) } else { Box::new(head) };
     let mut s = Scanner { r: reader, offset: 0 };
     let invalid = |message: String| Error::input(KIND, path, message);
@@ -345,10 +346,7 @@ fn scan(path: &Path, on_item: &mut dyn FnMut(Item<'_>) -> Result<()>) -> Result<
                 s.next_token().map_err(io_error)?;
                 value.clear();
                 s.copy_value(&mut value).map_err(io_error)?.map_err(|what| at(s.offset, what))?;
-                on_item(Item::Event(&value)).map_err(|e| match e {
-                    Error::Input { message, .. } => invalid(message),
-                    e => e,
-                })?;
+                on_item(Item::Event(&value))?;
             }
         } else {
             value.clear();
@@ -464,7 +462,7 @@ impl<R: BufRead> Scanner<R> {
 /// The cut of `path` as bytes (for tests and the Python module).
 pub fn cut_to_vec(path: &Path, steps: StepRange) -> Result<(Vec<u8>, Cut)> {
     let mut out = Vec::new();
-    let cut = cut(path, steps, &mut out)?;
+    let cut = cut(path, steps, &mut out, Path::new("<memory>"))?;
     Ok((out, cut))
 }
 

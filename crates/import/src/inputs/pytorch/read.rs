@@ -22,7 +22,7 @@ pub(super) enum ReadError {
     Invalid(String),
 }
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(super) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// How `traceEvents` is split to be parsed on several threads (see
 /// [`Builder::events_split`]).
