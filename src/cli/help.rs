@@ -170,7 +170,7 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
 /// The command line as rtfprof parses it: [`Cli`] with each subcommand's
 /// help listing only the flags that command reads, and its examples.
 pub fn command() -> clap::Command {
-    let mut cli = Cli::command();
+    let mut cli = overriding(Cli::command());
     let globals: Vec<clap::Arg> = cli.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
     for &(name, groups, examples) in SUBCOMMAND_HELP {
         let read = |id: &str| groups.iter().any(|group| group.contains(&id));
@@ -184,6 +184,14 @@ pub fn command() -> clap::Command {
         });
     }
     cli
+}
+
+/// A flag given twice takes its last value, as tfprof's command line
+/// (TensorFlow's `Flags::Parse`, `command_line_flags.cc`, assigns each
+/// argument in turn) and its `tfprof>` prompt do. Flags that collect values
+/// (`--output` where repeatable, `--job`) still collect them.
+pub(super) fn overriding(cli: clap::Command) -> clap::Command {
+    cli.args_override_self(true).mut_subcommands(|sub| sub.args_override_self(true))
 }
 
 /// Parses `args` (the program name first) as [`command`] does.

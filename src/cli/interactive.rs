@@ -93,7 +93,7 @@ pub fn run_line(loaded: &Loaded, line: &str, defaults: &mut Options, stdout: &mu
 fn parse_flags(flags: &[&str], defaults: &Options) -> Result<Options> {
     let unquoted = flags.iter().map(|w| w.trim_matches(|c| c == '\'' || c == '"'));
     let argv = super::normalize_args(std::iter::once("rtfprof").chain(unquoted).map(Into::into));
-    let matches = Cli::command().try_get_matches_from(argv).map_err(|e| Error::flag("options", super::usage_error_line(&e)))?;
+    let matches = super::help::overriding(Cli::command()).try_get_matches_from(argv).map_err(|e| Error::flag("options", super::usage_error_line(&e)))?;
     for input in ["graph_path", "run_meta_path", "op_log_path", "profile_path", "events_path", "events_run", "events_tags"] {
         if matches.value_source(input) == Some(ValueSource::CommandLine) {
             return Err(Error::flag(format!("--{input}"), "inputs are read once at start-up; restart rtfprof to change them"));

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use crate::common;
 
-use common::{rtfprof, testdata};
+use common::{fixture_flags, rtfprof, testdata};
 
 #[test]
 fn usage_errors_are_one_line_with_a_help_hint() {
@@ -20,6 +20,21 @@ fn usage_errors_are_one_line_with_a_help_hint() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("rtfprof: ") && err.trim_end().ends_with("see 'rtfprof --help'"), "{err}");
     }
+}
+
+/// tfprof's command line assigns each argument in turn (TensorFlow's
+/// `Flags::Parse`, `command_line_flags.cc`), and its prompt likewise: a
+/// flag given twice takes its last value.
+#[test]
+fn a_flag_given_twice_takes_its_last_value() {
+    let flags = fixture_flags("cnn");
+    let view = |extra: &[&str]| rtfprof(["scope"]).args(&flags).args(extra).stdout();
+    let last = view(&["--max_depth=2", "--select=micros"]);
+    assert_ne!(last, view(&["--max_depth=1", "--select=micros"]), "the test needs depths that differ");
+    assert_eq!(view(&["--max_depth=1", "-max_depth", "2", "--select=bytes", "--select=micros"]), last);
+    let prompt = |line: &str| rtfprof(&flags).stdin(format!("{line}\nquit\n")).stdout();
+    assert_eq!(prompt("scope -max_depth 1 -max_depth 2 -select micros"), prompt("scope -max_depth 2 -select micros"));
+    assert_ne!(prompt("scope -max_depth 1 -select micros"), prompt("scope -max_depth 2 -select micros"));
 }
 
 #[test]
