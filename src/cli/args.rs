@@ -134,7 +134,19 @@ pub struct PartialArgs {
 pub struct CutArgs {
     /// The steps to keep: N, or A..B (ProfilerStep#A to #B, both included).
     #[arg(long, value_name = "STEPS")]
-    pub steps: String,
+    pub steps: Option<String>,
+    /// Or the span of time to keep: A..B milliseconds from the trace's
+    /// first event.
+    #[arg(long, value_name = "A..B")]
+    pub time_ms: Option<String>,
+    /// Keep only these devices' work (GPU numbers, comma-separated); the
+    /// host's events are all kept.
+    #[arg(long, value_name = "LIST")]
+    pub devices: Option<String>,
+    /// Drop events shorter than this many microseconds (counted in the
+    /// summary).
+    #[arg(long, value_name = "US")]
+    pub min_dur_us: Option<String>,
     /// The trace to write (gzipped if the name ends in .gz).
     #[arg(short = 'o', long, value_name = "PATH")]
     pub outfile: PathBuf,

@@ -772,13 +772,13 @@ mod tests {
     /// steps it has.
     #[test]
     fn a_cuts_steps_are_the_whole_traces() {
-        use crate::inputs::pytorch::cut::{StepRange, cut_to_vec};
+        use crate::inputs::pytorch::cut::{Selection, StepRange, cut_to_vec};
         let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pytorch"));
         for (file, steps) in [("h200_tx.steps2-3.pt.trace.json.gz", "3"), ("h200_tx.steps2-3.pt.trace.json.gz", "2..3"), ("schedule.pt.trace.json.gz", "2")] {
             let path = root.join(file);
             let whole = analyze_trace("", &Trace::open(&path).unwrap());
             let range = StepRange::parse(steps).unwrap();
-            let (bytes, done) = cut_to_vec(&path, range).unwrap();
+            let (bytes, done) = cut_to_vec(&path, &Selection::steps(range)).unwrap();
             let part = analyze_trace("", &Trace::from_bytes(&bytes).unwrap());
             let kept = |rows: &[Row]| -> Vec<Row> {
                 rows.iter()
@@ -793,9 +793,9 @@ mod tests {
             assert!(text.contains("\"schemaVersion\""), "{file}");
         }
         let h200 = root.join("h200_tx.steps2-3.pt.trace.json.gz");
-        let (bytes, _) = cut_to_vec(&h200, StepRange::parse("3").unwrap()).unwrap();
+        let (bytes, _) = cut_to_vec(&h200, &Selection::steps(StepRange::parse("3").unwrap())).unwrap();
         assert!(String::from_utf8_lossy(&bytes).contains("\"deviceProperties\""));
-        let err = cut_to_vec(&h200, StepRange::parse("7..9").unwrap()).unwrap_err().to_string();
+        let err = cut_to_vec(&h200, &Selection::steps(StepRange::parse("7..9").unwrap())).unwrap_err().to_string();
         assert!(err.contains("no step in 7..9: its ProfilerSteps are #2 to #3"), "{err}");
     }
 }
