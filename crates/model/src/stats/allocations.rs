@@ -8,28 +8,6 @@ use super::node::NodeName;
 use super::symbol::{Symbol, symbol};
 use crate::stats::records::NodeStatsRecord;
 
-/// One `MemoryAllocation` or `MemoryDeallocation` event, for `rtfprof
-/// memory`. Its names are shared, not two strings each: a 1 GB JAX GPU
-/// trace has millions (flax_cnn_nocb x3400, 3.9 M: `report` 2.01 -> 1.86 GB
-/// peak RSS).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AllocatorEvent {
-    pub step: i64,
-    /// XProf's memory id: the `allocator_name` stat, or the core's
-    /// `index_on_host` or `device_ordinal` (the XPlane importer's `AllocatorKey`).
-    pub allocator: crate::stats::symbol::Symbol,
-    pub time_ps: i128,
-    /// `allocation_bytes`: positive for an allocation, negative for a free.
-    pub bytes: i64,
-    /// The allocator's `bytes_allocated` plus `bytes_reserved` after the
-    /// event: what XProf's memory profile counts as in use.
-    pub in_use: i64,
-    /// The op (or function) that made the allocation: its `tf_op`, named
-    /// like op events; for a free, the one whose allocation of the same step
-    /// (and address) it frees, else empty.
-    pub node: std::sync::Arc<str>,
-}
-
 /// One allocation (`bytes > 0`) or free (`bytes < 0`) in one allocator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocationEvent {
@@ -87,12 +65,21 @@ impl Stats {
         }
     }
 
-    /// Keeps an XPlane trace's allocator events (in time order).
-    pub fn add_allocator_events(&mut self, events: &[AllocatorEvent]) {
-        const PS_PER_US: i128 = 1_000_000;
-        for e in events {
-            let micros = i64::try_from(e.time_ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX);
-            self.add_allocation(e.step, e.allocator, micros, e.bytes, &e.node, Some(e.in_use));
+    /// Keeps an XPlane trace's allocator events (in time order), made by
+    /// its importer: moved, not copied (a 1 GB JAX GPU trace has millions,
+    /// flax_cnn_nocb x3400 3.9 M; a copy of them beside the importer's
+    /// was 300 MB of `rtfprof memory`'s peak), their nodes' names shared
+    /// with the nodes'.
+    pub fn add_allocator_events(&mut self, mut events: Vec<AllocationEvent>) {
+        for e in &mut events {
+            if !e.node.is_empty() {
+                e.node = self.allocation_owner(&e.node);
+            }
+        }
+        if self.allocations.is_empty() {
+            self.allocations = events;
+        } else {
+            self.allocations.append(&mut events);
         }
     }
 

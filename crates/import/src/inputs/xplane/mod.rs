@@ -255,7 +255,7 @@ impl XplaneFile {
         })?;
         stats.add_memory_totals(&converted.memory);
         stats.add_frames(&converted.frames);
-        stats.add_allocator_events(&converted.allocator_events);
+        stats.add_allocator_events(std::mem::take(&mut converted.allocator_events));
         let listing = format!("Reading Files...\n{}", summary(&self.path, &converted, stats));
         Ok((TraceSource::new(self, &mut converted), listing))
     }

@@ -2,7 +2,7 @@
 //! host), read as XProf's `memory_profile` reads them: kept compact while
 //! the lines are read, then replayed in time order into the nodes' bytes
 //! columns ([`memory_totals`]) and, when asked for, the
-//! [`AllocatorEvent`]s of `rtfprof memory`.
+//! [`AllocationEvent`]s of `rtfprof memory`.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -12,7 +12,7 @@ use super::PS_PER_US;
 use super::steps::StepLookup;
 use crate::inputs::xplane::names::parse_op;
 use crate::stats::MemoryTotal;
-use crate::stats::allocations::AllocatorEvent;
+use crate::stats::allocations::AllocationEvent;
 
 /// Which allocator an event is of: XProf's memory id, the last of the
 /// event's `index_on_host`, `device_ordinal` and `allocator_name` stats
@@ -145,7 +145,7 @@ pub(super) fn memory_totals(
 /// first), each with its step, and with the op that holds its bytes: an
 /// allocation's `tf_op`; a free's, the op whose allocation of the same step
 /// (allocator and address) it frees.
-pub(super) fn attribute_allocator_events(events: &[MemoryEvent], names: &MemoryNames<'_>, step_of: &StepLookup) -> Vec<AllocatorEvent> {
+pub(super) fn attribute_allocator_events(events: &[MemoryEvent], names: &MemoryNames<'_>, step_of: &StepLookup) -> Vec<AllocationEvent> {
     let allocators: Vec<crate::stats::symbol::Symbol> = names.allocators.iter().map(|a| crate::stats::symbol::symbol(&a.to_string())).collect();
     let nodes: Vec<std::sync::Arc<str>> = names.tf_ops.iter().map(|&tf_op| parse_op(tf_op).map_or(tf_op, |op| op.name).into()).collect();
     let none: std::sync::Arc<str> = "".into();
@@ -164,7 +164,8 @@ pub(super) fn attribute_allocator_events(events: &[MemoryEvent], names: &MemoryN
                 }
             };
             let bytes = if e.allocation { e.bytes } else { e.bytes.wrapping_neg() };
-            AllocatorEvent { step, allocator: allocators[e.allocator as usize], time_ps: e.time_ps, bytes, in_use: e.in_use, node }
+            let micros = i64::try_from(e.time_ps.div_euclid(PS_PER_US)).unwrap_or(i64::MAX);
+            AllocationEvent { step, allocator: allocators[e.allocator as usize], micros, bytes, node, in_use: Some(e.in_use), job: "" }
         })
         .collect()
 }
@@ -220,17 +221,17 @@ mod tests {
         });
         let wire = xp::XSpace { planes: vec![plane], ..Default::default() }.encode_to_vec();
         let (converted, _) = convert(&wire, true).unwrap();
-        let got: Vec<(i64, &str, i128, i64, i64, &str)> =
-            converted.allocator_events.iter().map(|e| (e.step, e.allocator, e.time_ps, e.bytes, e.in_use, &*e.node)).collect();
-        let at = |t: i128| 1000 * 1000 + t * 1_000_000;
+        type Row<'a> = (i64, &'a str, i64, i64, Option<i64>, &'a str);
+        let got: Vec<Row<'_>> = converted.allocator_events.iter().map(|e| (e.step, e.allocator, e.micros, e.bytes, e.in_use, &*e.node)).collect();
+        let at = |t: i64| 1 + t;
         assert_eq!(
             got,
             [
-                (0, "gpu", at(10), 100, 501, "x/MatMul"),
-                (0, "gpu", at(20), 100, 601, "y"),
-                (0, "gpu", at(30), -100, 501, "x/MatMul"),
-                (1, "gpu", at(120), -100, 401, ""),
-                (2, "host", at(300), 64, 65, ""),
+                (0, "gpu", at(10), 100, Some(501), "x/MatMul"),
+                (0, "gpu", at(20), 100, Some(601), "y"),
+                (0, "gpu", at(30), -100, Some(501), "x/MatMul"),
+                (1, "gpu", at(120), -100, Some(401), ""),
+                (2, "host", at(300), 64, Some(65), ""),
             ]
         );
         assert_eq!(converted.outside_step, Some(2));

@@ -20,7 +20,7 @@
 //!   once, to the nearest microsecond.
 //! - Allocator events (`MemoryAllocation`/`MemoryDeallocation` on the host)
 //!   give the nodes' bytes columns and, when asked for, become
-//!   [`AllocatorEvent`]s for `rtfprof memory`, read as XProf's
+//!   [`AllocationEvent`]s for `rtfprof memory`, read as XProf's
 //!   `memory_profile` reads them.
 //!
 //! The driver, [`convert_releasing`], reads a trace on all cores:
@@ -57,7 +57,7 @@ use super::decode::{Line, PIECE_EVENTS, Plane, Release, Space};
 use super::hlo::Programs;
 use super::planes::{PlaneKind, is_derived_line};
 use crate::stats::MemoryTotal;
-use crate::stats::allocations::AllocatorEvent;
+use crate::stats::allocations::AllocationEvent;
 use crate::stats::records::device::kernel::Launches;
 use device_tables::{child_graph_ops, hlo_ops, kernel_rows, node_frames};
 use executions::{Executions, LineRead};
@@ -99,7 +99,7 @@ pub struct Converted {
     /// Allocations whose `tf_op` names no node (e.g. a function).
     pub unattributed_allocations: u64,
     /// The allocator events in time order, when asked for (empty otherwise).
-    pub allocator_events: Vec<AllocatorEvent>,
+    pub allocator_events: Vec<AllocationEvent>,
     /// The XLA instructions and kernels that ran (`rtfprof hlo`, `kernels`).
     pub device: crate::stats::records::device::Tables,
     /// Per node that is a framework op of XLA instructions: the Python
