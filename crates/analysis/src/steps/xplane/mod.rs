@@ -88,7 +88,7 @@ pub mod event_type {
 
 /// More steps than this, and XProf drops a host's first and last
 /// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
-const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
+pub const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
 
 const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
 
@@ -143,6 +143,24 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
 /// [`analyze`], calling `release` with each stretch of the file once walked
 /// (the file's pages then need not stay resident while events are kept).
 pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
+    let (mut host, _) = analyze_with(bytes, release, false)?;
+    drop_incomplete_steps(&mut host.steps);
+    Ok(host)
+}
+
+/// Where a group's events lie, by group: from the first one's start to
+/// the last one's end, host and devices.
+pub type GroupSpans = BTreeMap<i64, (i128, i128)>;
+
+/// [`analyze_releasing`] with the first and last step that XProf drops
+/// ([`drop_incomplete_steps`]), and the groups' spans: `rtfprof cut` keeps
+/// the time of a step's whole group (its host side, which runs ahead of
+/// its devices, groups their kernels).
+pub fn analyze_every_step(bytes: &[u8], release: Release<'_>) -> Result<(HostSteps, GroupSpans), DecodeError> {
+    analyze_with(bytes, release, true).map(|(host, spans)| (host, spans.unwrap_or_default()))
+}
+
+fn analyze_with(bytes: &[u8], release: Release<'_>, spans: bool) -> Result<(HostSteps, Option<GroupSpans>), DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
@@ -213,14 +231,34 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
         steps = device.par_iter().filter_map(|(group, details)| details.step_info(&events, *group, true)).collect();
         add_device_time(&mut steps, spans);
     }
+    let spans = spans.then(|| group_spans(&events));
     drop(events);
-    // XProf (2.24's input_pipeline_analyzer) drops the first and the last
-    // step of a host that has more than 5: sampling may have cut them.
+    Ok((HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps }, spans))
+}
+
+/// The span of each group's records: the events grouping reads, and those
+/// other events nest in (which XProf's threadpool regions are not part of).
+fn group_spans(events: &events::Events<'_>) -> GroupSpans {
+    let mut spans = GroupSpans::new();
+    for i in 0..events.len() {
+        if let Some(group) = events.group(i)
+            && !events.has(i, events::flag::REGION)
+        {
+            let (begin, end) = (events.begin(i), events.end(i));
+            let span = spans.entry(group).or_insert((begin, end));
+            *span = (span.0.min(begin), span.1.max(end));
+        }
+    }
+    spans
+}
+
+/// XProf (2.24's input_pipeline_analyzer) drops the first and the last
+/// step of a host that has more than 5: sampling may have cut them.
+pub fn drop_incomplete_steps(steps: &mut Vec<HostStep>) {
     if steps.len() > DROP_INCOMPLETE_STEPS_ABOVE {
         steps.pop();
         steps.remove(0);
     }
-    Ok(HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps })
 }
 
 #[cfg(test)]
