@@ -44,7 +44,7 @@ pub(super) fn run(sources: &Sources, args: &CutArgs, stdout: &mut String) -> Res
 /// host is that host's file), written plain.
 fn cut_xplane(sources: &Sources, steps: StepRange, outfile: &Path, stdout: &mut String) -> Result<()> {
     if outfile.to_string_lossy().ends_with(".gz") {
-        return Err(Error::flag("-o", "an XPlane cut is written plain, as XProf reads it: name it NAME.xplane.pb"));
+        return Err(Error::flag("-o", "an XPlane cut (--xplane_path) is written plain, as XProf reads it: name it NAME.xplane.pb"));
     }
     let (hosts, _) = crate::load::xplane_hosts(sources)?.expect("--xplane_path was given");
     let path = match hosts.as_slice() {
@@ -61,7 +61,7 @@ fn cut_xplane(sources: &Sources, steps: StepRange, outfile: &Path, stdout: &mut 
     };
     let file = XplaneFile::open(path)?;
     let window = crate::steps::cut::window(&file, steps)?;
-    let keep = crate::inputs::xplane::cut::Keep { window: window.span_ps, roots: true };
+    let keep = crate::inputs::xplane::cut::Keep { window: window.span_ps, roots: window.by_group };
     let cut = write(outfile, |out| crate::inputs::xplane::cut::cut(&file, keep, out, outfile))?;
     let margin = match window.margin.as_slice() {
         [before, after] => format!(", with {before} and {after} around them (XProf drops a trace's first and last step)"),

@@ -3,10 +3,10 @@
 //!
 //! Steps are numbered as `rtfprof steps` shows them (the number a step's
 //! name ends with, `train 5`, or its group). The window runs from the first
-//! kept step's start to the last one's end, each step's time widened to its
-//! group's events: the host side of a step runs ahead of its devices, and
-//! its kernel launches are what group the kernels (a cut without them
-//! would leave the first step's kernels without a step). XProf drops the first and the
+//! kept step's start (or its group's root's, which begins earlier: the host
+//! side of a step runs ahead of its devices, and its kernel launches are
+//! what group the kernels; a cut without them would leave the first step's
+//! kernels without a step) to the last one's end. XProf drops the first and the
 //! last step of a trace that has more than 5: a cut of more than 5 steps
 //! keeps one more step either side, for XProf to drop, so that the cut's
 //! table shows the steps asked for.
@@ -28,6 +28,12 @@ pub struct Window {
     /// From the first kept step's start to the last one's end, in the
     /// trace's picoseconds.
     pub span_ps: (i128, i128),
+    /// Whether the steps are named by their groups' numbers (a JAX trace's
+    /// device steps), which count the trace's roots: the cut must keep
+    /// them all for its steps to keep their numbers. (Steps named by their
+    /// markers, `train 4`, are not: keeping the roots of the steps around
+    /// them would make those steps in part.)
+    pub by_group: bool,
 }
 
 /// The window of `steps` in the trace `file` (one host's).
@@ -35,7 +41,7 @@ pub fn window(file: &XplaneFile, steps: StepRange) -> Result<Window> {
     file.check()?;
     let host = xplane::analyze_every_step(&file.bytes, &|part| file.release(part));
     file.walked();
-    let (all, groups) = host.map_err(|e| not_an_xspace(&file.path, &e))?;
+    let (all, roots) = host.map_err(|e| not_an_xspace(&file.path, &e))?;
     let mut shown = all.steps.clone();
     xplane::drop_incomplete_steps(&mut shown);
     let dropped = usize::from(shown.len() != all.steps.len());
@@ -59,11 +65,16 @@ pub fn window(file: &XplaneFile, steps: StepRange) -> Result<Window> {
         (first, last) = (first - 1, last + 1);
         margin = vec![name(&all.steps[first]), name(&all.steps[last])];
     }
-    // Each step's time, and its group's: a step's kernels are grouped by
-    // their launches, before the step's time on the devices.
-    let spans = all.steps[first..=last].iter().flat_map(|s| [Some((s.begin_ps, s.begin_ps + s.duration_ps)), groups.get(&s.group).copied()]).flatten();
-    let (start, end) = spans.fold((i128::MAX, i128::MIN), |(a, b), (s, e)| (a.min(s), b.max(e)));
-    Ok(Window { steps: kept, margin, span_ps: (start, end) })
+    // From the earliest start of a step or of its group's root (a step's
+    // kernels are grouped by their launches, before the step's time on the
+    // devices) to the last step's end (what comes after a step groups none
+    // of its events).
+    let around = &all.steps[first..=last];
+    let starts = around.iter().flat_map(|s| [Some(s.begin_ps), roots.get(&s.group).copied()]).flatten();
+    let start = starts.min().unwrap_or(0);
+    let end = around.iter().map(|s| s.begin_ps + s.duration_ps).max().unwrap_or(0);
+    let by_group = around.iter().any(|s| s.name.is_empty());
+    Ok(Window { steps: kept, margin, span_ps: (start, end), by_group })
 }
 
 /// A step's number as `rtfprof steps` shows it: the number its name ends

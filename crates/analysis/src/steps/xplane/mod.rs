@@ -148,19 +148,18 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
     Ok(host)
 }
 
-/// Where a group's events lie, by group: from the first one's start to
-/// the last one's end, host and devices.
-pub type GroupSpans = BTreeMap<i64, (i128, i128)>;
+/// Where each group's root begins (the event its group spread from), by
+/// group: for `rtfprof cut`, which must keep what groups a step's events.
+/// Empty for a trace TF grouped already (its groups are its stats').
+pub type GroupRoots = BTreeMap<i64, i128>;
 
 /// [`analyze_releasing`] with the first and last step that XProf drops
-/// ([`drop_incomplete_steps`]), and the groups' spans: `rtfprof cut` keeps
-/// the time of a step's whole group (its host side, which runs ahead of
-/// its devices, groups their kernels).
-pub fn analyze_every_step(bytes: &[u8], release: Release<'_>) -> Result<(HostSteps, GroupSpans), DecodeError> {
-    analyze_with(bytes, release, true).map(|(host, spans)| (host, spans.unwrap_or_default()))
+/// ([`drop_incomplete_steps`]), and where the groups' roots begin.
+pub fn analyze_every_step(bytes: &[u8], release: Release<'_>) -> Result<(HostSteps, GroupRoots), DecodeError> {
+    analyze_with(bytes, release, true).map(|(host, roots)| (host, roots.unwrap_or_default()))
 }
 
-fn analyze_with(bytes: &[u8], release: Release<'_>, spans: bool) -> Result<(HostSteps, Option<GroupSpans>), DecodeError> {
+fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool) -> Result<(HostSteps, Option<GroupRoots>), DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
@@ -231,25 +230,17 @@ fn analyze_with(bytes: &[u8], release: Release<'_>, spans: bool) -> Result<(Host
         steps = device.par_iter().filter_map(|(group, details)| details.step_info(&events, *group, true)).collect();
         add_device_time(&mut steps, spans);
     }
-    let spans = spans.then(|| group_spans(&events));
+    let roots = roots.then(|| group_roots(&events));
     drop(events);
-    Ok((HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps }, spans))
+    Ok((HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps }, roots))
 }
 
-/// The span of each group's records: the events grouping reads, and those
-/// other events nest in (which XProf's threadpool regions are not part of).
-fn group_spans(events: &events::Events<'_>) -> GroupSpans {
-    let mut spans = GroupSpans::new();
-    for i in 0..events.len() {
-        if let Some(group) = events.group(i)
-            && !events.has(i, events::flag::REGION)
-        {
-            let (begin, end) = (events.begin(i), events.end(i));
-            let span = spans.entry(group).or_insert((begin, end));
-            *span = (span.0.min(begin), span.1.max(end));
-        }
-    }
-    spans
+/// Where each group's root begins. Grouping's links run forward in time
+/// (a parent event encloses its children, a producer or a launch comes
+/// before what it links to), so the events that group a step's events
+/// begin at or after its root.
+fn group_roots(events: &events::Events<'_>) -> GroupRoots {
+    events.marks.roots.iter().map(|&(group, root)| (group, events.begin(root as usize))).collect()
 }
 
 /// XProf (2.24's input_pipeline_analyzer) drops the first and the last

@@ -15,7 +15,8 @@
 //! With [`Keep::roots`], events that are roots of grouping (an `_r` stat)
 //! are kept wherever they are: XProf and rtfprof number the groups of a
 //! trace that is not grouped yet (JAX's) by counting its roots in time
-//! order, so the steps of the cut keep the whole trace's numbers.
+//! order, so the steps of the cut keep the whole trace's numbers where
+//! they are named by them.
 //!
 //! The trace is read in place from its mapping, twice a line (which events
 //! stay, then the writing), its pages given back as it is written; what is
