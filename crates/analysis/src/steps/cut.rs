@@ -6,10 +6,10 @@
 //! kept step's start (or its group's root's, which begins earlier: the host
 //! side of a step runs ahead of its devices, and its kernel launches are
 //! what group the kernels; a cut without them would leave the first step's
-//! kernels without a step) to the last one's end. XProf drops the first and the
-//! last step of a trace that has more than 5: a cut of more than 5 steps
-//! keeps one more step either side, for XProf to drop, so that the cut's
-//! table shows the steps asked for.
+//! kernels without a step) to the last one's end. XProf drops the first
+//! and the last step of a trace that has more than 5: a cut of more than 5
+//! steps keeps one more step either side, for XProf to drop, so that the
+//! cut's table shows the steps asked for.
 
 use crate::error::{Error, Result};
 use crate::inputs::step_range::StepRange;
@@ -25,8 +25,8 @@ pub struct Window {
     pub steps: Vec<String>,
     /// The steps kept either side for XProf to drop (none, or two).
     pub margin: Vec<String>,
-    /// From the first kept step's start to the last one's end, in the
-    /// trace's picoseconds.
+    /// From the first kept step's start (or its group's root's) to the
+    /// last one's end, in the trace's picoseconds.
     pub span_ps: (i128, i128),
     /// Whether the steps are named by their groups' numbers (a JAX trace's
     /// device steps), which count the trace's roots: the cut must keep
