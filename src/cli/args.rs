@@ -95,12 +95,16 @@ pub enum Command {
     /// each trace lies, then show them together with --partial_path (any
     /// order or grouping gives the same bytes, and the views of --job).
     Partial(PartialArgs),
-    /// Write a smaller trace of the steps asked for (PyTorch traces).
+    /// Write a smaller trace of the steps asked for (PyTorch, TF2 and JAX
+    /// traces).
     ///
-    /// The events of ProfilerStep#A to #B, their GPU work and the trace's
-    /// metadata, byte for byte, for tools that cannot open the whole trace
-    /// (HTA, Perfetto, TensorBoard); streamed, in memory that does not grow
-    /// with the trace. A name ending in .gz is written gzipped.
+    /// PyTorch: the events of ProfilerStep#A to #B, their GPU work and the
+    /// trace's metadata, byte for byte, for tools that cannot open the whole
+    /// trace (HTA, Perfetto, TensorBoard); a name ending in .gz is written
+    /// gzipped. XPlane (one host's file): steps A to B as `rtfprof steps`
+    /// numbers them, every event overlapping their time and every other
+    /// field byte for byte, as an .xplane.pb that XProf opens. Streamed, in
+    /// memory that does not grow with the trace.
     Cut(CutArgs),
     /// Print a shell completion script.
     ///
@@ -132,22 +136,25 @@ pub struct PartialArgs {
 #[derive(Clone, Debug, Args)]
 #[command(rename_all = "snake_case")]
 pub struct CutArgs {
-    /// The steps to keep: N, or A..B (ProfilerStep#A to #B, both included).
+    /// The steps to keep: N, or A..B (both included): ProfilerStep#A to
+    /// #B of a PyTorch trace, the steps `rtfprof steps` shows of an XPlane
+    /// one.
     #[arg(long, value_name = "STEPS")]
     pub steps: Option<String>,
     /// Or the span of time to keep: A..B milliseconds from the trace's
-    /// first event.
+    /// first event (PyTorch traces).
     #[arg(long, value_name = "A..B")]
     pub time_ms: Option<String>,
-    /// Keep only these devices' work (GPU numbers, comma-separated); the
-    /// host's events are all kept.
+    /// Keep only these devices' work (GPU numbers, comma-separated; PyTorch
+    /// traces); the host's events are all kept.
     #[arg(long, value_name = "LIST")]
     pub devices: Option<String>,
     /// Drop events shorter than this many microseconds (counted in the
-    /// summary).
+    /// summary; PyTorch traces).
     #[arg(long, value_name = "US")]
     pub min_dur_us: Option<String>,
-    /// The trace to write (gzipped if the name ends in .gz).
+    /// The trace to write (a PyTorch trace gzipped if the name ends in .gz;
+    /// an XPlane trace plain).
     #[arg(short = 'o', long, value_name = "PATH")]
     pub outfile: PathBuf,
 }

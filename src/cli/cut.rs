@@ -1,28 +1,100 @@
-//! `rtfprof cut`: the steps or time asked for, written as a smaller trace.
+//! `rtfprof cut`: the steps (or time) asked for, written as a smaller
+//! trace: a PyTorch trace's (`inputs::pytorch::cut`), or an XPlane trace's,
+//! whose window the steps analysis finds (`steps::cut`) and the importer
+//! writes (`inputs::xplane::cut`).
+
+use std::io::Write;
+use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::inputs::pytorch::cut::{Selection, Window, cut};
+use crate::inputs::pytorch::cut::{Selection, Window};
+use crate::inputs::step_range::StepRange;
+use crate::inputs::xplane::XplaneFile;
 use crate::load::Sources;
 
 use super::args::CutArgs;
 
 pub(super) fn run(sources: &Sources, args: &CutArgs, stdout: &mut String) -> Result<()> {
-    let Some(path) = &sources.pytorch_path else {
-        return Err(Error::flag("cut", "needs --pytorch_path TRACE (a PyTorch trace; XPlane traces are not cut yet)"));
+    let (flag, path) = match (&sources.pytorch_path, &sources.xplane_path) {
+        (Some(path), None) => ("--pytorch_path", path),
+        (None, Some(path)) => ("--xplane_path", path),
+        _ => return Err(Error::flag("cut", "needs one trace: --pytorch_path TRACE (PyTorch) or --xplane_path TRACE (TF2, JAX)")),
     };
     let mut others = sources.clone();
-    others.pytorch_path = None;
+    (others.pytorch_path, others.xplane_path) = (None, None);
+    if flag == "--xplane_path" {
+        others.xplane_run = None;
+    }
     if !others.is_empty() {
-        return Err(Error::flag("cut", "cuts one PyTorch trace: give --pytorch_path TRACE and no other inputs"));
+        return Err(Error::flag("cut", format!("cuts one trace: give {flag} TRACE and no other inputs")));
+    }
+    if flag == "--xplane_path" {
+        let only_steps = [("--time_ms", &args.time_ms), ("--devices", &args.devices), ("--min_dur_us", &args.min_dur_us)];
+        if let Some((name, _)) = only_steps.iter().find(|(_, value)| value.is_some()) {
+            return Err(Error::flag(*name, "XPlane traces are cut by --steps only, for now"));
+        }
+        let Some(steps) = &args.steps else { return Err(Error::flag("--steps", "cut needs --steps A..B: what to keep")) };
+        return cut_xplane(sources, StepRange::parse(steps)?, &args.outfile, stdout);
     }
     if path.is_dir() {
-        return Err(Error::input("--pytorch_path", path, "is a directory: cut reads one trace file (cut each rank's)"));
+        return Err(Error::input(flag, path, "is a directory: cut reads one trace file (cut each rank's)"));
     }
     let selection = Selection::parse(args.steps.as_deref(), args.time_ms.as_deref(), args.devices.as_deref(), args.min_dur_us.as_deref())?;
-    // The cut's own error (a bad trace) is kept apart from the file's.
+    let cut = write(&args.outfile, |out| crate::inputs::pytorch::cut::cut(path, &selection, out, &args.outfile))?;
+    let what = match selection.window {
+        Window::Time(time) => format!("{:.3}..{:.3} ms of the trace", time.start_ns as f64 / 1e6, time.end_ns as f64 / 1e6),
+        Window::Steps(_) => cut.steps.iter().map(|n| format!("ProfilerStep#{n}")).collect::<Vec<_>>().join(", "),
+    };
+    let short = match (cut.too_short, &args.min_dur_us) {
+        (0, _) | (_, None) => String::new(),
+        (n, Some(us)) => format!("; {n} shorter than {us} us left out"),
+    };
+    stdout.push_str(&format!("{what} ({} of {} events{short}) written to {}\n", cut.kept_events, cut.total_events, args.outfile.display()));
+    Ok(())
+}
+
+/// An XPlane trace's cut: one host's file (a run or log directory with one
+/// host is that host's file), written plain.
+fn cut_xplane(sources: &Sources, steps: StepRange, outfile: &Path, stdout: &mut String) -> Result<()> {
+    if outfile.to_string_lossy().ends_with(".gz") {
+        return Err(Error::flag("-o", "an XPlane cut (--xplane_path) is written plain, as XProf reads it: name it NAME.xplane.pb"));
+    }
+    let (hosts, _) = crate::load::xplane_hosts(sources)?.expect("--xplane_path was given");
+    let path = match hosts.as_slice() {
+        [(_, path)] => path,
+        _ => {
+            let dir = sources.xplane_path.as_deref().unwrap_or(Path::new(""));
+            let names: Vec<&str> = hosts.iter().map(|(host, _)| host.as_str()).collect();
+            return Err(Error::input(
+                "--xplane_path",
+                dir,
+                format!("holds {} hosts' traces ({}): cut reads one host's file (cut each)", hosts.len(), names.join(", ")),
+            ));
+        }
+    };
+    let file = XplaneFile::open(path)?;
+    let window = crate::steps::cut::window(&file, steps)?;
+    let keep = crate::inputs::xplane::cut::Keep { window: window.span_ps, roots: window.by_group };
+    let cut = write(outfile, |out| crate::inputs::xplane::cut::cut(&file, keep, out, outfile))?;
+    let margin = match window.margin.as_slice() {
+        [before, after] => format!(", with {before} and {after} around them (XProf drops a trace's first and last step)"),
+        _ => String::new(),
+    };
+    let steps = match window.steps.as_slice() {
+        [one] => format!("step {one}"),
+        [first, .., last] => format!("steps {first} to {last}"),
+        [] => String::new(),
+    };
+    stdout.push_str(&format!("{steps}{margin} ({} of {} events) written to {}\n", cut.kept_events, cut.total_events, outfile.display()));
+    Ok(())
+}
+
+/// Writes `outfile` with `cut`, whose own error (a bad trace) is kept apart
+/// from the file's; no file is left when either fails.
+fn write<T>(outfile: &Path, cut: impl FnOnce(&mut dyn Write) -> Result<T>) -> Result<T> {
     let mut failed = None;
     let mut done = None;
-    let written = crate::outputs::timeline::write_file(&args.outfile, |out| match cut(path, &selection, out, &args.outfile) {
+    let written = crate::outputs::timeline::write_file(outfile, |out| match cut(out) {
         Ok(cut) => {
             done = Some(cut);
             Ok(())
@@ -36,15 +108,5 @@ pub(super) fn run(sources: &Sources, args: &CutArgs, stdout: &mut String) -> Res
         return Err(e);
     }
     written?;
-    let cut = done.expect("the cut ran");
-    let what = match selection.window {
-        Window::Time(time) => format!("{:.3}..{:.3} ms of the trace", time.start_ns as f64 / 1e6, time.end_ns as f64 / 1e6),
-        Window::Steps(_) => cut.steps.iter().map(|n| format!("ProfilerStep#{n}")).collect::<Vec<_>>().join(", "),
-    };
-    let short = match (cut.too_short, &args.min_dur_us) {
-        (0, _) | (_, None) => String::new(),
-        (n, Some(us)) => format!("; {n} shorter than {us} us left out"),
-    };
-    stdout.push_str(&format!("{what} ({} of {} events{short}) written to {}\n", cut.kept_events, cut.total_events, args.outfile.display()));
-    Ok(())
+    Ok(done.expect("the cut ran"))
 }

@@ -146,10 +146,11 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     ),
     (
         "cut",
-        &[&["pytorch_path"]],
+        &[&["pytorch_path", "xplane_path", "xplane_run"]],
         "Examples:
   rtfprof cut --pytorch_path testdata/pytorch/h200_tx.steps2-3.pt.trace.json.gz --steps 3 -o step3.pt.trace.json
-  rtfprof cut --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz --steps 4..5 -o steps.pt.trace.json.gz",
+  rtfprof cut --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz --steps 4..5 -o steps.pt.trace.json.gz
+  rtfprof cut --xplane_path testdata/xplane/jax_gpu_cond --steps 2..3 -o steps2-3.xplane.pb",
     ),
     (
         "completions",

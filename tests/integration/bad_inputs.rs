@@ -1524,12 +1524,88 @@ const CASES: &[Case] = &[
         extra: &["--steps=2", "-o=out.txt"],
         expect: Expect::Ok { contains: &["ProfilerStep#2 (", "\"traceEvents\""], absent: &["\"ProfilerStep#3\""] },
     },
+    // --- rtfprof cut of XPlane traces ------------------------------------------
+    Case {
+        name: "xplane_cut_truncated",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::FirstHalf(TF_LOOP_TRACE),
+        extra: &["--steps=1", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "not an XSpace trace (a length runs past the end of the file" },
+    },
+    Case {
+        name: "xplane_cut_missing",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Missing,
+        extra: &["--steps=1", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "No such file" },
+    },
+    Case {
+        name: "xplane_cut_wrong_kind",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
+        extra: &["--steps=1", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "not an XSpace trace" },
+    },
+    Case {
+        name: "xplane_cut_no_such_step",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Fixture(TF_LOOP_TRACE),
+        extra: &["--steps=9", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "no step 9: its steps are train 0 to train 3" },
+    },
+    Case {
+        name: "xplane_cut_no_steps",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Fixture("xplane/gpu_synth/plugins/profile/run0/host0.xplane.pb"),
+        extra: &["--steps=0", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "the trace has no steps" },
+    },
+    Case {
+        name: "xplane_cut_several_hosts",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Fixture("xplane/two_hosts/plugins/profile/run0"),
+        extra: &["--steps=0", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "holds 2 hosts' traces (host0, host1): cut reads one host's file" },
+    },
+    Case {
+        name: "xplane_cut_empty_dir",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Dir,
+        extra: &["--steps=0", "-o=out.txt"],
+        expect: Expect::Err { code: 1, says: "holds no *.xplane.pb trace" },
+    },
+    Case {
+        name: "xplane_cut_gzipped_output",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Fixture(TF_LOOP_TRACE),
+        extra: &["--steps=1", "-o=out.xplane.pb.gz"],
+        expect: Expect::Err { code: 2, says: "-o: an XPlane cut (--xplane_path) is written plain" },
+    },
+    Case {
+        name: "xplane_cut_two_steps",
+        view: "cut",
+        flag: Some("--xplane_path"),
+        src: Src::Fixture(TF_LOOP_TRACE),
+        extra: &["--steps=1..2", "-o=out.txt"],
+        expect: Expect::Ok { contains: &["steps train 1 to train 2 ("], absent: &[] },
+    },
 ];
 
 /// Rows that fail today because of code outside issue 7's files (inputs and
 /// stats); each says where. `pending_fixes` runs them when asked
 /// (`cargo test -- --ignored`); move a row to [`CASES`] once it passes.
 const PENDING: &[Case] = &[];
+
+/// A TF CPU trace of four `train` steps (XProf's `train 0` to `train 3`).
+const TF_LOOP_TRACE: &str = "xplane/tf_loop/plugins/profile/run0/host0.xplane.pb";
 
 /// The tutorial log's first event file (graph, meta graph, steps 0 and 2).
 const TUTORIAL_EVENTS: &str = "events/tutorial/events.out.tfevents.1700000000.tutorial";

@@ -12,6 +12,7 @@ mod advise;
 mod bad_inputs;
 mod checkpoint;
 mod cli;
+mod cut;
 mod device;
 mod diff;
 mod events;

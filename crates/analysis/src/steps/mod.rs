@@ -9,6 +9,7 @@
 //! ([`pytorch`]). [`summary`] gives XProf's conclusion from the same
 //! numbers (used by `advise`); `rtfprof::outputs::steps` writes them.
 
+pub mod cut;
 pub mod pytorch;
 pub(crate) mod run_meta;
 pub mod xplane;

@@ -19,6 +19,7 @@ pub mod pytorch;
 mod read;
 pub mod run_meta;
 pub mod sniff;
+pub mod step_range;
 pub mod text_format;
 pub mod tf;
 pub mod tfprof_text;

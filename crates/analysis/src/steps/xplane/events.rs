@@ -69,6 +69,8 @@ pub(super) struct Marks<'a> {
     /// Non-zero root levels (`_r`, and XProf's root mutators).
     root_level: HashMap<u32, i64>,
     step_name: HashMap<u32, Cow<'a, str>>,
+    /// (group, the record it spread from), as grouping made them.
+    pub(super) roots: Vec<(i64, u32)>,
 }
 
 impl<'a> Marks<'a> {

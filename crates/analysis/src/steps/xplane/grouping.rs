@@ -379,6 +379,7 @@ fn context_stat<'a, T>(ev: &Events<'a>, graph: &Graph, start: usize, get: impl F
 /// `hubs_walked`: per hub, its consumers were reached by an earlier walk
 /// (all of them are grouped then: no later walk needs to go through it).
 fn process_root<'a>(ev: &Events<'a>, marks: &mut Marks<'a>, graph: &Graph, hubs_walked: &mut [bool], group: i64, root: usize) {
+    marks.roots.push((group, root as u32));
     // The events reachable from the root through events not grouped yet
     // (grouped as they are found: the same events as XProf's walk, with no
     // set of those seen).

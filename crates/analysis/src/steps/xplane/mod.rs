@@ -88,7 +88,7 @@ pub mod event_type {
 
 /// More steps than this, and XProf drops a host's first and last
 /// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
-const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
+pub const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
 
 const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
 
@@ -143,6 +143,23 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
 /// [`analyze`], calling `release` with each stretch of the file once walked
 /// (the file's pages then need not stay resident while events are kept).
 pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
+    let (mut host, _) = analyze_with(bytes, release, false)?;
+    drop_incomplete_steps(&mut host.steps);
+    Ok(host)
+}
+
+/// Where each group's root begins (the event its group spread from), by
+/// group: for `rtfprof cut`, which must keep what groups a step's events.
+/// Empty for a trace TF grouped already (its groups are its stats').
+pub type GroupRoots = BTreeMap<i64, i128>;
+
+/// [`analyze_releasing`] with the first and last step that XProf drops
+/// ([`drop_incomplete_steps`]), and where the groups' roots begin.
+pub fn analyze_every_step(bytes: &[u8], release: Release<'_>) -> Result<(HostSteps, GroupRoots), DecodeError> {
+    analyze_with(bytes, release, true).map(|(host, roots)| (host, roots.unwrap_or_default()))
+}
+
+fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool) -> Result<(HostSteps, Option<GroupRoots>), DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
@@ -213,14 +230,26 @@ pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps
         steps = device.par_iter().filter_map(|(group, details)| details.step_info(&events, *group, true)).collect();
         add_device_time(&mut steps, spans);
     }
+    let roots = roots.then(|| group_roots(&events));
     drop(events);
-    // XProf (2.24's input_pipeline_analyzer) drops the first and the last
-    // step of a host that has more than 5: sampling may have cut them.
+    Ok((HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps }, roots))
+}
+
+/// Where each group's root begins. Grouping's links run forward in time
+/// (a parent event encloses its children, a producer or a launch comes
+/// before what it links to), so the events that group a step's events
+/// begin at or after its root.
+fn group_roots(events: &events::Events<'_>) -> GroupRoots {
+    events.marks.roots.iter().map(|&(group, root)| (group, events.begin(root as usize))).collect()
+}
+
+/// XProf (2.24's input_pipeline_analyzer) drops the first and the last
+/// step of a host that has more than 5: sampling may have cut them.
+pub fn drop_incomplete_steps(steps: &mut Vec<HostStep>) {
     if steps.len() > DROP_INCOMPLETE_STEPS_ABOVE {
         steps.pop();
         steps.remove(0);
     }
-    Ok(HostSteps { hardware, steps, dataset_self_ps, enqueue_self_ps })
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 //!    trace's own events as a timeline.
 
 pub mod convert;
+pub mod cut;
 mod decode;
 pub mod hlo;
 pub mod ids;

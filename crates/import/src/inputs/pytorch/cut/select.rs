@@ -2,36 +2,7 @@
 //! `--min_dur_us`, parsed and checked before the trace is read.
 
 use crate::error::{Error, Result};
-
-/// Steps `first..=last` by their `ProfilerStep#N` numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StepRange {
-    pub first: u64,
-    pub last: u64,
-}
-
-impl StepRange {
-    /// `N` or `A..B` (both included), as `--steps` takes it.
-    pub fn parse(text: &str) -> Result<StepRange> {
-        let bad = || Error::flag("--steps", format!("'{text}' is not a step or a range of steps like 10..12 (both included)"));
-        let number = |s: &str| s.trim().parse::<u64>().map_err(|_| bad());
-        let range = match text.split_once("..") {
-            Some((a, b)) => StepRange { first: number(a)?, last: number(b.strip_prefix('=').unwrap_or(b))? },
-            None => {
-                let n = number(text)?;
-                StepRange { first: n, last: n }
-            }
-        };
-        if range.first > range.last {
-            return Err(Error::flag("--steps", format!("'{text}' is empty: the first step is after the last")));
-        }
-        Ok(range)
-    }
-
-    pub(super) fn contains(self, n: u64) -> bool {
-        self.first <= n && n <= self.last
-    }
-}
+pub use crate::inputs::step_range::StepRange;
 
 /// A span of time in nanoseconds from the trace's first event, as
 /// `--time_ms A..B` gives it in milliseconds (what Perfetto's and
@@ -124,16 +95,6 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn step_ranges_parse() {
-        assert_eq!(StepRange::parse("3").unwrap(), StepRange { first: 3, last: 3 });
-        assert_eq!(StepRange::parse("10..12").unwrap(), StepRange { first: 10, last: 12 });
-        assert_eq!(StepRange::parse("10..=12").unwrap(), StepRange { first: 10, last: 12 });
-        for bad in ["", "a", "3..", "..3", "5..4", "-1"] {
-            assert!(StepRange::parse(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn selections_parse() {
