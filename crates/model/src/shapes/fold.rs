@@ -111,9 +111,10 @@ pub(crate) fn values(c: &Ctx, outs: &mut [Out]) {
         }
         "Range" => {
             first.value = (|| {
-                let (start, limit, delta) = (c.scalar(0)?, c.scalar(1)?, c.scalar(2)?);
+                // (The length is the output's, from start, limit and delta.)
+                let (start, delta) = (c.scalar(0)?, c.scalar(2)?);
                 let n = usize::try_from(dims::dim(&first.shape, 0)).ok().filter(|&n| n <= tensor::MAX_VALUES)?;
-                (0..n as i64).map(|i| i.checked_mul(delta)?.checked_add(start)).collect::<Option<Vec<_>>>().filter(|_| limit != start || n == 0)
+                (0..n as i64).map(|i| i.checked_mul(delta)?.checked_add(start)).collect::<Option<Vec<_>>>()
             })();
         }
         "Fill" => {
@@ -143,7 +144,7 @@ fn binary(c: &Ctx) -> Option<Vec<i64>> {
                 "Add" | "AddV2" => x.checked_add(y),
                 "Sub" => x.checked_sub(y),
                 "Mul" => x.checked_mul(y),
-                "FloorDiv" => (y != 0).then(|| x.checked_div_euclid(y)).flatten().map(|q| if y < 0 && x.rem_euclid(y) != 0 { q - 1 } else { q }),
+                "FloorDiv" => (y != 0).then(|| x.checked_div_euclid(y)).flatten().and_then(|q| if y < 0 && x.rem_euclid(y) != 0 { q.checked_sub(1) } else { Some(q) }),
                 "FloorMod" => (y != 0).then(|| x.checked_rem_euclid(y)).flatten().map(|r| if y < 0 && r != 0 { r + y } else { r }),
                 "Maximum" => Some(x.max(y)),
                 _ => Some(x.min(y)),

@@ -234,3 +234,99 @@ mod order {
         order
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::tensorflow::attr_value::ListValue;
+    use crate::proto::tensorflow::tensor_shape_proto::Dim;
+    use crate::proto::tensorflow::{TensorProto, TensorShapeProto};
+    use crate::test_random::XorShift;
+
+    fn attr(value: Value) -> AttrValue {
+        AttrValue { value: Some(value) }
+    }
+
+    fn shape_proto(dims: &[i64]) -> TensorShapeProto {
+        TensorShapeProto { dim: dims.iter().map(|&size| Dim { size, name: String::new() }).collect(), unknown_rank: false }
+    }
+
+    fn node(name: &str, op: &str, inputs: &[&str], attrs: Vec<(&str, Value)>) -> NodeRecord {
+        NodeRecord {
+            name: name.into(),
+            op: op.into(),
+            inputs: inputs.iter().map(|s| s.to_string()).collect(),
+            attrs: attrs.into_iter().map(|(k, v)| (k.to_owned(), attr(v))).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn int_const(name: &str, values: &[i64]) -> NodeRecord {
+        let tensor = TensorProto { dtype: tensor::INT64, tensor_shape: Some(shape_proto(&[values.len() as i64])), int64_val: values.to_vec(), ..Default::default() };
+        node(name, "Const", &[], vec![("value", Value::Tensor(Box::new(tensor)))])
+    }
+
+    #[test]
+    fn a_reshape_to_a_stacked_shape_keeps_the_unknown_batch() {
+        let nodes = vec![
+            node("x", "Placeholder", &[], vec![("shape", Value::Shape(shape_proto(&[-1, 4, 4])))]),
+            node("shape", "Shape", &["x"], vec![]),
+            int_const("begin", &[0]),
+            int_const("end", &[1]),
+            int_const("stride", &[1]),
+            node("batch", "StridedSlice", &["shape", "begin", "end", "stride"], vec![("shrink_axis_mask", Value::I(1))]),
+            int_const("sixteen", &[16]),
+            node("target", "ConcatV2", &["batch_vec", "sixteen", "axis"], vec![]),
+            node("batch_vec", "Pack", &["batch"], vec![]),
+            node("axis", "Const", &[], vec![("value", Value::Tensor(Box::new(TensorProto { dtype: tensor::INT32, int_val: vec![0], tensor_shape: Some(shape_proto(&[])), ..Default::default() })))]),
+            node("y", "Reshape", &["x", "target"], vec![]),
+        ];
+        let shapes = infer(&nodes);
+        assert_eq!(shapes[10], Some(vec![Some(vec![-1, 16])]));
+        assert_eq!(shapes[5], Some(vec![Some(vec![])]));
+    }
+
+    #[test]
+    fn cycles_missing_inputs_and_unknown_ops_give_unknown_shapes() {
+        let nodes = vec![node("a", "Identity", &["b"], vec![]), node("b", "Identity", &["a"], vec![]), node("c", "Square", &["nowhere:3"], vec![]), node("d", "Mystery", &[], vec![])];
+        assert_eq!(infer(&nodes), vec![None, None, Some(vec![None]), None]);
+    }
+
+    /// Random graphs of the op types inference knows, with random inputs
+    /// and attributes (huge, negative, empty): no panic, no endless loop.
+    #[test]
+    fn random_graphs_do_not_panic() {
+        const OPS: &[&str] = &[
+            "Const", "Placeholder", "Reshape", "Shape", "ShapeN", "Transpose", "ExpandDims", "Squeeze", "Pack", "Unpack", "ConcatV2", "Split", "SplitV",
+            "Slice", "StridedSlice", "Pad", "Tile", "Fill", "GatherV2", "OneHot", "Range", "MatMul", "BatchMatMulV2", "Sum", "ArgMax", "Conv2D",
+            "MaxPool", "Conv2DBackpropInput", "FusedBatchNormV3", "Merge", "Enter", "AddV2", "Prod", "FloorDiv", "FloorMod", "Cast", "InvertPermutation",
+            "Einsum", "BiasAdd", "SparseSoftmaxCrossEntropyWithLogits", "VarHandleOp", "ReadVariableOp", "NextIteration",
+        ];
+        let mut rng = XorShift::new(7);
+        let interesting = [0i64, 1, -1, 2, 3, -2, 4096, i64::MAX, i64::MIN, 1 << 40];
+        for _ in 0..3000 {
+            let n = 1 + rng.below(12) as usize;
+            let mut nodes = Vec::new();
+            for i in 0..n {
+                let mut pick = |rng: &mut XorShift| interesting[rng.below(interesting.len() as u64) as usize];
+                let ints: Vec<i64> = (0..rng.below(6)).map(|_| pick(&mut rng)).collect();
+                let op = OPS[rng.below(OPS.len() as u64) as usize];
+                let inputs: Vec<String> = (0..rng.below(4)).map(|_| format!("n{}:{}", rng.below(n as u64), rng.below(3))).collect();
+                let tensor = TensorProto { dtype: tensor::INT64, tensor_shape: Some(shape_proto(&[ints.len() as i64])), int64_val: ints.clone(), ..Default::default() };
+                let mut attrs: BTreeMap<String, AttrValue> = BTreeMap::new();
+                attrs.insert("value".into(), attr(Value::Tensor(Box::new(tensor))));
+                attrs.insert("shape".into(), attr(Value::Shape(shape_proto(&ints))));
+                for key in ["strides", "ksize", "dilations", "explicit_paddings", "squeeze_dims"] {
+                    attrs.insert(key.into(), attr(Value::List(Box::new(ListValue { i: ints.clone(), ..Default::default() }))));
+                }
+                for key in ["num", "num_split", "axis", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask", "batch_dims"] {
+                    attrs.insert(key.into(), attr(Value::I(pick(&mut rng).rem_euclid(70))));
+                }
+                attrs.insert("padding".into(), attr(Value::S([&b"SAME"[..], b"VALID", b"EXPLICIT"][rng.below(3) as usize].to_vec())));
+                attrs.insert("equation".into(), attr(Value::S(b"ab,bc->ac".to_vec())));
+                nodes.push(NodeRecord { name: format!("n{i}"), op: op.into(), inputs, attrs, ..Default::default() });
+            }
+            let _ = infer(&nodes);
+        }
+    }
+}

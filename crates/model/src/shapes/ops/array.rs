@@ -185,7 +185,7 @@ fn slice(c: &Ctx) -> Shape {
         return None;
     }
     let d = dims::with_rank(input, rank)?;
-    Some((0..rank).map(|i| if size[i] == -1 { if d[i] >= 0 { d[i] - begin[i] } else { -1 } } else { size[i] }).collect())
+    Some((0..rank).map(|i| if size[i] == -1 { if d[i] >= 0 { d[i].checked_sub(begin[i]).filter(|&x| x >= 0).unwrap_or(-1) } else { -1 } } else { size[i].max(-1) }).collect())
 }
 
 fn pad(c: &Ctx) -> Shape {

@@ -124,16 +124,19 @@ fn conv(c: &Ctx, spatial: usize, filter: ConvFilter) -> Shape {
             -1
         } else {
             let effective = (k - 1).checked_mul(d)?.checked_add(1)?;
-            match padding {
-                b"VALID" => (size - effective + s).div_euclid(s).max(0),
-                b"SAME" => (size + s - 1) / s,
+            let pads = match padding {
+                b"VALID" => 0,
+                b"SAME" => {
+                    out_space.push(size.checked_add(s - 1)? / s);
+                    continue;
+                }
                 b"EXPLICIT" => {
                     let at = if first { 2 * (i + 2) } else { 2 * (i + 1) };
-                    let pads = explicit.get(at)?.checked_add(*explicit.get(at + 1)?)?;
-                    (size + pads - effective + s).div_euclid(s).max(0)
+                    explicit.get(at)?.checked_add(*explicit.get(at + 1)?)?
                 }
                 _ => return None,
-            }
+            };
+            size.checked_add(pads)?.checked_sub(effective)?.checked_add(s)?.div_euclid(s).max(0)
         });
     }
     Some(if first {
