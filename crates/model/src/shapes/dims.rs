@@ -24,29 +24,29 @@ pub fn elements(shape: &Shape) -> Option<i64> {
     dims.iter().try_fold(1i64, |acc, &d| if d < 0 { None } else { acc.checked_mul(d) })
 }
 
-/// TF's `Merge` of two dims: equal, or one unknown; `Err` on a conflict.
-pub fn merge_dim(a: i64, b: i64) -> Result<i64, ()> {
+/// TF's `Merge` of two dims: equal, or one unknown; `None` on a conflict.
+pub fn merge_dim(a: i64, b: i64) -> Option<i64> {
     match (a, b) {
-        (-1, d) | (d, -1) => Ok(d),
-        (a, b) if a == b => Ok(a),
-        _ => Err(()),
+        (-1, d) | (d, -1) => Some(d),
+        (a, b) if a == b => Some(a),
+        _ => None,
     }
 }
 
 /// TF's `Merge` of two shapes: the more known of the two, dim by dim;
-/// `Err` when their ranks or a pair of known dims differ.
-pub fn merge(a: &Shape, b: &Shape) -> Result<Shape, ()> {
+/// `None` when their ranks or a pair of known dims differ.
+pub fn merge(a: &Shape, b: &Shape) -> Option<Shape> {
     match (a, b) {
-        (None, s) | (s, None) => Ok(s.clone()),
-        (Some(x), Some(y)) if x.len() == y.len() => x.iter().zip(y).map(|(&p, &q)| merge_dim(p, q)).collect::<Result<Vec<_>, _>>().map(Some),
-        _ => Err(()),
+        (None, s) | (s, None) => Some(s.clone()),
+        (Some(x), Some(y)) if x.len() == y.len() => x.iter().zip(y).map(|(&p, &q)| merge_dim(p, q)).collect::<Option<Vec<_>>>().map(Some),
+        _ => None,
     }
 }
 
 /// `merge`, or the first shape when the two conflict (TF would reject the
 /// graph; a guess is not made).
 pub fn merge_or_first(a: &Shape, b: &Shape) -> Shape {
-    merge(a, b).unwrap_or_else(|()| a.clone())
+    merge(a, b).unwrap_or_else(|| a.clone())
 }
 
 /// The rank, when known.
@@ -83,9 +83,7 @@ pub fn broadcast(x: &Shape, y: &Shape) -> Shape {
         let (a, b) = (at(x, i), at(y, i));
         out.push(if a > 1 {
             a
-        } else if b > 1 {
-            b
-        } else if a == 1 {
+        } else if b > 1 || a == 1 {
             b
         } else if b == 1 {
             a

@@ -70,11 +70,9 @@ pub(crate) fn values(c: &Ctx, outs: &mut [Out]) {
                 }
             });
         }
-        "Pack" => {
-            if (0..c.n()).all(|i| dims::rank(c.shape(i)) == Some(0)) {
-                first.value = (0..c.n()).map(|i| c.scalar(i)).collect();
-                first.as_shape = Some(Some((0..c.n()).map(|i| c.scalar(i).map_or(-1, |v| v.max(-1))).collect()));
-            }
+        "Pack" if (0..c.n()).all(|i| dims::rank(c.shape(i)) == Some(0)) => {
+            first.value = (0..c.n()).map(|i| c.scalar(i)).collect();
+            first.as_shape = Some(Some((0..c.n()).map(|i| c.scalar(i).map_or(-1, |v| v.max(-1))).collect()));
         }
         "ConcatV2" | "Concat" if c.n() >= 1 => {
             let (axis, values) = if c.op == "ConcatV2" { (c.n() - 1, 0..c.n() - 1) } else { (0, 1..c.n()) };
@@ -144,7 +142,9 @@ fn binary(c: &Ctx) -> Option<Vec<i64>> {
                 "Add" | "AddV2" => x.checked_add(y),
                 "Sub" => x.checked_sub(y),
                 "Mul" => x.checked_mul(y),
-                "FloorDiv" => (y != 0).then(|| x.checked_div_euclid(y)).flatten().and_then(|q| if y < 0 && x.rem_euclid(y) != 0 { q.checked_sub(1) } else { Some(q) }),
+                "FloorDiv" => {
+                    (y != 0).then(|| x.checked_div_euclid(y)).flatten().and_then(|q| if y < 0 && x.rem_euclid(y) != 0 { q.checked_sub(1) } else { Some(q) })
+                }
                 "FloorMod" => (y != 0).then(|| x.checked_rem_euclid(y)).flatten().map(|r| if y < 0 && r != 0 { r + y } else { r }),
                 "Maximum" => Some(x.max(y)),
                 _ => Some(x.min(y)),

@@ -189,7 +189,7 @@ pub fn infer(nodes: &[NodeRecord]) -> Vec<Option<Vec<Shape>>> {
                 // where they conflict: then the graph's own word is kept).
                 Some(mut outs) if outs.len() <= given.len() => {
                     for (out, g) in outs.iter_mut().zip(&given) {
-                        out.shape = dims::merge(&out.shape, g).unwrap_or_else(|()| g.clone());
+                        out.shape = dims::merge(&out.shape, g).unwrap_or_else(|| g.clone());
                     }
                     outs
                 }
@@ -262,7 +262,8 @@ mod tests {
     }
 
     fn int_const(name: &str, values: &[i64]) -> NodeRecord {
-        let tensor = TensorProto { dtype: tensor::INT64, tensor_shape: Some(shape_proto(&[values.len() as i64])), int64_val: values.to_vec(), ..Default::default() };
+        let tensor =
+            TensorProto { dtype: tensor::INT64, tensor_shape: Some(shape_proto(&[values.len() as i64])), int64_val: values.to_vec(), ..Default::default() };
         node(name, "Const", &[], vec![("value", Value::Tensor(Box::new(tensor)))])
     }
 
@@ -278,7 +279,15 @@ mod tests {
             int_const("sixteen", &[16]),
             node("target", "ConcatV2", &["batch_vec", "sixteen", "axis"], vec![]),
             node("batch_vec", "Pack", &["batch"], vec![]),
-            node("axis", "Const", &[], vec![("value", Value::Tensor(Box::new(TensorProto { dtype: tensor::INT32, int_val: vec![0], tensor_shape: Some(shape_proto(&[])), ..Default::default() })))]),
+            node(
+                "axis",
+                "Const",
+                &[],
+                vec![(
+                    "value",
+                    Value::Tensor(Box::new(TensorProto { dtype: tensor::INT32, int_val: vec![0], tensor_shape: Some(shape_proto(&[])), ..Default::default() })),
+                )],
+            ),
             node("y", "Reshape", &["x", "target"], vec![]),
         ];
         let shapes = infer(&nodes);
@@ -288,7 +297,12 @@ mod tests {
 
     #[test]
     fn cycles_missing_inputs_and_unknown_ops_give_unknown_shapes() {
-        let nodes = vec![node("a", "Identity", &["b"], vec![]), node("b", "Identity", &["a"], vec![]), node("c", "Square", &["nowhere:3"], vec![]), node("d", "Mystery", &[], vec![])];
+        let nodes = vec![
+            node("a", "Identity", &["b"], vec![]),
+            node("b", "Identity", &["a"], vec![]),
+            node("c", "Square", &["nowhere:3"], vec![]),
+            node("d", "Mystery", &[], vec![]),
+        ];
         assert_eq!(infer(&nodes), vec![None, None, Some(vec![None]), None]);
     }
 
@@ -297,10 +311,49 @@ mod tests {
     #[test]
     fn random_graphs_do_not_panic() {
         const OPS: &[&str] = &[
-            "Const", "Placeholder", "Reshape", "Shape", "ShapeN", "Transpose", "ExpandDims", "Squeeze", "Pack", "Unpack", "ConcatV2", "Split", "SplitV",
-            "Slice", "StridedSlice", "Pad", "Tile", "Fill", "GatherV2", "OneHot", "Range", "MatMul", "BatchMatMulV2", "Sum", "ArgMax", "Conv2D",
-            "MaxPool", "Conv2DBackpropInput", "FusedBatchNormV3", "Merge", "Enter", "AddV2", "Prod", "FloorDiv", "FloorMod", "Cast", "InvertPermutation",
-            "Einsum", "BiasAdd", "SparseSoftmaxCrossEntropyWithLogits", "VarHandleOp", "ReadVariableOp", "NextIteration",
+            "Const",
+            "Placeholder",
+            "Reshape",
+            "Shape",
+            "ShapeN",
+            "Transpose",
+            "ExpandDims",
+            "Squeeze",
+            "Pack",
+            "Unpack",
+            "ConcatV2",
+            "Split",
+            "SplitV",
+            "Slice",
+            "StridedSlice",
+            "Pad",
+            "Tile",
+            "Fill",
+            "GatherV2",
+            "OneHot",
+            "Range",
+            "MatMul",
+            "BatchMatMulV2",
+            "Sum",
+            "ArgMax",
+            "Conv2D",
+            "MaxPool",
+            "Conv2DBackpropInput",
+            "FusedBatchNormV3",
+            "Merge",
+            "Enter",
+            "AddV2",
+            "Prod",
+            "FloorDiv",
+            "FloorMod",
+            "Cast",
+            "InvertPermutation",
+            "Einsum",
+            "BiasAdd",
+            "SparseSoftmaxCrossEntropyWithLogits",
+            "VarHandleOp",
+            "ReadVariableOp",
+            "NextIteration",
         ];
         let mut rng = XorShift::new(7);
         let interesting = [0i64, 1, -1, 2, 3, -2, 4096, i64::MAX, i64::MIN, 1 << 40];
@@ -308,11 +361,12 @@ mod tests {
             let n = 1 + rng.below(12) as usize;
             let mut nodes = Vec::new();
             for i in 0..n {
-                let mut pick = |rng: &mut XorShift| interesting[rng.below(interesting.len() as u64) as usize];
+                let pick = |rng: &mut XorShift| interesting[rng.below(interesting.len() as u64) as usize];
                 let ints: Vec<i64> = (0..rng.below(6)).map(|_| pick(&mut rng)).collect();
                 let op = OPS[rng.below(OPS.len() as u64) as usize];
                 let inputs: Vec<String> = (0..rng.below(4)).map(|_| format!("n{}:{}", rng.below(n as u64), rng.below(3))).collect();
-                let tensor = TensorProto { dtype: tensor::INT64, tensor_shape: Some(shape_proto(&[ints.len() as i64])), int64_val: ints.clone(), ..Default::default() };
+                let tensor =
+                    TensorProto { dtype: tensor::INT64, tensor_shape: Some(shape_proto(&[ints.len() as i64])), int64_val: ints.clone(), ..Default::default() };
                 let mut attrs: BTreeMap<String, AttrValue> = BTreeMap::new();
                 attrs.insert("value".into(), attr(Value::Tensor(Box::new(tensor))));
                 attrs.insert("shape".into(), attr(Value::Shape(shape_proto(&ints))));

@@ -43,6 +43,8 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
         "BroadcastGradientArgs" => outs([vector(-1), vector(-1)]),
         "BroadcastArgs" => one(vector(-1)),
         "ConcatOffset" => outs((1..c.n()).map(|i| shape(i).clone())),
+        "DynamicStitch" | "ParallelDynamicStitch" => one(dynamic_stitch(c)),
+        "UnsortedSegmentSum" | "UnsortedSegmentMax" | "UnsortedSegmentMin" | "UnsortedSegmentProd" => one(unsorted_segment(c)),
         "Where" => one(Some(vec![-1, dims::rank(shape(0)).map_or(-1, |r| r as i64)])),
         "Unique" => outs([vector(-1), vector(dims::dim(shape(0), 0))]),
         _ => None,
@@ -106,7 +108,7 @@ fn squeeze(c: &Ctx) -> Shape {
 }
 
 fn pack(c: &Ctx) -> Shape {
-    let merged = (0..c.n()).try_fold(None, |acc: Shape, i| dims::merge(&acc, c.shape(i)).ok())?;
+    let merged = (0..c.n()).try_fold(None, |acc: Shape, i| dims::merge(&acc, c.shape(i)))?;
     let mut d = merged?;
     let axis = dims::axis(c.int("axis").unwrap_or(0), d.len() + 1)?;
     d.insert(axis, c.n() as i64);
@@ -171,21 +173,60 @@ fn split(c: &Ctx, value: usize, axis: Option<i64>) -> Option<Vec<Out>> {
     }))
 }
 
+/// TF's `Slice` shape function: begins and sizes read as partial shapes
+/// (a size of -1, known only from a value, takes the rest of the dim).
 fn slice(c: &Ctx) -> Shape {
     let input = c.shape(0);
     let rank = dims::rank(input).or_else(|| usize::try_from(dims::dim(c.shape(1), 0)).ok())?;
-    let (Some(begin), Some(size)) = (c.value(1), c.value(2)) else {
-        return match c.value(2) {
-            // Sizes known, begins not: the known sizes other than -1.
-            Some(size) if size.len() == rank => Some(size.iter().map(|&s| s.max(-1)).collect()),
-            _ => dims::unknown_dims(rank),
+    let begin = c.shape_input(1);
+    let Some(size) = c.value(2) else {
+        return match c.shape_input(2) {
+            Some(sizes) => Some(sizes),
+            None => dims::unknown_dims(rank),
         };
     };
-    if begin.len() != rank || size.len() != rank {
+    if size.len() != rank {
         return None;
     }
     let d = dims::with_rank(input, rank)?;
-    Some((0..rank).map(|i| if size[i] == -1 { if d[i] >= 0 { d[i].checked_sub(begin[i]).filter(|&x| x >= 0).unwrap_or(-1) } else { -1 } } else { size[i].max(-1) }).collect())
+    let begin = dims::with_rank(&begin, rank)?;
+    Some(
+        (0..rank)
+            .map(|i| match size[i] {
+                -1 if d[i] >= 0 && begin[i] >= 0 => d[i].checked_sub(begin[i]).filter(|&x| x >= 0).unwrap_or(-1),
+                s => s.max(-1),
+            })
+            .collect(),
+    )
+}
+
+/// `DynamicStitch`: `[max index + 1]` (when every index is known) followed
+/// by the data's dims past its indices'.
+fn dynamic_stitch(c: &Ctx) -> Shape {
+    let n = c.n() / 2;
+    let mut extra: Shape = None;
+    let mut max_index = Some(-1i64);
+    for i in 0..n {
+        let (indices, data) = (c.shape(i), c.shape(n + i));
+        if let (Some(ix), Some(d)) = (indices, data) {
+            let rest = Some(d.get(ix.len()..)?.to_vec());
+            extra = dims::merge_or_first(&extra, &rest);
+        }
+        max_index = match (max_index, c.value(i)) {
+            (Some(m), Some(v)) => Some(v.iter().copied().fold(m, i64::max)),
+            _ => None,
+        };
+    }
+    dims::concat(&Some(vec![max_index.and_then(|m| m.checked_add(1)).unwrap_or(-1)]), &extra)
+}
+
+/// `UnsortedSegment*`: `[num_segments]` followed by the data's dims past
+/// the segment ids'.
+fn unsorted_segment(c: &Ctx) -> Shape {
+    let (data, ids) = (c.shape(0).as_ref()?, c.shape(1).as_ref()?);
+    let rest = data.get(ids.len()..)?;
+    let segments = c.scalar(2).filter(|&n| n >= 0).unwrap_or(-1);
+    Some(std::iter::once(segments).chain(rest.iter().copied()).collect())
 }
 
 fn pad(c: &Ctx) -> Shape {

@@ -86,7 +86,7 @@ fn einsum(c: &Ctx) -> Shape {
         }
         for (l, &d) in labels.chars().zip(shape) {
             let known = sizes.entry(l).or_insert(d);
-            *known = dims::merge_dim(*known, d).ok()?;
+            *known = dims::merge_dim(*known, d)?;
         }
     }
     output.chars().map(|l| sizes.get(&l).copied()).collect()

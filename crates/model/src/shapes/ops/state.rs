@@ -36,7 +36,12 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
             c.shape(1).clone()
         }),
         "AssignAdd" | "AssignSub" => one(c.shape(0).clone()),
-        "RandomUniform" | "RandomStandardNormal" | "TruncatedNormal" | "RandomUniformInt" | "StatelessRandomUniform" | "StatelessRandomNormal"
+        "RandomUniform"
+        | "RandomStandardNormal"
+        | "TruncatedNormal"
+        | "RandomUniformInt"
+        | "StatelessRandomUniform"
+        | "StatelessRandomNormal"
         | "StatelessTruncatedNormal" => one(c.shape_input(0)),
         _ => None,
     }
