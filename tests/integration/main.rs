@@ -32,6 +32,7 @@ mod pytorch_steps;
 mod pytorch_views;
 mod ranks;
 mod report;
+mod shapes;
 mod steps;
 mod table;
 mod tensor_value;

@@ -18,7 +18,7 @@
 //!   dims, reduction axes, …) use it when TF's constant evaluation would
 //!   find it: a `Const`, `Shape`/`Size`/`Rank` of a known shape, a
 //!   `StridedSlice` of a `Shape` picking a known dim, and integer ops over
-//!   such values ([`fold`]); a partial shape vector (`Pack` of scalars,
+//!   such values (`fold.rs`); a partial shape vector (`Pack` of scalars,
 //!   `ConcatV2`, `Shape` of a partial shape) gives a partial shape;
 //! - a node's `_output_shapes` are merged into what is inferred (TF's
 //!   importer does the same, then drops the attribute);
