@@ -107,6 +107,8 @@ pub fn fixed_graph() -> GraphRecord {
 /// Ingests a decoded graph and renders the scope and graph views.
 pub fn graph_pipeline(graph: GraphRecord) {
     let mut stats = Stats::new();
+    // (Infers static shapes: estimates are on in a new Stats.)
     stats.add_graph(graph);
+    stats.estimate_missing_flops(rtfprof::stats::flops::FlopsEstimate::TfDefaultOpLog);
     render(&stats, &[View::Scope, View::Graph]);
 }

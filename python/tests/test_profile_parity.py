@@ -21,9 +21,20 @@ with gzip.open(TESTDATA / "python" / "profile_parity.json.gz", "rt") as f:
     PARITY = json.load(f)
 CASES = PARITY["cases"]
 
+# GraphDefs saved without _output_shapes (tools/gen_shapes.py): TF's graph
+# infers every shape on import, and rtfprof.profile infers the same.
+with gzip.open(TESTDATA / "shapes" / "profile.json.gz", "rt") as f:
+    SHAPES = json.load(f)["cases"]
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_profile_equals_tensorflows_python_profile(case):
+    root = rtfprof.profile(case["cmd"], options=case["options"], **absolute_inputs(case["inputs"]))
+    assert plain(root) == case["result"]
+
+
+@pytest.mark.parametrize("case", SHAPES, ids=[c["name"] for c in SHAPES])
+def test_profile_of_a_graph_without_shapes_equals_tensorflows(case):
     root = rtfprof.profile(case["cmd"], options=case["options"], **absolute_inputs(case["inputs"]))
     assert plain(root) == case["result"]
 

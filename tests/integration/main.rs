@@ -33,6 +33,7 @@ mod pytorch_steps;
 mod pytorch_views;
 mod ranks;
 mod report;
+mod shapes;
 mod steps;
 mod table;
 mod tensor_value;

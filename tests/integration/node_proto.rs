@@ -21,14 +21,19 @@ use serde_json::{Value, json};
 use crate::common;
 
 fn cases() -> Vec<Value> {
-    let file = std::fs::File::open(common::testdata().join("python/results.json.gz")).unwrap();
+    cases_in("python/results.json.gz")
+}
+
+/// The cases of a generator's gzipped JSON under testdata/.
+pub(crate) fn cases_in(path: &str) -> Vec<Value> {
+    let file = std::fs::File::open(common::testdata().join(path)).unwrap();
     let mut text = String::new();
     flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
     doc["cases"].as_array().unwrap().clone()
 }
 
-fn dict_value(value: &Value) -> DictValue {
+pub(crate) fn dict_value(value: &Value) -> DictValue {
     match value {
         Value::Bool(b) => DictValue::Bool(*b),
         Value::Number(n) => DictValue::Int(n.as_i64().unwrap()),
@@ -38,7 +43,7 @@ fn dict_value(value: &Value) -> DictValue {
     }
 }
 
-fn inputs(case: &Value) -> Sources {
+pub(crate) fn inputs(case: &Value) -> Sources {
     let path = |key: &str| case["inputs"][key].as_str().map(|p| common::testdata().join(p));
     let run_meta_paths =
         case["inputs"]["run_meta_path"].as_array().map(|list| list.iter().map(|p| common::testdata().join(p.as_str().unwrap())).collect()).unwrap_or_default();
@@ -95,7 +100,7 @@ fn scalar(value: &Field) -> Value {
     }
 }
 
-fn as_plain(proto: &ViewProto) -> Value {
+pub(crate) fn as_plain(proto: &ViewProto) -> Value {
     let pool = rtfprof::proto::descriptor_pool();
     let (name, bytes) = match proto {
         ViewProto::Graph(m) => ("tensorflow.tfprof.GraphNodeProto", m.encode_to_vec()),
@@ -108,7 +113,7 @@ fn as_plain(proto: &ViewProto) -> Value {
 /// The path of the first difference of two JSON values, e.g.
 /// `children[2].graph_nodes[0].exec_micros: 3 != 4` (common::first_difference
 /// compares texts line by line).
-fn first_value_difference(expected: &Value, actual: &Value, path: &str) -> Option<String> {
+pub(crate) fn first_value_difference(expected: &Value, actual: &Value, path: &str) -> Option<String> {
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
             for (k, ev) in e {

@@ -20,6 +20,7 @@ pub mod error;
 pub mod intervals;
 pub mod patterns;
 pub mod sample;
+pub mod shapes;
 pub mod stack;
 pub mod stats;
 #[doc(hidden)]

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::wire::split_repeated_field_shared;
 use crate::proto::tensorflow::attr_value::Value;
-use crate::proto::tensorflow::{AttrValue, NodeDef};
+use crate::proto::tensorflow::{AttrValue, NodeDef, TensorProto};
 pub use crate::stats::records::{GraphRecord, NodeRecord};
 
 /// Decodes a binary GraphDef. The other fields (versions, function library,
@@ -32,7 +32,11 @@ pub fn decode_binary(bytes: Bytes, with_attrs: bool) -> Result<GraphRecord, pros
 /// into `NodeDef`s); the same as [`decode_binary`] gives for its bytes.
 pub fn record_from_node_def(def: NodeDef, with_attrs: bool) -> NodeRecord {
     let mut attrs = def.attr;
-    attrs.remove("value");
+    if let Some(value) = attrs.remove("value")
+        && with_attrs
+    {
+        attrs.insert("value".into(), if value.encoded_len() <= MAX_CONST_BYTES { value } else { lean_value(&value) });
+    }
     let output_shapes = match attrs.remove("_output_shapes").and_then(|a| a.value) {
         Some(Value::List(list)) => Some(list.shape),
         _ => None,
@@ -42,6 +46,42 @@ pub fn record_from_node_def(def: NodeDef, with_attrs: bool) -> NodeRecord {
         _ => None,
     };
     NodeRecord { name: def.name, op: def.op, inputs: def.input, shape, output_shapes, attrs: if with_attrs { attrs } else { BTreeMap::new() } }
+}
+
+/// A `Const` value up to this size (encoded) is kept whole: shape
+/// inference reads small integer tensors (shapes, axes); of a larger one
+/// only its dtype and shape are kept, so weights frozen into a graph cost
+/// nothing.
+const MAX_CONST_BYTES: usize = 1 << 12;
+
+/// A `value` attribute with only its tensor's dtype and shape.
+fn lean_value(value: &AttrValue) -> AttrValue {
+    let tensor = match &value.value {
+        Some(Value::Tensor(t)) => TensorProto { dtype: t.dtype, tensor_shape: t.tensor_shape.clone(), ..Default::default() },
+        _ => return AttrValue::default(),
+    };
+    AttrValue { value: Some(Value::Tensor(Box::new(tensor))) }
+}
+
+/// An `AttrValue` holding a tensor, decoded without its values.
+#[derive(Clone, PartialEq, Message)]
+struct LeanTensorAttr {
+    #[prost(message, optional, tag = "8")]
+    tensor: Option<LeanTensor>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct LeanTensor {
+    #[prost(int32, tag = "1")]
+    dtype: i32,
+    #[prost(message, optional, tag = "2")]
+    tensor_shape: Option<crate::proto::tensorflow::TensorShapeProto>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct LeanAttrEntry {
+    #[prost(message, optional, tag = "2")]
+    value: Option<LeanTensorAttr>,
 }
 
 /// A GraphDef's fields other than its nodes, none of which rtfprof reads.
@@ -83,8 +123,15 @@ fn decode_node(bytes: Bytes, with_attrs: bool) -> Result<NodeRecord, prost::Deco
     let (mut shape, mut output_shapes) = (None, None);
     for entry in wire.attr {
         let key = AttrKey::decode(entry.clone())?.key;
-        let wanted = key == "shape" || key == "_output_shapes" || (with_attrs && key != "value");
+        let wanted = key == "shape" || key == "_output_shapes" || with_attrs;
         if !wanted {
+            continue;
+        }
+        // (An entry is its value and at most 16 bytes of key and lengths.)
+        if key == "value" && entry.len() > MAX_CONST_BYTES + 16 {
+            let tensor = LeanAttrEntry::decode(entry)?.value.and_then(|v| v.tensor);
+            let lean = tensor.map(|t| TensorProto { dtype: t.dtype, tensor_shape: t.tensor_shape, ..Default::default() });
+            record.attrs.insert(key, AttrValue { value: lean.map(|t| Value::Tensor(Box::new(t))) });
             continue;
         }
         let value = AttrEntry::decode(entry)?.value.unwrap_or_default();
@@ -95,6 +142,9 @@ fn decode_node(bytes: Bytes, with_attrs: bool) -> Result<NodeRecord, prost::Deco
                     record.attrs.insert(key, value.clone());
                 }
                 shape = Some(value);
+            }
+            "value" if value.encoded_len() > MAX_CONST_BYTES => {
+                record.attrs.insert(key, lean_value(&value));
             }
             _ => {
                 record.attrs.insert(key, value);

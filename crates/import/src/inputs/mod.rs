@@ -18,6 +18,8 @@ pub mod progress;
 pub mod pytorch;
 mod read;
 pub mod run_meta;
+#[cfg(test)]
+mod shape_oracle;
 pub mod sniff;
 pub mod step_range;
 pub mod text_format;

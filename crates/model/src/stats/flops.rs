@@ -1,10 +1,11 @@
 //! Native FLOPs estimation (`--estimate_flops`): TensorFlow's Python flops
 //! registry, every op type with a `RegisterStatistics(TYPE, "flops")`
 //! function (listed in `testdata/flops/registered_ops.txt` by
-//! `tools/gen_flops.py`), computed from the GraphDef's `_output_shapes`,
+//! `tools/gen_flops.py`), computed from the shapes a `tf.Graph` knows: the
+//! GraphDef's `_output_shapes` merged with what TF's shape functions infer
+//! ([`crate::shapes`], run by `Stats::add_graph` when estimates are on),
 //! completed by run-time shapes from RunMetadata the way `tfprof_logger`
-//! completes them (or taken from them alone when the GraphDef has none).
-//! Einsum, which the registry lacks, is added.
+//! completes them. Einsum, which the registry lacks, is added.
 //!
 //! Like `tfprof_logger`, a node gets an estimate when the shapes its formula
 //! reads are fully known and the value is not 0 (it may be negative: an
@@ -110,20 +111,30 @@ impl FlopsEstimate {
 }
 
 impl Stats {
-    /// A fully known output shape of `node`'s output `slot`: the graph's, or
-    /// the run-time one when the graph's is incomplete or absent.
+    /// A fully known output shape of `node`'s output `slot`: the static
+    /// one, else the run-time one where it agrees with it (TF's
+    /// `_fill_missing_graph_shape` merges the two, and leaves a tensor
+    /// alone when they conflict).
     fn shape_of(&self, node: &Node, slot: usize) -> Option<Vec<i64>> {
-        if let Some(Some(shape)) = node.static_output_shapes.get(slot) {
-            return Some(shape.clone());
+        let fixed = node.static_output_shapes.get(slot);
+        if let Some(shape) = fixed
+            && crate::shapes::dims::is_fully_known(shape)
+        {
+            return shape.clone();
         }
         let runtime = node.runtime_output_shapes.as_ref()?;
         // tfprof_logger ignores run-time outputs whose count differs from the
-        // graph's. A GraphDef written without `_output_shapes` has no count;
-        // TF's graph would have inferred shapes that the run-time ones equal.
+        // graph's. A node of an op type shape inference does not know, in a
+        // GraphDef without `_output_shapes`, has no count; TF's graph would
+        // have one that the run-time shapes match.
         if !node.static_output_shapes.is_empty() && runtime.len() != node.static_output_shapes.len() {
             return None;
         }
-        runtime.get(slot)?.clone()
+        let seen = runtime.get(slot)?.clone()?;
+        match fixed {
+            Some(shape) => crate::shapes::dims::merge(shape, &Some(seen)).flatten(),
+            None => Some(seen),
+        }
     }
 
     fn input_shape(&self, node: &Node, i: usize) -> Option<Vec<i64>> {
@@ -234,6 +245,31 @@ impl Stats {
         product([factor, elements(&self.shape_of(node, 0)?)?, contracted])
     }
 
+    /// TF's `profile()` hands its engine the graph with the shapes it knows
+    /// (`as_graph_def(add_shapes=True)`, after filling run-time shapes in):
+    /// every graph node's `_output_shapes`, as the views' input shapes show
+    /// them, become those. A node whose outputs are not known keeps its own.
+    fn show_tf_graph_shapes(&mut self) {
+        let shapes: Vec<(usize, Vec<Vec<i64>>)> = (0..self.nodes.len())
+            .filter(|&id| !self.nodes[id].static_output_shapes.is_empty())
+            .map(|id| {
+                let node = &self.nodes[id];
+                let shapes = (0..node.static_output_shapes.len())
+                    .map(|slot| match self.shape_of(node, slot).map(Some).unwrap_or_else(|| node.static_output_shapes[slot].clone()) {
+                        // tfprof's `ShapeProtoToVec`: unknown rank `[]`, a scalar `[1]`.
+                        None => Vec::new(),
+                        Some(dims) if dims.is_empty() => vec![1],
+                        Some(dims) => dims,
+                    })
+                    .collect();
+                (id, shapes)
+            })
+            .collect();
+        for (id, shapes) in shapes {
+            self.nodes[id].output_shapes = shapes.into_iter().enumerate().map(|(slot, dims)| (slot as i64, dims)).collect();
+        }
+    }
+
     /// Fills the float ops of nodes that have none (no op log entry) with the
     /// registry's estimate, by the rules of `how`; returns how many nodes
     /// got one.
@@ -242,6 +278,9 @@ impl Stats {
             return 0;
         }
         let tf = how == FlopsEstimate::TfDefaultOpLog;
+        if tf {
+            self.show_tf_graph_shapes();
+        }
         // Profile nodes carry tfprof's shapes only (unknown = empty); good
         // enough to count elements. (Graph nodes have both or neither.)
         for node in self.nodes.iter_mut().filter(|n| n.static_output_shapes.is_empty()) {

@@ -120,8 +120,8 @@ pub struct Stats {
     covered_count: usize,
     /// Messages tfprof would print on stderr while ingesting.
     pub warnings: Vec<String>,
-    /// Do not keep the output shapes seen at run time, which only FLOPs
-    /// estimates read.
+    /// Neither infer static shapes nor keep the output shapes seen at run
+    /// time, which only FLOPs estimates read.
     pub skip_runtime_shapes: bool,
     /// How many steps the run metadata being added has (0: unknown).
     expected_steps: usize,
@@ -190,6 +190,9 @@ impl Stats {
     /// fresh pages are dear, the time to fault them in).
     pub fn add_graph(&mut self, graph: GraphRecord) {
         let count = graph.nodes.len();
+        // Shapes as a tf.Graph infers them, for FLOPs estimates only: the
+        // tfprof views keep the GraphDef's `_output_shapes` as tfprof does.
+        let inferred = if self.skip_runtime_shapes { Vec::new() } else { crate::shapes::infer(&graph.nodes) };
         let mut nodes = Vec::with_capacity(count + runtime_only_headroom(count));
         let mut raw_inputs = Vec::with_capacity(count);
         graph.nodes.into_par_iter().map(Node::from_graph).unzip_into_vecs(&mut nodes, &mut raw_inputs);
@@ -205,6 +208,11 @@ impl Stats {
             .collect();
         drop(raw_inputs);
         nodes.iter_mut().zip(inputs).for_each(|(node, inputs)| node.inputs = inputs);
+        for (node, shapes) in nodes.iter_mut().zip(inferred) {
+            if let Some(shapes) = shapes {
+                node.static_output_shapes = shapes;
+            }
+        }
         if self.nodes.is_empty() {
             self.adopt(nodes, firsts);
             self.covered.reserve(runtime_only_headroom(count));

@@ -56,8 +56,11 @@ pub struct Node {
     pub shape: Vec<i64>,
     /// From `_output_shapes`, by output slot, as tfprof stores them.
     pub output_shapes: SmallMap<i64, Vec<i64>>,
-    /// `_output_shapes` exactly (`None`: not fully known), for FLOPs estimation.
-    pub static_output_shapes: Vec<Option<Vec<i64>>>,
+    /// Static shapes by output slot, for FLOPs estimation: `_output_shapes`
+    /// merged with what shape inference finds when estimates are on
+    /// ([`crate::shapes`]); `None` an unknown rank, `-1` an unknown dim.
+    /// Empty when the number of outputs is not known.
+    pub static_output_shapes: Vec<crate::shapes::Shape>,
     pub inputs: Vec<Input>,
     /// Static float ops from the op log (per run).
     pub float_ops: i64,
@@ -357,7 +360,9 @@ impl Node {
     /// op type; `shape` and `_output_shapes` give its parameters and output
     /// shapes. Returns its inputs as written (`^name:slot`), to be resolved
     /// with [`Input::parse`] once all nodes are known.
-    pub fn from_graph(def: NodeRecord) -> (Node, Vec<String>) {
+    pub fn from_graph(mut def: NodeRecord) -> (Node, Vec<String>) {
+        // (A `Const`'s value served shape inference only.)
+        def.attrs.remove("value");
         let mut node = Node { name: def.name.into(), op: symbol(&def.op), attrs: def.attrs, ..Default::default() };
         node.op_types.insert(node.op);
         if let Some(shape) = &def.shape {
@@ -365,7 +370,7 @@ impl Node {
         }
         if let Some(shapes) = def.output_shapes {
             node.output_shapes = shapes.iter().enumerate().map(|(i, s)| (i as i64, shape_to_vec(s))).collect();
-            node.static_output_shapes = shapes.iter().map(known_shape).collect();
+            node.static_output_shapes = shapes.iter().map(crate::shapes::tensor::from_proto).collect();
         }
         (node, def.inputs)
     }

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""What TensorFlow's shape functions infer for GraphDefs saved without
+shapes, and what its Python profiler then counts: the oracle of rtfprof's
+static shape inference (tests/integration/shapes.rs, python/tests).
+
+    /work/venvs/tf/bin/python tools/gen_shapes.py        # ~20 s
+
+Needs a Python with TensorFlow (CPU is enough); CI only reads what this
+writes to testdata/shapes/:
+
+  <name>/graph.pb   a GraphDef built here with TF1 graph code, written
+                    without `_output_shapes` (`graph.as_graph_def()`, as
+                    users save it with `tf.io.write_graph(sess.graph_def)`).
+  <name>/shapes.json
+                    {"tensorflow": version, "nodes": [[name, op, outputs]]}:
+                    for every node of that GraphDef imported into a fresh
+                    `tf.Graph` (`tf.import_graph_def`, which runs every op's
+                    C++ shape function), the static shape of each output:
+                    a list of dims (-1 unknown), or null for an unknown rank.
+  profile.json.gz   gzip (mtime 0) of {"tensorflow", "cases": [{"name",
+                    "cmd", "inputs", "options", "result"}]}, as
+                    tools/gen_profile_parity.py writes them: what
+                    `tf.compat.v1.profiler.profile(graph, run_meta=...,
+                    cmd=..., options=...)` returns for each graph imported
+                    into a fresh tf.Graph, with ProfileOptionBuilder's
+                    float_operation() and trainable_variables_parameter()
+                    (and time_and_memory() where there is run metadata), in
+                    the scope, graph and op views. The graphs: every graph
+                    above without run metadata, and testdata/flops/cnn_bn's
+                    graph_noshapes.pb with its run_meta_unfused (shapes TF
+                    infers, completed by run-time shapes).
+
+Graphs (`HOLDOUT` marks the one kept out of tuning: the tests read it like
+the others, but rtfprof's inference was written without looking at it):
+
+  cnn          conv + FusedBatchNormV3 + max/avg pool + dense, unknown batch,
+               sparse softmax cross-entropy, Momentum.
+  rnn          a tanh RNN over time with tf.while_loop and TensorArrays
+               (control flow v1: Enter/Merge/Switch/Exit/NextIteration),
+               unknown batch, GradientDescent.
+  transformer  one block: layer norm, multi-head attention (BatchMatMulV2,
+               Softmax), a feed-forward layer, unknown batch, Adam.
+  feeders      an unknown-batch placeholder through the ops that compute
+               shapes: Shape/StridedSlice/Pack/Fill/Tile/Pad/ConcatV2/
+               ExpandDims/Squeeze/GatherV2/OneHot/Range/Select/Split/Unpack,
+               into ops the flops registry counts.
+  autoencoder  (HOLDOUT) depthwise conv, conv2d_transpose, Conv3D, AddN,
+               RMSProp.
+  text_cnn     (HOLDOUT) embedding lookup, conv1d, dropout, Einsum
+               attention pooling, batch normalization, Adagrad.
+"""
+import gzip
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.core.framework import graph_pb2  # noqa: E402
+from tensorflow.core.protobuf import config_pb2  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_python_fixtures import plain  # noqa: E402
+
+tf1 = tf.compat.v1
+tf1.disable_eager_execution()
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTDATA = ROOT / "testdata"
+OUT = TESTDATA / "shapes"
+Builder = tf1.profiler.ProfileOptionBuilder
+HOLDOUT = ["autoencoder", "text_cnn"]
+
+
+def var(name, shape):
+    return tf1.get_variable(name, shape, initializer=tf1.glorot_uniform_initializer(seed=0) if len(shape) > 1 else tf1.zeros_initializer())
+
+
+def cnn():
+    x = tf1.placeholder(tf.float32, [None, 16, 16, 3], name="images")
+    y = tf1.placeholder(tf.int64, [None], name="labels")
+    h = x
+    for i, c in enumerate([8, 16]):
+        with tf1.variable_scope("conv%d" % i):
+            h = tf.nn.conv2d(h, var("w", [3, 3, h.shape[-1], c]), 1, "SAME")
+            scale, offset = tf1.get_variable("scale", [c], initializer=tf1.ones_initializer()), var("offset", [c])
+            h, _, _ = tf1.nn.fused_batch_norm(h, scale, offset, is_training=True)
+            h = tf.nn.relu(h)
+            h = tf.nn.max_pool2d(h, 2, 2, "SAME") if i == 0 else tf.nn.avg_pool2d(h, 2, 2, "VALID")
+    h = tf.reshape(h, [-1, 4 * 4 * 16])
+    logits = tf.nn.bias_add(tf.matmul(h, var("fc/w", [256, 10])), var("fc/b", [10]))
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    tf1.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+
+
+def rnn():
+    x = tf1.placeholder(tf.float32, [None, 5, 8], name="inputs")
+    w, b = var("cell/w", [8 + 12, 12]), var("cell/b", [12])
+    steps = tf.shape(x)[1]
+    xs = tf.TensorArray(tf.float32, size=steps).unstack(tf.transpose(x, [1, 0, 2]))
+    h0 = tf.zeros(tf.stack([tf.shape(x)[0], 12]))
+    outs = tf.TensorArray(tf.float32, size=steps)
+
+    def body(t, h, outs):
+        h = tf.tanh(tf.matmul(tf.concat([xs.read(t), h], 1), w) + b)
+        return t + 1, h, outs.write(t, h)
+
+    _, h, outs = tf1.while_loop(lambda t, *_: t < steps, body, [tf.constant(0), h0, outs])
+    loss = tf.reduce_sum(tf.square(h)) + tf.reduce_mean(outs.stack())
+    tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+
+def transformer():
+    d, heads, t = 16, 4, 6
+    x = tf1.placeholder(tf.float32, [None, t, d], name="tokens")
+
+    def layer_norm(v, name):
+        mean, variance = tf.nn.moments(v, [-1], keepdims=True)
+        return (v - mean) * tf.math.rsqrt(variance + 1e-6) * var(name + "/g", [d]) + var(name + "/b", [d])
+
+    def split(v):
+        return tf.transpose(tf.reshape(v, [-1, t, heads, d // heads]), [0, 2, 1, 3])
+
+    h = layer_norm(x, "ln1")
+    flat = tf.reshape(h, [-1, d])
+    q, k, v = (split(tf.matmul(flat, var(n, [d, d]))) for n in ("wq", "wk", "wv"))
+    att = tf.nn.softmax(tf.matmul(q, k, transpose_b=True) / np.sqrt(d // heads))
+    o = tf.reshape(tf.transpose(tf.matmul(att, v), [0, 2, 1, 3]), [-1, d])
+    h = x + tf.reshape(tf.matmul(o, var("wo", [d, d])), tf.shape(x))
+    f = tf.nn.relu(tf.matmul(tf.reshape(layer_norm(h, "ln2"), [-1, d]), var("ff1", [d, 4 * d])))
+    h = h + tf.reshape(tf.matmul(f, var("ff2", [4 * d, d])), [-1, t, d])
+    loss = tf.reduce_mean(tf.square(h))
+    tf1.train.AdamOptimizer(1e-3).minimize(loss)
+
+
+def feeders():
+    x = tf1.placeholder(tf.float32, [None, 6, 4], name="x")
+    ids = tf1.placeholder(tf.int32, [None], name="ids")
+    n = tf.shape(x)[0]
+    filled = tf.fill(tf.stack([n, 6, 4]), 0.5)
+    padded = tf.pad(x * filled, [[0, 0], [1, 1], [0, 0]])
+    tiled = tf.tile(tf.expand_dims(padded, 1), [1, 2, 1, 1])
+    squeezed = tf.squeeze(tf.reduce_sum(tiled, axis=[2], keepdims=True), [2])
+    a, b = tf.split(squeezed, 2, axis=2)
+    c, d = tf.split(x, [1, 5], axis=1)
+    parts = tf.unstack(x, axis=1)
+    stacked = tf.stack(parts[:3], axis=1)
+    cat = tf.concat([a, b], axis=1)
+    emb = tf.gather(var("emb", [20, 4]), ids)
+    hot = tf.one_hot(ids, 20)
+    r = tf.cast(tf.range(0, tf.size(x)), tf.float32)
+    picked = tf.where(x > 0, x, -x)
+    sliced = tf.slice(x, [0, 1, 0], [-1, 3, 2])
+    ranked = tf.cast(tf.rank(x), tf.float32)
+    m = tf.matmul(hot, var("proj", [20, 4])) + emb
+    tf.identity(tf.reduce_mean(cat) + tf.reduce_sum(stacked) + tf.reduce_max(r) + tf.reduce_sum(picked * x)
+                + tf.reduce_sum(sliced) + ranked + tf.reduce_sum(tf.square(m)) + tf.reduce_sum(c) + tf.reduce_mean(d)
+                + tf.reduce_sum(tf.reshape(x, [n, -1])), name="out")
+
+
+def autoencoder():
+    x = tf1.placeholder(tf.float32, [None, 8, 8, 4], name="images")
+    h = tf.nn.relu(tf.nn.depthwise_conv2d(x, var("dw", [3, 3, 4, 2]), [1, 1, 1, 1], "SAME"))
+    h = tf.nn.conv2d(h, var("down", [3, 3, 8, 6]), 2, "SAME")
+    up = tf.nn.conv2d_transpose(h, var("up", [3, 3, 4, 6]), tf.shape(x), 2, "SAME")
+    v = tf.nn.conv3d(tf.expand_dims(x, 1), var("c3", [1, 3, 3, 4, 2]), [1, 1, 1, 1, 1], "SAME")
+    loss = tf.add_n([tf.reduce_mean(tf.square(up - x)), tf.reduce_mean(v), tf.nn.l2_loss(h)])
+    tf1.train.RMSPropOptimizer(1e-3).minimize(loss)
+
+
+def text_cnn():
+    ids = tf1.placeholder(tf.int32, [None, 12], name="ids")
+    labels = tf1.placeholder(tf.float32, [None, 3], name="labels")
+    emb = tf.nn.embedding_lookup(var("emb", [50, 8]), ids)
+    h = tf.nn.relu(tf.nn.conv1d(emb, var("conv", [3, 8, 16]), 1, "VALID"))
+    keep = tf.cast(tf.random.uniform(tf.shape(h), seed=1) > 0.1, tf.float32)
+    h = h * keep / 0.9
+    scores = tf.nn.softmax(tf.einsum("btc,c->bt", h, var("att", [16])))
+    pooled = tf.concat([tf.reduce_max(h, axis=1), tf.einsum("bt,btc->bc", scores, h)], axis=1)
+    mean, variance = tf.nn.moments(pooled, axes=[0])
+    normed = tf.nn.batch_normalization(pooled, mean, variance, var("beta", [32]), None, 1e-3)
+    logits = tf.matmul(normed, var("out", [32, 3]))
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    loss += 1e-4 * tf.add_n([tf.nn.l2_loss(v) for v in tf1.trainable_variables()])
+    tf1.train.AdagradOptimizer(0.1).minimize(loss)
+
+
+GRAPHS = {"cnn": cnn, "rnn": rnn, "transformer": transformer, "feeders": feeders, "autoencoder": autoencoder,
+          "text_cnn": text_cnn}
+
+
+def build(fn):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.set_random_seed(0)
+        if fn is rnn:
+            tf1.disable_control_flow_v2()
+        try:
+            fn()
+        finally:
+            tf1.enable_control_flow_v2()
+    return graph.as_graph_def()
+
+
+def imported(graph_def):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf1.import_graph_def(graph_def, name="")
+    return graph
+
+
+def shape(s):
+    return None if s.rank is None else [-1 if d is None else d for d in s.as_list()]
+
+
+def inferred(graph):
+    return [[op.name, op.type, [shape(t.shape) for t in op.outputs]] for op in graph.get_operations()]
+
+
+def option_sets(with_run_meta):
+    sets = {"float_operation": Builder.float_operation(),
+            "trainable_variables_parameter": Builder.trainable_variables_parameter()}
+    if with_run_meta:
+        sets["time_and_memory"] = Builder.time_and_memory()
+    return sets
+
+
+def profile_cases(name, graph_path, run_meta_path=None):
+    graph_def = graph_pb2.GraphDef()
+    graph_def.ParseFromString((TESTDATA / graph_path).read_bytes())
+    cases = []
+    for options_name, options in option_sets(run_meta_path is not None).items():
+        options = dict(options, output="none")
+        for cmd in ("scope", "graph", "op"):
+            run_meta = None
+            inputs = {"graph_path": graph_path}
+            if run_meta_path:
+                run_meta = config_pb2.RunMetadata()
+                run_meta.ParseFromString((TESTDATA / run_meta_path).read_bytes())
+                inputs["run_meta_path"] = [run_meta_path]
+            # A fresh graph each time: profile() completes its shapes.
+            result = tf1.profiler.profile(imported(graph_def), run_meta=run_meta, cmd=cmd, options=options)
+            cases.append({"name": "%s.%s.%s" % (name, options_name, cmd), "cmd": cmd, "inputs": inputs,
+                          "options": options, "result": plain(result)})
+    return cases
+
+
+def main():
+    cases = []
+    for name, fn in GRAPHS.items():
+        d = OUT / name
+        d.mkdir(parents=True, exist_ok=True)
+        graph_def = build(fn)
+        assert not any("_output_shapes" in n.attr for n in graph_def.node)
+        (d / "graph.pb").write_bytes(graph_def.SerializeToString(deterministic=True))
+        nodes = inferred(imported(graph_def))
+        text = json.dumps({"tensorflow": tf.__version__, "nodes": nodes}, separators=(",", ":"))
+        (d / "shapes.json").write_text(text.replace('],["', '],\n["') + "\n")
+        unknown = sum(1 for _, _, outs in nodes for s in outs if s is None or -1 in s)
+        print("%s: %d nodes, %d outputs not fully known" % (name, len(nodes), unknown), file=sys.stderr)
+        cases += profile_cases(name, "shapes/%s/graph.pb" % name)
+    cases += profile_cases("cnn_bn_run_meta", "flops/cnn_bn/graph_noshapes.pb", "flops/cnn_bn/run_meta_unfused")
+    text = json.dumps({"tensorflow": tf.__version__, "holdout": HOLDOUT, "cases": cases}, separators=(",", ":"),
+                      sort_keys=True)
+    path = OUT / "profile.json.gz"
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(text.encode() + b"\n")
+    print("%d cases, %s %d KB" % (len(cases), path.relative_to(ROOT), path.stat().st_size // 1024), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
