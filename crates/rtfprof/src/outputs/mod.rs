@@ -15,6 +15,7 @@
 //! pipes (`/dev/null`, `/dev/stdout`, a FIFO) are written in place.
 
 pub mod advise;
+pub mod check;
 pub mod device;
 pub mod diff;
 pub mod folded;
