@@ -152,6 +152,13 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
   rtfprof cut --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz --steps 4..5 -o steps.pt.trace.json.gz",
     ),
     (
+        "check",
+        &[&["output", "events_run", "events_tags"]],
+        "Examples:
+  rtfprof check testdata/check/base_a testdata/check/base_b
+  rtfprof check --left_xplane_path testdata/check/wider --right_xplane_path testdata/check/base_a --output stdout --output junit:outfile=check.xml",
+    ),
+    (
         "completions",
         &[],
         "Examples:

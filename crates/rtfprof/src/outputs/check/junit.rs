@@ -35,7 +35,8 @@ fn write(check: &Check, w: &mut Writer<Vec<u8>>) -> std::io::Result<()> {
     }
     w.write_event(Event::End(BytesEnd::new("properties")))?;
     for row in cases {
-        let case = BytesStart::new("testcase").with_attributes([("classname", format!("rtfprof.check.{}", row.kind.as_str()).as_str()), ("name", row.label.as_str())]);
+        let case =
+            BytesStart::new("testcase").with_attributes([("classname", format!("rtfprof.check.{}", row.kind.as_str()).as_str()), ("name", row.label.as_str())]);
         let unit = row.kind.unit();
         let numbers = format!(
             "{}: median {} -> {} ({}), one-sided Mann-Whitney p={}, threshold {:.0}%, steps {}/{}",
