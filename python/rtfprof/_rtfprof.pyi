@@ -213,6 +213,18 @@ def partial(
     pytorch_path: Optional[_Path] = None,
 ) -> bytes: ...
 def merge(partials: Sequence[bytes]) -> bytes: ...
+def check(
+    baseline: _Path,
+    new: _Path,
+    *,
+    max_regression: str = "5%",
+    max_op_regression: str = "8%",
+    alpha: float = 0.01,
+    min_steps: int = 5,
+    min_share: str = "1%",
+    thresholds: Optional[Dict[str, str]] = None,
+) -> Dict[str, Any]:
+    """Compare two runs step by step, as `rtfprof check BASELINE NEW --output json` does."""
 def steps(
     *,
     graph_path: Optional[_Path] = None,

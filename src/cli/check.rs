@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 
 use super::args::{CheckArgs, Cli, SideArgs};
 use super::term;
+use crate::api::named_by;
 use crate::check::{self, Options, Samples, options::parse_fraction};
 use crate::error::{Error, Result};
 use crate::inputs::InputPaths;
-use crate::inputs::sniff::{self, Kind};
-use crate::load::{self, Sources};
+use crate::load::Sources;
 use crate::outputs::check::{CheckOutput, baseline};
 
 /// Runs `rtfprof check` and prints as `main` does; returns the exit status.
@@ -90,93 +90,33 @@ enum Which {
 }
 
 /// One side: a profile's inputs (with its name in outputs, and what its
-/// errors call it), or a saved baseline.
+/// errors call it), or a path of any kind.
 enum Side {
     Sources(Box<Sources>, String, &'static str),
-    Saved(PathBuf),
+    Path(PathBuf, &'static str),
 }
 
 impl Side {
     fn samples(&self) -> Result<Samples> {
         match self {
             Side::Sources(sources, name, flag) => check::from_sources(sources, name.clone()).map_err(|e| named_by(e, flag)),
-            Side::Saved(path) => baseline::read(path),
+            Side::Path(path, word) => crate::api::check_samples(path, word),
         }
-    }
-}
-
-/// An error about a file, naming it as the side gave it (`--left_xplane_path`,
-/// `BASELINE`) where the reader named the global flag.
-fn named_by(error: Error, flag: &'static str) -> Error {
-    match error {
-        Error::Io { path, source, .. } => Error::Io { kind: flag, path, source },
-        Error::Input { path, message, .. } => Error::Input { kind: flag, path, message },
-        e => e,
     }
 }
 
 /// The side from its positional path or its flags (not both), or `None`.
 fn side(path: Option<&Path>, flags: &SideArgs, which: Which, global: &InputPaths) -> Result<Option<Side>> {
     let (word, prefix) = if which == Which::Baseline { ("BASELINE", "--left_") } else { ("NEW", "--right_") };
-    let from_flags = flag_sources(flags, which, global);
-    match (path, from_flags) {
+    match (path, flag_sources(flags, which, global)) {
         (Some(_), Some(_)) => Err(Error::flag(word, format!("give {word} or the {prefix}* flags, not both"))),
-        (Some(path), None) => sniffed(path, word).map(Some),
+        (Some(path), None) => Ok(Some(Side::Path(path.to_owned(), word))),
         (None, Some((sources, flag))) => {
             let name = describe(&sources);
             Ok(Some(Side::Sources(Box::new(sources), name, flag)))
         }
         (None, None) => Ok(None),
     }
-}
-
-/// A positional path's side, by what its first bytes (or, for a
-/// directory, the files in it) are.
-fn sniffed(path: &Path, word: &str) -> Result<Side> {
-    let name = path.display().to_string();
-    let mut sources = Sources::default();
-    if path.is_dir() {
-        if crate::inputs::xplane::locate(path, None).is_ok() {
-            sources.xplane_path = Some(path.to_owned());
-        } else if load::pytorch_ranks(path).is_ok() {
-            sources.pytorch_path = Some(path.to_owned());
-        } else {
-            return Err(Error::input(flag_word(word), path, "a directory with no XPlane or PyTorch traces"));
-        }
-        return Ok(Side::Sources(Box::new(sources), name, flag_word(word)));
-    }
-    let head = read_head(path).map_err(|source| Error::Io { kind: flag_word(word), path: path.to_owned(), source })?;
-    if baseline::is_baseline(&head) {
-        return Ok(Side::Saved(path.to_owned()));
-    }
-    match sniff::sniff_file(path).map(|(kind, _)| kind) {
-        Some(Kind::Xplane) => sources.xplane_path = Some(path.to_owned()),
-        Some(Kind::ChromeTrace) => sources.pytorch_path = Some(path.to_owned()),
-        Some(Kind::Profile) => sources.paths.profile_path = Some(path.to_owned()),
-        Some(Kind::Events) => sources.paths.events_path = Some(path.to_owned()),
-        Some(kind) => {
-            return Err(Error::input(
-                flag_word(word),
-                path,
-                format!("{} has no steps to compare: give a trace, a profile or a saved baseline", kind.describe()),
-            ));
-        }
-        None => return Err(Error::input(flag_word(word), path, "not a trace, profile or saved baseline that rtfprof check reads")),
-    }
-    Ok(Side::Sources(Box::new(sources), name, flag_word(word)))
-}
-
-/// The name errors give a positional path (`Error::Input` takes a static
-/// kind).
-fn flag_word(word: &str) -> &'static str {
-    if word == "BASELINE" { "BASELINE" } else { "NEW" }
-}
-
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(64);
-    std::fs::File::open(path)?.take(64).read_to_end(&mut head)?;
-    Ok(head)
 }
 
 /// The side's `--left_*` or `--right_*` inputs, if any was given, and the
