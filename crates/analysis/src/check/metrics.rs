@@ -88,12 +88,6 @@ impl Samples {
     }
 }
 
-/// With more steps than this, the first and last steps of the node model
-/// are left out of the op samples, as XProf leaves them out of the step
-/// rows (`maybe_drop_incomplete_steps`): the first may include warm-up, the
-/// last may be cut by the end of tracing.
-const DROP_ENDS_ABOVE: usize = 5;
-
 /// The samples of `sources` (one profile): the step rows of `rtfprof
 /// steps` for the step time and breakdown, the node model's per-step
 /// executions for the ops. Every op that ran is kept here: which ones are
@@ -121,15 +115,18 @@ pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
             }
         }
     }
-    samples.metrics.extend(op_metrics(&loaded.stats));
+    samples.metrics.extend(op_metrics(&loaded.stats, samples.steps.len()));
     Ok(samples)
 }
 
 /// Each node that ran: its time and run count in each step of the node
-/// model (0 in a step where it did not run).
-fn op_metrics(stats: &crate::stats::Stats) -> Vec<Metric> {
+/// model (0 in a step where it did not run). Where the step rows left out
+/// the first and last steps (XProf's `maybe_drop_incomplete_steps`: the
+/// first may include warm-up, the last may be cut by the end of tracing),
+/// so do the op samples, so that both sample the same steps.
+fn op_metrics(stats: &crate::stats::Stats, step_rows: usize) -> Vec<Metric> {
     let mut steps: Vec<i64> = stats.steps.iter().copied().collect();
-    if steps.len() > DROP_ENDS_ABOVE {
+    if steps.len() == step_rows + 2 {
         steps = steps[1..steps.len() - 1].to_vec();
     }
     let mut times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();

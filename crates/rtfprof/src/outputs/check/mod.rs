@@ -5,7 +5,7 @@
 //! ([`benchmark`]); and the baseline summary a check can read back
 //! instead of a trace ([`baseline`]).
 //!
-//! Each format renders a [`Check`] to bytes and touches no file; [`write`]
+//! Each format renders a [`Check`] to bytes and touches no file; [`write()`]
 //! then writes them all, each file atomically, only once every format has
 //! rendered, so a failure leaves no partial output.
 
