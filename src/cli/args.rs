@@ -603,11 +603,9 @@ impl ShowArgs {
             hide_name_regexes: RegexList::parse("hide_name_regexes", &self.hide_name_regexes)?,
             account_displayed_op_only: self.account_displayed_op_only,
             select: Select::parse(&self.select)?,
-            output: match &self.output[..] {
-                [] => Output::parse(defaults::OUTPUT)?,
-                [one] => Output::parse(one)?,
-                _ => return Err(crate::error::Error::flag("--output", "give it once (only 'check' writes several outputs)")),
-            },
+            // (Several are check's; elsewhere the last one given wins, as
+            // with every tfprof flag.)
+            output: Output::parse(self.output.last().map_or(defaults::OUTPUT, String::as_str))?,
         })
     }
 }
