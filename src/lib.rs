@@ -7,7 +7,9 @@
 pub mod cli;
 
 // The library's modules, reachable as `crate::…`.
-pub(crate) use rtfprof::{advise, device, diff, error, inputs, jobs, load, make_partial, memory, outputs, partial, ranks, show, stack, stats, steps, views};
+pub(crate) use rtfprof::{
+    advise, api, check, device, diff, error, inputs, jobs, load, make_partial, memory, outputs, partial, ranks, show, stack, stats, steps, views,
+};
 
 /// Memory settings for a short-lived process with mimalloc as its global
 /// allocator (the `rtfprof` binary, the examples), made before it allocates

@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "advise", "diff", "hlo", "jobs", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "report", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "advise", "check", "diff", "hlo", "jobs", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "report", "steps", "__version__"]
 
 __version__: str
 
@@ -213,6 +213,18 @@ def partial(
     pytorch_path: Optional[_Path] = None,
 ) -> bytes: ...
 def merge(partials: Sequence[bytes]) -> bytes: ...
+def check(
+    baseline: _Path,
+    new: _Path,
+    *,
+    max_regression: str = "5%",
+    max_op_regression: str = "8%",
+    alpha: float = 0.01,
+    min_steps: int = 5,
+    min_share: str = "1%",
+    thresholds: Optional[Dict[str, str]] = None,
+) -> Dict[str, Any]:
+    """Compare two runs step by step, as `rtfprof check BASELINE NEW --output json` does."""
 def steps(
     *,
     graph_path: Optional[_Path] = None,

@@ -775,6 +775,53 @@ fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
     Ok(())
 }
 
+/// `rtfprof check BASELINE NEW`: compares two runs (paths of traces,
+/// profiles or baselines saved by `--save_baseline`) step by step and
+/// returns what `--output json` writes (`passed`, `summary`, `metrics`, …;
+/// schemas/check.schema.json). The defaults are the command line's
+/// (`rtfprof::check::defaults`).
+#[pyfunction]
+#[pyo3(signature = (baseline, new, *, max_regression="5%", max_op_regression="8%", alpha=0.01, min_steps=5, min_share="1%", thresholds=None))]
+#[allow(clippy::too_many_arguments)]
+fn check<'py>(
+    py: Python<'py>,
+    baseline: &Bound<'py, PyAny>,
+    new: &Bound<'py, PyAny>,
+    max_regression: &str,
+    max_op_regression: &str,
+    alpha: f64,
+    min_steps: usize,
+    min_share: &str,
+    thresholds: Option<std::collections::BTreeMap<String, String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use rtfprof::check::options::parse_fraction;
+    let baseline = path_arg("baseline", Some(baseline))?.ok_or_else(|| PyValueError::new_err("check: give the baseline's path"))?;
+    let new = path_arg("new", Some(new))?.ok_or_else(|| PyValueError::new_err("check: give the new run's path"))?;
+    let mut options = rtfprof::check::Options::default();
+    options.max_regression = parse_fraction("max_regression", max_regression).map_err(to_py_err)?;
+    options.max_op_regression = parse_fraction("max_op_regression", max_op_regression).map_err(to_py_err)?;
+    options.min_share = parse_fraction("min_share", min_share).map_err(to_py_err)?;
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(PyValueError::new_err(format!("alpha: {alpha} is not a level between 0 and 1 (e.g. 0.01)")));
+    }
+    options.alpha = alpha;
+    options.min_steps = min_steps;
+    for (label, amount) in thresholds.unwrap_or_default() {
+        options.thresholds.insert(label, parse_fraction("thresholds", &amount).map_err(to_py_err)?);
+    }
+    let result = py
+        .detach(|| {
+            let base = rtfprof::api::check_samples(&baseline, "baseline")?;
+            let new = rtfprof::api::check_samples(&new, "new")?;
+            Ok::<_, rtfprof::Error>(rtfprof::check::decide(&base, &new, &options))
+        })
+        .map_err(to_py_err)?;
+    from_json(py, |mut out| {
+        out.extend(rtfprof::outputs::check::json::render(&result));
+        Ok(out)
+    })
+}
+
 /// A JSON document the library wrote, as Python objects (`json.loads`):
 /// exactly what the CLI's `--output json` holds.
 fn from_json(py: Python<'_>, write: impl FnOnce(Vec<u8>) -> std::io::Result<Vec<u8>>) -> PyResult<Bound<'_, PyAny>> {
@@ -1256,8 +1303,8 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 mod _rtfprof {
     #[pymodule_export]
     use super::{
-        _main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, diff, hlo, jobs, kernels, key_averages, memory, merge, partial,
-        profile, ranks, report, steps,
+        _main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, check, diff, hlo, jobs, kernels, key_averages, memory, merge,
+        partial, profile, ranks, report, steps,
     };
 
     #[pymodule_init]

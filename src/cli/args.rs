@@ -95,6 +95,16 @@ pub enum Command {
     /// each trace lies, then show them together with --partial_path (any
     /// order or grouping gives the same bytes, and the views of --job).
     Partial(PartialArgs),
+    /// Fail on a performance regression: compare two runs step by step.
+    ///
+    /// BASELINE and NEW are traces (XPlane, PyTorch; the kind is read from
+    /// the file) or a baseline saved with --save_baseline, or give them with
+    /// the --left_* (baseline) and --right_* (new) flags. Step time, the
+    /// step breakdown and each op taking at least 1% of a step are compared
+    /// on their per-step samples: a metric regresses when its median grows
+    /// past its threshold and a one-sided Mann-Whitney U test says it grew.
+    /// Exit status: 0 no regression, 1 a regression, 2 bad input or usage.
+    Check(Box<CheckArgs>),
     /// Write a smaller trace of the steps asked for (PyTorch, TF2 and JAX
     /// traces).
     ///
@@ -159,6 +169,46 @@ pub struct CutArgs {
     pub outfile: PathBuf,
 }
 
+/// `rtfprof check`: the two profiles and the thresholds.
+#[derive(Clone, Debug, Args)]
+#[command(rename_all = "snake_case")]
+pub struct CheckArgs {
+    /// The baseline: a trace file or directory, or a file saved with
+    /// --save_baseline (instead of the --left_* flags).
+    #[arg(value_name = "BASELINE")]
+    pub baseline: Option<PathBuf>,
+    /// The new run: a trace file or directory (instead of the --right_*
+    /// flags).
+    #[arg(value_name = "NEW")]
+    pub new: Option<PathBuf>,
+    #[command(flatten)]
+    pub sides: SideArgs,
+    /// Largest growth of the median step time that passes (5% or 0.05).
+    #[arg(long, value_name = "AMOUNT", default_value = "5%")]
+    pub max_regression: String,
+    /// Largest growth of an op's or a breakdown category's median that passes.
+    #[arg(long, value_name = "AMOUNT", default_value = "8%")]
+    pub max_op_regression: String,
+    /// A threshold for one metric, as the outputs name it: step_time=3%,
+    /// category:host_compute=10%, op:NAME=20% (repeatable).
+    #[arg(long, value_name = "METRIC=AMOUNT")]
+    pub threshold: Vec<String>,
+    /// Significance level of the one-sided Mann-Whitney U test.
+    #[arg(long, value_name = "P", default_value_t = crate::check::defaults::ALPHA)]
+    pub alpha: f64,
+    /// Fewest steps each side needs; with fewer, nothing is judged (and
+    /// the check passes, saying so).
+    #[arg(long, value_name = "N", default_value_t = crate::check::defaults::MIN_STEPS)]
+    pub min_steps: usize,
+    /// Smallest share of the step time an op or category needs to be judged.
+    #[arg(long, value_name = "AMOUNT", default_value = "1%")]
+    pub min_share: String,
+    /// Also write the new run's per-step samples to PATH (small JSON), to
+    /// give as BASELINE later. With one profile given, only that is done.
+    #[arg(long, value_name = "PATH")]
+    pub save_baseline: Option<PathBuf>,
+}
+
 /// `rtfprof diff`: each side is profile inputs (the `--left_*`/`--right_*`
 /// flags, else the global input flags) at a step, or a saved tfprof text
 /// output. With no right-side inputs, the right side is the left inputs at
@@ -166,6 +216,45 @@ pub struct CutArgs {
 #[derive(Clone, Debug, Args)]
 #[command(rename_all = "snake_case")]
 pub struct DiffArgs {
+    #[command(flatten)]
+    pub sides: SideArgs,
+    /// Step of the left side (default: --step).
+    #[arg(long, allow_negative_numbers = true)]
+    pub left_step: Option<i64>,
+    /// A saved tfprof scope/graph/code output as the left side.
+    #[arg(long, value_name = "PATH")]
+    pub left_text: Option<PathBuf>,
+    /// Step of the right side (default: --step).
+    #[arg(long, allow_negative_numbers = true)]
+    pub right_step: Option<i64>,
+    /// A saved tfprof scope/graph/code output as the right side.
+    #[arg(long, value_name = "PATH")]
+    pub right_text: Option<PathBuf>,
+    /// The view to compare: scope, graph or code.
+    #[arg(long, default_value = "scope")]
+    pub view: String,
+    /// bytes, peak_bytes, residual_bytes, output_bytes, micros,
+    /// accelerator_micros, cpu_micros, params, float_ops or occurrence
+    /// [default: micros where a side is a trace, which records no bytes per
+    /// op; else bytes].
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Least relative difference |left - right| / max(left, right) to list.
+    #[arg(long, default_value_t = 0.1)]
+    pub delta: f64,
+    /// Least size on either side to list (e.g. 1MB, 10ms, 2.5k).
+    #[arg(long, default_value = "0")]
+    pub min_size: String,
+    /// Names of the two sides in the report.
+    #[arg(long, default_value = "left,right")]
+    pub names: String,
+}
+
+/// The two sides' input flags, `--left_*` and `--right_*`, as `diff` and
+/// `check` read them.
+#[derive(Clone, Debug, Default, Args)]
+#[command(rename_all = "snake_case")]
+pub struct SideArgs {
     /// Left side: GraphDef file.
     #[arg(long, value_name = "PATH")]
     pub left_graph_path: Option<PathBuf>,
@@ -193,12 +282,6 @@ pub struct DiffArgs {
     /// directories of *.rtfprof files; merged).
     #[arg(long, value_name = "PATH")]
     pub left_partial_path: Option<PathBuf>,
-    /// Step of the left side (default: --step).
-    #[arg(long, allow_negative_numbers = true)]
-    pub left_step: Option<i64>,
-    /// A saved tfprof scope/graph/code output as the left side.
-    #[arg(long, value_name = "PATH")]
-    pub left_text: Option<PathBuf>,
     /// Right side: GraphDef file.
     #[arg(long, value_name = "PATH")]
     pub right_graph_path: Option<PathBuf>,
@@ -223,30 +306,6 @@ pub struct DiffArgs {
     /// Right side: partial profiles (as --partial_path).
     #[arg(long, value_name = "PATH")]
     pub right_partial_path: Option<PathBuf>,
-    /// Step of the right side (default: --step).
-    #[arg(long, allow_negative_numbers = true)]
-    pub right_step: Option<i64>,
-    /// A saved tfprof scope/graph/code output as the right side.
-    #[arg(long, value_name = "PATH")]
-    pub right_text: Option<PathBuf>,
-    /// The view to compare: scope, graph or code.
-    #[arg(long, default_value = "scope")]
-    pub view: String,
-    /// bytes, peak_bytes, residual_bytes, output_bytes, micros,
-    /// accelerator_micros, cpu_micros, params, float_ops or occurrence
-    /// [default: micros where a side is a trace, which records no bytes per
-    /// op; else bytes].
-    #[arg(long)]
-    pub metric: Option<String>,
-    /// Least relative difference |left - right| / max(left, right) to list.
-    #[arg(long, default_value_t = 0.1)]
-    pub delta: f64,
-    /// Least size on either side to list (e.g. 1MB, 10ms, 2.5k).
-    #[arg(long, default_value = "0")]
-    pub min_size: String,
-    /// Names of the two sides in the report.
-    #[arg(long, default_value = "left,right")]
-    pub names: String,
 }
 
 impl Command {
@@ -278,6 +337,7 @@ impl Command {
             Command::Kernels => "kernels",
             Command::Partial(_) => "partial",
             Command::Cut(_) => "cut",
+            Command::Check(_) => "check",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
         }
@@ -300,6 +360,7 @@ impl Command {
             Command::Partial(_) => Purpose::Partial,
             // (It reads its trace itself; the others read no inputs.)
             Command::Cut(_) => Purpose::Prompt,
+            Command::Check(_) => Purpose::Steps,
             // (They read no inputs.)
             Command::Completions { .. } | Command::Man => Purpose::Prompt,
         }
@@ -323,6 +384,7 @@ impl Command {
             | Command::Kernels
             | Command::Partial(_)
             | Command::Cut(_)
+            | Command::Check(_)
             | Command::Completions { .. }
             | Command::Man => None,
         }
@@ -529,9 +591,11 @@ pub struct ShowArgs {
     /// csv:outfile=PATH or json:outfile=PATH (raw numbers, per-step stats),
     /// folded:outfile=PATH (scope and code views, one time or bytes
     /// --select metric; diff: two columns): collapsed stacks for flame graphs,
-    /// html:outfile=PATH (report and diff: one self-contained page).
-    #[arg(long, global = true, default_value = defaults::OUTPUT)]
-    pub output: String,
+    /// html:outfile=PATH (report and diff: one self-contained page);
+    /// check: also junit:, markdown:, benchmark:outfile=PATH and github,
+    /// and --output may be given several times.
+    #[arg(long, global = true, default_value = defaults::OUTPUT, action = clap::ArgAction::Append)]
+    pub output: Vec<String>,
 }
 
 impl ShowArgs {
@@ -558,7 +622,9 @@ impl ShowArgs {
             hide_name_regexes: RegexList::parse("hide_name_regexes", &self.hide_name_regexes)?,
             account_displayed_op_only: self.account_displayed_op_only,
             select: Select::parse(&self.select)?,
-            output: Output::parse(&self.output)?,
+            // (Several are check's; elsewhere the last one given wins, as
+            // with every tfprof flag.)
+            output: Output::parse(self.output.last().map_or(defaults::OUTPUT, String::as_str))?,
         })
     }
 }

@@ -85,25 +85,25 @@ pub fn run(args: &DiffArgs, global: &InputPaths, global_hosts: &[JobSpec], globa
         }
     };
     let left_flags = SideFlags {
-        graph: &args.left_graph_path,
-        run_meta: &args.left_run_meta_path,
-        op_log: &args.left_op_log_path,
-        profile: &args.left_profile_path,
-        events: &args.left_events_path,
-        xplane: &args.left_xplane_path,
-        pytorch: &args.left_pytorch_path,
-        partial: &args.left_partial_path,
+        graph: &args.sides.left_graph_path,
+        run_meta: &args.sides.left_run_meta_path,
+        op_log: &args.sides.left_op_log_path,
+        profile: &args.sides.left_profile_path,
+        events: &args.sides.left_events_path,
+        xplane: &args.sides.left_xplane_path,
+        pytorch: &args.sides.left_pytorch_path,
+        partial: &args.sides.left_partial_path,
         text: &args.left_text,
     };
     let right_flags = SideFlags {
-        graph: &args.right_graph_path,
-        run_meta: &args.right_run_meta_path,
-        op_log: &args.right_op_log_path,
-        profile: &args.right_profile_path,
-        events: &args.right_events_path,
-        xplane: &args.right_xplane_path,
-        pytorch: &args.right_pytorch_path,
-        partial: &args.right_partial_path,
+        graph: &args.sides.right_graph_path,
+        run_meta: &args.sides.right_run_meta_path,
+        op_log: &args.sides.right_op_log_path,
+        profile: &args.sides.right_profile_path,
+        events: &args.sides.right_events_path,
+        xplane: &args.sides.right_xplane_path,
+        pytorch: &args.sides.right_pytorch_path,
+        partial: &args.sides.right_partial_path,
         text: &args.right_text,
     };
     let left = left_flags.side(Which::Left, left_step, global)?.unwrap_or_else(|| global_side(left_step));

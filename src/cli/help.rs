@@ -153,6 +153,13 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
   rtfprof cut --xplane_path testdata/xplane/jax_gpu_cond --steps 2..3 -o steps2-3.xplane.pb",
     ),
     (
+        "check",
+        &[&["output", "events_run", "events_tags"]],
+        "Examples:
+  rtfprof check testdata/check/base_a testdata/check/base_b
+  rtfprof check --left_xplane_path testdata/check/wider --right_xplane_path testdata/check/base_a --output stdout --output junit:outfile=check.xml",
+    ),
+    (
         "completions",
         &[],
         "Examples:

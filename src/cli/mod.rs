@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 mod args;
+mod check;
 mod cut;
 pub(crate) mod device;
 mod diff;
@@ -24,7 +25,7 @@ use crate::show::options::{Options, Output};
 use crate::stack::with_deep_stack;
 use crate::stats::Stats;
 use crate::views::View;
-pub use args::{Cli, Command, CutArgs, DiffArgs, InputArgs, PartialArgs, ShowArgs};
+pub use args::{CheckArgs, Cli, Command, CutArgs, DiffArgs, InputArgs, PartialArgs, ShowArgs, SideArgs};
 pub use help::{PROMPT_HELP, command, normalize_args, parse, usage_error_line};
 use help::{overview, path_without_flag, plural};
 
@@ -46,6 +47,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return 2;
         }
     };
+    // (Its exit status means something else: 1 is a regression.)
+    if let Some(Command::Check(args)) = &cli.command {
+        return check::main(&cli, args);
+    }
     match run(cli).map_err(crate::inputs::sniff::add_hint) {
         Ok(()) => 0,
         Err(e) if e.exit_code() == 2 => {
@@ -113,6 +118,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
             stdout.push_str(&String::from_utf8_lossy(&page));
             return Ok(());
         }
+        // (Its --output is its own: several, other kinds.)
+        Some(Command::Check(args)) => return check::run(&cli, args, stdout).map(drop),
         _ => {}
     }
     let mut opts = cli.show.to_options()?;

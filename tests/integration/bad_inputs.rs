@@ -1597,6 +1597,55 @@ const CASES: &[Case] = &[
         extra: &["--steps=1..2", "-o=out.txt"],
         expect: Expect::Ok { contains: &["steps train 1 to train 2 ("], absent: &[] },
     },
+    // --- rtfprof check: every error exits 2 (1 is a regression) ------------------
+    Case {
+        name: "check_baseline_missing",
+        view: "check",
+        flag: Some("--left_xplane_path"),
+        src: Src::Missing,
+        extra: &["--right_xplane_path=@check/base_b"],
+        expect: Expect::Err { code: 2, says: "No such file" },
+    },
+    Case {
+        name: "check_new_truncated",
+        view: "check",
+        flag: Some("--right_xplane_path"),
+        src: Src::FirstHalf("check/base_b/plugins/profile/run0/host0.xplane.pb"),
+        extra: &["--left_xplane_path=@check/base_a"],
+        expect: Expect::Err { code: 2, says: "not an XSpace trace" },
+    },
+    Case {
+        name: "check_wrong_kind",
+        view: "check",
+        flag: Some("--left_pytorch_path"),
+        src: Src::Fixture("check/base_a/plugins/profile/run0/host0.xplane.pb"),
+        extra: &["--right_xplane_path=@check/base_b"],
+        expect: Expect::Err { code: 2, says: "--left_pytorch_path" },
+    },
+    Case {
+        name: "check_bad_max_regression",
+        view: "check",
+        flag: None,
+        src: Src::Missing,
+        extra: &["--left_xplane_path=@check/base_a", "--right_xplane_path=@check/base_b", "--max_regression=5 percent"],
+        expect: Expect::Err { code: 2, says: "--max_regression: '5 percent' is not a relative amount" },
+    },
+    Case {
+        name: "check_bad_output",
+        view: "check",
+        flag: None,
+        src: Src::Missing,
+        extra: &["--left_xplane_path=@check/base_a", "--right_xplane_path=@check/base_b", "--output=xml:outfile=out.txt"],
+        expect: Expect::Err { code: 2, says: "--output: unknown output type 'xml' for check" },
+    },
+    Case {
+        name: "check_identical_runs",
+        view: "check",
+        flag: Some("--left_xplane_path"),
+        src: Src::Fixture("check/base_a"),
+        extra: &["--right_xplane_path=@check/base_b"],
+        expect: Expect::Ok { contains: &["PASS: no regression"], absent: &["FAIL"] },
+    },
 ];
 
 /// Rows that fail today because of code outside issue 7's files (inputs and

@@ -1,6 +1,6 @@
 //! Every JSON document rtfprof writes, checked against its schema in
 //! `schemas/` (JSON Schema draft 2020-12): the views' `--output json`, the
-//! `steps`, `memory`, `hlo`, `kernels`, `ranks` and `diff` JSON, and the data embedded in the
+//! `steps`, `memory`, `hlo`, `kernels`, `ranks`, `diff` and `check` JSON, and the data embedded in the
 //! HTML pages of `report` and `diff`. The real binary runs on the committed
 //! fixtures of every input kind (TF1 run metadata, profiles, event files,
 //! jobs and checkpoints; the XPlane traces of TF, JAX on CPU and GPU; the
@@ -108,6 +108,11 @@ fn fixture_cases() -> Vec<Case> {
         if steps {
             cases.push(case("steps", "steps", &inputs));
         }
+    }
+    // rtfprof check: identical runs, an improvement (the wider layer as
+    // baseline), and too few steps (TF1 profiles of 3 steps).
+    for pair in [["check/base_a", "check/base_b"], ["check/wider", "check/base_a"], ["cnn/profile", "cnn_b8/profile"]] {
+        cases.push(case("check", "check", &pair.map(data)));
     }
     // The views' JSON written at the tfprof> prompt.
     cases.push(Case { schema: "view", args: vec![format!("--profile_path={}", data("cnn/profile"))], out: Out::Prompt("op -max_depth 5") });

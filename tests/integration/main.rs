@@ -10,6 +10,7 @@ mod common;
 
 mod advise;
 mod bad_inputs;
+mod check;
 mod checkpoint;
 mod cli;
 mod cut;

@@ -19,6 +19,7 @@
 //! command line.
 
 pub mod advise;
+pub mod check;
 pub mod device;
 pub mod diff;
 pub mod hta;

@@ -117,3 +117,59 @@ pub fn report(sources: &Sources, opts: &Options) -> Result<(crate::outputs::html
 pub fn device_tables(sources: &Sources) -> Result<crate::device::Tables> {
     with_deep_stack(|| crate::device::from_sources(sources, "kernels"))
 }
+
+/// `rtfprof check`'s one side given as a path: a saved baseline
+/// (`--save_baseline`), or a trace or profile whose kind is read from the
+/// file (a directory: its XPlane hosts, else its PyTorch ranks). `name` is
+/// what errors call the path (`BASELINE`, `NEW`, `baseline`).
+pub fn check_samples(path: &std::path::Path, name: &'static str) -> Result<crate::check::Samples> {
+    use crate::error::Error;
+    use crate::inputs::sniff::{self, Kind};
+    use crate::outputs::check::baseline;
+    let display = path.display().to_string();
+    let mut sources = Sources::default();
+    if path.is_dir() {
+        if crate::inputs::xplane::locate(path, None).is_ok() {
+            sources.xplane_path = Some(path.to_owned());
+        } else if load::pytorch_ranks(path).is_ok() {
+            sources.pytorch_path = Some(path.to_owned());
+        } else {
+            return Err(Error::input(name, path, "a directory with no XPlane or PyTorch traces"));
+        }
+    } else {
+        let head = read_head(path).map_err(|source| Error::Io { kind: name, path: path.to_owned(), source })?;
+        if baseline::is_baseline(&head) {
+            return baseline::read(path);
+        }
+        match sniff::sniff_file(path).map(|(kind, _)| kind) {
+            Some(Kind::Xplane) => sources.xplane_path = Some(path.to_owned()),
+            Some(Kind::ChromeTrace) => sources.pytorch_path = Some(path.to_owned()),
+            Some(Kind::Profile) => sources.paths.profile_path = Some(path.to_owned()),
+            Some(Kind::Events) => sources.paths.events_path = Some(path.to_owned()),
+            Some(kind) => {
+                return Err(Error::input(name, path, format!("{} has no steps to compare: give a trace, a profile or a saved baseline", kind.describe())));
+            }
+            None => return Err(Error::input(name, path, "not a trace, profile or saved baseline that rtfprof check reads")),
+        }
+    }
+    crate::check::from_sources(&sources, display).map_err(|e| named_by(e, name))
+}
+
+/// The first bytes of a file, where a saved baseline says what it is.
+fn read_head(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(64);
+    std::fs::File::open(path)?.take(64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// An error about a file, naming it as the caller gave it (`--left_xplane_path`,
+/// `BASELINE`) where the reader named the global flag.
+pub fn named_by(error: crate::error::Error, name: &'static str) -> crate::error::Error {
+    use crate::error::Error;
+    match error {
+        Error::Io { path, source, .. } => Error::Io { kind: name, path, source },
+        Error::Input { path, message, .. } => Error::Input { kind: name, path, message },
+        e => e,
+    }
+}

@@ -15,6 +15,7 @@
 //! pipes (`/dev/null`, `/dev/stdout`, a FIFO) are written in place.
 
 pub mod advise;
+pub mod check;
 pub mod device;
 pub mod diff;
 pub mod folded;
@@ -45,7 +46,7 @@ pub trait Report {
     fn text(&self) -> String;
     /// The JSON document (its schema is in `schemas/`).
     fn write_json(&self, out: &mut dyn Write) -> io::Result<()>;
-    /// The CSV table, or `None` where the result has no CSV form ([`check`]
+    /// The CSV table, or `None` where the result has no CSV form ([`check()`]
     /// refuses `csv:` before anything is read).
     fn write_csv(&self, _out: &mut dyn Write) -> Option<io::Result<()>> {
         None

@@ -1,0 +1,216 @@
+//! The decision: which metrics are judged, and each one's verdict.
+//!
+//! A metric regresses only if both hold: (a) its median grew by more than
+//! its threshold, and (b) a one-sided Mann-Whitney U test on the two runs'
+//! per-step samples rejects "no change" at `alpha`. (a) alone fails on
+//! noise whenever a run happens to be slow; (b) alone fails on changes too
+//! small to matter once the runs are long enough. Improvements are
+//! reported and never fail; so are ops that appear or disappear (new code
+//! adds ops on purpose; what they cost shows in the step time).
+
+use super::metrics::{Kind, Metric, Samples};
+use super::options::Options;
+use super::result::{Check, Row, Verdict};
+use super::statistics::{mann_whitney_greater, median};
+
+/// Compares `new` with `baseline`.
+pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
+    let base_step = median(baseline.step_times()).unwrap_or(0.0);
+    let new_step = median(new.step_times()).unwrap_or(0.0);
+    let mut rows = Vec::new();
+    let mut op_rows = Vec::new();
+    let mut count_rows = Vec::new();
+    for (kind, name) in labels(baseline, new) {
+        let (b, n) = (baseline.get(kind, &name), new.get(kind, &name));
+        let row = match kind {
+            Kind::StepTime => Some(judge(kind, &name, b, n, options.max_regression, options)),
+            Kind::Category | Kind::OpTime => {
+                let (bm, nm) = (median_of(b), median_of(n));
+                let large = bm >= options.min_share * base_step || nm >= options.min_share * new_step;
+                // An op on one side only is reported by its count.
+                let on_both = kind == Kind::Category || (ran(b) && ran(n));
+                (large && on_both).then(|| judge(kind, &name, b, n, options.max_op_regression, options))
+            }
+            Kind::OpCount => count_row(&name, b, n),
+        };
+        match (kind, row) {
+            (_, None) => {}
+            (Kind::OpTime, Some(row)) => op_rows.push(row),
+            (Kind::OpCount, Some(row)) => count_rows.push(row),
+            (_, Some(row)) => rows.push(row),
+        }
+    }
+    // The largest growth first: the op that slowed the step leads.
+    op_rows.sort_by(|a, b| b.change.unwrap_or(0.0).total_cmp(&a.change.unwrap_or(0.0)).then_with(|| a.name.cmp(&b.name)));
+    rows.extend(op_rows);
+    rows.extend(count_rows);
+    Check { baseline: baseline.source.clone(), new: new.source.clone(), options: options.clone(), rows }
+}
+
+/// Every (kind, name) either side has, step time first, then in kind and
+/// name order.
+fn labels(baseline: &Samples, new: &Samples) -> Vec<(Kind, String)> {
+    let mut all: Vec<(Kind, String)> = baseline.metrics.iter().chain(&new.metrics).map(|m| (m.kind, m.name.clone())).collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
+fn median_of(metric: Option<&Metric>) -> f64 {
+    metric.and_then(|m| median(&m.samples)).unwrap_or(0.0)
+}
+
+/// Whether the metric's op ran in any step.
+fn ran(metric: Option<&Metric>) -> bool {
+    metric.is_some_and(|m| m.samples.iter().any(|&v| v > 0.0))
+}
+
+fn label(kind: Kind, name: &str) -> String {
+    Metric { kind, name: name.to_owned(), samples: Vec::new() }.label()
+}
+
+/// The verdict on one time metric, as the module doc says.
+fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, default_threshold: f64, options: &Options) -> Row {
+    let label = label(kind, name);
+    let threshold = options.thresholds.get(&label).copied().unwrap_or(default_threshold);
+    let empty: &[f64] = &[];
+    let (b, n) = (base.map_or(empty, |m| &m.samples), new.map_or(empty, |m| &m.samples));
+    let (bm, nm) = (median(b).unwrap_or(0.0), median(n).unwrap_or(0.0));
+    let change = (bm > 0.0).then(|| (nm - bm) / bm);
+    let mut row = Row {
+        kind,
+        name: name.to_owned(),
+        label,
+        baseline_median: bm,
+        new_median: nm,
+        change,
+        p_value: None,
+        threshold,
+        baseline_steps: b.len(),
+        new_steps: n.len(),
+        verdict: Verdict::Unchanged,
+    };
+    if b.len() < options.min_steps || n.len() < options.min_steps {
+        row.verdict = Verdict::TooFewSteps;
+        return row;
+    }
+    let Some(change) = change else { return row };
+    let grew = change >= 0.0;
+    row.p_value = if grew { mann_whitney_greater(n, b) } else { mann_whitney_greater(b, n) };
+    let significant = row.p_value.is_some_and(|p| p < options.alpha);
+    row.verdict = match (change.abs() > threshold, significant, grew) {
+        (false, _, _) => Verdict::Unchanged,
+        (true, false, _) => Verdict::Noise,
+        (true, true, true) => Verdict::Regression,
+        (true, true, false) => Verdict::Improvement,
+    };
+    row
+}
+
+/// An op-count row where the median count per step differs: the op
+/// appeared, disappeared or runs a different number of times.
+fn count_row(name: &str, base: Option<&Metric>, new: Option<&Metric>) -> Option<Row> {
+    let (bm, nm) = (median_of(base), median_of(new));
+    if bm == nm {
+        return None;
+    }
+    let verdict = if !ran(base) {
+        Verdict::Appeared
+    } else if !ran(new) {
+        Verdict::Disappeared
+    } else {
+        Verdict::CountChanged
+    };
+    Some(Row {
+        kind: Kind::OpCount,
+        name: name.to_owned(),
+        label: label(Kind::OpCount, name),
+        baseline_median: bm,
+        new_median: nm,
+        change: (bm > 0.0).then(|| (nm - bm) / bm),
+        p_value: None,
+        threshold: 0.0,
+        baseline_steps: base.map_or(0, |m| m.samples.len()),
+        new_steps: new.map_or(0, |m| m.samples.len()),
+        verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(step: &[f64], ops: &[(&str, &[f64])]) -> Samples {
+        let mut metrics = vec![Metric { kind: Kind::StepTime, name: "step_time".into(), samples: step.to_vec() }];
+        for (name, values) in ops {
+            metrics.push(Metric { kind: Kind::OpTime, name: (*name).into(), samples: values.to_vec() });
+            metrics.push(Metric { kind: Kind::OpCount, name: (*name).into(), samples: values.iter().map(|&v| if v > 0.0 { 1.0 } else { 0.0 }).collect() });
+        }
+        Samples { source: "x".into(), steps: (0..step.len()).map(|i| i.to_string()).collect(), metrics }
+    }
+
+    const STEPS: [f64; 8] = [100.0, 103.0, 98.0, 101.0, 99.0, 130.0, 100.5, 102.0];
+
+    #[test]
+    fn identical_runs_pass() {
+        let a = samples(&STEPS, &[("dot", &[50.0, 51.0, 49.0, 50.0, 50.0, 52.0, 50.0, 51.0])]);
+        let check = decide(&a, &a, &Options::default());
+        assert!(check.passed(), "{:?}", check.rows);
+        assert!(check.rows.iter().all(|r| r.verdict == Verdict::Unchanged));
+    }
+
+    #[test]
+    fn a_slower_op_fails_and_is_named_and_swapping_is_an_improvement() {
+        let dot = [50.0, 51.0, 49.0, 50.0, 50.0, 52.0, 50.0, 51.0];
+        let a = samples(&STEPS, &[("dot", &dot)]);
+        let b = samples(&STEPS.map(|s| s + 30.0), &[("dot", &dot.map(|d| d + 30.0))]);
+        let check = decide(&a, &b, &Options::default());
+        let failed: Vec<&str> = check.regressions().map(|r| r.label.as_str()).collect();
+        assert_eq!(failed, ["step_time", "op:dot"]);
+        let back = decide(&b, &a, &Options::default());
+        assert!(back.passed());
+        assert_eq!(back.rows.iter().filter(|r| r.verdict == Verdict::Improvement).count(), 2);
+    }
+
+    #[test]
+    fn one_slow_step_is_noise() {
+        // The median moves little; one outlier cannot make it significant.
+        let mut slow = STEPS;
+        slow[0] = 500.0;
+        slow[1] = 400.0;
+        let check = decide(&samples(&STEPS, &[]), &samples(&slow, &[]), &Options::default());
+        assert!(check.passed(), "{:?}", check.rows);
+    }
+
+    #[test]
+    fn too_few_steps_never_fail() {
+        let a = samples(&[100.0, 101.0, 99.0], &[]);
+        let b = samples(&[200.0, 201.0, 199.0], &[]);
+        let check = decide(&a, &b, &Options::default());
+        assert!(check.passed());
+        assert_eq!(check.rows[0].verdict, Verdict::TooFewSteps);
+        assert!(check.summary().contains("too few steps"));
+    }
+
+    #[test]
+    fn an_op_that_appears_is_reported_not_failed() {
+        let a = samples(&STEPS, &[]);
+        let b = samples(&STEPS, &[("tanh", &[5.0; 8])]);
+        let check = decide(&a, &b, &Options::default());
+        assert!(check.passed());
+        let row = check.rows.iter().find(|r| r.label == "count:tanh").unwrap();
+        assert_eq!(row.verdict, Verdict::Appeared);
+        let back = decide(&b, &a, &Options::default());
+        assert_eq!(back.rows.iter().find(|r| r.label == "count:tanh").unwrap().verdict, Verdict::Disappeared);
+    }
+
+    #[test]
+    fn a_threshold_per_metric_wins() {
+        let a = samples(&STEPS, &[]);
+        let b = samples(&STEPS.map(|s| s * 1.10), &[]);
+        assert!(!decide(&a, &b, &Options::default()).passed());
+        let mut options = Options::default();
+        options.thresholds.insert("step_time".into(), 0.2);
+        assert!(decide(&a, &b, &options).passed());
+    }
+}

@@ -1,0 +1,148 @@
+//! What `rtfprof check` compares: per-step samples of a profile's step
+//! time, of each part of the step breakdown, and of each op's time and
+//! count, read from the inputs once.
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::load::{self, Purpose, Sources};
+use crate::steps::{self, CATEGORIES};
+use crate::views::View;
+
+/// What a metric measures, and so which threshold it gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// The whole step's time.
+    StepTime,
+    /// One category of the step breakdown (`rtfprof steps`).
+    Category,
+    /// One op's (node's) time in a step.
+    OpTime,
+    /// How many times one op ran in a step.
+    OpCount,
+}
+
+impl Kind {
+    /// The name in outputs and in the baseline file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::StepTime => "step_time",
+            Kind::Category => "category",
+            Kind::OpTime => "op_time",
+            Kind::OpCount => "op_count",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Kind> {
+        [Kind::StepTime, Kind::Category, Kind::OpTime, Kind::OpCount].into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The unit of its samples: microseconds, or a count.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Kind::OpCount => "count",
+            _ => "us",
+        }
+    }
+}
+
+/// One metric's samples, one a step, in step order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metric {
+    pub kind: Kind,
+    /// `step_time`, the category's name, or the op's node name.
+    pub name: String,
+    pub samples: Vec<f64>,
+}
+
+impl Metric {
+    /// The name outputs show: `step_time`, `category:host_compute`,
+    /// `op:jit(step)/jvp(layer2)/dot_general`, `count:…`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            Kind::StepTime => "step_time".to_owned(),
+            Kind::Category => format!("category:{}", self.name),
+            Kind::OpTime => format!("op:{}", self.name),
+            Kind::OpCount => format!("count:{}", self.name),
+        }
+    }
+}
+
+/// One profile's samples of every metric.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Samples {
+    /// What was read (the trace's path, or a baseline file's), for outputs.
+    pub source: String,
+    /// The steps sampled (their names as `rtfprof steps` shows them).
+    pub steps: Vec<String>,
+    pub metrics: Vec<Metric>,
+}
+
+impl Samples {
+    pub fn get(&self, kind: Kind, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.kind == kind && m.name == name)
+    }
+
+    pub fn step_times(&self) -> &[f64] {
+        self.get(Kind::StepTime, "step_time").map_or(&[], |m| &m.samples)
+    }
+}
+
+/// The samples of `sources` (one profile): the step rows of `rtfprof
+/// steps` for the step time and breakdown, the node model's per-step
+/// executions for the ops. Every op that ran is kept here: which ones are
+/// large enough to judge is the decision's ([`super::decide`]).
+pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
+    let loaded = load::load(sources, Purpose::View(View::Scope))?;
+    let analyzed = steps::with_rows(steps::analyze(&loaded)?, &[])?;
+    let mut samples = Samples { source, ..Samples::default() };
+    if let Some(rank) = analyzed.pytorch.first() {
+        // PyTorch: the first rank's steps, split by the TensorBoard
+        // plugin's roles.
+        samples.steps = rank.rows.iter().map(|r| r.step.clone()).collect();
+        samples.metrics.push(Metric { kind: Kind::StepTime, name: "step_time".into(), samples: rank.rows.iter().map(|r| r.step_ns() as f64 / 1e3).collect() });
+        for (i, role) in steps::pytorch::ROLES.iter().enumerate() {
+            let values: Vec<f64> = rank.rows.iter().map(|r| r.roles_ns[i] as f64 / 1e3).collect();
+            samples.metrics.push(Metric { kind: Kind::Category, name: (*role).to_owned(), samples: values });
+        }
+    } else {
+        samples.steps = analyzed.rows.iter().map(|r| r.name.clone()).collect();
+        samples.metrics.push(Metric { kind: Kind::StepTime, name: "step_time".into(), samples: analyzed.rows.iter().map(|r| r.step_us).collect() });
+        for (i, category) in CATEGORIES.iter().enumerate() {
+            let values: Option<Vec<f64>> = analyzed.rows.iter().map(|r| r.categories[i]).collect();
+            if let Some(values) = values {
+                samples.metrics.push(Metric { kind: Kind::Category, name: (*category).to_owned(), samples: values });
+            }
+        }
+    }
+    samples.metrics.extend(op_metrics(&loaded.stats, samples.steps.len()));
+    Ok(samples)
+}
+
+/// Each node that ran: its time and run count in each step of the node
+/// model (0 in a step where it did not run). Where the step rows left out
+/// the first and last steps (XProf's `maybe_drop_incomplete_steps`: the
+/// first may include warm-up, the last may be cut by the end of tracing),
+/// so do the op samples, so that both sample the same steps.
+fn op_metrics(stats: &crate::stats::Stats, step_rows: usize) -> Vec<Metric> {
+    let mut steps: Vec<i64> = stats.steps.iter().copied().collect();
+    if steps.len() == step_rows + 2 {
+        steps = steps[1..steps.len() - 1].to_vec();
+    }
+    let mut times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut counts: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for node in stats.nodes.iter().filter(|n| !n.execs.is_empty()) {
+        let name: &str = &node.name;
+        let t = times.entry(name).or_insert_with(|| vec![0.0; steps.len()]);
+        let c = counts.entry(name).or_insert_with(|| vec![0.0; steps.len()]);
+        for (i, &step) in steps.iter().enumerate() {
+            if node.execs.get(&step).is_some() {
+                t[i] += node.exec_micros(step) as f64;
+                c[i] += node.run_count(step) as f64;
+            }
+        }
+    }
+    let time_metrics = times.into_iter().map(|(name, samples)| Metric { kind: Kind::OpTime, name: name.to_owned(), samples });
+    let count_metrics = counts.into_iter().map(|(name, samples)| Metric { kind: Kind::OpCount, name: name.to_owned(), samples });
+    time_metrics.chain(count_metrics).collect()
+}

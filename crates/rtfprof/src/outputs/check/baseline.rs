@@ -1,0 +1,82 @@
+//! `--save_baseline PATH`: a profile's per-step samples as a small JSON
+//! file that a later `rtfprof check` reads as its baseline, so CI keeps
+//! kilobytes instead of a trace. The reader lives beside the writer so the
+//! two cannot drift.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::check::{Kind, Metric, Samples};
+use crate::error::{Error, Result};
+
+/// The key that marks the file, with the layout's version.
+pub const MARKER: &str = "rtfprof_check_baseline";
+
+pub fn render(samples: &Samples) -> Vec<u8> {
+    let metrics: Vec<Value> = samples.metrics.iter().map(|m| json!({"kind": m.kind.as_str(), "name": m.name, "samples": m.samples})).collect();
+    let rest = json!({ "source": samples.source, "steps": samples.steps, "metrics": metrics }).to_string();
+    // The marker first (serde_json orders keys by name), so that
+    // [`is_baseline`] knows the file from its first bytes.
+    format!("{{\"{MARKER}\":1,{}\n", &rest[1..]).into_bytes()
+}
+
+/// Whether `bytes` look like a baseline file (its first key is [`MARKER`]).
+pub fn is_baseline(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64)];
+    let text = String::from_utf8_lossy(head);
+    text.trim_start().strip_prefix('{').is_some_and(|rest| rest.trim_start().starts_with(&format!("\"{MARKER}\"")))
+}
+
+/// Reads a baseline file; every problem is one line naming it.
+pub fn read(path: &Path) -> Result<Samples> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io { kind: "baseline", path: path.to_owned(), source })?;
+    parse(&bytes).map_err(|message| Error::input("baseline", path, message))
+}
+
+fn parse(bytes: &[u8]) -> std::result::Result<Samples, String> {
+    let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("not a baseline saved by 'rtfprof check --save_baseline': {e}"))?;
+    match doc.get(MARKER).and_then(Value::as_u64) {
+        Some(1) => {}
+        Some(v) => return Err(format!("baseline layout version {v}; this rtfprof reads version 1")),
+        None => return Err("not a baseline saved by 'rtfprof check --save_baseline'".to_owned()),
+    }
+    let strings = |v: Option<&Value>| -> Option<Vec<String>> { v?.as_array()?.iter().map(|s| s.as_str().map(str::to_owned)).collect() };
+    let steps = strings(doc.get("steps")).ok_or("'steps' is not a list of names")?;
+    let source = doc.get("source").and_then(Value::as_str).unwrap_or("").to_owned();
+    let mut metrics = Vec::new();
+    for m in doc.get("metrics").and_then(Value::as_array).ok_or("'metrics' is not a list")? {
+        let kind = m.get("kind").and_then(Value::as_str).and_then(Kind::parse).ok_or("a metric has no known 'kind'")?;
+        let name = m.get("name").and_then(Value::as_str).ok_or("a metric has no 'name'")?.to_owned();
+        let samples: Option<Vec<f64>> = m.get("samples").and_then(Value::as_array).and_then(|a| a.iter().map(Value::as_f64).collect());
+        let samples = samples.ok_or_else(|| format!("metric '{name}': 'samples' is not a list of numbers"))?;
+        metrics.push(Metric { kind, name, samples });
+    }
+    if !metrics.iter().any(|m| m.kind == Kind::StepTime) {
+        return Err("it has no step_time samples".to_owned());
+    }
+    Ok(Samples { source, steps, metrics })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let samples = Samples {
+            source: "run\"a\".xplane.pb".into(),
+            steps: vec!["1".into(), "2".into()],
+            metrics: vec![
+                Metric { kind: Kind::StepTime, name: "step_time".into(), samples: vec![1.5, 2.0] },
+                Metric { kind: Kind::OpTime, name: "jit(f)/a,b:c".into(), samples: vec![0.25, 0.0] },
+            ],
+        };
+        let bytes = render(&samples);
+        assert!(is_baseline(&bytes));
+        assert_eq!(parse(&bytes).unwrap(), samples);
+        assert!(!is_baseline(b"{\"traceEvents\": []}"));
+        assert!(parse(b"{\"rtfprof_check_baseline\": 2}").unwrap_err().contains("version 2"));
+        assert!(parse(b"{\"rtfprof_check_baseline\": 1, \"steps\": [], \"metrics\": []}").unwrap_err().contains("step_time"));
+    }
+}

@@ -1,0 +1,72 @@
+//! `--output github`: workflow commands that GitHub Actions turns into
+//! annotations on the run (`::error title=…::…` for each regression,
+//! `::warning title=…::…` for what deserves a look, `::notice` for the
+//! verdict), printed on stdout.
+//!
+//! Text from the profile goes into both parts of a command, so both are
+//! escaped as the Actions toolkit does (`escapeData` and `escapeProperty`
+//! in @actions/core's command.ts): `%`, `\r` and `\n` everywhere, and `:`
+//! and `,` too in properties, where they would end the value.
+
+use super::{amount, p_value, percent};
+use crate::check::{Check, Kind, Row, Verdict};
+
+pub fn render(check: &Check) -> String {
+    let mut out = String::new();
+    for row in &check.rows {
+        let level = match row.verdict {
+            Verdict::Regression => "error",
+            v if v.is_notable() => "warning",
+            _ => continue,
+        };
+        out.push_str(&command(level, &format!("rtfprof check: {}", row.label), &message(row)));
+    }
+    let level = if check.passed() { "notice" } else { "error" };
+    out.push_str(&command(level, "rtfprof check", &check.summary()));
+    out
+}
+
+fn message(row: &Row) -> String {
+    let unit = row.kind.unit();
+    let what = match row.verdict {
+        Verdict::Regression => "regressed",
+        Verdict::Noise => "changed, but not significantly",
+        Verdict::TooFewSteps => "not judged: too few steps",
+        Verdict::Appeared => "appeared",
+        Verdict::Disappeared => "disappeared",
+        Verdict::CountChanged => "runs a different number of times a step",
+        Verdict::Improvement | Verdict::Unchanged => "",
+    };
+    let mut text = format!("{} {what}: median {} -> {} ({})", row.label, amount(row.baseline_median, unit), amount(row.new_median, unit), percent(row.change));
+    if row.kind != Kind::OpCount {
+        text.push_str(&format!(", p={}, threshold {:.0}%", p_value(row.p_value), row.threshold * 100.0));
+    }
+    text
+}
+
+/// `::LEVEL title=TITLE::MESSAGE` and a newline.
+pub fn command(level: &str, title: &str, message: &str) -> String {
+    format!("::{level} title={}::{}\n", escape_property(title), escape_data(message))
+}
+
+/// `escapeData`: the message.
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// `escapeProperty`: a property's value.
+pub fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_as_the_toolkit() {
+        assert_eq!(escape_data("50% a\r\nb::c,d"), "50%25 a%0D%0Ab::c,d");
+        assert_eq!(escape_property("op:a,b%\n"), "op%3Aa%2Cb%25%0A");
+        assert_eq!(command("error", "t:1", "m\n::x"), "::error title=t%3A1::m%0A::x\n");
+    }
+}

@@ -1,0 +1,54 @@
+//! `--output json:outfile=PATH` (schemas/check.schema.json); also the
+//! dict `rtfprof.check()` returns in Python.
+
+use serde_json::{Value, json};
+
+use crate::check::Check;
+
+/// The document as a value.
+pub fn value(check: &Check) -> Value {
+    let o = &check.options;
+    let metrics: Vec<Value> = check
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "label": r.label,
+                "kind": r.kind.as_str(),
+                "name": r.name,
+                "unit": r.kind.unit(),
+                "baseline_median": r.baseline_median,
+                "new_median": r.new_median,
+                "change": r.change,
+                "p_value": r.p_value,
+                "threshold": r.threshold,
+                "baseline_steps": r.baseline_steps,
+                "new_steps": r.new_steps,
+                "verdict": r.verdict.as_str(),
+            })
+        })
+        .collect();
+    json!({
+        "schema_version": 1,
+        "baseline": check.baseline,
+        "new": check.new,
+        "passed": check.passed(),
+        "summary": check.summary(),
+        "options": {
+            "max_regression": o.max_regression,
+            "max_op_regression": o.max_op_regression,
+            "alpha": o.alpha,
+            "min_steps": o.min_steps,
+            "min_share": o.min_share,
+            "thresholds": o.thresholds,
+        },
+        "metrics": metrics,
+    })
+}
+
+/// The document, one line and a newline (serde_json escapes the names).
+pub fn render(check: &Check) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(&value(check)).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}

@@ -1,0 +1,54 @@
+//! `--output markdown:outfile=PATH`: a table for a pull request comment or
+//! a job summary (`$GITHUB_STEP_SUMMARY`). Names from the profile are
+//! escaped: every ASCII punctuation character gets a backslash (which
+//! CommonMark allows for any of them), so `|` cannot split a cell and `*`,
+//! `_`, `<`, `` ` `` or `[` cannot format or link; line breaks become spaces.
+
+use super::{amount, p_value, percent};
+use crate::check::{Check, Kind};
+
+pub fn render(check: &Check) -> String {
+    let icon = if check.passed() { "✅" } else { "❌" };
+    let mut out = format!("### {icon} rtfprof check\n\n{}\n\n", escape(&check.summary()));
+    out.push_str(&format!("Baseline: {}  \nNew: {}\n\n", escape(&check.baseline), escape(&check.new)));
+    out.push_str("| verdict | metric | baseline | new | change | p | threshold |\n|---|---|--:|--:|--:|--:|--:|\n");
+    for row in &check.rows {
+        let unit = row.kind.unit();
+        let threshold = if row.kind == Kind::OpCount { "-".to_owned() } else { format!("{:.0}%", row.threshold * 100.0) };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            super::text::verdict_word(row.verdict),
+            escape(&row.label),
+            amount(row.baseline_median, unit),
+            amount(row.new_median, unit),
+            escape(&percent(row.change)),
+            p_value(row.p_value),
+            escape(&threshold),
+        ));
+    }
+    out
+}
+
+/// Text that Markdown shows as it is.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\r' | '\n' => out.push(' '),
+            c if c.is_ascii_punctuation() => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes_every_punctuation() {
+        assert_eq!(super::escape("a|b*c_<x>`[l](u)\nz"), r"a\|b\*c\_\<x\>\`\[l\]\(u\) z");
+    }
+}

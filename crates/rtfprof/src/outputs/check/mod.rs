@@ -1,0 +1,143 @@
+//! `rtfprof check`'s outputs, one file a format: the text table
+//! ([`text`]), JSON ([`json`], schemas/check.schema.json), JUnit XML
+//! ([`junit`]), GitHub Actions annotations ([`github`]), Markdown
+//! ([`markdown`]), github-action-benchmark's `customSmallerIsBetter`
+//! ([`benchmark`]); and the baseline summary a check can read back
+//! instead of a trace ([`baseline`]).
+//!
+//! Each format renders a [`Check`] to bytes and touches no file; [`write()`]
+//! then writes them all, each file atomically, only once every format has
+//! rendered, so a failure leaves no partial output.
+
+pub mod baseline;
+pub mod benchmark;
+pub mod github;
+pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod text;
+
+use std::path::PathBuf;
+
+use crate::check::Check;
+use crate::error::{Error, Result};
+
+/// One `--output` of `rtfprof check` (it may be given several times).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckOutput {
+    /// The text table, on stdout (`stdout`, the default) or in a file.
+    Text(Option<PathBuf>),
+    Json(PathBuf),
+    Junit(PathBuf),
+    /// Annotations on stdout, for a GitHub Actions step.
+    Github,
+    Markdown(PathBuf),
+    Benchmark(PathBuf),
+    None,
+}
+
+const KINDS: &str = "stdout, file:outfile=PATH, json:outfile=PATH, junit:outfile=PATH, github, markdown:outfile=PATH, benchmark:outfile=PATH or none";
+
+impl CheckOutput {
+    /// Parses rtfprof's `--output` syntax: `KIND` or `KIND:outfile=PATH`.
+    pub fn parse(value: &str) -> Result<CheckOutput> {
+        let bad = |message: String| Error::flag("--output", message);
+        let (kind, rest) = value.split_once(':').map_or((value, None), |(k, r)| (k, Some(r)));
+        let outfile = match rest {
+            None | Some("") => None,
+            Some(rest) => match rest.split_once('=') {
+                Some(("outfile", path)) if !path.is_empty() => Some(PathBuf::from(path)),
+                _ => return Err(bad(format!("'{rest}' is not outfile=PATH (e.g. --output {kind}:outfile=PATH)"))),
+            },
+        };
+        let need = |o: Option<PathBuf>| o.ok_or_else(|| bad(format!("output type {kind} needs outfile (e.g. --output {kind}:outfile=PATH)")));
+        let none = |o: &Option<PathBuf>, output: CheckOutput| match o {
+            Some(_) => Err(bad(format!("output type {kind} takes no outfile: it prints on stdout"))),
+            None => Ok(output),
+        };
+        match kind {
+            "" | "stdout" => none(&outfile, CheckOutput::Text(None)),
+            "none" => none(&outfile, CheckOutput::None),
+            "github" => none(&outfile, CheckOutput::Github),
+            "file" => Ok(CheckOutput::Text(Some(need(outfile)?))),
+            "json" => Ok(CheckOutput::Json(need(outfile)?)),
+            "junit" => Ok(CheckOutput::Junit(need(outfile)?)),
+            "markdown" => Ok(CheckOutput::Markdown(need(outfile)?)),
+            "benchmark" => Ok(CheckOutput::Benchmark(need(outfile)?)),
+            _ => Err(bad(format!("unknown output type '{kind}' for check (valid: {KINDS})"))),
+        }
+    }
+
+    fn render(&self, check: &Check) -> Vec<u8> {
+        match self {
+            CheckOutput::Text(_) => text::render(check).into_bytes(),
+            CheckOutput::Json(_) => json::render(check),
+            CheckOutput::Junit(_) => junit::render(check),
+            CheckOutput::Github => github::render(check).into_bytes(),
+            CheckOutput::Markdown(_) => markdown::render(check).into_bytes(),
+            CheckOutput::Benchmark(_) => benchmark::render(check),
+            CheckOutput::None => Vec::new(),
+        }
+    }
+
+    fn path(&self) -> Option<&PathBuf> {
+        match self {
+            CheckOutput::Text(path) => path.as_ref(),
+            CheckOutput::Json(p) | CheckOutput::Junit(p) | CheckOutput::Markdown(p) | CheckOutput::Benchmark(p) => Some(p),
+            CheckOutput::Github | CheckOutput::None => None,
+        }
+    }
+}
+
+/// Renders `check` in every format of `outputs`, then writes the files
+/// (atomically) and appends what goes to stdout to `stdout`.
+pub fn write(check: &Check, outputs: &[CheckOutput], stdout: &mut String) -> Result<()> {
+    let rendered: Vec<(&CheckOutput, Vec<u8>)> = outputs.iter().map(|o| (o, o.render(check))).collect();
+    for (output, bytes) in &rendered {
+        match output.path() {
+            Some(path) => super::write_atomic(path, bytes)?,
+            None => stdout.push_str(&String::from_utf8_lossy(bytes)),
+        }
+    }
+    Ok(())
+}
+
+/// A relative change as a signed percentage (`+12.3%`), or `new` where the
+/// baseline was 0.
+pub(crate) fn percent(change: Option<f64>) -> String {
+    change.map_or_else(|| "new".to_owned(), |c| format!("{:+.1}%", c * 100.0))
+}
+
+/// A median in its unit: microseconds shown as µs/ms/s, counts as numbers.
+pub(crate) fn amount(value: f64, unit: &str) -> String {
+    if unit == "count" {
+        return format!("{value}");
+    }
+    if value >= 1e6 {
+        format!("{:.3}s", value / 1e6)
+    } else if value >= 1e3 {
+        format!("{:.2}ms", value / 1e3)
+    } else {
+        format!("{value:.0}us")
+    }
+}
+
+/// A p-value for people: `p=0.0012`, or `-` where no test ran.
+pub(crate) fn p_value(p: Option<f64>) -> String {
+    p.map_or_else(|| "-".to_owned(), |p| if p < 1e-4 { format!("{p:.1e}") } else { format!("{p:.4}") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse() {
+        assert_eq!(CheckOutput::parse("stdout").unwrap(), CheckOutput::Text(None));
+        assert_eq!(CheckOutput::parse("github").unwrap(), CheckOutput::Github);
+        assert_eq!(CheckOutput::parse("junit:outfile=a=b.xml").unwrap(), CheckOutput::Junit("a=b.xml".into()));
+        for bad in ["junit", "xml:outfile=x", "github:outfile=x", "json:path=x", "json:outfile="] {
+            assert!(CheckOutput::parse(bad).unwrap_err().to_string().starts_with("--output: "), "{bad}");
+        }
+    }
+}

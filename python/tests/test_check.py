@@ -1,0 +1,43 @@
+"""rtfprof.check: the dict `rtfprof check --output json` writes, on the real
+runs of testdata/check (tools/check/gen_runs.py)."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+import rtfprof
+from conftest import TESTDATA
+
+RUNS = TESTDATA / "check"
+
+
+def test_identical_runs_pass_and_a_wider_layer_fails():
+    same = rtfprof.check(RUNS / "base_a", str(RUNS / "base_b"))
+    assert same["passed"] is True
+    wider = rtfprof.check(RUNS / "base_a", RUNS / "wider")
+    assert wider["passed"] is False
+    regressed = {m["label"] for m in wider["metrics"] if m["verdict"] == "regression"}
+    assert {"step_time", "op:jit(step)/jvp(layer2)/dot_general"} <= regressed
+
+
+def test_the_dict_is_the_clis_json(tmp_path):
+    out = tmp_path / "check.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "rtfprof", "check", str(RUNS / "base_a"), str(RUNS / "extra_op"), "--output", f"json:outfile={out}"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    assert rtfprof.check(str(RUNS / "base_a"), str(RUNS / "extra_op")) == json.loads(out.read_text())
+
+
+def test_thresholds_and_bad_values():
+    loose = rtfprof.check(RUNS / "base_a", RUNS / "wider", max_regression="300%", max_op_regression="300%")
+    assert loose["passed"] is True
+    strict = rtfprof.check(RUNS / "base_a", RUNS / "wider", max_regression="300%", max_op_regression="300%", thresholds={"step_time": "1%"})
+    assert [m["label"] for m in strict["metrics"] if m["verdict"] == "regression"] == ["step_time"]
+    with pytest.raises(ValueError, match="max_regression"):
+        rtfprof.check(RUNS / "base_a", RUNS / "wider", max_regression="five")
+    with pytest.raises(Exception, match="no_such"):
+        rtfprof.check(RUNS / "no_such", RUNS / "wider")

@@ -1,0 +1,185 @@
+//! `rtfprof check`: the two sides from BASELINE/NEW or the `--left_*`/
+//! `--right_*` flags, their samples ([`crate::check::from_sources`], or a
+//! saved baseline), the decision, and every `--output`.
+//!
+//! Its exit status is a contract for CI: 0 no regression, 1 a regression,
+//! 2 anything else that went wrong (a bad flag, a missing or unreadable
+//! input). Elsewhere rtfprof exits 1 for bad input; here 1 must mean a
+//! regression only, so that a broken pipeline step is never mistaken for
+//! a slower program, nor a slower program for a broken step.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{CheckArgs, Cli, SideArgs};
+use super::term;
+use crate::api::named_by;
+use crate::check::{self, Options, Samples, options::parse_fraction};
+use crate::error::{Error, Result};
+use crate::inputs::InputPaths;
+use crate::load::Sources;
+use crate::outputs::check::{CheckOutput, baseline};
+
+/// Runs `rtfprof check` and prints as `main` does; returns the exit status.
+pub fn main(cli: &Cli, args: &CheckArgs) -> u8 {
+    let mut stdout = String::new();
+    let result = run(cli, args, &mut stdout);
+    let written = super::write_stdout(stdout.as_bytes());
+    match result.and_then(|passed| written.map(|()| passed)) {
+        Ok(Some(false)) => 1,
+        Ok(_) => 0,
+        Err(e) => {
+            term::error(&e.to_string());
+            2
+        }
+    }
+}
+
+/// Runs the check, appending what goes to stdout; `Some(passed)`, or
+/// `None` when only a baseline was saved. Every flag is read, and both
+/// sides are read, before any file is written.
+pub fn run(cli: &Cli, args: &CheckArgs, stdout: &mut String) -> Result<Option<bool>> {
+    let options = options(args)?;
+    let outputs: Vec<CheckOutput> = cli.show.output.iter().map(|o| CheckOutput::parse(o)).collect::<Result<_>>()?;
+    let global = cli.inputs.paths();
+    let base = side(args.baseline.as_deref(), &args.sides, Which::Baseline, &global)?;
+    let new = side(args.new.as_deref(), &args.sides, Which::New, &global)?;
+    let (base, new) = match (base, new, &args.save_baseline) {
+        (Some(base), Some(new), _) => (base, new),
+        // One profile and --save_baseline: save it, compare nothing.
+        (Some(only), None, Some(path)) | (None, Some(only), Some(path)) => {
+            let samples = only.samples()?;
+            crate::outputs::write_atomic(path, &baseline::render(&samples))?;
+            stdout.push_str(&format!("Baseline of {} ({} steps) written to {}\n", samples.source, samples.steps.len(), path.display()));
+            return Ok(None);
+        }
+        (None, _, _) => return Err(Error::flag("check", "give the baseline as BASELINE or with the --left_* flags (e.g. rtfprof check BASELINE NEW)")),
+        (_, None, _) => return Err(Error::flag("check", "give the new run as NEW or with the --right_* flags (e.g. rtfprof check BASELINE NEW)")),
+    };
+    let (base, new) = (base.samples()?, new.samples()?);
+    let result = check::decide(&base, &new, &options);
+    let mut printed = String::new();
+    crate::outputs::check::write(&result, &outputs, &mut printed)?;
+    if let Some(path) = &args.save_baseline {
+        crate::outputs::write_atomic(path, &baseline::render(&new))?;
+    }
+    stdout.push_str(&printed);
+    Ok(Some(result.passed()))
+}
+
+fn options(args: &CheckArgs) -> Result<Options> {
+    let mut options = Options::default();
+    options.max_regression = parse_fraction("--max_regression", &args.max_regression)?;
+    options.max_op_regression = parse_fraction("--max_op_regression", &args.max_op_regression)?;
+    options.min_share = parse_fraction("--min_share", &args.min_share)?;
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(Error::flag("--alpha", format!("{} is not a level between 0 and 1 (e.g. 0.01)", args.alpha)));
+    }
+    options.alpha = args.alpha;
+    options.min_steps = args.min_steps;
+    for value in &args.threshold {
+        let (label, amount) = check::options::parse_threshold(value)?;
+        options.thresholds.insert(label, amount);
+    }
+    Ok(options)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Baseline,
+    New,
+}
+
+/// One side: a profile's inputs (with its name in outputs, and what its
+/// errors call it), or a path of any kind.
+enum Side {
+    Sources(Box<Sources>, String, &'static str),
+    Path(PathBuf, &'static str),
+}
+
+impl Side {
+    fn samples(&self) -> Result<Samples> {
+        match self {
+            Side::Sources(sources, name, flag) => check::from_sources(sources, name.clone()).map_err(|e| named_by(e, flag)),
+            Side::Path(path, word) => crate::api::check_samples(path, word),
+        }
+    }
+}
+
+/// The side from its positional path or its flags (not both), or `None`.
+fn side(path: Option<&Path>, flags: &SideArgs, which: Which, global: &InputPaths) -> Result<Option<Side>> {
+    let (word, prefix) = if which == Which::Baseline { ("BASELINE", "--left_") } else { ("NEW", "--right_") };
+    match (path, flag_sources(flags, which, global)) {
+        (Some(_), Some(_)) => Err(Error::flag(word, format!("give {word} or the {prefix}* flags, not both"))),
+        (Some(path), None) => Ok(Some(Side::Path(path.to_owned(), word))),
+        (None, Some((sources, flag))) => {
+            let name = describe(&sources);
+            Ok(Some(Side::Sources(Box::new(sources), name, flag)))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// The side's `--left_*` or `--right_*` inputs, if any was given, and the
+/// flag its errors name (its trace's, else its first given).
+fn flag_sources(f: &SideArgs, which: Which, global: &InputPaths) -> Option<(Sources, &'static str)> {
+    let left = which == Which::Baseline;
+    let pick = |l: &Option<PathBuf>, r: &Option<PathBuf>| if left { l.clone() } else { r.clone() };
+    let run_meta = if left { &f.left_run_meta_path } else { &f.right_run_meta_path };
+    let sources = Sources {
+        paths: InputPaths {
+            graph_path: pick(&f.left_graph_path, &f.right_graph_path),
+            run_meta_paths: run_meta.as_deref().unwrap_or("").split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect(),
+            op_log_path: pick(&f.left_op_log_path, &f.right_op_log_path),
+            profile_path: pick(&f.left_profile_path, &f.right_profile_path),
+            events_path: pick(&f.left_events_path, &f.right_events_path),
+            events_run: global.events_run.clone(),
+            events_tags: global.events_tags.clone(),
+            ..InputPaths::default()
+        },
+        xplane_path: pick(&f.left_xplane_path, &f.right_xplane_path),
+        pytorch_path: pick(&f.left_pytorch_path, &f.right_pytorch_path),
+        partial_paths: pick(&f.left_partial_path, &f.right_partial_path).into_iter().collect(),
+        ..Sources::default()
+    };
+    let p = &sources.paths;
+    let given = [
+        (sources.xplane_path.is_some(), "xplane_path"),
+        (sources.pytorch_path.is_some(), "pytorch_path"),
+        (p.profile_path.is_some(), "profile_path"),
+        (p.events_path.is_some(), "events_path"),
+        (!p.run_meta_paths.is_empty(), "run_meta_path"),
+        (p.graph_path.is_some(), "graph_path"),
+        (p.op_log_path.is_some(), "op_log_path"),
+        (!sources.partial_paths.is_empty(), "partial_path"),
+    ];
+    let input = given.iter().find(|(is, _)| *is)?.1;
+    Some((sources, side_flag(which, input)))
+}
+
+/// `--left_NAME` or `--right_NAME` as a static name.
+fn side_flag(which: Which, input: &str) -> &'static str {
+    const FLAGS: [(&str, &str, &str); 8] = [
+        ("xplane_path", "--left_xplane_path", "--right_xplane_path"),
+        ("pytorch_path", "--left_pytorch_path", "--right_pytorch_path"),
+        ("profile_path", "--left_profile_path", "--right_profile_path"),
+        ("events_path", "--left_events_path", "--right_events_path"),
+        ("run_meta_path", "--left_run_meta_path", "--right_run_meta_path"),
+        ("graph_path", "--left_graph_path", "--right_graph_path"),
+        ("op_log_path", "--left_op_log_path", "--right_op_log_path"),
+        ("partial_path", "--left_partial_path", "--right_partial_path"),
+    ];
+    let (_, left, right) = FLAGS.iter().find(|(name, ..)| *name == input).copied().unwrap_or(("", "--left_*", "--right_*"));
+    if which == Which::Baseline { left } else { right }
+}
+
+/// What a side is called in outputs: its first input's path.
+fn describe(sources: &Sources) -> String {
+    let p = &sources.paths;
+    [&sources.xplane_path, &sources.pytorch_path, &p.profile_path, &p.events_path, &p.graph_path]
+        .into_iter()
+        .flatten()
+        .chain(p.run_meta_paths.first())
+        .chain(sources.partial_paths.first())
+        .next()
+        .map_or_else(String::new, |p| p.display().to_string())
+}

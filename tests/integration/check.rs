@@ -1,0 +1,254 @@
+//! `rtfprof check` on real runs (testdata/check, by tools/check/gen_runs.py):
+//! two runs of one JAX program, the program with a wider layer, and with an
+//! extra op. The decisions are what is tested (they do not depend on the
+//! exact timings), and each output's syntax: JUnit parsed by quick-xml,
+//! GitHub annotations by the workflow-command grammar, JSON and benchmark
+//! documents by serde.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{rtfprof, testdata};
+
+fn run_dir(name: &str) -> String {
+    testdata().join("check").join(name).display().to_string()
+}
+
+/// Runs `check BASELINE NEW extra…` with a JSON output too: (exit code,
+/// stdout, the JSON document).
+fn check(baseline: &str, new: &str, extra: &[&str]) -> (i32, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("check.json");
+    let mut args = vec!["check".to_owned(), baseline.to_owned(), new.to_owned(), "--output".into(), "stdout".into()];
+    args.push(format!("--output=json:outfile={}", json.display()));
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let out = rtfprof(&args).run();
+    let code = out.code().expect("exited");
+    assert!(code == 0 || code == 1, "exit {code}: {}", out.stderr_lossy());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON output")).expect("JSON");
+    (code, out.stdout_lossy().into_owned(), doc)
+}
+
+fn labels_with(doc: &Value, verdict: &str) -> Vec<String> {
+    doc["metrics"].as_array().unwrap().iter().filter(|m| m["verdict"] == verdict).map(|m| m["label"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn identical_runs_pass() {
+    let (code, stdout, doc) = check(&run_dir("base_a"), &run_dir("base_b"), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(doc["passed"], true);
+    assert!(labels_with(&doc, "regression").is_empty());
+    assert!(stdout.trim_end().ends_with(doc["summary"].as_str().unwrap()), "{stdout}");
+    assert!(stdout.contains("PASS: no regression"), "{stdout}");
+}
+
+#[test]
+fn a_wider_layer_fails_and_names_its_op() {
+    let (code, stdout, doc) = check(&run_dir("base_a"), &run_dir("wider"), &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(doc["passed"], false);
+    let regressed = labels_with(&doc, "regression");
+    // The step, and the forward dense op of the layer made wider.
+    for want in ["step_time", "op:jit(step)/jvp(layer2)/dot_general"] {
+        assert!(regressed.iter().any(|r| r == want), "{want} not among {regressed:?}");
+    }
+    assert!(stdout.contains("FAIL: ") && stdout.contains("op:jit(step)/jvp(layer2)/dot_general"), "{stdout}");
+    // Every regression passed both gates.
+    for m in doc["metrics"].as_array().unwrap().iter().filter(|m| m["verdict"] == "regression") {
+        assert!(m["change"].as_f64().unwrap() > m["threshold"].as_f64().unwrap(), "{m}");
+        assert!(m["p_value"].as_f64().unwrap() < doc["options"]["alpha"].as_f64().unwrap(), "{m}");
+    }
+}
+
+#[test]
+fn swapped_runs_are_improvements_and_pass() {
+    let (code, stdout, doc) = check(&run_dir("wider"), &run_dir("base_a"), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    let improved = labels_with(&doc, "improvement");
+    assert!(improved.iter().any(|l| l == "step_time"), "{improved:?}");
+    assert!(stdout.contains("improved"), "{stdout}");
+}
+
+#[test]
+fn an_extra_op_is_reported_as_appearing() {
+    let (_, stdout, doc) = check(&run_dir("base_a"), &run_dir("extra_op"), &[]);
+    assert!(labels_with(&doc, "appeared").iter().any(|l| l == "count:jit(step)/jvp(extra)/tanh"), "{stdout}");
+    assert!(stdout.contains("appeared") && stdout.contains("jit(step)/jvp(extra)/tanh"), "{stdout}");
+    // The other way round, it disappears.
+    let (_, _, back) = check(&run_dir("extra_op"), &run_dir("base_a"), &[]);
+    assert!(labels_with(&back, "disappeared").iter().any(|l| l == "count:jit(step)/jvp(extra)/tanh"));
+}
+
+#[test]
+fn thresholds_are_flags() {
+    // The same runs pass once the step, the ops and the categories may grow
+    // threefold (the wider layer's step time grows by much less).
+    let (code, stdout, _) = check(&run_dir("base_a"), &run_dir("wider"), &["--max_regression=300%", "--max_op_regression", "3"]);
+    assert_eq!(code, 0, "{stdout}");
+    // A threshold for one metric overrides the general one.
+    let (code, _, doc) = check(&run_dir("base_a"), &run_dir("wider"), &["--max_regression=300%", "--max_op_regression=3", "--threshold=step_time=1%"]);
+    assert_eq!(code, 1);
+    assert_eq!(labels_with(&doc, "regression"), ["step_time"]);
+}
+
+#[test]
+fn too_few_steps_pass_saying_so() {
+    // TF1 profiles of 3 steps each.
+    let cnn = testdata().join("cnn/profile").display().to_string();
+    let b8 = testdata().join("cnn_b8/profile").display().to_string();
+    let (code, stdout, doc) = check(&cnn, &b8, &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("too few steps to judge"), "{stdout}");
+    assert_eq!(labels_with(&doc, "too_few_steps").first().map(String::as_str), Some("step_time"));
+}
+
+/// Runs a failing check with every file output: their paths by kind.
+fn all_outputs(dir: &Path) -> (i32, String, [PathBuf; 4]) {
+    let paths = ["check.xml", "check.md", "bench.json", "check.txt"].map(|f| dir.join(f));
+    let args = [
+        "check".to_owned(),
+        run_dir("base_a"),
+        run_dir("wider"),
+        format!("--output=junit:outfile={}", paths[0].display()),
+        format!("--output=markdown:outfile={}", paths[1].display()),
+        format!("--output=benchmark:outfile={}", paths[2].display()),
+        format!("--output=file:outfile={}", paths[3].display()),
+        "--output=github".to_owned(),
+    ];
+    let out = rtfprof(&args).run();
+    (out.code().unwrap(), out.stdout_lossy().into_owned(), paths)
+}
+
+#[test]
+fn junit_is_well_formed_xml_with_a_failure_per_regression() {
+    use quick_xml::Reader;
+    use quick_xml::events::Event;
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, [xml, ..]) = all_outputs(dir.path());
+    assert_eq!(code, 1);
+    let text = std::fs::read_to_string(&xml).unwrap();
+    let mut reader = Reader::from_str(&text);
+    let (mut depth, mut testcases, mut failures, mut declared) = (0i32, 0, 0, None);
+    loop {
+        match reader.read_event().unwrap_or_else(|e| panic!("not well-formed at {}: {e}\n{text}", reader.buffer_position())) {
+            Event::Start(e) => {
+                depth += 1;
+                match e.name().as_ref() {
+                    b"testcase" => testcases += 1,
+                    b"failure" => failures += 1,
+                    b"testsuite" => {
+                        let attr = e.try_get_attribute("failures").unwrap().expect("failures=");
+                        declared = Some(std::str::from_utf8(&attr.value).unwrap().parse::<usize>().unwrap());
+                    }
+                    _ => {}
+                }
+            }
+            Event::End(_) => depth -= 1,
+            Event::Empty(e) if e.name().as_ref() == b"testcase" => testcases += 1,
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "unbalanced elements");
+    assert!(testcases >= 3, "{testcases} testcases");
+    assert!(failures >= 2, "{failures} failures");
+    assert_eq!(declared, Some(failures));
+    // Names from the profile are in attributes, escaped by the writer.
+    assert!(text.contains(r#"name="op:jit(step)/jvp(layer2)/dot_general""#), "{text}");
+}
+
+#[test]
+fn github_annotations_follow_the_workflow_command_syntax() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stdout, _) = all_outputs(dir.path());
+    let line = regex::Regex::new(r"^::(error|warning|notice) title=([^:,\r\n]*)::([^\r\n]*)$").unwrap();
+    let mut errors = 0;
+    for l in stdout.lines() {
+        let caps = line.captures(l).unwrap_or_else(|| panic!("not a workflow command: {l:?}"));
+        // Properties escape ':' and ','; '%' only starts an escape.
+        for part in [&caps[2], &caps[3]] {
+            let stray = part.match_indices('%').any(|(i, _)| !["%25", "%0D", "%0A", "%3A", "%2C"].iter().any(|e| part[i..].starts_with(e)));
+            assert!(!stray, "unescaped % in {l:?}");
+        }
+        errors += usize::from(&caps[1] == "error");
+    }
+    assert!(stdout.contains("::error title=rtfprof check%3A op%3Ajit(step)/jvp(layer2)/dot_general::"), "{stdout}");
+    // One a regression, and the verdict.
+    assert!(errors >= 3, "{stdout}");
+    assert!(stdout.lines().last().unwrap().starts_with("::error title=rtfprof check::FAIL"), "{stdout}");
+}
+
+#[test]
+fn markdown_benchmark_and_text_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, [_, md, bench, txt]) = all_outputs(dir.path());
+    let md = std::fs::read_to_string(md).unwrap();
+    // Parentheses and slashes of op names are escaped: no link, no emphasis.
+    assert!(md.contains(r"op\:jit\(step\)\/jvp\(layer2\)\/dot\_general"), "{md}");
+    assert!(md.lines().filter(|l| l.starts_with("| ")).all(|l| l.matches(" | ").count() == 6), "{md}");
+    let bench: Value = serde_json::from_str(&std::fs::read_to_string(bench).unwrap()).unwrap();
+    let entries = bench.as_array().unwrap();
+    assert!(entries.iter().all(|e| e["name"].is_string() && e["unit"].is_string() && e["value"].is_number()), "{bench}");
+    assert!(entries.iter().any(|e| e["name"] == "step_time"));
+    assert!(std::fs::read_to_string(txt).unwrap().contains("FAIL: "));
+}
+
+#[test]
+fn a_saved_baseline_decides_as_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("baseline.json");
+    let out = rtfprof(["check".to_owned(), run_dir("base_a"), format!("--save_baseline={}", saved.display())]).run();
+    assert!(out.success(), "{}", out.stderr_lossy());
+    assert!(out.stdout_lossy().contains("written to"));
+    let size = std::fs::metadata(&saved).unwrap().len();
+    assert!(size < 20_000, "{size} bytes");
+    for new in ["base_b", "wider", "extra_op"] {
+        let (code, _, from_trace) = check(&run_dir("base_a"), &run_dir(new), &[]);
+        let (saved_code, _, from_saved) = check(&saved.display().to_string(), &run_dir(new), &[]);
+        assert_eq!(code, saved_code, "{new}");
+        assert_eq!(from_trace["metrics"], from_saved["metrics"], "{new}");
+    }
+}
+
+/// Bad inputs: one line naming the file or flag, exit 2 (1 means a
+/// regression), and no output file.
+#[test]
+fn bad_inputs_exit_2_with_one_line_and_no_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let bad_baseline = dir.path().join("bad.json");
+    std::fs::write(&bad_baseline, r#"{"rtfprof_check_baseline": 1, "steps": "no"}"#).unwrap();
+    let unreadable = dir.path().join("dir.json");
+    std::fs::create_dir(&unreadable).unwrap();
+    let missing = dir.path().join("missing").display().to_string();
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md").display().to_string();
+    let (a, b) = (run_dir("base_a"), run_dir("base_b"));
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![a.clone(), missing.clone()], "NEW"),
+        (vec![missing.clone(), b.clone()], "BASELINE"),
+        (vec![a.clone(), readme.clone()], "NEW"),
+        (vec![bad_baseline.display().to_string(), b.clone()], "bad.json"),
+        (vec![unreadable.display().to_string(), b.clone()], "dir.json"),
+        (vec![a.clone(), b.clone(), "--max_regression=five".into()], "--max_regression"),
+        (vec![a.clone(), b.clone(), "--alpha=2".into()], "--alpha"),
+        (vec![a.clone(), b.clone(), "--threshold=step_time".into()], "--threshold"),
+        (vec![a.clone(), b.clone(), "--output=junit".into()], "--output"),
+        (vec![a.clone()], "NEW"),
+        (vec![a.clone(), format!("--right_xplane_path={missing}")], "--right_xplane_path"),
+        (vec![a.clone(), b.clone(), format!("--left_xplane_path={b}")], "BASELINE"),
+    ];
+    for (extra, names) in cases {
+        let mut args = vec!["check".to_owned()];
+        args.extend(extra);
+        args.push(format!("--output=json:outfile={}", json.display()));
+        let out = rtfprof(&args).run();
+        let stderr = out.stderr_lossy();
+        assert_eq!(out.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("rtfprof: ") && stderr.contains(names), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!json.exists(), "{args:?} wrote its output");
+    }
+}

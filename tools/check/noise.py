@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Measure the run-to-run noise `rtfprof check` sees between identical runs.
+
+    /work/venvs/jax/bin/python tools/check/gen_runs.py --noise 8 /tmp/noise
+    python3 tools/check/noise.py /tmp/noise [RTFPROF_BINARY]
+
+Runs `rtfprof check A B` on every pair of the runs in the folder (run0,
+run1, …: the same program, so every difference is noise) and prints how
+many pairs failed, how far the median step time and each op's median moved
+(|relative change|: median, 90th percentile, largest), and each run's step
+times. The thresholds (--max_regression, --max_op_regression) should sit
+above the 90th percentile measured on the machine CI runs on
+(docs/book/src/commands/check.md, "Defaults").
+"""
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    folder = sys.argv[1]
+    binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/rtfprof"
+    runs = sorted(os.path.join(folder, d) for d in os.listdir(folder) if d.startswith("run"))
+    step, ops, failed, pairs = [], [], 0, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "check.json")
+        for a, b in itertools.combinations(runs, 2):
+            subprocess.run([binary, "check", a, b, "--output", "none", "--output", f"json:outfile={out}"], check=False, capture_output=True)
+            with open(out) as f:
+                doc = json.load(f)
+            pairs += 1
+            failed += not doc["passed"]
+            for m in doc["metrics"]:
+                if m["kind"] == "step_time":
+                    step.append(abs(m["change"]))
+                elif m["kind"] == "op_time" and m["change"] is not None:
+                    ops.append(abs(m["change"]))
+        print(f"{len(runs)} runs, {pairs} pairs: {failed} failed with the default thresholds")
+        for what, xs in (("step time", step), ("op", ops)):
+            xs = sorted(xs)
+            p90 = xs[int(0.9 * (len(xs) - 1))]
+            print(f"{what} |change of median|: median {100 * statistics.median(xs):.1f}%, p90 {100 * p90:.1f}%, max {100 * xs[-1]:.1f}% ({len(xs)} comparisons)")
+        saved = os.path.join(tmp, "base.json")
+        for run in runs:
+            subprocess.run([binary, "check", run, "--save_baseline", saved], check=True, capture_output=True)
+            with open(saved) as f:
+                samples = next(m["samples"] for m in json.load(f)["metrics"] if m["kind"] == "step_time")
+            print(f"{run}: {len(samples)} steps, median {statistics.median(samples):.0f} us, min {min(samples):.0f}, max {max(samples):.0f}")
+
+
+if __name__ == "__main__":
+    main()
