@@ -4,14 +4,14 @@
 //! and no event shorter than `--min_dur_us`, for the tools people already
 //! use on traces too large for them ([`select`] parses what to keep).
 //!
-//! Streaming passes over the file ([`scan`]; a `.gz` is decompressed each
+//! Streaming passes over the file (`scan`; a `.gz` is decompressed each
 //! time): the first finds the window (from the first kept step's start to
 //! the last one's end, or the time span from the trace's first event), the
 //! second the correlation ids of the launches in it and of the device work
 //! running in it, a third (only where `--devices` or `--min_dur_us` drop
 //! some of that work) the ids whose launch or work is dropped, so that
 //! their flow arrows go too; the last writes. Only one event's bytes
-//! ([`fields`] reads the few it needs) and the window's correlation ids are
+//! (`fields` reads the few it needs) and the window's correlation ids are
 //! held at a time, so memory does not grow with the trace.
 //!
 //! What is kept, each event's bytes as they were, in file order:
