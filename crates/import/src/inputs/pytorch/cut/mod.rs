@@ -75,38 +75,18 @@ pub fn cut(path: &Path, selection: &Selection, out: &mut dyn Write, out_path: &P
     // 2. The correlations the window needs: its launches', and those of
     // the device work running in it.
     let mut correlations = FxHashSet::default();
-    scan(path, &mut |item| {
-        let Item::Event(bytes) = item else { return Ok(()) };
-        if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
-            return Ok(());
-        }
-        let e = EventFields::of(bytes, &mut buf).map_err(invalid)?;
-        if let Some(c) = e.correlation
-            && e.ph != fields::Ph::Flow
-            && e.overlaps(window)
-            && (!e.category.on_device() || selection.keeps_device(e.device))
-        {
+    scan_correlated(path, &mut buf, &mut |e, c| {
+        if e.overlaps(window) && (!e.category.on_device() || selection.keeps_device(e.device)) {
             correlations.insert(c);
         }
-        Ok(())
     })?;
     // 3. Of those, the ones whose launch or work the selection drops.
     let mut dropped = FxHashSet::default();
     if selection.devices.is_some() || selection.min_dur_ns.is_some() {
-        scan(path, &mut |item| {
-            let Item::Event(bytes) = item else { return Ok(()) };
-            if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
-                return Ok(());
-            }
-            let e = EventFields::of(bytes, &mut buf).map_err(invalid)?;
-            if let Some(c) = e.correlation
-                && e.ph != fields::Ph::Flow
-                && correlations.contains(&c)
-                && e.dropped_by(selection)
-            {
+        scan_correlated(path, &mut buf, &mut |e, c| {
+            if correlations.contains(&c) && e.dropped_by(selection) {
                 dropped.insert(c);
             }
-            Ok(())
         })?;
     }
     // 4. The cut, written.
@@ -154,6 +134,24 @@ pub fn cut(path: &Path, selection: &Selection, out: &mut dyn Write, out_path: &P
     }
     out.write_all(b"\n}\n").map_err(write_error)?;
     Ok(cut)
+}
+
+/// Each event of the trace that has a correlation and is not a flow arrow,
+/// with that correlation (events without the key are not parsed at all).
+fn scan_correlated(path: &Path, buf: &mut Vec<u8>, on_event: &mut dyn FnMut(&EventFields, u64)) -> Result<()> {
+    scan(path, &mut |item| {
+        let Item::Event(bytes) = item else { return Ok(()) };
+        if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
+            return Ok(());
+        }
+        let e = EventFields::of(bytes, buf).map_err(|message| Error::input(KIND, path, message))?;
+        if let Some(c) = e.correlation
+            && e.ph != fields::Ph::Flow
+        {
+            on_event(&e, c);
+        }
+        Ok(())
+    })
 }
 
 /// The span from the first of `steps`' start to the last one's end, and
