@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use super::help::ROOT_EXAMPLES;
 use crate::error::Result;
 use crate::inputs::InputPaths;
+use crate::inputs::pytorch::windows::{Budget, Windowing};
 use crate::load::{Purpose, Sources};
 use crate::show::options::{Options, Output, RegexList, Select, defaults};
 use crate::views::View;
@@ -446,6 +447,16 @@ pub struct InputArgs {
     /// of them (each rank's file becomes a job).
     #[arg(long, global = true, value_name = "PATH")]
     pub pytorch_path: Option<PathBuf>,
+    /// `steps`: read a PyTorch trace about this many MB of JSON at a time
+    /// (whole steps, at least one), in memory one such window bounds; 0
+    /// reads it whole. Default: windows of 128 MB for traces over 1 GB (a
+    /// .gz counted at ten times its size), else whole.
+    #[arg(long, global = true, value_name = "MB", conflicts_with = "window_steps")]
+    pub window_mb: Option<u64>,
+    /// `steps`: read a PyTorch trace this many steps at a time (0: whole),
+    /// instead of by --window_mb.
+    #[arg(long, global = true, value_name = "N")]
+    pub window_steps: Option<usize>,
     /// Partial profiles made by 'rtfprof partial', comma-separated, or
     /// directories of *.rtfprof files: merged, and shown as --job's are
     /// (one job a rank or host).
@@ -486,9 +497,20 @@ impl InputArgs {
             xplane_path: self.xplane_path.clone(),
             xplane_run: self.xplane_run.clone(),
             pytorch_path: self.pytorch_path.clone(),
+            pytorch_windows: self.windowing(),
             jobs: self.job.clone(),
             partial_paths: self.partial_path.clone(),
             partial_bytes: None,
+        }
+    }
+
+    /// How `steps` reads PyTorch traces (`--window_mb`, `--window_steps`).
+    pub fn windowing(&self) -> Windowing {
+        match (self.window_mb, self.window_steps) {
+            (Some(0), _) | (_, Some(0)) => Windowing::Whole,
+            (Some(mb), _) => Windowing::Windows(Budget::Bytes(mb.saturating_mul(1 << 20))),
+            (_, Some(n)) => Windowing::Windows(Budget::Steps(n)),
+            (None, None) => Windowing::Auto,
         }
     }
 

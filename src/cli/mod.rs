@@ -104,6 +104,17 @@ enum Print {
     Live,
 }
 
+/// `--window_mb` and `--window_steps` say how `steps` reads a PyTorch
+/// trace; elsewhere they would be silently ignored.
+fn check_window_flags(cli: &Cli) -> Result<()> {
+    let given = [("--window_mb", cli.inputs.window_mb.is_some()), ("--window_steps", cli.inputs.window_steps.is_some())];
+    let Some((flag, _)) = given.into_iter().find(|(_, given)| *given) else { return Ok(()) };
+    if !matches!(cli.command, Some(Command::Steps)) || cli.inputs.pytorch_path.is_none() {
+        return Err(Error::flag(flag, "applies to 'rtfprof steps --pytorch_path TRACE' (the other commands read a trace whole)"));
+    }
+    Ok(())
+}
+
 fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     match &cli.command {
         Some(Command::Completions { shell }) => {
@@ -142,6 +153,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     let sources = cli.inputs.sources();
     let purpose = cli.command.as_ref().map_or(Purpose::Prompt, Command::purpose);
     load::check_event_flags(&sources, purpose)?;
+    check_window_flags(&cli)?;
     if cli.command.is_none() && sources.is_empty() {
         stdout.push_str(&overview());
         return Ok(());
@@ -173,7 +185,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
                 return steps::run_xplane(&hosts, &opts, stdout);
             }
             if let Some(ranks) = load::pytorch_only(&sources)? {
-                return steps::run_pytorch(&ranks, &opts, stdout);
+                return steps::run_pytorch(&ranks, sources.pytorch_windows, &opts, stdout);
             }
         }
         // `ranks` reads each rank's trace on its own: it needs no nodes.

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::error::Result;
+use crate::inputs::pytorch::windows::Windowing;
 use crate::load::Loaded;
 use crate::outputs;
 use crate::show::options::Options;
@@ -24,7 +25,7 @@ pub fn run_xplane(hosts: &[(String, PathBuf)], opts: &Options, stdout: &mut Stri
 
 /// Breaks each step of PyTorch traces down, one a rank (see
 /// [`steps::analyze_pytorch`]), and writes it.
-pub fn run_pytorch(ranks: &[(String, PathBuf)], opts: &Options, stdout: &mut String) -> Result<()> {
-    let analyzed = steps::analyze_pytorch(ranks).inspect_err(|_| stdout.clear())?;
+pub fn run_pytorch(ranks: &[(String, PathBuf)], windowing: Windowing, opts: &Options, stdout: &mut String) -> Result<()> {
+    let analyzed = steps::analyze_pytorch(ranks, windowing).inspect_err(|_| stdout.clear())?;
     outputs::emit(&analyzed, &opts.output, stdout)
 }

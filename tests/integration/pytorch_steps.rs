@@ -232,3 +232,22 @@ fn trace_without_cpu_ops_is_one_step_of_its_gpu_work() {
     assert_eq!(steps[0]["kernels"], 562);
     assert!(ns(&steps[0]["step_time_us"]) >= ns(&steps[0]["kernel_us"]));
 }
+
+/// `--window_steps` and `--window_mb` read a trace a window of steps at a
+/// time (the equality of every number is tested in the library, on every
+/// trace of the test data); the command prints what it prints for the
+/// trace read whole, and a directory of ranks is read so too.
+#[test]
+fn steps_read_in_windows_print_the_same() {
+    let gz = pytorch_dir().join("h200_tx.steps2-3.pt.trace.json.gz");
+    let whole = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", gz.display())]).stdout();
+    assert!(whole.contains("ProfilerStep#3"), "{whole}");
+    for flag in ["--window_steps=1", "--window_mb=1", "--window_steps=0"] {
+        let windowed = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", gz.display()), flag.to_owned()]).stdout();
+        assert!(windowed == whole, "{flag}: {}", common::first_difference(&whole, &windowed, ["whole", flag]));
+    }
+    let ranks = pytorch_dir().join("gloo3");
+    let whole = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display())]).stdout();
+    let windowed = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display()), "--window_steps=1".to_owned()]).stdout();
+    assert!(windowed == whole, "{}", common::first_difference(&whole, &windowed, ["whole", "windowed"]));
+}

@@ -29,6 +29,9 @@ pub struct Sources {
     /// A PyTorch trace (`*.pt.trace.json[.gz]`), or a directory of them
     /// (one a rank: one job a rank).
     pub pytorch_path: Option<PathBuf>,
+    /// Whether `steps` reads PyTorch traces whole or a window of steps at a
+    /// time ([`crate::inputs::pytorch::windows`]).
+    pub pytorch_windows: crate::inputs::pytorch::windows::Windowing,
     /// `NAME=PATH` jobs to load apart and merge.
     pub jobs: Vec<String>,
     /// Partial profiles (files, or directories of `*.rtfprof` files), merged

@@ -12,9 +12,11 @@
 pub mod cut;
 pub mod pytorch;
 pub(crate) mod run_meta;
+pub mod windowed;
 pub mod xplane;
 
 use crate::error::Result;
+use crate::inputs::pytorch::windows::{Windowing, Windows};
 use crate::inputs::xplane::{XplaneFile, not_an_xspace};
 use crate::load::{self, Sources};
 pub use crate::sample::stats_of;
@@ -98,7 +100,7 @@ pub fn from_sources(sources: &Sources) -> Result<(Steps, Vec<String>)> {
         return Ok((analyze_xplane(&hosts)?, Vec::new()));
     }
     if let Some(ranks) = load::pytorch_only(sources)? {
-        return Ok((analyze_pytorch(&ranks)?, Vec::new()));
+        return Ok((analyze_pytorch(&ranks, sources.pytorch_windows)?, Vec::new()));
     }
     let mut loaded = load::load(sources, load::Purpose::Steps)?;
     let warnings = std::mem::take(&mut loaded.stats.warnings);
@@ -141,11 +143,25 @@ pub fn analyze_xplane(hosts: &[(String, std::path::PathBuf)]) -> Result<Steps> {
 }
 
 /// The steps of PyTorch traces, one a rank (`(name, file)`), read in
-/// parallel without the node model.
-pub fn analyze_pytorch(ranks: &[(String, std::path::PathBuf)]) -> Result<Steps> {
+/// parallel without the node model; those `windowing` reads a window at a
+/// time ([`windowed`]) one after the other.
+pub fn analyze_pytorch(ranks: &[(String, std::path::PathBuf)], windowing: Windowing) -> Result<Steps> {
     use rayon::prelude::*;
-    let traces = ranks.par_iter().map(|(_, path)| crate::inputs::pytorch::Trace::open(path)).collect::<Result<Vec<_>>>()?;
-    let analyzed = pytorch::steps(pytorch::analyze(ranks.iter().map(|(name, _)| name.as_str()).zip(&traces)));
+    let plans = ranks.iter().map(|(_, path)| windowing.budget(path).map(|budget| Windows::plan(path, budget)).transpose()).collect::<Result<Vec<_>>>()?;
+    let whole = ranks.par_iter().zip(&plans).map(|((name, path), plan)| match plan {
+        Some(Some(_)) => Ok(None),
+        _ => crate::inputs::pytorch::Trace::open(path).map(|trace| Some(pytorch::analyze_trace(name, &trace))),
+    });
+    let whole = whole.collect::<Result<Vec<_>>>()?;
+    let mut analyzed = Vec::with_capacity(ranks.len());
+    for (((name, _), plan), rank) in ranks.iter().zip(&plans).zip(whole) {
+        analyzed.push(match (rank, plan) {
+            (Some(rank), _) => rank,
+            (None, Some(Some(windows))) => windowed::analyze_windows(name, windows)?,
+            (None, _) => unreachable!("a rank is read whole or planned"),
+        });
+    }
+    let analyzed = pytorch::steps(analyzed);
     let paths: Vec<std::path::PathBuf> = ranks.iter().map(|(_, path)| path.clone()).collect();
     with_rows(analyzed, &paths)
 }

@@ -384,10 +384,11 @@ pub fn analyze<'a>(traces: impl IntoIterator<Item = (&'a str, &'a Trace)>) -> Ve
 /// A step's `(name, CPU start, CPU end)`.
 type CpuStep = (String, i64, i64);
 
-fn cpu_steps(trace: &Trace) -> Vec<CpuStep> {
+fn cpu_steps(trace: &Trace, keep: &dyn Fn(u64) -> bool) -> Vec<CpuStep> {
     let mut steps: Vec<CpuStep> = trace
         .steps()
         .into_iter()
+        .filter(|&(n, _)| keep(n))
         .map(|(_, i)| {
             let e = &trace.events[i as usize];
             (trace.str(e.name).to_owned(), e.ts, e.end())
@@ -400,15 +401,24 @@ fn cpu_steps(trace: &Trace) -> Vec<CpuStep> {
 pub fn analyze_trace(rank: &str, trace: &Trace) -> Rank {
     // The whole trace's GPU time beside the steps' (independent passes over
     // the events: on two cores, `bench/pytorch.md`).
-    let (rows, (gpu_time, launches)) = rayon::join(|| step_rows(trace), || gpu_time_and_launches(trace));
+    let (rows, (gpu_time, launches)) = rayon::join(|| step_rows(trace, None), || gpu_time_and_launches(trace));
     let (rows, has_steps) = rows;
     Rank { rank: rank.to_owned(), rows, has_steps, gpu_time, launches }
 }
 
-/// The rows of the steps, and whether the trace has `ProfilerStep`s.
-fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
+/// The steps of one window of a trace that a window's rows are for: the
+/// numbers of its own `ProfilerStep`s, and where the step before them
+/// ended (the last row of the window before; `None` in the first window).
+pub struct OwnSteps<'a> {
+    pub steps: &'a [u64],
+    pub prev_end: Option<i64>,
+}
+
+/// The rows of the steps (of a window's own steps only, with `own`), and
+/// whether the trace has `ProfilerStep`s.
+pub(super) fn step_rows(trace: &Trace, own: Option<&OwnSteps>) -> (Vec<Row>, bool) {
     let mut classifier = Classifier::new(trace);
-    let mut steps = cpu_steps(trace);
+    let mut steps = cpu_steps(trace, &|n| own.is_none_or(|own| own.steps.contains(&n)));
     let has_steps = !steps.is_empty();
     if !has_steps {
         // The plugin's one step of a trace without steps: the CPU ops' span;
@@ -444,7 +454,7 @@ fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
             None => unlaunched_ends.push(e.end()),
         }
     }
-    let windows = step_windows(&steps, &launched, &unlaunched_ends);
+    let windows = step_windows(&steps, &launched, &unlaunched_ends, own.and_then(|own| own.prev_end));
     let mut devices: Vec<u32> = work.iter().map(|w| w.2).collect();
     devices.sort_unstable();
     devices.dedup();
@@ -471,15 +481,18 @@ fn step_rows(trace: &Trace) -> (Vec<Row>, bool) {
 /// The steps' windows by the plugin's rules (see the module doc): each
 /// `(name, start, end, CPU span)`. `launched` is the span of the GPU work
 /// each step's calls launched; `unlaunched_ends`, the ends of the GPU work
-/// no step launched.
-fn step_windows(steps: &[CpuStep], launched: &[Option<(i64, i64)>], unlaunched_ends: &[i64]) -> Vec<(String, i64, i64, i64)> {
+/// no step launched; `carried`, the end of the step before the first (in
+/// a window of a trace: the whole trace's).
+fn step_windows(steps: &[CpuStep], launched: &[Option<(i64, i64)>], unlaunched_ends: &[i64], carried: Option<i64>) -> Vec<(String, i64, i64, i64)> {
     if launched.iter().all(Option::is_none) {
         return steps.iter().map(|(name, start, end)| (name.clone(), *start, *end, end - start)).collect();
     }
     // The first step starts after the GPU work that ran before its own and
     // that no step launched (work queued before the profiler started).
     let mut prev_end = steps[0].1;
-    if let Some((first_gpu_start, _)) = launched[0] {
+    if let Some(carried) = carried {
+        prev_end = carried;
+    } else if let Some((first_gpu_start, _)) = launched[0] {
         prev_end = unlaunched_ends.iter().copied().filter(|&end| end < first_gpu_start).fold(prev_end, i64::max);
     }
     let mut windows = Vec::with_capacity(steps.len());
@@ -637,25 +650,9 @@ fn in_windows(intervals: &[(i64, i64)], windows: &[(String, i64, i64, i64)]) -> 
 /// [`Launches`]: one selection of HTA's events in each timing (the exact
 /// one serves both), the two timings at once.
 fn gpu_time_and_launches(trace: &Trace) -> (Vec<GpuTime>, Launches) {
-    let device_time = |selection: &hta::Selection| -> Vec<(u32, DeviceTime)> {
+    let device_time = |selection: &hta::Selection| {
         let idle = hta::idle_time_breakdown_of(trace, selection, hta::CONSECUTIVE_KERNEL_DELAY_US);
-        hta::temporal_breakdown_of(trace, selection)
-            .into_iter()
-            .map(|d| {
-                let streams = idle.iter().filter(|s| s.device == d.device);
-                let (host, kernel, other) = streams.fold((0.0, 0.0, 0.0), |(h, k, o), s| (h + s.host_wait_us, k + s.kernel_wait_us, o + s.other_us));
-                let time = DeviceTime {
-                    span_us: d.span_us,
-                    compute_us: d.compute_us,
-                    non_compute_us: d.non_compute_us,
-                    idle_us: d.idle_us,
-                    idle_host_wait_us: host,
-                    idle_kernel_wait_us: kernel,
-                    idle_other_us: other,
-                };
-                (d.device, time)
-            })
-            .collect()
+        device_times(hta::temporal_breakdown_of(trace, selection), &idle)
     };
     let ((exact, launches), hta) = rayon::join(
         || {
@@ -664,22 +661,43 @@ fn gpu_time_and_launches(trace: &Trace) -> (Vec<GpuTime>, Launches) {
         },
         || device_time(&hta::Selection::of(trace, Timing::Hta)),
     );
-    let gpu_time = hta
+    (gpu_time(hta, &exact), launches)
+}
+
+/// Each device's [`DeviceTime`], from HTA's two breakdowns.
+pub(super) fn device_times(breakdown: Vec<hta::DeviceBreakdown>, idle: &[hta::StreamIdle]) -> Vec<(u32, DeviceTime)> {
+    breakdown
         .into_iter()
+        .map(|d| {
+            let streams = idle.iter().filter(|s| s.device == d.device);
+            let (host, kernel, other) = streams.fold((0.0, 0.0, 0.0), |(h, k, o), s| (h + s.host_wait_us, k + s.kernel_wait_us, o + s.other_us));
+            let time = DeviceTime {
+                span_us: d.span_us,
+                compute_us: d.compute_us,
+                non_compute_us: d.non_compute_us,
+                idle_us: d.idle_us,
+                idle_host_wait_us: host,
+                idle_kernel_wait_us: kernel,
+                idle_other_us: other,
+            };
+            (d.device, time)
+        })
+        .collect()
+}
+
+/// The devices of HTA's timing, each with its exact split beside.
+pub(super) fn gpu_time(hta: Vec<(u32, DeviceTime)>, exact: &[(u32, DeviceTime)]) -> Vec<GpuTime> {
+    hta.into_iter()
         .map(|(device, hta)| {
             let exact = exact.iter().find(|(d, _)| *d == device).map(|(_, t)| t.clone()).unwrap_or_default();
             GpuTime { device, hta, exact }
         })
-        .collect();
-    (gpu_time, launches)
+        .collect()
 }
 
 /// [`Launches`] of the events `selection` (exact timing) of a trace keeps.
 fn launches_of(trace: &Trace, selection: &hta::Selection) -> Launches {
-    let rows: Vec<_> = hta::launch_stats_of(trace, selection, &hta::ALL_LAUNCH_CALLS)
-        .into_iter()
-        .filter(|l| trace.events[l.event as usize].category == Category::Kernel)
-        .collect();
+    let rows = kernel_launches(trace, selection);
     let summary = hta::launch_summary(&rows, Timing::Exact);
     let small: Vec<_> = rows.iter().filter(|l| l.gpu_duration < SMALL_KERNEL_NS).collect();
     Launches {
@@ -691,6 +709,11 @@ fn launches_of(trace: &Trace, selection: &hta::Selection) -> Launches {
         small_ns: small.iter().map(|l| l.gpu_duration).sum(),
         kernel_ns: rows.iter().map(|l| l.gpu_duration).sum(),
     }
+}
+
+/// The kernels of a selection (exact timing) against their launch calls.
+pub(super) fn kernel_launches(trace: &Trace, selection: &hta::Selection) -> Vec<hta::Launch> {
+    hta::launch_stats_of(trace, selection, &hta::ALL_LAUNCH_CALLS).into_iter().filter(|l| trace.events[l.event as usize].category == Category::Kernel).collect()
 }
 
 /// The [`super::Steps`] of analysed ranks.

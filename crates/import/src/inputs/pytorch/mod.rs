@@ -18,6 +18,8 @@ mod json;
 pub mod kernels;
 pub mod launch;
 mod read;
+mod stream;
+pub mod windows;
 
 use std::num::{NonZeroU32, NonZeroU64};
 use std::path::Path;

@@ -4,14 +4,14 @@
 //! and no event shorter than `--min_dur_us`, for the tools people already
 //! use on traces too large for them ([`select`] parses what to keep).
 //!
-//! Streaming passes over the file (`scan`; a `.gz` is decompressed each
-//! time): the first finds the window (from the first kept step's start to
+//! Streaming passes over the file (`stream::scan`; a `.gz` is decompressed
+//! each time): the first finds the window (from the first kept step's start to
 //! the last one's end, or the time span from the trace's first event), the
 //! second the correlation ids of the launches in it and of the device work
 //! running in it, a third (only where `--devices` or `--min_dur_us` drop
 //! some of that work) the ids whose launch or work is dropped, so that
 //! their flow arrows go too; the last writes. Only one event's bytes
-//! (`fields` reads the few it needs) and the window's correlation ids are
+//! (`stream::fields` reads the few it needs) and the window's correlation ids are
 //! held at a time, so memory does not grow with the trace.
 //!
 //! What is kept, each event's bytes as they were, in file order:
@@ -33,8 +33,7 @@
 //! So a step of the cut has what it had in the whole trace: `rtfprof steps`
 //! gives the cut's steps the same rows as the whole trace's.
 
-mod fields;
-mod scan;
+mod keep;
 pub mod select;
 
 use std::io::Write;
@@ -43,9 +42,10 @@ use std::path::Path;
 use rustc_hash::FxHashSet;
 
 use super::KIND;
+use super::stream::fields::{self, EventFields};
+use super::stream::scan::{Item, scan};
 use crate::error::{Error, Result};
-use fields::{EventFields, Kept};
-use scan::{Item, scan};
+use keep::Kept;
 pub use select::{Selection, StepRange, TimeRange, Window};
 
 /// What the cut kept, for the line `rtfprof cut` prints.
@@ -113,7 +113,7 @@ pub fn cut(path: &Path, selection: &Selection, out: &mut dyn Write, out_path: &P
                     }
                 }
             }
-            Item::Event(bytes) => {
+            Item::Event(bytes, _) => {
                 cut.total_events += 1;
                 match EventFields::of(bytes, &mut buf).map_err(invalid)?.kept(window, selection, &correlations, &dropped) {
                     Kept::No => {}
@@ -140,7 +140,7 @@ pub fn cut(path: &Path, selection: &Selection, out: &mut dyn Write, out_path: &P
 /// with that correlation (events without the key are not parsed at all).
 fn scan_correlated(path: &Path, buf: &mut Vec<u8>, on_event: &mut dyn FnMut(&EventFields, u64)) -> Result<()> {
     scan(path, &mut |item| {
-        let Item::Event(bytes) = item else { return Ok(()) };
+        let Item::Event(bytes, _) = item else { return Ok(()) };
         if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
             return Ok(());
         }
@@ -164,7 +164,7 @@ fn steps_window(path: &Path, steps: StepRange, buf: &mut Vec<u8>) -> Result<((i6
     let mut all_steps = Vec::new();
     scan(path, &mut |item| {
         // (Only steps are read: most events are not parsed at all.)
-        let Item::Event(bytes) = item else { return Ok(()) };
+        let Item::Event(bytes, _) = item else { return Ok(()) };
         if memchr::memmem::find(bytes, b"ProfilerStep#").is_none() {
             return Ok(());
         }
@@ -202,7 +202,7 @@ fn time_window(path: &Path, time: TimeRange, buf: &mut Vec<u8>) -> Result<(i64, 
     let invalid = |message: String| Error::input(KIND, path, message);
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     scan(path, &mut |item| {
-        let Item::Event(bytes) = item else { return Ok(()) };
+        let Item::Event(bytes, _) = item else { return Ok(()) };
         let e = EventFields::of(bytes, buf).map_err(invalid)?;
         if let (Some(ts), true) = (e.ts, e.ph != fields::Ph::Metadata) {
             first = first.min(ts);

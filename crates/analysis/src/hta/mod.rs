@@ -71,6 +71,14 @@ pub fn span(e: &Event, timing: Timing) -> (i64, i64) {
     }
 }
 
+/// The start of an event at `ts_ns` in the units of `timing`.
+pub fn span_start(ts_ns: i64, timing: Timing) -> i64 {
+    match timing {
+        Timing::Exact => ts_ns,
+        Timing::Hta => hta_span(ts_ns, 0).0,
+    }
+}
+
 /// HTA's whole-microsecond (start, end) of an event at `ts_ns` lasting
 /// `dur_ns`: pandas holds `ts` and `dur` as the f64s nearest to the
 /// decimals Kineto wrote ([`micros_f64`]), and HTA takes `ceil(ts)` and
@@ -159,23 +167,62 @@ impl Selection {
     pub fn of(trace: &Trace, timing: Timing) -> Selection {
         select(trace, timing)
     }
+
+    /// The events HTA keeps of one window of a trace, counting only the
+    /// device work the window owns (`own`, [`Window::own`]):
+    /// `last_step_start` and `kept_without` are the whole trace's
+    /// ([`last_step_start`] of its steps; whether it has a host event
+    /// without a correlation before that).
+    ///
+    /// [`Window::own`]: crate::inputs::pytorch::windows::Window::own
+    pub fn of_window(trace: &Trace, timing: Timing, last_step_start: Option<i64>, kept_without: bool, own: (i64, i64)) -> Selection {
+        select_with(trace, timing, last_step_start, Some(kept_without), Some(own))
+    }
 }
 
 fn select(trace: &Trace, timing: Timing) -> Selection {
-    let sync = ["Event Sync", "Context Sync"].map(|n| trace.strings.lookup(n));
-    let events = || trace.events.iter().enumerate().filter(|(_, e)| e.category != Category::Trace);
-    let is_gpu = |e: &Event| (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name));
-    // HTA looks for "ProfilerStep" in any name and counts distinct names
-    // (each name looked at once, not each event's).
+    select_with(trace, timing, last_step_start(trace, timing), None, None)
+}
+
+/// The start of the last `ProfilerStep` on the host, where HTA leaves a
+/// trace's events out from (`None` with fewer than two distinct step
+/// names: then nothing is left out). HTA looks for "ProfilerStep" in any
+/// name and counts distinct names (each name looked at once, not each
+/// event's).
+pub fn last_step_start(trace: &Trace, timing: Timing) -> Option<i64> {
+    let events = || trace.events.iter().filter(|e| e.category != Category::Trace);
     let holds_step: Vec<bool> = trace.strings.all().map(|s| s.contains("ProfilerStep")).collect();
     let is_step = |e: &Event| holds_step[e.name.index()];
-    let step_names: FxHashSet<_> = events().filter(|(_, e)| is_step(e)).map(|(_, e)| e.name).collect();
-    let last_step_start = if step_names.len() >= 2 { events().filter(|(_, e)| !is_gpu(e) && is_step(e)).map(|(_, e)| span(e, timing).0).max() } else { None };
+    let step_names: FxHashSet<_> = events().filter(|e| is_step(e)).map(|e| e.name).collect();
+    let sync = sync_names(trace);
+    if step_names.len() >= 2 { events().filter(|e| !is_device_work(e, &sync) && is_step(e)).map(|e| span(e, timing).0).max() } else { None }
+}
+
+/// The device-wide syncs HTA counts as device work.
+fn sync_names(trace: &Trace) -> [Option<crate::inputs::pytorch::Sym>; 2] {
+    ["Event Sync", "Context Sync"].map(|n| trace.strings.lookup(n))
+}
+
+/// HTA's device work: a stream and a correlation, or a device-wide sync.
+fn is_device_work(e: &Event, sync: &[Option<crate::inputs::pytorch::Sym>; 2]) -> bool {
+    (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name))
+}
+
+/// [`Selection::of`] given the whole trace's last step start, and, for a
+/// window of a trace ([`crate::inputs::pytorch::windows`]), whether the
+/// whole trace keeps a host event without a correlation (`kept_without`;
+/// `None`: this trace says) and the time the window owns: only device
+/// events it owns are kept (those whose launch, or, without one kept, whose
+/// own start lies in `own`), so that each is counted in one window.
+fn select_with(trace: &Trace, timing: Timing, last_step_start: Option<i64>, kept_without: Option<bool>, own: Option<(i64, i64)>) -> Selection {
+    let sync = sync_names(trace);
+    let events = || trace.events.iter().enumerate().filter(|(_, e)| e.category != Category::Trace);
+    let is_gpu = |e: &Event| is_device_work(e, &sync);
     let cpu_kept = |e: &Event| last_step_start.is_none_or(|last| span(e, timing).0 < last);
     let mut launches = FxHashMap::default();
     // Whether a CPU event kept has no correlation (HTA's join then keeps
     // the GPU events without one).
-    let mut kept_without = false;
+    let mut kept_without_here = false;
     for (i, e) in events().filter(|(_, e)| !is_gpu(e) && cpu_kept(e)) {
         match e.correlation {
             // A later launch with the same id wins, as in HTA's assignment.
@@ -183,9 +230,10 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
                 let (start, end) = span(e, timing);
                 launches.insert(c.get(), (i as u32, start, end));
             }
-            None => kept_without = true,
+            None => kept_without_here = true,
         }
     }
+    let kept_without = kept_without.unwrap_or(kept_without_here);
     // The GPU events whose correlation is among the CPU events kept.
     let launched = |e: &Event| e.correlation.map_or(kept_without, |c| launches.contains_key(&c.get()));
     // Device events with a stream but no correlation (MTIA's `dma_request`
@@ -196,8 +244,18 @@ fn select(trace: &Trace, timing: Timing) -> Selection {
     // count here too. (CPU ops with a stream, TorchInductor's launch ops,
     // which HTA counts as well, do not: they ran on the CPU.)
     let uncorrelated_device = |e: &Event| !is_gpu(e) && e.category.on_device() && e.stream.is_some() && cpu_kept(e);
+    // Whether the window owns a device event: by its launch's start, or
+    // its own without a launch kept.
+    let owned = |e: &Event| {
+        own.is_none_or(|(from, to)| {
+            let launch = e.correlation.and_then(|c| launches.get(&c.get())).map(|&(i, _, _)| trace.events[i as usize].ts);
+            let at = launch.unwrap_or(e.ts);
+            from <= at && at < to
+        })
+    };
     let gpu = events()
         .filter(|(_, e)| (is_gpu(e) && e.stream.is_some() && (last_step_start.is_none() || launched(e))) || uncorrelated_device(e))
+        .filter(|(_, e)| owned(e))
         .map(|(i, e)| {
             let (start, end) = span(e, timing);
             (i as u32, start, end)
@@ -347,10 +405,22 @@ pub fn temporal_breakdown(trace: &Trace, timing: Timing) -> Vec<DeviceBreakdown>
 
 /// [`temporal_breakdown`] of the events `selection` (of `trace`) keeps.
 pub fn temporal_breakdown_of(trace: &Trace, selection: &Selection) -> Vec<DeviceBreakdown> {
-    let timing = selection.timing;
-    // Per device: all its GPU intervals, and its compute ones.
-    type Intervals = Vec<(i64, i64)>;
-    let mut by_device: std::collections::BTreeMap<u32, (Intervals, Intervals)> = Default::default();
+    device_intervals(trace, selection)
+        .into_iter()
+        .map(|(device, (all, compute))| {
+            let (busy, first, last) = merged(all);
+            let (compute, _, _) = if compute.is_empty() { (0, 0, 0) } else { merged(compute) };
+            device_breakdown(device, Merged { busy, first, last }, compute, selection.timing)
+        })
+        .collect()
+}
+
+/// Per device: all its GPU intervals, and its compute ones.
+type DeviceIntervals = std::collections::BTreeMap<u32, (Vec<(i64, i64)>, Vec<(i64, i64)>)>;
+
+/// The intervals of the GPU events `selection` keeps, by device.
+fn device_intervals(trace: &Trace, selection: &Selection) -> DeviceIntervals {
+    let mut by_device = DeviceIntervals::new();
     for &(i, start, end) in &selection.gpu {
         let e = &trace.events[i as usize];
         let (all, compute) = by_device.entry(e.device.unwrap_or(0)).or_default();
@@ -360,21 +430,28 @@ pub fn temporal_breakdown_of(trace: &Trace, selection: &Selection) -> Vec<Device
         }
     }
     by_device
-        .into_iter()
-        .map(|(device, (all, compute))| {
-            let (busy, first, last) = merged(all);
-            let span = last - first;
-            let idle = span - busy;
-            let (compute, _, _) = if compute.is_empty() { (0, 0, 0) } else { merged(compute) };
-            DeviceBreakdown {
-                device,
-                span_us: to_us(span, timing),
-                compute_us: to_us(compute, timing),
-                non_compute_us: to_us(span - compute - idle, timing),
-                idle_us: to_us(idle, timing),
-            }
-        })
-        .collect()
+}
+
+/// A device's merged GPU time: the groups' total, the first one's start
+/// and the last one's end.
+#[derive(Clone, Copy, Debug, Default)]
+struct Merged {
+    busy: i64,
+    first: i64,
+    last: i64,
+}
+
+/// A device's row, from its merged GPU time and its merged compute time.
+fn device_breakdown(device: u32, all: Merged, compute: i64, timing: Timing) -> DeviceBreakdown {
+    let span = all.last - all.first;
+    let idle = span - all.busy;
+    DeviceBreakdown {
+        device,
+        span_us: to_us(span, timing),
+        compute_us: to_us(compute, timing),
+        non_compute_us: to_us(span - compute - idle, timing),
+        idle_us: to_us(idle, timing),
+    }
 }
 
 /// HTA's `get_idle_time_breakdown()`: per (device, stream), the gap before
@@ -388,14 +465,35 @@ pub fn idle_time_breakdown(trace: &Trace, timing: Timing, consecutive_kernel_del
 
 /// [`idle_time_breakdown`] of the events `selection` (of `trace`) keeps.
 pub fn idle_time_breakdown_of(trace: &Trace, selection: &Selection, consecutive_kernel_delay_us: i64) -> Vec<StreamIdle> {
-    let timing = selection.timing;
-    let delay = match timing {
+    let delay = delay_in(selection.timing, consecutive_kernel_delay_us);
+    stream_events(trace, selection)
+        .into_iter()
+        .map(|((device, stream), mut kernels)| {
+            kernels.sort_by_key(|k| k.0);
+            let mut gaps = Gaps::default();
+            for pair in kernels.windows(2) {
+                gaps.add(pair[0].1, pair[1], delay);
+            }
+            gaps.row(device, stream, selection.timing)
+        })
+        .collect()
+}
+
+/// HTA's `consecutive_kernel_delay` in the units of `timing`.
+fn delay_in(timing: Timing, consecutive_kernel_delay_us: i64) -> i64 {
+    match timing {
         Timing::Exact => consecutive_kernel_delay_us * 1000,
         Timing::Hta => consecutive_kernel_delay_us,
-    };
-    // Per (device, stream): its events' (start, end, their launch's start).
-    type StreamEvents = Vec<(i64, i64, Option<i64>)>;
-    let mut streams: std::collections::BTreeMap<(u32, u32), StreamEvents> = Default::default();
+    }
+}
+
+/// A stream's events: (start, end, their launch's start).
+type StreamEvent = (i64, i64, Option<i64>);
+
+/// The kernels, copies and sets `selection` keeps, by (device, stream), in
+/// the selection's order.
+fn stream_events(trace: &Trace, selection: &Selection) -> std::collections::BTreeMap<(u32, u32), Vec<StreamEvent>> {
+    let mut streams: std::collections::BTreeMap<(u32, u32), Vec<StreamEvent>> = Default::default();
     for &(i, start, end) in &selection.gpu {
         let e = &trace.events[i as usize];
         if !matches!(e.category, Category::Kernel | Category::GpuMemcpy | Category::GpuMemset) {
@@ -405,28 +503,32 @@ pub fn idle_time_breakdown_of(trace: &Trace, selection: &Selection, consecutive_
         streams.entry((e.device.unwrap_or(0), e.stream.unwrap_or(0))).or_default().push((start, end, launch));
     }
     streams
-        .into_iter()
-        .map(|((device, stream), mut kernels)| {
-            kernels.sort_by_key(|k| k.0);
-            let mut row = StreamIdle { device, stream, ..StreamIdle::default() };
-            let (mut host, mut kernel, mut other) = (0i64, 0i64, 0i64);
-            for pair in kernels.windows(2) {
-                let (prev_end, (start, _, launch)) = (pair[0].1, pair[1]);
-                let gap = start - prev_end;
-                if launch.is_some_and(|l| l > prev_end) {
-                    host += gap;
-                } else if gap < delay {
-                    kernel += gap;
-                } else {
-                    other += gap;
-                }
-            }
-            row.host_wait_us = to_us(host, timing);
-            row.kernel_wait_us = to_us(kernel, timing);
-            row.other_us = to_us(other, timing);
-            row
-        })
-        .collect()
+}
+
+/// A stream's gaps so far, by kind.
+#[derive(Clone, Copy, Debug, Default)]
+struct Gaps {
+    host: i64,
+    kernel: i64,
+    other: i64,
+}
+
+impl Gaps {
+    /// The gap between an event that ended at `prev_end` and the next one.
+    fn add(&mut self, prev_end: i64, (start, _, launch): StreamEvent, delay: i64) {
+        let gap = start - prev_end;
+        if launch.is_some_and(|l| l > prev_end) {
+            self.host += gap;
+        } else if gap < delay {
+            self.kernel += gap;
+        } else {
+            self.other += gap;
+        }
+    }
+
+    fn row(&self, device: u32, stream: u32, timing: Timing) -> StreamIdle {
+        StreamIdle { device, stream, host_wait_us: to_us(self.host, timing), kernel_wait_us: to_us(self.kernel, timing), other_us: to_us(self.other, timing) }
+    }
 }
 
 /// The runtime calls whose launches HTA's `get_cuda_kernel_launch_stats`
@@ -523,6 +625,9 @@ pub fn launch_summary(rows: &[Launch], timing: Timing) -> LaunchSummary {
         gpu_duration_median: median(rows.iter().map(|r| r.gpu_duration).collect()),
     }
 }
+
+mod windowed;
+pub use windowed::{Accumulator, SLACK_NS};
 
 #[cfg(test)]
 mod tests {

@@ -8,17 +8,18 @@ use super::super::KIND;
 use crate::error::{Error, Result};
 
 /// What [`scan`] hands on, as bytes of the file.
-pub(super) enum Item<'a> {
+pub(in crate::inputs::pytorch) enum Item<'a> {
     /// A top-level field (its key with the quotes) and its value; `None`
     /// where `traceEvents`' events begin.
     Field(&'a [u8], Option<&'a [u8]>),
-    /// One event of `traceEvents`.
-    Event(&'a [u8]),
+    /// One event of `traceEvents`, and where its bytes start in the
+    /// (decompressed) text.
+    Event(&'a [u8], u64),
 }
 
 /// The trace's top-level fields and each event of `traceEvents`, in file
 /// order.
-pub(super) fn scan(path: &Path, on_item: &mut dyn FnMut(Item<'_>) -> Result<()>) -> Result<()> {
+pub(in crate::inputs::pytorch) fn scan(path: &Path, on_item: &mut dyn FnMut(Item<'_>) -> Result<()>) -> Result<()> {
     let io_error = |source| Error::Io { kind: KIND, path: path.to_owned(), source };
     let file = std::fs::File::open(path).map_err(io_error)?;
     let mut head = BufReader::with_capacity(1 << 20, file);
@@ -69,8 +70,9 @@ pub(super) fn scan(path: &Path, on_item: &mut dyn FnMut(Item<'_>) -> Result<()>)
                 first_event = false;
                 s.next_token().map_err(io_error)?;
                 value.clear();
+                let start = s.offset;
                 s.copy_value(&mut value).map_err(io_error)?.map_err(|what| at(s.offset, what))?;
-                on_item(Item::Event(&value))?;
+                on_item(Item::Event(&value, start))?;
             }
         } else {
             value.clear();
@@ -79,6 +81,64 @@ pub(super) fn scan(path: &Path, on_item: &mut dyn FnMut(Item<'_>) -> Result<()>)
         }
     }
     Ok(())
+}
+
+/// The events of `traceEvents` (bytes and start), as [`scan`] finds them,
+/// handed to `on_event` in file order: the scanning runs on a thread of
+/// its own, a batch of events ahead, so that finding the events and
+/// reading them take two cores.
+pub(in crate::inputs::pytorch) fn scan_events_piped(path: &Path, on_event: &mut dyn FnMut(&[u8], u64) -> Result<()>) -> Result<()> {
+    /// Events' bytes end to end, and each one's (start in the file, length).
+    #[derive(Default)]
+    struct Batch {
+        bytes: Vec<u8>,
+        events: Vec<(u64, usize)>,
+    }
+    const BATCH_BYTES: usize = 1 << 20;
+    let (to_reader, batches) = std::sync::mpsc::sync_channel::<Batch>(4);
+    let (recycle, recycled) = std::sync::mpsc::channel::<Batch>();
+    std::thread::scope(|threads| {
+        let scanner = threads.spawn(move || {
+            let mut batch = Batch::default();
+            // (A send fails once the reader has stopped on an error of its
+            // own: the scan stops too, and the reader's error is the one.)
+            let scanned = scan(path, &mut |item| {
+                let Item::Event(bytes, start) = item else { return Ok(()) };
+                batch.bytes.extend_from_slice(bytes);
+                batch.events.push((start, bytes.len()));
+                if batch.bytes.len() >= BATCH_BYTES {
+                    let mut next = recycled.try_recv().unwrap_or_default();
+                    next.bytes.clear();
+                    next.events.clear();
+                    if to_reader.send(std::mem::replace(&mut batch, next)).is_err() {
+                        return Err(Error::Profile("the reader stopped".into()));
+                    }
+                }
+                Ok(())
+            });
+            if scanned.is_ok() && !batch.events.is_empty() {
+                let _ = to_reader.send(batch);
+            }
+            scanned
+        });
+        let mut read = Ok(());
+        'batches: for batch in batches.iter() {
+            let mut at = 0;
+            for &(start, len) in &batch.events {
+                if let Err(e) = on_event(&batch.bytes[at..at + len], start) {
+                    read = Err(e);
+                    break 'batches;
+                }
+                at += len;
+            }
+            let _ = recycle.send(batch);
+        }
+        drop(batches);
+        // (The scan stops early only after the reader has stopped on an
+        // error, which is then the one returned.)
+        let scanned = scanner.join().expect("the scanning thread does not panic");
+        read.and(scanned)
+    })
 }
 
 /// JSON values' bytes, one at a time, from a stream.
@@ -122,7 +182,8 @@ impl<R: BufRead> Scanner<R> {
 
     /// Appends the bytes of the value that starts here (a string, number,
     /// literal, object or array) to `out`; the inner error says what is
-    /// wrong with the text.
+    /// wrong with the text. Strings, most of a trace's bytes, are skipped
+    /// with `memchr` to their next quote or backslash.
     fn copy_value(&mut self, out: &mut Vec<u8>) -> std::io::Result<std::result::Result<(), &'static str>> {
         let mut depth = 0usize;
         let mut in_string = false;
@@ -132,25 +193,36 @@ impl<R: BufRead> Scanner<R> {
             if buf.is_empty() {
                 return Ok(Err("the text ends inside a value"));
             }
-            let mut used = 0;
+            let mut i = 0;
             let mut done = false;
-            for &b in buf {
+            while i < buf.len() {
                 if in_string {
-                    used += 1;
                     if escaped {
                         escaped = false;
-                    } else if b == b'\\' {
-                        escaped = true;
-                    } else if b == b'"' {
-                        in_string = false;
-                        if depth == 0 {
-                            done = true;
+                        i += 1;
+                        continue;
+                    }
+                    match memchr::memchr2(b'"', b'\\', &buf[i..]) {
+                        None => {
+                            i = buf.len();
                             break;
+                        }
+                        Some(k) if buf[i + k] == b'\\' => {
+                            escaped = true;
+                            i += k + 1;
+                        }
+                        Some(k) => {
+                            in_string = false;
+                            i += k + 1;
+                            if depth == 0 {
+                                done = true;
+                                break;
+                            }
                         }
                     }
                     continue;
                 }
-                match b {
+                match buf[i] {
                     b'"' => in_string = true,
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' if depth == 0 => {
@@ -160,7 +232,7 @@ impl<R: BufRead> Scanner<R> {
                     b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {
-                            used += 1;
+                            i += 1;
                             done = true;
                             break;
                         }
@@ -171,11 +243,11 @@ impl<R: BufRead> Scanner<R> {
                     }
                     _ => {}
                 }
-                used += 1;
+                i += 1;
             }
-            out.extend_from_slice(&buf[..used]);
-            self.r.consume(used);
-            self.offset += used as u64;
+            out.extend_from_slice(&buf[..i]);
+            self.r.consume(i);
+            self.offset += i as u64;
             if done {
                 return Ok(if out.is_empty() { Err("a value is missing") } else { Ok(()) });
             }
@@ -203,5 +275,26 @@ mod tests {
         out.clear();
         s.copy_value(&mut out).unwrap().unwrap();
         assert_eq!(out, br#"[1, {"b": "x]}\"y"}]"#);
+    }
+
+    /// A value is the same whatever the reader's buffer cuts it into
+    /// (an escape split from what it escapes, a quote at a buffer's end).
+    #[test]
+    fn values_across_buffers() {
+        let text = br#"{"k\\": "a\"b\\", "n": [1, "x\\\"]", {"z": "}"}]} , "s""#;
+        let whole = br#"{"k\\": "a\"b\\", "n": [1, "x\\\"]", {"z": "}"}]}"#;
+        for capacity in 1..=12 {
+            let mut s = Scanner { r: std::io::BufReader::with_capacity(capacity, &text[..]), offset: 0 };
+            let mut out = Vec::new();
+            s.copy_value(&mut out).unwrap().unwrap();
+            assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(whole), "buffers of {capacity}");
+            assert_eq!(s.offset, whole.len() as u64);
+            assert_eq!(s.next_token().unwrap(), Some(b','));
+            s.bump();
+            s.next_token().unwrap();
+            out.clear();
+            s.copy_value(&mut out).unwrap().unwrap();
+            assert_eq!(out, br#""s""#);
+        }
     }
 }
