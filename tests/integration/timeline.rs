@@ -313,6 +313,10 @@ fn an_xplane_timeline_keeps_the_steps_asked_for() {
             assert!(stderr.lines().any(|l| l == line), "{fixture} {flag}: want {line:?} in {stderr:?}");
             let (packed, _) = xplane_timeline(&trace, &[&flag], dir.path(), "steps.json.gz");
             assert_eq!(packed, got, "{fixture} {flag}: the .json.gz holds the same events");
+            let mut json = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(std::fs::File::open(dir.path().join("steps_-1.json.gz")).unwrap()), &mut json)
+                .unwrap();
+            assert_eq!(json, std::fs::read_to_string(dir.path().join("steps.json_-1")).unwrap(), "{fixture} {flag}: the .json.gz is the same JSON");
         }
     }
 }
