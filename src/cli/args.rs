@@ -10,6 +10,7 @@ use super::help::ROOT_EXAMPLES;
 use crate::error::Result;
 use crate::inputs::InputPaths;
 use crate::inputs::pytorch::windows::{Budget, Windowing};
+use crate::inputs::selection::EventSelection;
 use crate::load::{Purpose, Sources};
 use crate::show::options::{Options, Output, RegexList, Select, defaults};
 use crate::views::View;
@@ -115,7 +116,8 @@ pub enum Command {
     /// gzipped. XPlane (one host's file): steps A to B as `rtfprof steps`
     /// numbers them, every event overlapping their time and every other
     /// field byte for byte, as an .xplane.pb that XProf opens. Streamed, in
-    /// memory that does not grow with the trace.
+    /// memory that does not grow with the trace. What to keep: --steps or
+    /// --time_ms, and --devices and --min_dur_us.
     Cut(CutArgs),
     /// Print a shell completion script.
     ///
@@ -143,27 +145,12 @@ pub struct PartialArgs {
     pub name: Option<String>,
 }
 
-/// `rtfprof cut`: the steps to keep and where to write them.
+/// `rtfprof cut`: where to write the cut. What it keeps is the selection
+/// flags' (`--steps`, `--time_ms`, `--devices`, `--min_dur_us`), which
+/// select a timeline's events too ([`ShowArgs`]).
 #[derive(Clone, Debug, Args)]
 #[command(rename_all = "snake_case")]
 pub struct CutArgs {
-    /// The steps to keep: N, or A..B (both included): ProfilerStep#A to
-    /// #B of a PyTorch trace, the steps `rtfprof steps` shows of an XPlane
-    /// one.
-    #[arg(long, value_name = "STEPS")]
-    pub steps: Option<String>,
-    /// Or the span of time to keep: A..B milliseconds from the trace's
-    /// first event (PyTorch traces).
-    #[arg(long, value_name = "A..B")]
-    pub time_ms: Option<String>,
-    /// Keep only these devices' work (GPU numbers, comma-separated; PyTorch
-    /// traces); the host's events are all kept.
-    #[arg(long, value_name = "LIST")]
-    pub devices: Option<String>,
-    /// Drop events shorter than this many microseconds (counted in the
-    /// summary; PyTorch traces).
-    #[arg(long, value_name = "US")]
-    pub min_dur_us: Option<String>,
     /// The trace to write (a PyTorch trace gzipped if the name ends in .gz;
     /// an XPlane trace plain).
     #[arg(short = 'o', long, value_name = "PATH")]
@@ -608,7 +595,9 @@ pub struct ShowArgs {
     #[arg(long, global = true, default_value = defaults::SELECT)]
     pub select: String,
     /// Where the result goes: stdout, none, file:outfile=PATH, or
-    /// timeline:outfile=PATH (Chrome/Perfetto trace written to `PATH_<step>`), or
+    /// timeline:outfile=PATH (Chrome/Perfetto trace written to `PATH_<step>`,
+    /// gzipped if PATH ends in .gz; a TF2/JAX trace's events, which
+    /// --steps, --time_ms, --devices and --min_dur_us select), or
     /// pprof:outfile=PATH (code view, one --select metric; gzipped pprof),
     /// csv:outfile=PATH or json:outfile=PATH (raw numbers, per-step stats),
     /// folded:outfile=PATH (scope and code views, one time or bytes
@@ -618,6 +607,24 @@ pub struct ShowArgs {
     /// and --output may be given several times.
     #[arg(long, global = true, default_value = defaults::OUTPUT, action = clap::ArgAction::Append)]
     pub output: Vec<String>,
+    /// Cut and timeline (--output timeline:outfile=PATH of a TF2 or JAX
+    /// trace): keep steps N, or A..B (both included), as `rtfprof steps`
+    /// numbers them (a PyTorch trace's cut: ProfilerStep#A to #B).
+    #[arg(long, global = true, value_name = "A..B", help_heading = "Selection (cut, timelines)")]
+    pub steps: Option<String>,
+    /// Cut and timeline: or keep A..B milliseconds from the trace's first
+    /// event (PyTorch cuts, timelines).
+    #[arg(long, global = true, value_name = "A..B", help_heading = "Selection (cut, timelines)")]
+    pub time_ms: Option<String>,
+    /// Cut and timeline: keep only these devices' work (GPU numbers,
+    /// comma-separated; PyTorch cuts, timelines); the host's events are all
+    /// kept.
+    #[arg(long, global = true, value_name = "LIST", help_heading = "Selection (cut, timelines)")]
+    pub devices: Option<String>,
+    /// Cut and timeline: leave out events shorter than this many
+    /// microseconds (counted in the summary; PyTorch cuts, timelines).
+    #[arg(long, global = true, value_name = "US", help_heading = "Selection (cut, timelines)")]
+    pub min_dur_us: Option<String>,
 }
 
 impl ShowArgs {
@@ -647,6 +654,15 @@ impl ShowArgs {
             // (Several are check's; elsewhere the last one given wins, as
             // with every tfprof flag.)
             output: Output::parse(self.output.last().map_or(defaults::OUTPUT, String::as_str))?,
+            events: EventSelection::parse(self.steps.as_deref(), self.time_ms.as_deref(), self.devices.as_deref(), self.min_dur_us.as_deref())?,
         })
+    }
+
+    /// The first selection flag given (`--steps`, …), for the commands
+    /// that take none.
+    pub fn selection_flag(&self) -> Option<&'static str> {
+        [("--steps", &self.steps), ("--time_ms", &self.time_ms), ("--devices", &self.devices), ("--min_dur_us", &self.min_dur_us)]
+            .into_iter()
+            .find_map(|(flag, value)| value.as_ref().map(|_| flag))
     }
 }

@@ -38,6 +38,9 @@ pub fn main(cli: &Cli, args: &CheckArgs) -> u8 {
 /// `None` when only a baseline was saved. Every flag is read, and both
 /// sides are read, before any file is written.
 pub fn run(cli: &Cli, args: &CheckArgs, stdout: &mut String) -> Result<Option<bool>> {
+    if let Some(flag) = cli.show.selection_flag() {
+        return Err(crate::outputs::view::selects_timelines_only(flag));
+    }
     let options = options(args)?;
     let outputs: Vec<CheckOutput> = cli.show.output.iter().map(|o| CheckOutput::parse(o)).collect::<Result<_>>()?;
     let global = cli.inputs.paths();

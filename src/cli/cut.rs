@@ -8,13 +8,16 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::inputs::pytorch::cut::{Selection, Window};
+use crate::inputs::selection::EventSelection;
 use crate::inputs::step_range::StepRange;
 use crate::inputs::xplane::XplaneFile;
 use crate::load::Sources;
 
 use super::args::CutArgs;
 
-pub(super) fn run(sources: &Sources, args: &CutArgs, stdout: &mut String) -> Result<()> {
+/// Cuts the trace of `sources` to `select` (the selection flags) into
+/// `args.outfile`.
+pub(super) fn run(sources: &Sources, args: &CutArgs, select: &EventSelection, stdout: &mut String) -> Result<()> {
     let (flag, path) = match (&sources.pytorch_path, &sources.xplane_path) {
         (Some(path), None) => ("--pytorch_path", path),
         (None, Some(path)) => ("--xplane_path", path),
@@ -29,23 +32,22 @@ pub(super) fn run(sources: &Sources, args: &CutArgs, stdout: &mut String) -> Res
         return Err(Error::flag("cut", format!("cuts one trace: give {flag} TRACE and no other inputs")));
     }
     if flag == "--xplane_path" {
-        let only_steps = [("--time_ms", &args.time_ms), ("--devices", &args.devices), ("--min_dur_us", &args.min_dur_us)];
-        if let Some((name, _)) = only_steps.iter().find(|(_, value)| value.is_some()) {
-            return Err(Error::flag(*name, "XPlane traces are cut by --steps only, for now"));
+        if let Some(name) = select.flags().into_iter().find(|&f| f != "--steps") {
+            return Err(Error::flag(name, "XPlane traces are cut by --steps only, for now"));
         }
-        let Some(steps) = &args.steps else { return Err(Error::flag("--steps", "cut needs --steps A..B: what to keep")) };
-        return cut_xplane(sources, StepRange::parse(steps)?, &args.outfile, stdout);
+        let Some(Window::Steps(steps)) = select.window else { return Err(Error::flag("--steps", "cut needs --steps A..B: what to keep")) };
+        return cut_xplane(sources, steps, &args.outfile, stdout);
     }
     if path.is_dir() {
         return Err(Error::input(flag, path, "is a directory: cut reads one trace file (cut each rank's)"));
     }
-    let selection = Selection::parse(args.steps.as_deref(), args.time_ms.as_deref(), args.devices.as_deref(), args.min_dur_us.as_deref())?;
+    let selection = Selection::of(select.clone())?;
     let cut = write(&args.outfile, |out| crate::inputs::pytorch::cut::cut(path, &selection, out, &args.outfile))?;
     let what = match selection.window {
         Window::Time(time) => format!("{:.3}..{:.3} ms of the trace", time.start_ns as f64 / 1e6, time.end_ns as f64 / 1e6),
         Window::Steps(_) => cut.steps.iter().map(|n| format!("ProfilerStep#{n}")).collect::<Vec<_>>().join(", "),
     };
-    let short = match (cut.too_short, &args.min_dur_us) {
+    let short = match (cut.too_short, select.min_dur_us()) {
         (0, _) | (_, None) => String::new(),
         (n, Some(us)) => format!("; {n} shorter than {us} us left out"),
     };

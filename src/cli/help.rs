@@ -40,16 +40,20 @@ const PARTIAL_INPUTS: &[&str] = &["partial_path"];
 /// code traces or checkpoints).
 const RUN_INPUTS: &[&str] =
     &["graph_path", "run_meta_path", "profile_path", "events_path", "events_run", "events_tags", "job", "xplane_path", "xplane_run", "pytorch_path"];
+/// The flags that select a trace's events: `cut`'s, and the views'
+/// timelines' (`--output timeline:outfile=PATH`).
+const SELECTION: &[&str] = &["steps", "time_ms", "devices", "min_dur_us"];
 /// Each subcommand's help: the global flags it reads (the others are
 /// accepted, as tfprof's flags are anywhere, but not listed) and two
 /// examples on the bundled samples (tests/integration/cli.rs runs every one).
 const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     (
         "scope",
-        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, &VIEW_OPTIONS],
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, &VIEW_OPTIONS, SELECTION],
         "Examples:
   rtfprof scope --profile_path testdata/cnn/profile --select micros,bytes --max_depth 3
-  rtfprof scope --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --max_depth 4",
+  rtfprof scope --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --max_depth 4
+  rtfprof scope --xplane_path testdata/xplane/jax_gpu_cond --steps 2..3 --output timeline:outfile=steps.json.gz",
     ),
     (
         "graph",
@@ -60,14 +64,14 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     ),
     (
         "op",
-        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, &VIEW_OPTIONS],
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, &VIEW_OPTIONS, SELECTION],
         "Examples:
   rtfprof op --profile_path testdata/cnn/profile --select micros,occurrence --order_by micros
   rtfprof op --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros,occurrence --order_by accelerator_micros",
     ),
     (
         "code",
-        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, &VIEW_OPTIONS],
+        &[TF_INPUTS, XPLANE_INPUTS, PARTIAL_INPUTS, &VIEW_OPTIONS, SELECTION],
         "Examples:
   rtfprof code --profile_path testdata/cnn/profile --select micros --max_depth 4
   rtfprof code --xplane_path testdata/xplane/jax_gpu_cnn --select accelerator_micros --order_by accelerator_micros --output pprof:outfile=cnn.pb.gz",
@@ -146,7 +150,7 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
     ),
     (
         "cut",
-        &[&["pytorch_path", "xplane_path", "xplane_run"]],
+        &[&["pytorch_path", "xplane_path", "xplane_run"], SELECTION],
         "Examples:
   rtfprof cut --pytorch_path testdata/pytorch/h200_tx.steps2-3.pt.trace.json.gz --steps 3 -o step3.pt.trace.json
   rtfprof cut --pytorch_path testdata/pytorch/schedule.pt.trace.json.gz --steps 4..5 -o steps.pt.trace.json.gz

@@ -82,7 +82,11 @@ pub fn run_line(loaded: &Loaded, line: &str, defaults: &mut Options, stdout: &mu
     let opts = parse_flags(flags, defaults)?;
     match (command, view) {
         ("set", _) => *defaults = opts,
-        (_, Some(view)) => crate::outputs::view::write(loaded, view, &opts, stdout)?,
+        (_, Some(view)) => {
+            if let Some(line) = crate::outputs::view::write(loaded, view, &opts, stdout)? {
+                super::term::note(&line);
+            }
+        }
         _ => stdout.push_str(&crate::outputs::advise::render(&crate::advise::advise_printing_warnings(loaded)?)),
     }
     Ok(Flow::Continue)
@@ -128,6 +132,17 @@ fn parse_flags(flags: &[&str], defaults: &Options) -> Result<Options> {
         select,
         output
     );
+    // The selection flags, one by one (`--steps` and `--time_ms` are one
+    // window).
+    if explicit("steps") || explicit("time_ms") {
+        opts.events.window = given.events.window;
+    }
+    if explicit("devices") {
+        opts.events.devices = given.events.devices;
+    }
+    if explicit("min_dur_us") {
+        opts.events.min_dur_ns = given.events.min_dur_ns;
+    }
     Ok(opts)
 }
 

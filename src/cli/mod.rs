@@ -144,6 +144,14 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         _ if html => return Err(Error::flag("--output", "html output is written by 'rtfprof report' and 'rtfprof diff'")),
         _ => {}
     }
+    // The selection flags select a cut's or a view's timeline's events
+    // (without a command, the prompt's views take them).
+    if let (Some(flag), Some(command)) = (opts.events.flags().first(), &cli.command) {
+        let timeline = command.view().is_some() && matches!(opts.output, Output::Timeline(_));
+        if !timeline && !matches!(command, Command::Cut(_)) {
+            return Err(outputs::view::selects_timelines_only(flag));
+        }
+    }
     if let (Output::Folded(_), Some(view)) = (&opts.output, cli.command.as_ref().and_then(Command::view)) {
         outputs::view::check_folded(view, &opts)?;
     }
@@ -170,7 +178,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
             stdout.push_str(&crate::outputs::jobs::render(&summaries));
             return Ok(());
         }
-        Some(Command::Cut(args)) => return cut::run(&sources, args, stdout),
+        Some(Command::Cut(args)) => return cut::run(&sources, args, &opts.events, stdout),
         Some(Command::Partial(args)) => {
             let partial = crate::make_partial::from_sources(&sources, args.name.as_deref())?;
             outputs::write_atomic(&args.outfile, &crate::partial::to_bytes(&partial))?;
@@ -230,7 +238,12 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         _ if matches!(command, Command::Hlo) => device::run(&loaded, crate::device::Table::Hlo, &opts, stdout),
         _ if matches!(command, Command::Kernels) => device::run(&loaded, crate::device::Table::Kernels, &opts, stdout),
         Some(view) if print == Print::Live && opts.output == Output::Stdout => with_deep_stack(|| print_live(&loaded.stats, view, &opts, stdout)),
-        Some(view) => with_deep_stack(|| outputs::view::write(&loaded, view, &opts, stdout)),
+        Some(view) => with_deep_stack(|| outputs::view::write(&loaded, view, &opts, stdout)).map(|left_out| {
+            // (Said after the start-up lines, as warnings are.)
+            if let Some(line) = left_out {
+                term::note(&line);
+            }
+        }),
         None => {
             with_deep_stack(|| crate::advise::advise_printing_warnings(&loaded)).map(|checkers| stdout.push_str(&crate::outputs::advise::render(&checkers)))
         }

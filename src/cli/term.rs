@@ -35,6 +35,12 @@ pub fn warning(message: &str) {
     let _ = writeln!(err, "{WARNING}{message}{WARNING:#}");
 }
 
+/// Prints a line about what was done (what a timeline left out), plain.
+pub fn note(message: &str) {
+    let mut err = anstream::stderr().lock();
+    let _ = writeln!(err, "{message}");
+}
+
 /// How long reading may take before the progress line appears: quick runs
 /// never show it.
 pub const PROGRESS_AFTER: Duration = Duration::from_secs(1);

@@ -89,6 +89,9 @@ fn subcommand_help_lists_its_own_flags() {
         ("scope", &["--select", "--order_by", "--xplane_path", "--graph_path"], &[]),
         ("memory", &["--step", "--min_bytes"], &["--select", "--op_log_path"]),
         ("man", &[], &["--graph_path", "--output"]),
+        ("cut", &["--steps", "--time_ms", "--devices", "--min_dur_us", "--xplane_path"], &["--select", "--step "]),
+        ("code", &["--steps", "--min_dur_us"], &[]),
+        ("steps", &[], &["--steps", "--min_dur_us"]),
     ] {
         for flag in read {
             assert!(listed(command, flag), "{command} --help lacks {flag}");

@@ -26,7 +26,9 @@ pub struct Profiled {
     /// output, nothing otherwise. (The CLI's start-up lines are not part of
     /// it: `tf.profiler` does not print them.)
     pub printed: String,
-    /// Warnings about the inputs, one line each (the CLI prints them on stderr).
+    /// Warnings about the inputs, and what a timeline's selection
+    /// (`opts.events`) left out, one line each (the CLI prints them on
+    /// stderr).
     pub warnings: Vec<String>,
     /// Op view: the rows `max_depth` left out (tfprof cuts the list there
     /// without a word; callers can say so).
@@ -39,8 +41,11 @@ pub struct Profiled {
 pub fn profile(view: View, sources: &Sources, opts: &Options) -> Result<Profiled> {
     with_deep_stack(|| {
         load::check_event_flags(sources, Purpose::View(view))?;
+        if let (Some(flag), false) = (opts.events.flags().first(), matches!(opts.output, Output::Timeline(_))) {
+            return Err(crate::outputs::view::selects_timelines_only(flag));
+        }
         let mut loaded = load::load(sources, Purpose::View(view))?;
-        let warnings = std::mem::take(&mut loaded.stats.warnings);
+        let mut warnings = std::mem::take(&mut loaded.stats.warnings);
         let stats = &loaded.stats;
         let result = crate::show::run(stats, view, opts)?;
         let mut printed = String::new();
@@ -48,7 +53,8 @@ pub fn profile(view: View, sources: &Sources, opts: &Options) -> Result<Profiled
             Output::Stdout => printed = result.text,
             Output::None => {}
             Output::File(path) => crate::outputs::write_atomic(path, result.text.as_bytes())?,
-            _ => crate::outputs::view::write(&loaded, view, opts, &mut printed)?,
+            // (What a timeline's selection left out is said as a warning is.)
+            _ => warnings.extend(crate::outputs::view::write(&loaded, view, opts, &mut printed)?),
         }
         let proto = node_proto::build(stats, view, opts, &result.root);
         let per_step = (stats.steps.len() > 1).then(|| crate::show::per_step(stats, view, opts));

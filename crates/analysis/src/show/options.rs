@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::inputs::selection::EventSelection;
 pub use crate::patterns::RegexList;
 use crate::patterns::split_list;
 
@@ -242,6 +243,10 @@ pub struct Options {
     pub account_displayed_op_only: bool,
     pub select: Select,
     pub output: Output,
+    /// `--steps`, `--time_ms`, `--devices`, `--min_dur_us`: which of a
+    /// trace's events a timeline writes (and `rtfprof cut` keeps); none by
+    /// default. Not a tfprof option.
+    pub events: EventSelection,
 }
 
 impl Default for Options {
@@ -270,6 +275,7 @@ impl Default for Options {
             account_displayed_op_only: ACCOUNT_DISPLAYED_OP_ONLY,
             select: Select::parse(SELECT).expect("default select is valid"),
             output: Output::parse(OUTPUT).expect("default output is valid"),
+            events: EventSelection::default(),
         }
     }
 }

@@ -13,7 +13,9 @@
 
 use crate::error::{Error, Result};
 use crate::inputs::step_range::StepRange;
-use crate::inputs::xplane::{XplaneFile, not_an_xspace};
+use std::path::Path;
+
+use crate::inputs::xplane::{TraceSource, XplaneFile, not_an_xspace};
 
 use super::xplane::{self, DROP_INCOMPLETE_STEPS_ABOVE, HostStep};
 use super::{Source, Steps, no_steps_message};
@@ -41,11 +43,32 @@ pub fn window(file: &XplaneFile, steps: StepRange) -> Result<Window> {
     file.check()?;
     let host = xplane::analyze_every_step(&file.bytes, &|part| file.release(part));
     file.walked();
-    let (all, roots) = host.map_err(|e| not_an_xspace(&file.path, &e))?;
+    window_of(host, &file.path, steps, true)
+}
+
+/// The window of `steps` in a loaded trace, for its timeline (`--output
+/// timeline` with `--steps`): as [`window`]'s, without the steps around
+/// them that XProf would drop (a timeline shows the steps asked for).
+pub fn timeline_window(trace: &TraceSource, steps: StepRange) -> Result<Window> {
+    let host = xplane::analyze_every_step(&trace.bytes, &|part| trace.release(part));
+    trace.walked();
+    window_of(host, &trace.path, steps, false)
+}
+
+/// The window of `steps` in the steps analysis `host` of the trace at
+/// `path`; `margin`: with a step either side of more than
+/// `DROP_INCOMPLETE_STEPS_ABOVE` steps, for XProf to drop.
+fn window_of(
+    host: std::result::Result<(xplane::HostSteps, xplane::GroupRoots), prost::DecodeError>,
+    path: &Path,
+    steps: StepRange,
+    margin: bool,
+) -> Result<Window> {
+    let (all, roots) = host.map_err(|e| not_an_xspace(path, &e))?;
     let mut shown = all.steps.clone();
     xplane::drop_incomplete_steps(&mut shown);
     let dropped = usize::from(shown.len() != all.steps.len());
-    let invalid = |message: String| Error::input("--xplane_path", &file.path, message);
+    let invalid = |message: String| Error::input("--xplane_path", path, message);
     if shown.is_empty() {
         let none = Steps { source: Source::Xplane(all.hardware), rows: Vec::new(), tf_data_in_use: false, pytorch: Vec::new() };
         return Err(invalid(no_steps_message(&none)));
@@ -60,10 +83,10 @@ pub fn window(file: &XplaneFile, steps: StepRange) -> Result<Window> {
     // (Indices in `all`, whose first step `shown` may have dropped.)
     let (mut first, mut last) = (first + dropped, last + dropped);
     let kept = all.steps[first..=last].iter().map(name).collect();
-    let mut margin = Vec::new();
-    if last - first + 1 > DROP_INCOMPLETE_STEPS_ABOVE && first > 0 && last + 1 < all.steps.len() {
+    let mut margin_steps = Vec::new();
+    if margin && last - first + 1 > DROP_INCOMPLETE_STEPS_ABOVE && first > 0 && last + 1 < all.steps.len() {
         (first, last) = (first - 1, last + 1);
-        margin = vec![name(&all.steps[first]), name(&all.steps[last])];
+        margin_steps = vec![name(&all.steps[first]), name(&all.steps[last])];
     }
     // From the earliest start of a step or of its group's root (a step's
     // kernels are grouped by their launches, before the step's time on the
@@ -74,7 +97,7 @@ pub fn window(file: &XplaneFile, steps: StepRange) -> Result<Window> {
     let start = starts.min().unwrap_or(0);
     let end = around.iter().map(|s| s.begin_ps + s.duration_ps).max().unwrap_or(0);
     let by_group = around.iter().any(|s| s.name.is_empty());
-    Ok(Window { steps: kept, margin, span_ps: (start, end), by_group })
+    Ok(Window { steps: kept, margin: margin_steps, span_ps: (start, end), by_group })
 }
 
 /// A step's number as `rtfprof steps` shows it: the number its name ends

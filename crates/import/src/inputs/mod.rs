@@ -18,6 +18,7 @@ pub mod progress;
 pub mod pytorch;
 mod read;
 pub mod run_meta;
+pub mod selection;
 #[cfg(test)]
 mod shape_oracle;
 pub mod sniff;

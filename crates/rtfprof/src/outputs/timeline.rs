@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::inputs::selection::{EventSelection, Window};
 use crate::show::Displayed;
 use crate::stats::{NodeId, Stats, device};
 
@@ -288,17 +289,79 @@ pub fn written_message(path: &Path) -> String {
     )
 }
 
+/// What a selected XPlane timeline kept and left out (`--steps`,
+/// `--time_ms`, `--devices`, `--min_dur_us`), in events: slices and
+/// counter points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Kept {
+    /// Events written.
+    pub kept: u64,
+    /// Events outside the steps or the span of time asked for.
+    pub outside: u64,
+    /// Events of the device planes that `--devices` does not list.
+    pub other_devices: u64,
+    /// Slices shorter than `--min_dur_us`.
+    pub too_short: u64,
+}
+
+impl Kept {
+    /// The events the timeline has without the selection flags.
+    pub fn total(&self) -> u64 {
+        self.kept + self.outside + self.other_devices + self.too_short
+    }
+
+    /// The line that says what `select` left out (`timeline: kept 232
+    /// events of 747 (515 outside steps 2..3 left out)`); `None` when
+    /// nothing was.
+    pub fn summary(&self, select: &EventSelection) -> Option<String> {
+        let mut why = Vec::new();
+        if let (n @ 1.., Some(window)) = (self.outside, select.window) {
+            why.push(format!("{} outside {window}", thousands(n)));
+        }
+        if let (n @ 1.., Some(devices)) = (self.other_devices, select.devices_text()) {
+            why.push(format!("{} on devices other than {devices}", thousands(n)));
+        }
+        if let (n @ 1.., Some(us)) = (self.too_short, select.min_dur_us()) {
+            why.push(format!("{} shorter than {us} us", thousands(n)));
+        }
+        (!why.is_empty()).then(|| format!("timeline: kept {} events of {} ({} left out)", thousands(self.kept), thousands(self.total()), why.join("; ")))
+    }
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// XPlane input: the trace's own events, for one step (`step < 0`: all).
 /// One process per plane (per job and plane for several hosts), one thread
 /// per line; events that would overlap an enclosing one without nesting in
 /// it go to another lane of that line. Allocator events become an
 /// `Allocator Bytes in Use` counter per allocator. Times are µs with ns
-/// precision from the first event written.
+/// precision from the first event of the step (of the trace, for `step <
+/// 0`).
+///
+/// `select` keeps fewer (none given: every event of the step): the events
+/// that overlap a window, `--steps`' of each trace in `step_spans` (its
+/// picoseconds, in the order of `traces`) or `--time_ms`' from the first
+/// event; the device planes `--devices` lists (the host's are all kept);
+/// slices at least `--min_dur_us` long.
 pub fn write_xplane<'a, W: Write>(
     traces: impl Iterator<Item = (&'a str, &'a std::sync::Arc<crate::inputs::xplane::TraceSource>)>,
     step: i64,
+    select: &EventSelection,
+    step_spans: &[(i128, i128)],
     out: W,
-) -> std::io::Result<W> {
+) -> std::io::Result<(W, Kept)> {
+    use crate::inputs::xplane::planes::device_number;
     use crate::inputs::xplane::stats::{StatKind, StatKinds};
     use crate::inputs::xplane::{Event, Plane, Space, StatValue};
     // (A trace that does not decode is invalid data: prost's `From`.)
@@ -330,13 +393,28 @@ pub fn write_xplane<'a, W: Write>(
     }
     let origin = origin.unwrap_or_default();
     let micros = |ps: i128| ((ps / 1000) as f64) / 1000.0;
+    let min_dur_ps = select.min_dur_ns.map(|ns| i128::from(ns) * 1000);
+    let mut kept = Kept::default();
     let mut pid = 0;
-    for (job, trace, window, planes) in &sources {
+    for (i, (job, trace, window, planes)) in sources.iter().enumerate() {
+        // `--steps`' or `--time_ms`' window, in this trace's picoseconds.
+        let span = match select.window {
+            Some(Window::Steps(_)) => step_spans.get(i).copied(),
+            Some(Window::Time(t)) => Some((origin + i128::from(t.start_ns) * 1000, origin + i128::from(t.end_ns) * 1000)),
+            None => None,
+        };
+        // Whether an event from `start` to `end` overlaps it (one of no
+        // length: starts in it).
+        let in_span = |start: i128, end: i128| span.is_none_or(|(from, to)| start < to && end.max(start + 1) > from);
         for plane in planes {
             pid += 1;
+            // (A device's plane `--devices` leaves out has no process.)
+            let plane_kept = device_number(plane.name).is_none_or(|n| select.keeps_device(Some(n)));
             let process = if job.is_empty() { plane.name.to_owned() } else { format!("/{job}{}", plane.name) };
-            w.event(&process_name(pid, &process))?;
-            w.event(&process_sort_index(pid))?;
+            if plane_kept {
+                w.event(&process_name(pid, &process))?;
+                w.event(&process_sort_index(pid))?;
+            }
             let stat_kinds = StatKinds::of(plane);
             let mut tid = 0;
             for line in &plane.lines {
@@ -351,6 +429,33 @@ pub fn write_xplane<'a, W: Write>(
                             return Ok(());
                         }
                         let name = plane.event_name(event.metadata_id);
+                        if name == "MemoryAllocation" || name == "MemoryDeallocation" {
+                            let pool = stat_kinds.find(event.stats(), StatKind::AllocatorName).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
+                            if let Some(bytes) = stat_kinds.find(event.stats(), StatKind::BytesAllocated).and_then(StatValue::as_i64) {
+                                if !in_span(start, start) {
+                                    kept.outside += 1;
+                                } else if !plane_kept {
+                                    kept.other_devices += 1;
+                                } else {
+                                    kept.kept += 1;
+                                    w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
+                                    "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
+                                }
+                            }
+                            return Ok(());
+                        }
+                        let end = start + i128::from(event.duration_ps.max(0));
+                        if !in_span(start, end) {
+                            kept.outside += 1;
+                            return Ok(());
+                        } else if !plane_kept {
+                            kept.other_devices += 1;
+                            return Ok(());
+                        } else if min_dur_ps.is_some_and(|min| end - start < min) {
+                            kept.too_short += 1;
+                            return Ok(());
+                        }
+                        kept.kept += 1;
                         let mut args = serde_json::Map::new();
                         for stat in event.stats() {
                             let key = plane.stat_names.get(&stat.metadata_id).copied().unwrap_or("?");
@@ -363,15 +468,6 @@ pub fn write_xplane<'a, W: Write>(
                             };
                             args.insert(key.to_owned(), value);
                         }
-                        if name == "MemoryAllocation" || name == "MemoryDeallocation" {
-                            let pool = stat_kinds.find(event.stats(), StatKind::AllocatorName).and_then(|v| v.as_str(plane)).unwrap_or("allocator");
-                            if let Some(bytes) = stat_kinds.find(event.stats(), StatKind::BytesAllocated).and_then(StatValue::as_i64) {
-                                w.event(&json!({"ph": "C", "pid": pid, "tid": 0, "name": format!("Allocator Bytes in Use: {pool}"),
-                                "ts": micros(start - origin), "args": {"bytes": bytes}}))?;
-                            }
-                            return Ok(());
-                        }
-                        let end = start + i128::from(event.duration_ps.max(0));
                         slices.push((
                             start,
                             end,
@@ -417,5 +513,5 @@ pub fn write_xplane<'a, W: Write>(
     for (_, trace, ..) in &sources {
         trace.walked();
     }
-    w.finish()
+    Ok((w.finish()?, kept))
 }

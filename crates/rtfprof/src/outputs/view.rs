@@ -4,6 +4,7 @@
 //! [`write()`].
 
 use crate::error::{Error, Result};
+use crate::inputs::selection::Window;
 use crate::load::Loaded;
 use crate::outputs;
 use crate::show::options::{Options, Output};
@@ -12,10 +13,17 @@ use crate::views::View;
 
 /// Shows one view where `--output` says: its text on stdout or in a file, a
 /// timeline, or a pprof profile. Needs a deep stack (see [`crate::stack::with_deep_stack`]).
-pub fn write(loaded: &Loaded, view: View, opts: &Options, stdout: &mut String) -> Result<()> {
+///
+/// Returns the line for stderr that says what a timeline's selection
+/// (`--steps`, `--time_ms`, `--devices`, `--min_dur_us`) left out, if it
+/// left out anything.
+pub fn write(loaded: &Loaded, view: View, opts: &Options, stdout: &mut String) -> Result<Option<String>> {
     let stats = &loaded.stats;
+    if let (Some(flag), false) = (opts.events.flags().first(), matches!(opts.output, Output::Timeline(_))) {
+        return Err(selects_timelines_only(flag));
+    }
     match &opts.output {
-        Output::Timeline(path) => write_timeline(loaded, view, opts, path, stdout),
+        Output::Timeline(path) => return write_timeline(loaded, view, opts, path, stdout),
         Output::Pprof(path) => write_pprof(stats, view, opts, path, stdout),
         Output::Folded(path) => {
             let metric = check_folded(view, opts)?;
@@ -42,6 +50,13 @@ pub fn write(loaded: &Loaded, view: View, opts: &Options, stdout: &mut String) -
             })
         }
     }
+    .map(|()| None)
+}
+
+/// The error for a selection flag (`--steps`, …) given to an output other
+/// than a view's timeline.
+pub fn selects_timelines_only(flag: &str) -> Error {
+    Error::flag(flag, "selects the events of a trace's timeline (--output timeline:outfile=PATH) or of a cut ('rtfprof cut'), not of this output")
 }
 
 /// Folded stacks exist for the tree views whose nodes nest (scope and
@@ -71,16 +86,42 @@ fn write_pprof(stats: &Stats, view: View, opts: &Options, path: &std::path::Path
 
 /// Timelines go to `<outfile>_<step>`, as tfprof names them. The graph view
 /// needs a concrete step; with `--step -1` it writes one file per step.
-fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::path::Path, stdout: &mut String) -> Result<()> {
+/// An XPlane trace's timeline is its own events, which `opts.events`
+/// selects; other inputs' have no events to select.
+fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::path::Path, stdout: &mut String) -> Result<Option<String>> {
     use crate::outputs::timeline;
     let stats = &loaded.stats;
+    let select = &opts.events;
     if loaded.xplane_traces().next().is_some() {
         // An XPlane trace: its own events, for the step asked for.
         crate::show::check(stats, view, opts)?;
+        if let (Some(window), true) = (select.window, opts.step >= 0) {
+            let flag = if matches!(window, Window::Steps(_)) { "--steps" } else { "--time_ms" };
+            return Err(Error::flag(flag, "selects from the whole trace: give it or --step N, not both (--steps numbers the steps as 'rtfprof steps' does)"));
+        }
+        // Each trace's own steps, as `rtfprof steps` finds them.
+        let step_spans: Vec<(i128, i128)> = match select.window {
+            Some(Window::Steps(steps)) => {
+                loaded.xplane_traces().map(|(_, trace)| crate::steps::cut::timeline_window(trace, steps).map(|w| w.span_ps)).collect::<Result<_>>()?
+            }
+            _ => Vec::new(),
+        };
         let path = timeline::file_for_step(outfile, opts.step);
-        timeline::write_file(&path, |w| timeline::write_xplane(loaded.xplane_traces(), opts.step, w).map(drop))?;
+        let mut kept = timeline::Kept::default();
+        timeline::write_file(&path, |w| {
+            kept = timeline::write_xplane(loaded.xplane_traces(), opts.step, select, &step_spans, w)?.1;
+            Ok(())
+        })?;
         stdout.push_str(&timeline::written_message(&path));
-        return Ok(());
+        return Ok(kept.summary(select));
+    }
+    if let Some(flag) = select.flags().first() {
+        let why = if loaded.pytorch_traces().next().is_some() {
+            "selects a trace's events, and a PyTorch trace's timeline is its scope or code tree: to open some of its events in Perfetto, cut the trace (rtfprof cut --pytorch_path TRACE --steps A..B -o OUT.pt.trace.json.gz)"
+        } else {
+            "selects the events of a TF2 or JAX trace's timeline (--xplane_path); a RunMetadata timeline is one step's: give --step N"
+        };
+        return Err(Error::flag(*flag, why));
     }
     match view {
         View::Op => Err(Error::flag("--output", "the op view has no timeline; use the graph, scope or code view")),
@@ -95,14 +136,14 @@ fn write_timeline(loaded: &Loaded, view: View, opts: &Options, outfile: &std::pa
                 stdout.push_str(&timeline::peak_memory_note(stats, &root, step));
                 stdout.push_str(&timeline::written_message(&path));
             }
-            Ok(())
+            Ok(None)
         }
         View::Scope | View::Code => {
             let root = crate::show::run(stats, view, opts)?.root;
             let path = timeline::file_for_step(outfile, opts.step);
             timeline::write_file(&path, |w| timeline::write_tree(&root, view.as_str(), w).map(drop))?;
             stdout.push_str(&timeline::written_message(&path));
-            Ok(())
+            Ok(None)
         }
     }
 }

@@ -62,6 +62,14 @@ impl PlaneKind {
     }
 }
 
+/// A device plane's number (`/device:GPU:3` is 3, as `--devices` names
+/// it); `None` for the host's planes and the others.
+pub fn device_number(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix(GPU_PREFIX).or_else(|| name.strip_prefix(TPU_PREFIX))?;
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).map_or(rest, |end| &rest[..end]);
+    digits.parse().ok()
+}
+
 /// The `local_chip_id` (field 4) of a plane's `core_details` stat (XProf's
 /// `CoreDetails` proto), 0 when the field is absent; `None` without the
 /// stat.
@@ -92,6 +100,16 @@ mod tests {
         assert_eq!(PlaneKind::of("/device:TPU_SYSTEM:0"), PlaneKind::Other);
         assert_eq!(PlaneKind::of("Task Environment"), PlaneKind::Other);
         assert_eq!(PlaneKind::of(""), PlaneKind::Other);
+    }
+
+    #[test]
+    fn device_planes_are_numbered() {
+        assert_eq!(device_number("/device:GPU:0"), Some(0));
+        assert_eq!(device_number("/device:GPU:12"), Some(12));
+        assert_eq!(device_number("/device:TPU:3 (pid 7)"), Some(3));
+        for other in ["/host:CPU", "/host:metadata", "/device:TPU_SYSTEM:0", "/device:GPU:", "Task Environment"] {
+            assert_eq!(device_number(other), None, "{other}");
+        }
     }
 
     #[test]
