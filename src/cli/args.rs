@@ -177,8 +177,15 @@ pub struct CheckArgs {
     /// Largest growth of an op's or a breakdown category's median that passes.
     #[arg(long, value_name = "AMOUNT", default_value = "8%")]
     pub max_op_regression: String,
+    /// Largest growth of an allocator's median peak memory that passes.
+    #[arg(long, value_name = "AMOUNT", default_value = "5%")]
+    pub max_memory_regression: String,
+    /// Fewest bytes an allocator's median peak memory must grow by to
+    /// regress (4MiB, 100MB, or bytes).
+    #[arg(long, value_name = "BYTES", default_value = "4MiB")]
+    pub min_memory_change: String,
     /// A threshold for one metric, as the outputs name it: step_time=3%,
-    /// category:host_compute=10%, op:NAME=20% (repeatable).
+    /// category:host_compute=10%, memory:cpu=10%, op:NAME=20% (repeatable).
     #[arg(long, value_name = "METRIC=AMOUNT")]
     pub threshold: Vec<String>,
     /// Significance level of the one-sided Mann-Whitney U test.

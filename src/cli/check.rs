@@ -73,6 +73,8 @@ fn options(args: &CheckArgs) -> Result<Options> {
     let mut options = Options::default();
     options.max_regression = parse_fraction("--max_regression", &args.max_regression)?;
     options.max_op_regression = parse_fraction("--max_op_regression", &args.max_op_regression)?;
+    options.max_memory_regression = parse_fraction("--max_memory_regression", &args.max_memory_regression)?;
+    options.min_memory_change = check::options::parse_bytes("--min_memory_change", &args.min_memory_change)?;
     options.min_share = parse_fraction("--min_share", &args.min_share)?;
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return Err(Error::flag("--alpha", format!("{} is not a level between 0 and 1 (e.g. 0.01)", args.alpha)));

@@ -233,6 +233,8 @@ fn bad_inputs_exit_2_with_one_line_and_no_files() {
         (vec![unreadable.display().to_string(), b.clone()], "dir.json"),
         (vec![a.clone(), b.clone(), "--max_regression=five".into()], "--max_regression"),
         (vec![a.clone(), b.clone(), "--alpha=2".into()], "--alpha"),
+        (vec![a.clone(), b.clone(), "--min_memory_change=lots".into()], "--min_memory_change"),
+        (vec![a.clone(), b.clone(), "--max_memory_regression=-1%".into()], "--max_memory_regression"),
         (vec![a.clone(), b.clone(), "--threshold=step_time".into()], "--threshold"),
         (vec![a.clone(), b.clone(), "--output=junit".into()], "--output"),
         (vec![a.clone()], "NEW"),
@@ -251,4 +253,160 @@ fn bad_inputs_exit_2_with_one_line_and_no_files() {
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(!json.exists(), "{args:?} wrote its output");
     }
+}
+
+/// The PyTorch and TensorFlow 2 CPU runs of testdata/check
+/// (tools/check/gen_framework_runs.py): `<framework>_base_a`, `_base_b`
+/// (the same program), `_wider` (layer 2 twice as wide), `_extra_op` (a
+/// tanh in scope `extra`) and `_memory` (64 MiB more held during each step).
+/// For each framework: the matmul of the widened layer, its `tanh` and its
+/// CPU allocator.
+const FRAMEWORKS: [(&str, &str, &str); 2] =
+    [("torch", "op:layer2/aten::matmul/aten::mm", "count:extra/aten::tanh"), ("tf", "op:layer2/MatMul", "count:extra/Tanh")];
+
+/// A check with every output that names metrics: (exit code, text, JSON,
+/// JUnit XML, GitHub annotations).
+struct Outputs {
+    code: i32,
+    text: String,
+    json: Value,
+    junit: String,
+    github: String,
+}
+
+fn all_formats(baseline: &str, new: &str) -> Outputs {
+    let dir = tempfile::tempdir().unwrap();
+    let [json, junit, text] = ["check.json", "check.xml", "check.txt"].map(|f| dir.path().join(f));
+    let args = [
+        "check".to_owned(),
+        run_dir(baseline),
+        run_dir(new),
+        format!("--output=json:outfile={}", json.display()),
+        format!("--output=junit:outfile={}", junit.display()),
+        format!("--output=file:outfile={}", text.display()),
+        "--output=github".to_owned(),
+    ];
+    let out = rtfprof(&args).run();
+    let code = out.code().expect("exited");
+    assert!(code == 0 || code == 1, "exit {code}: {}", out.stderr_lossy());
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    Outputs { code, text: read(&text), json: serde_json::from_str(&read(&json)).expect("JSON"), junit: read(&junit), github: out.stdout_lossy().into_owned() }
+}
+
+impl Outputs {
+    /// `label` failed, and every format says so.
+    fn assert_regressed(&self, label: &str) {
+        let context = format!("{label}:\n{}\n{}", self.text, self.github);
+        assert_eq!(self.code, 1, "{context}");
+        assert_eq!(self.json["passed"], false);
+        assert!(labels_with(&self.json, "regression").iter().any(|l| l == label), "{context}");
+        let row = self.text.lines().find(|l| l.starts_with("REGRESSION") && l.ends_with(&format!("  {label}")));
+        assert!(row.is_some(), "{context}");
+        assert!(self.text.lines().last().is_some_and(|l| l.starts_with("FAIL: ") && l.contains(label)), "{context}");
+        // A testcase named by the label, holding a <failure>.
+        let case =
+            self.junit.split("<testcase ").find(|c| c.contains(&format!("name=\"{label}\""))).unwrap_or_else(|| panic!("no testcase {label}: {}", self.junit));
+        let case = case.split("</testcase>").next().unwrap();
+        assert!(case.contains("<failure message=\"") && case.contains("type=\"regression\""), "{case}");
+        let title = github::escape_property(&format!("rtfprof check: {label}"));
+        assert!(self.github.lines().any(|l| l.starts_with(&format!("::error title={title}::"))), "{context}");
+    }
+}
+
+/// What `--output github` escapes in a property (the toolkit's rules, as
+/// crates/rtfprof/src/outputs/check/github.rs has them; tested there).
+mod github {
+    pub fn escape_property(text: &str) -> String {
+        text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A").replace(':', "%3A").replace(',', "%2C")
+    }
+}
+
+#[test]
+fn frameworks_identical_runs_pass() {
+    for (framework, ..) in FRAMEWORKS {
+        let out = all_formats(&format!("{framework}_base_a"), &format!("{framework}_base_b"));
+        assert_eq!(out.code, 0, "{framework}: {}", out.text);
+        assert_eq!(out.json["passed"], true);
+        assert!(out.text.contains("PASS: no regression"), "{}", out.text);
+        assert!(!out.junit.contains("<failure"), "{}", out.junit);
+        assert!(!out.github.contains("::error"), "{}", out.github);
+        assert!(out.github.lines().last().unwrap().starts_with("::notice title=rtfprof check::PASS"), "{}", out.github);
+        // The peak memory of each allocator is judged, and unchanged.
+        let memory: Vec<&Value> = out.json["metrics"].as_array().unwrap().iter().filter(|m| m["kind"] == "peak_memory").collect();
+        assert!(!memory.is_empty(), "{framework}: no peak_memory metric");
+        for m in memory {
+            assert_eq!(m["unit"], "bytes");
+            assert_eq!(m["verdict"], "unchanged", "{m}");
+            assert!(m["label"].as_str().unwrap().starts_with("memory:"), "{m}");
+        }
+    }
+}
+
+#[test]
+fn frameworks_a_wider_layer_fails_naming_its_matmul() {
+    for (framework, matmul, _) in FRAMEWORKS {
+        all_formats(&format!("{framework}_base_a"), &format!("{framework}_wider")).assert_regressed(matmul);
+    }
+}
+
+#[test]
+fn frameworks_more_memory_fails_naming_the_allocators_peak() {
+    for (framework, ..) in FRAMEWORKS {
+        let out = all_formats(&format!("{framework}_base_a"), &format!("{framework}_memory"));
+        let memory = labels_with(&out.json, "regression").into_iter().find(|l| l.starts_with("memory:"));
+        let memory = memory.unwrap_or_else(|| panic!("{framework}: no memory regression:\n{}", out.text));
+        out.assert_regressed(&memory);
+        // 64 MiB more: the medians differ by about that.
+        let row = out.json["metrics"].as_array().unwrap().iter().find(|m| m["label"] == memory.as_str()).unwrap();
+        let grew = row["new_median"].as_f64().unwrap() - row["baseline_median"].as_f64().unwrap();
+        assert!((grew - 64.0 * 1024.0 * 1024.0).abs() < 4e6, "{framework}: {row}");
+        assert!(out.text.contains("MB"), "{}", out.text);
+        // The other way round it is an improvement, and passes.
+        let back = all_formats(&format!("{framework}_memory"), &format!("{framework}_base_a"));
+        assert!(labels_with(&back.json, "improvement").contains(&memory), "{}", back.text);
+        assert!(labels_with(&back.json, "regression").iter().all(|l| !l.starts_with("memory:")), "{}", back.text);
+    }
+}
+
+#[test]
+fn frameworks_an_extra_op_appears() {
+    for (framework, _, tanh) in FRAMEWORKS {
+        let out = all_formats(&format!("{framework}_base_a"), &format!("{framework}_extra_op"));
+        assert!(labels_with(&out.json, "appeared").iter().any(|l| l == tanh), "{framework}: {}", out.text);
+        assert!(out.text.lines().any(|l| l.starts_with("appeared") && l.ends_with(&format!("  {tanh}"))), "{}", out.text);
+        let title = github::escape_property(&format!("rtfprof check: {tanh}"));
+        assert!(out.github.lines().any(|l| l.starts_with(&format!("::warning title={title}::"))), "{}", out.github);
+    }
+}
+
+#[test]
+fn frameworks_a_saved_baseline_keeps_the_peak_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    for (framework, ..) in FRAMEWORKS {
+        let saved = dir.path().join(format!("{framework}.json"));
+        let out = rtfprof(["check".to_owned(), run_dir(&format!("{framework}_base_a")), format!("--save_baseline={}", saved.display())]).run();
+        assert!(out.success(), "{}", out.stderr_lossy());
+        let (code, _, from_trace) = check(&run_dir(&format!("{framework}_base_a")), &run_dir(&format!("{framework}_memory")), &[]);
+        let (saved_code, _, from_saved) = check(&saved.display().to_string(), &run_dir(&format!("{framework}_memory")), &[]);
+        assert_eq!((code, &from_trace["metrics"]), (saved_code, &from_saved["metrics"]), "{framework}");
+    }
+}
+
+#[test]
+fn a_memory_threshold_is_a_flag() {
+    let (code, stdout, doc) =
+        check(&run_dir("torch_base_a"), &run_dir("torch_memory"), &["--max_memory_regression=10000%", "--max_regression=10000%", "--max_op_regression=10000%"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(doc["options"]["max_memory_regression"].as_f64().unwrap() == 100.0);
+    let (code, _, doc) = check(
+        &run_dir("torch_base_a"),
+        &run_dir("torch_memory"),
+        &["--max_memory_regression=10000%", "--max_regression=10000%", "--max_op_regression=10000%", "--threshold=memory:cpu=5%"],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(labels_with(&doc, "regression"), ["memory:cpu"]);
+    // 64 MiB more is below a floor of 100 MB.
+    let (_, stdout, doc) = check(&run_dir("torch_base_a"), &run_dir("torch_memory"), &["--min_memory_change=100MB", "--threshold=memory:cpu=5%"]);
+    assert!(labels_with(&doc, "regression").iter().all(|l| l != "memory:cpu"), "{stdout}");
+    assert_eq!(doc["options"]["min_memory_change"], 1e8);
 }

@@ -11,6 +11,7 @@ mod common;
 mod advise;
 mod bad_inputs;
 mod check;
+mod check_action;
 mod checkpoint;
 mod cli;
 mod cut;

@@ -4,11 +4,16 @@
     /work/venvs/jax/bin/python tools/check/gen_runs.py --noise 8 /tmp/noise
     python3 tools/check/noise.py /tmp/noise [RTFPROF_BINARY]
 
+(or the runs of tools/check/gen_framework_runs.py --noise, for PyTorch and
+TensorFlow 2)
+
 Runs `rtfprof check A B` on every pair of the runs in the folder (run0,
 run1, …: the same program, so every difference is noise) and prints how
-many pairs failed, how far the median step time and each op's median moved
-(|relative change|: median, 90th percentile, largest), and each run's step
-times. The thresholds (--max_regression, --max_op_regression) should sit
+many pairs failed (and on which metrics), how far the median step time,
+each op's median and each allocator's median peak memory moved (|relative
+change|: median, 90th percentile, largest), and each run's step times. The
+thresholds (--max_regression, --max_op_regression,
+--max_memory_regression) should sit
 above the 90th percentile measured on the machine CI runs on
 (docs/book/src/commands/check.md, "Defaults").
 """
@@ -25,7 +30,8 @@ def main():
     folder = sys.argv[1]
     binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/rtfprof"
     runs = sorted(os.path.join(folder, d) for d in os.listdir(folder) if d.startswith("run"))
-    step, ops, failed, pairs = [], [], 0, 0
+    step, ops, memory, failed, pairs = [], [], [], 0, 0
+    failing = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "check.json")
         for a, b in itertools.combinations(runs, 2):
@@ -35,12 +41,19 @@ def main():
             pairs += 1
             failed += not doc["passed"]
             for m in doc["metrics"]:
+                if m["verdict"] == "regression":
+                    failing[m["kind"]] = failing.get(m["kind"], 0) + 1
+            for m in doc["metrics"]:
                 if m["kind"] == "step_time":
                     step.append(abs(m["change"]))
                 elif m["kind"] == "op_time" and m["change"] is not None:
                     ops.append(abs(m["change"]))
-        print(f"{len(runs)} runs, {pairs} pairs: {failed} failed with the default thresholds")
-        for what, xs in (("step time", step), ("op", ops)):
+                elif m["kind"] == "peak_memory" and m["change"] is not None:
+                    memory.append(abs(m["change"]))
+        print(f"{len(runs)} runs, {pairs} pairs: {failed} failed with the default thresholds (regressions by kind: {failing})")
+        for what, xs in (("step time", step), ("op", ops), ("peak memory", memory)):
+            if not xs:
+                continue
             xs = sorted(xs)
             p90 = xs[int(0.9 * (len(xs) - 1))]
             print(f"{what} |change of median|: median {100 * statistics.median(xs):.1f}%, p90 {100 * p90:.1f}%, max {100 * xs[-1]:.1f}% ({len(xs)} comparisons)")

@@ -142,6 +142,9 @@ pub enum Purpose {
     Jobs,
     /// A partial profile (see [`crate::partial`]): what the views read.
     Partial,
+    /// `check`: the scope view's nodes and the allocation records (each
+    /// allocator's peak a step).
+    Check,
 }
 
 /// A loaded profile: the node model every view reads, and what the
@@ -247,8 +250,9 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
     paths.skip_code_traces = matches!(purpose, Purpose::View(View::Scope | View::Graph | View::Op));
     // Only advise, the prompt and FLOPs estimates read node attributes.
     paths.skip_attrs = matches!(purpose, Purpose::View(_) | Purpose::Report) && !paths.estimate_flops.is_on();
-    // The report's memory tab replays the allocation records.
-    paths.allocations = purpose == Purpose::Report;
+    // The report's memory tab replays the allocation records, and check
+    // judges each allocator's peak.
+    paths.allocations = matches!(purpose, Purpose::Report | Purpose::Check);
     if matches!(purpose, Purpose::Memory) {
         paths.allocations = true;
         paths.skip_code_traces = true;
@@ -259,7 +263,7 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
         paths.skip_code_traces = false;
         paths.skip_attrs = !paths.estimate_flops.is_on();
     }
-    if matches!(purpose, Purpose::Steps | Purpose::Tables) {
+    if matches!(purpose, Purpose::Steps | Purpose::Tables | Purpose::Check) {
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops.is_on();
     }

@@ -2,7 +2,8 @@
 //!
 //! A metric regresses only if both hold: (a) its median grew by more than
 //! its threshold, and (b) a one-sided Mann-Whitney U test on the two runs'
-//! per-step samples rejects "no change" at `alpha`. (a) alone fails on
+//! per-step samples rejects "no change" at `alpha`; an allocator's peak
+//! memory must besides grow by `min_memory_change` bytes. (a) alone fails on
 //! noise whenever a run happens to be slow; (b) alone fails on changes too
 //! small to matter once the runs are long enough. Improvements are
 //! reported and never fail; so are ops that appear or disappear (new code
@@ -24,6 +25,9 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
         let (b, n) = (baseline.get(kind, &name), new.get(kind, &name));
         let row = match kind {
             Kind::StepTime => Some(judge(kind, &name, b, n, options.max_regression, options)),
+            // An allocator on one side only (a baseline saved without
+            // memory, a trace recorded without it) is not judged.
+            Kind::PeakMemory => (b.is_some() && n.is_some()).then(|| judge(kind, &name, b, n, options.max_memory_regression, options)),
             Kind::Category | Kind::OpTime => {
                 let (bm, nm) = (median_of(b), median_of(n));
                 let large = bm >= options.min_share * base_step || nm >= options.min_share * new_step;
@@ -77,6 +81,8 @@ fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, de
     let (b, n) = (base.map_or(empty, |m| &m.samples), new.map_or(empty, |m| &m.samples));
     let (bm, nm) = (median(b).unwrap_or(0.0), median(n).unwrap_or(0.0));
     let change = (bm > 0.0).then(|| (nm - bm) / bm);
+    // Peak memory: a growth below the absolute floor is within the threshold.
+    let floor = if kind == Kind::PeakMemory { options.min_memory_change } else { 0.0 };
     let mut row = Row {
         kind,
         name: name.to_owned(),
@@ -98,7 +104,8 @@ fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, de
     let grew = change >= 0.0;
     row.p_value = if grew { mann_whitney_greater(n, b) } else { mann_whitney_greater(b, n) };
     let significant = row.p_value.is_some_and(|p| p < options.alpha);
-    row.verdict = match (change.abs() > threshold, significant, grew) {
+    let past_threshold = change.abs() > threshold && (nm - bm).abs() >= floor;
+    row.verdict = match (past_threshold, significant, grew) {
         (false, _, _) => Verdict::Unchanged,
         (true, false, _) => Verdict::Noise,
         (true, true, true) => Verdict::Regression,
@@ -202,6 +209,29 @@ mod tests {
         assert_eq!(row.verdict, Verdict::Appeared);
         let back = decide(&b, &a, &Options::default());
         assert_eq!(back.rows.iter().find(|r| r.label == "count:tanh").unwrap().verdict, Verdict::Disappeared);
+    }
+
+    #[test]
+    fn more_peak_memory_fails_and_an_allocator_on_one_side_is_not_judged() {
+        let memory = |bytes: f64, allocator: &str| {
+            let mut s = samples(&STEPS, &[]);
+            s.metrics.push(Metric { kind: Kind::PeakMemory, name: allocator.into(), samples: vec![bytes; STEPS.len()] });
+            s
+        };
+        let (a, b) = (memory(2.5e6, "cpu"), memory(69.6e6, "cpu"));
+        // 2 MB more is 80%, but below the 4 MiB floor.
+        assert!(decide(&a, &memory(4.5e6, "cpu"), &Options::default()).passed());
+        let check = decide(&a, &b, &Options::default());
+        let failed: Vec<&str> = check.regressions().map(|r| r.label.as_str()).collect();
+        assert_eq!(failed, ["memory:cpu"]);
+        assert!(decide(&a, &a, &Options::default()).passed());
+        // 4% more passes the default 5%, floor or not.
+        let no_floor = Options { min_memory_change: 0.0, ..Options::default() };
+        assert!(decide(&a, &memory(2.6e6, "cpu"), &no_floor).passed());
+        assert!(!decide(&a, &memory(4.5e6, "cpu"), &no_floor).passed());
+        let other = decide(&a, &memory(69.6e6, "gpu"), &Options::default());
+        assert!(other.passed());
+        assert!(other.rows.iter().all(|r| r.kind != Kind::PeakMemory));
     }
 
     #[test]

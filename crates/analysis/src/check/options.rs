@@ -15,6 +15,19 @@ pub mod defaults {
     /// Ops and breakdown categories may grow this much: one op's median
     /// varies more from run to run than the step's, which sums many.
     pub const MAX_OP_REGRESSION: f64 = 0.08;
+    /// An allocator's peak memory may grow this much, and by at least
+    /// [`MIN_MEMORY_CHANGE`]. A step's peak does not depend on the
+    /// machine's speed: 43 pairs of identical PyTorch CPU runs had the same
+    /// peak to the byte. It depends on which tensors are live together,
+    /// which TensorFlow's executor decides anew in each run: on the 5 MB
+    /// peak of the testdata/check program it moved by up to 1.96 MB (51%),
+    /// which the absolute floor absorbs.
+    pub const MAX_MEMORY_REGRESSION: f64 = 0.05;
+    /// Bytes an allocator's median peak must grow by, besides
+    /// [`MAX_MEMORY_REGRESSION`], to regress (4 MiB): above the run-to-run
+    /// difference of TensorFlow's op order on a small program (1.96 MB),
+    /// far below what a real regression of a training job's memory is.
+    pub const MIN_MEMORY_CHANGE: f64 = 4.0 * 1024.0 * 1024.0;
     /// The one-sided Mann-Whitney test must reject "no change" at this
     /// level. Small, because a run checks tens of metrics at once: at 0.01
     /// and 30 metrics, an identical run still shows about one test in four
@@ -37,6 +50,11 @@ pub struct Options {
     pub max_regression: f64,
     /// Largest relative growth of an op's or a category's median that passes.
     pub max_op_regression: f64,
+    /// Largest relative growth of an allocator's median peak memory that
+    /// passes.
+    pub max_memory_regression: f64,
+    /// Fewest bytes an allocator's median peak must grow by to regress.
+    pub min_memory_change: f64,
     /// The significance level of the one-sided rank test.
     pub alpha: f64,
     /// Fewest steps a side needs for anything to be judged.
@@ -44,7 +62,8 @@ pub struct Options {
     /// Smallest share of the step time an op or category needs to be judged.
     pub min_share: f64,
     /// Thresholds for single metrics, by label (`step_time`,
-    /// `category:host_compute`, `op:NAME`), over the two above.
+    /// `category:host_compute`, `memory:ALLOCATOR`, `op:NAME`), over the
+    /// three above.
     pub thresholds: BTreeMap<String, f64>,
 }
 
@@ -53,6 +72,8 @@ impl Default for Options {
         Options {
             max_regression: defaults::MAX_REGRESSION,
             max_op_regression: defaults::MAX_OP_REGRESSION,
+            max_memory_regression: defaults::MAX_MEMORY_REGRESSION,
+            min_memory_change: defaults::MIN_MEMORY_CHANGE,
             alpha: defaults::ALPHA,
             min_steps: defaults::MIN_STEPS,
             min_share: defaults::MIN_SHARE,
@@ -72,6 +93,19 @@ pub fn parse_fraction(flag: &str, value: &str) -> Result<f64> {
     match parsed {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(Error::flag(flag, format!("'{value}' is not a relative amount >= 0 (e.g. 5% or 0.05)"))),
+    }
+}
+
+/// Parses an amount of memory: bytes (`4194304`), or with a unit, `B`,
+/// `KB`/`MB`/`GB` (powers of 1000) or `KiB`/`MiB`/`GiB` (of 1024), e.g.
+/// `4MiB`; `flag` names it in the error.
+pub fn parse_bytes(flag: &str, value: &str) -> Result<f64> {
+    let trimmed = value.trim();
+    let units = [("KiB", 1024.0), ("MiB", 1024.0 * 1024.0), ("GiB", 1024.0 * 1024.0 * 1024.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("B", 1.0)];
+    let (number, scale) = units.iter().find_map(|(unit, scale)| trimmed.strip_suffix(unit).map(|n| (n.trim(), *scale))).unwrap_or((trimmed, 1.0));
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * scale),
+        _ => Err(Error::flag(flag, format!("'{value}' is not an amount of memory >= 0 (e.g. 4MiB, 100MB or 1048576)"))),
     }
 }
 
@@ -98,6 +132,17 @@ mod tests {
         for bad in ["", "five", "-5%", "NaN", "inf", "5%%"] {
             let e = parse_fraction("--max_regression", bad).unwrap_err().to_string();
             assert!(e.starts_with("--max_regression: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn bytes() {
+        assert_eq!(parse_bytes("--min_memory_change", "4MiB").unwrap(), 4194304.0);
+        assert_eq!(parse_bytes("--min_memory_change", "1.5 GB").unwrap(), 1.5e9);
+        assert_eq!(parse_bytes("--min_memory_change", "512").unwrap(), 512.0);
+        assert_eq!(parse_bytes("--min_memory_change", "2KB").unwrap(), 2000.0);
+        for bad in ["", "MiB", "-1MB", "4 TB", "NaN"] {
+            assert!(parse_bytes("--min_memory_change", bad).unwrap_err().to_string().starts_with("--min_memory_change: "), "{bad}");
         }
     }
 

@@ -49,7 +49,8 @@ impl Verdict {
 pub struct Row {
     pub kind: Kind,
     pub name: String,
-    /// `step_time`, `category:NAME`, `op:NAME`, `count:NAME`.
+    /// `step_time`, `category:NAME`, `memory:ALLOCATOR`, `op:NAME`,
+    /// `count:NAME`.
     pub label: String,
     pub baseline_median: f64,
     pub new_median: f64,
@@ -71,8 +72,8 @@ pub struct Check {
     pub baseline: String,
     pub new: String,
     pub options: Options,
-    /// Step time first, then the categories, then ops by change (largest
-    /// growth first), then op counts.
+    /// Step time first, then the categories, the allocators' peak memory,
+    /// ops by change (largest growth first), then op counts.
     pub rows: Vec<Row>,
 }
 
@@ -86,9 +87,10 @@ impl Check {
         self.regressions().next().is_none()
     }
 
-    /// Whether a side had too few steps for anything to be judged.
+    /// Whether a side had too few steps for anything to be judged (an
+    /// allocator with too few steps of records leaves the rest judged).
     pub fn too_few_steps(&self) -> bool {
-        self.rows.iter().any(|r| r.verdict == Verdict::TooFewSteps)
+        self.rows.iter().any(|r| r.kind == Kind::StepTime && r.verdict == Verdict::TooFewSteps)
     }
 
     /// One line for the end of every output: the verdict and why.

@@ -104,6 +104,13 @@ pub fn steps(stats: &Stats) -> BTreeSet<i64> {
 /// Analyzes `step`, or every step when it is negative. A step that was not
 /// recorded is an error, as in the views.
 pub fn analyze(loaded: &crate::load::Loaded, step: i64) -> Result<MemoryProfile> {
+    Ok(MemoryProfile { steps: step_memory(loaded, step)?, programs: ran_programs(loaded)? })
+}
+
+/// The allocators of `step`, or of every step when it is negative, without
+/// the XLA programs' buffer assignments ([`analyze`] adds them; `rtfprof
+/// check` reads only each allocator's peak).
+pub fn step_memory(loaded: &crate::load::Loaded, step: i64) -> Result<Vec<StepMemory>> {
     let stats = &loaded.stats;
     let known = steps(stats);
     if step >= 0 && !known.contains(&step) {
@@ -144,7 +151,7 @@ pub fn analyze(loaded: &crate::load::Loaded, step: i64) -> Result<MemoryProfile>
             StepMemory { step, start_micros, allocators }
         })
         .collect();
-    Ok(MemoryProfile { steps, programs: ran_programs(loaded)? })
+    Ok(steps)
 }
 
 /// The programs of the loaded traces that ran, largest peak first.

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use super::{p_value, percent};
 use crate::check::{Check, Kind};
 
-/// The judged time metrics (not op counts): step time, categories, ops.
+/// The judged metrics (not op counts): step time, categories, peak
+/// memory, ops.
 pub fn render(check: &Check) -> Vec<u8> {
     let entries: Vec<Value> = check
         .rows

@@ -37,6 +37,8 @@ pub fn value(check: &Check) -> Value {
         "options": {
             "max_regression": o.max_regression,
             "max_op_regression": o.max_op_regression,
+            "max_memory_regression": o.max_memory_regression,
+            "min_memory_change": o.min_memory_change,
             "alpha": o.alpha,
             "min_steps": o.min_steps,
             "min_share": o.min_share,

@@ -108,10 +108,20 @@ pub(crate) fn percent(change: Option<f64>) -> String {
     change.map_or_else(|| "new".to_owned(), |c| format!("{:+.1}%", c * 100.0))
 }
 
-/// A median in its unit: microseconds shown as µs/ms/s, counts as numbers.
+/// A median in its unit: microseconds shown as µs/ms/s, bytes as
+/// B/KB/MB/GB (powers of 1000, as `rtfprof memory` shows them), counts as
+/// numbers.
 pub(crate) fn amount(value: f64, unit: &str) -> String {
     if unit == "count" {
         return format!("{value}");
+    }
+    if unit == "bytes" {
+        return match value.abs() {
+            v if v >= 1e9 => format!("{:.2}GB", value / 1e9),
+            v if v >= 1e6 => format!("{:.2}MB", value / 1e6),
+            v if v >= 1e3 => format!("{:.2}KB", value / 1e3),
+            _ => format!("{value:.0}B"),
+        };
     }
     if value >= 1e6 {
         format!("{:.3}s", value / 1e6)
@@ -139,5 +149,14 @@ mod tests {
         for bad in ["junit", "xml:outfile=x", "github:outfile=x", "json:path=x", "json:outfile="] {
             assert!(CheckOutput::parse(bad).unwrap_err().to_string().starts_with("--output: "), "{bad}");
         }
+    }
+
+    #[test]
+    fn amounts() {
+        assert_eq!(amount(3600.0, "us"), "3.60ms");
+        assert_eq!(amount(72_580_000.0, "bytes"), "72.58MB");
+        assert_eq!(amount(2_500_000_000.0, "bytes"), "2.50GB");
+        assert_eq!(amount(512.0, "bytes"), "512B");
+        assert_eq!(amount(2.0, "count"), "2");
     }
 }

@@ -10,9 +10,11 @@ pub fn render(check: &Check) -> String {
     let mut out = format!("rtfprof check: baseline {} vs new {}\n", check.baseline, check.new);
     let o = &check.options;
     out.push_str(&format!(
-        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%) and a one-sided Mann-Whitney U test on the per-step samples gives p < {}.\n\n",
+        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%, peak memory {:.0}% and {}) and a one-sided Mann-Whitney U test on the per-step samples gives p < {}.\n\n",
         o.max_regression * 100.0,
         o.max_op_regression * 100.0,
+        o.max_memory_regression * 100.0,
+        super::amount(o.min_memory_change, "bytes"),
         o.alpha
     ));
     let header = ["verdict", "baseline", "new", "change", "p", "threshold", "steps", "metric"];
