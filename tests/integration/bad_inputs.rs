@@ -799,7 +799,7 @@ const CASES: &[Case] = &[
         flag: Some("--pytorch_path"),
         src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
         extra: &["--window_steps=1"],
-        expect: Expect::Err { code: 2, says: "--window_steps: applies to 'rtfprof steps --pytorch_path TRACE'" },
+        expect: Expect::Err { code: 2, says: "--window_steps: applies to 'rtfprof steps' and 'rtfprof kernels'" },
     },
     Case {
         name: "window_mb_not_a_number",

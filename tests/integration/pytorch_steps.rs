@@ -235,8 +235,8 @@ fn trace_without_cpu_ops_is_one_step_of_its_gpu_work() {
 
 /// `--window_steps` and `--window_mb` read a trace a window of steps at a
 /// time (the equality of every number is tested in the library, on every
-/// trace of the test data); the command prints what it prints for the
-/// trace read whole, and a directory of ranks is read so too.
+/// trace of the test data); `steps` and `kernels` print what they print for
+/// the trace read whole, and a directory of ranks is read so too.
 #[test]
 fn steps_read_in_windows_print_the_same() {
     let gz = pytorch_dir().join("h200_tx.steps2-3.pt.trace.json.gz");
@@ -246,6 +246,9 @@ fn steps_read_in_windows_print_the_same() {
         let windowed = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", gz.display()), flag.to_owned()]).stdout();
         assert!(windowed == whole, "{flag}: {}", common::first_difference(&whole, &windowed, ["whole", flag]));
     }
+    let kernels = common::rtfprof(["kernels".to_owned(), format!("--pytorch_path={}", gz.display())]).stdout();
+    let windowed = common::rtfprof(["kernels".to_owned(), format!("--pytorch_path={}", gz.display()), "--window_steps=1".to_owned()]).stdout();
+    assert!(kernels.contains("sm90") && windowed == kernels, "{}", common::first_difference(&kernels, &windowed, ["whole", "windowed"]));
     let ranks = pytorch_dir().join("gloo3");
     let whole = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display())]).stdout();
     let windowed = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display()), "--window_steps=1".to_owned()]).stdout();

@@ -4,6 +4,7 @@
 
 use super::Tables;
 use crate::error::{Error, Result};
+use crate::inputs::pytorch::windows::Windows;
 use crate::load::{self, Loaded, Purpose, Sources};
 
 /// The XLA instructions and kernels of the loaded XPlane traces, and the
@@ -31,9 +32,66 @@ pub fn pytorch_only_tables(sources: &Sources) -> Result<Option<Tables>> {
         return Ok(None);
     }
     let Some(ranks) = load::pytorch_only(sources)? else { return Ok(None) };
-    let jobs: Vec<(String, Tables)> =
-        ranks.par_iter().map(|(name, file)| Ok((name.clone(), pytorch_kernels(&crate::inputs::pytorch::Trace::open(file)?)))).collect::<Result<_>>()?;
+    let windowing = sources.pytorch_windows;
+    let jobs: Vec<(String, Tables)> = ranks
+        .par_iter()
+        .map(|(name, file)| {
+            let windows = windowing.budget(file).map(|budget| Windows::plan(file, budget)).transpose()?.flatten();
+            let tables = match windows {
+                Some(windows) => Tables { hlo_ops: Vec::new(), kernels: windowed_kernels(&windows)? },
+                None => pytorch_kernels(&crate::inputs::pytorch::Trace::open(file)?),
+            };
+            Ok((name.clone(), tables))
+        })
+        .collect::<Result<_>>()?;
     Ok(Some(Tables::merge(jobs)))
+}
+
+/// The kernel rows of a trace read a window of steps at a time: each
+/// window's own kernels' rows ([`Window::owns`]), added up by row key in
+/// the order first seen (counts and times add up, extremes are kept, the
+/// occupancy is the first launch's).
+///
+/// [`Window::owns`]: crate::inputs::pytorch::windows::Window::owns
+pub fn windowed_kernels(windows: &Windows) -> Result<Vec<crate::stats::records::device::Kernel>> {
+    use crate::stats::records::device::Kernel;
+    type RowKey = (String, String, u32, u32, u32, [u32; 3], [u32; 3], bool, bool);
+    let key = |k: &Kernel| -> RowKey {
+        let (name, op) = (k.kernel_name.clone(), k.op_name.clone());
+        (
+            name,
+            op,
+            k.registers_per_thread,
+            k.static_shmem_bytes,
+            k.dynamic_shmem_bytes,
+            k.block_dim,
+            k.grid_dim,
+            k.is_op_tensor_core_eligible,
+            k.is_kernel_using_tensor_core,
+        )
+    };
+    let mut rows: Vec<Kernel> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<RowKey, usize> = Default::default();
+    for (k, window) in windows.windows.iter().enumerate() {
+        let trace = windows.read(k)?;
+        let launches = trace.launches_by_correlation();
+        for row in crate::inputs::pytorch::kernels::kernel_stats_of(&trace, &|i| window.owns(&trace, &launches, i)) {
+            match index.entry(key(&row)) {
+                std::collections::hash_map::Entry::Occupied(at) => {
+                    let merged = &mut rows[*at.get()];
+                    merged.occurrences += row.occurrences;
+                    merged.total_ns += row.total_ns;
+                    merged.min_ns = merged.min_ns.min(row.min_ns);
+                    merged.max_ns = merged.max_ns.max(row.max_ns);
+                }
+                std::collections::hash_map::Entry::Vacant(at) => {
+                    at.insert(rows.len());
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
 }
 
 fn pytorch_kernels(trace: &crate::inputs::pytorch::Trace) -> Tables {
@@ -48,5 +106,34 @@ pub fn from_sources(sources: &Sources, command: &str) -> Result<Tables> {
     match pytorch_only_tables(sources)? {
         Some(tables) => Ok(tables),
         None => tables(&load::load(sources, Purpose::Tables)?, command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::pytorch::Trace;
+    use crate::inputs::pytorch::windows::Budget;
+
+    /// Read a window of one, two or three steps at a time, every trace of
+    /// the test data with steps and kernels gives the kernel table the
+    /// whole trace gives, row for row and in order.
+    #[test]
+    fn windows_give_the_whole_traces_kernels() {
+        let mut windowed = 0;
+        for path in crate::steps::windowed::test_traces() {
+            let Ok(trace) = Trace::open(&path) else { continue };
+            let whole = Tables::merge([(String::new(), pytorch_kernels(&trace))]);
+            if whole.kernels.is_empty() {
+                continue;
+            }
+            for steps in 1..=3 {
+                let Some(windows) = Windows::plan(&path, Budget::Steps(steps)).unwrap() else { continue };
+                let by_windows = Tables::merge([(String::new(), Tables { hlo_ops: Vec::new(), kernels: windowed_kernels(&windows).unwrap() })]);
+                assert_eq!(format!("{:#?}", by_windows.kernels), format!("{:#?}", whole.kernels), "{} in windows of {steps} steps", path.display());
+                windowed += 1;
+            }
+        }
+        assert!(windowed >= 40, "only {windowed} traces were windowed");
     }
 }

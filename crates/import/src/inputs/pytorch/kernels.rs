@@ -23,10 +23,16 @@ use crate::stats::records::device::kernel::{self, Key, Launches};
 /// The kernel rows of `trace`, in the order each key is first seen (see
 /// [`crate::stats::records::device::Tables::sort`] for XProf's).
 pub fn kernel_stats(trace: &Trace) -> Vec<Kernel> {
+    kernel_stats_of(trace, &|_| true)
+}
+
+/// [`kernel_stats`] of the kernels (by index into the events) `keep` keeps:
+/// a window's own ([`super::windows::Window::owns`]).
+pub fn kernel_stats_of(trace: &Trace, keep: &dyn Fn(u32) -> bool) -> Vec<Kernel> {
     let ops = trace.launching_ops();
     let mut launches = Launches::default();
     for (i, e) in trace.events.iter().enumerate() {
-        if e.category != Category::Kernel || e.dur <= 0 {
+        if e.category != Category::Kernel || e.dur <= 0 || !keep(i as u32) {
             continue;
         }
         let name = trace.str(e.name);

@@ -107,6 +107,21 @@ pub struct Window {
     runs: Vec<(u64, u64)>,
 }
 
+impl Window {
+    /// Whether this window owns the device event `event` of its `trace`
+    /// (`launches`: [`Trace::launches_by_correlation`]): the start of the
+    /// call that launched it, or its own start where the window has no such
+    /// call, lies in [`Window::own`]. A device event is in every window
+    /// that holds it with its launch (the correlation ranges see to it), so
+    /// each one is owned by exactly one window.
+    pub fn owns(&self, trace: &Trace, launches: &rustc_hash::FxHashMap<u64, u32>, event: u32) -> bool {
+        let e = &trace.events[event as usize];
+        let launch = e.correlation.and_then(|c| launches.get(&c.get())).map(|&l| trace.events[l as usize].ts);
+        let at = launch.unwrap_or(e.ts);
+        self.own.0 <= at && at < self.own.1
+    }
+}
+
 /// A trace cut into windows of steps, ready to be read one at a time.
 #[derive(Debug)]
 pub struct Windows {
