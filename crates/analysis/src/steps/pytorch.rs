@@ -407,11 +407,13 @@ pub fn analyze_trace(rank: &str, trace: &Trace) -> Rank {
 }
 
 /// The steps of one window of a trace that a window's rows are for: the
-/// numbers of its own `ProfilerStep`s, and where the step before them
-/// ended (the last row of the window before; `None` in the first window).
+/// numbers of its own `ProfilerStep`s, where the step before them ended
+/// (the last row of the window before; `None` in the first window), and
+/// the whole trace's GPUs (each step has a row for each).
 pub struct OwnSteps<'a> {
     pub steps: &'a [u64],
     pub prev_end: Option<i64>,
+    pub devices: &'a [u32],
 }
 
 /// The rows of the steps (of a window's own steps only, with `own`), and
@@ -458,6 +460,9 @@ pub(super) fn step_rows(trace: &Trace, own: Option<&OwnSteps>) -> (Vec<Row>, boo
     let mut devices: Vec<u32> = work.iter().map(|w| w.2).collect();
     devices.sort_unstable();
     devices.dedup();
+    if let Some(own) = own {
+        devices = own.devices.to_vec();
+    }
     let host = HostRoles::of(trace);
     let mut per_device: Vec<(Vec<GpuRow>, Vec<[i64; 8]>)> = Vec::new();
     for &device in &devices {

@@ -38,7 +38,7 @@ fn analyze_windows_with(rank: &str, windows: &Windows, slack_ns: i64) -> Result<
     let mut prev_end = None;
     for (k, window) in windows.windows.iter().enumerate() {
         let trace = windows.read(k)?;
-        let own = OwnSteps { steps: &window.steps, prev_end };
+        let own = OwnSteps { steps: &window.steps, prev_end, devices: &windows.gpu_devices };
         let ((window_rows, _), added) = rayon::join(
             || pytorch::step_rows(&trace, Some(&own)),
             || -> std::result::Result<(), String> {
@@ -178,6 +178,49 @@ mod tests {
             }
         }
         assert!(windowed >= 80, "only {windowed} traces were windowed");
+    }
+
+    /// A GPU that works in one step only still has a row in every step
+    /// read a window at a time, as in the whole trace.
+    #[test]
+    fn a_gpu_idle_in_a_window_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two_gpus.pt.trace.json");
+        let step =
+            |n: u64, ts: u64| format!(r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{n}", "pid": 1, "tid": 1, "ts": {ts}, "dur": 100}}"#);
+        let launch = |c: u64, ts: u64| {
+            format!(
+                r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, "dur": 5, "args": {{"correlation": {c}}}}}"#
+            )
+        };
+        let kernel = |c: u64, device: u32, ts: u64| {
+            format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "k", "pid": {device}, "tid": 7, "ts": {ts}, "dur": 20, "args": {{"correlation": {c}, "device": {device}, "stream": 7}}}}"#
+            )
+        };
+        // (GPU 1 works in step 1 only: step 4's window, which holds steps
+        // 3 and 4, has no event of it.)
+        let events = [
+            step(1, 0),
+            launch(1, 10),
+            launch(2, 20),
+            step(2, 200),
+            launch(3, 210),
+            step(3, 400),
+            step(4, 600),
+            launch(4, 610),
+            kernel(1, 0, 30),
+            kernel(2, 1, 40),
+            kernel(3, 0, 230),
+            kernel(4, 0, 630),
+        ];
+        std::fs::write(&path, format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n"))).unwrap();
+        let whole = pytorch::analyze_trace("r", &Trace::open(&path).unwrap());
+        assert_eq!(whole.rows.len(), 8, "{whole:#?}");
+        let windows = Windows::plan(&path, Budget::Steps(1)).unwrap().unwrap();
+        assert_eq!(windows.gpu_devices, [0, 1]);
+        let by_windows = analyze_windows_with("r", &windows, 0).unwrap();
+        assert_eq!(format!("{by_windows:#?}"), format!("{whole:#?}"));
     }
 
     /// The medians from counts are those of the values sorted.

@@ -139,6 +139,9 @@ pub struct Windows {
     pub steps: Trace,
     /// The events of the whole trace.
     pub events: u64,
+    /// The devices of the trace's kernels, copies and sets (`args.device`,
+    /// 0 without one), in order: every window's steps get a row for each.
+    pub gpu_devices: Vec<u32>,
     /// The start of the earliest complete host event that has no
     /// correlation (not a device event, a device-wide sync or the
     /// profiler's span), if any: HTA's selection of a whole trace depends
@@ -231,6 +234,7 @@ impl Windows {
         // 3. Each window's events, as runs of bytes.
         let by_correlation = CorrelationIndex::new(&windows);
         let mut first_uncorrelated_host_ns: Option<i64> = None;
+        let mut gpu_devices = std::collections::BTreeSet::new();
         let mut previous_end = 0u64;
         scan_events_piped(&text, &mut |bytes, start| {
             let end = start + bytes.len() as u64;
@@ -243,6 +247,9 @@ impl Windows {
                 && let Some(ts) = e.ts
             {
                 first_uncorrelated_host_ns = Some(first_uncorrelated_host_ns.map_or(ts, |t| t.min(ts)));
+            }
+            if e.ph == Ph::Complete && matches!(e.category, super::Category::Kernel | super::Category::GpuMemcpy | super::Category::GpuMemset) {
+                gpu_devices.insert(e.args_device.and_then(|d| u32::try_from(d).ok()).unwrap_or(0));
             }
             chosen.clear();
             if e.ph == Ph::Metadata || e.ts.is_none() {
@@ -267,7 +274,8 @@ impl Windows {
             Ok(())
         })
         .map_err(|e| named(e, path, &text))?;
-        Ok(Some(Windows { path: path.to_owned(), text, _decompressed: decompressed, head, windows, steps, events, first_uncorrelated_host_ns }))
+        let gpu_devices = gpu_devices.into_iter().collect();
+        Ok(Some(Windows { path: path.to_owned(), text, _decompressed: decompressed, head, windows, steps, events, gpu_devices, first_uncorrelated_host_ns }))
     }
 
     /// The trace as given.

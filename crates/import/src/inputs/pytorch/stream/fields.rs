@@ -27,6 +27,8 @@ pub(in crate::inputs::pytorch) struct EventFields {
     /// `args.device`, else a numeric `pid` (Kineto's for a device's
     /// events).
     pub(in crate::inputs::pytorch) device: Option<i64>,
+    /// `args.device` alone (the reader's [`super::super::Event::device`]).
+    pub(in crate::inputs::pytorch) args_device: Option<i64>,
     /// Whether `args.stream` is a number (HTA's test for device work).
     pub(in crate::inputs::pytorch) stream: bool,
     /// Whether the name is one of the device-wide syncs HTA counts as
@@ -50,6 +52,7 @@ impl EventFields {
             dur: None,
             correlation: None,
             device: None,
+            args_device: None,
             stream: false,
             sync: false,
         };
@@ -118,6 +121,7 @@ impl EventFields {
         if e.ph == Ph::Flow {
             e.correlation = flow_id;
         }
+        e.args_device = e.device;
         e.device = e.device.or(pid);
         *buf = p.into_buf();
         Ok(e)
