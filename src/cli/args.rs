@@ -303,6 +303,34 @@ pub struct SideArgs {
     pub right_partial_path: Option<PathBuf>,
 }
 
+impl SideArgs {
+    /// One side's inputs (`left`: the `--left_*` flags, else the
+    /// `--right_*`) as the loader takes them, read with the global reading
+    /// options of `global` (`--events_run`, `--events_tags`,
+    /// `--estimate_flops`); empty when none of the side's flags is given.
+    pub fn sources(&self, left: bool, global: &InputPaths) -> Sources {
+        let pick = |l: &Option<PathBuf>, r: &Option<PathBuf>| if left { l.clone() } else { r.clone() };
+        let run_meta = if left { &self.left_run_meta_path } else { &self.right_run_meta_path };
+        Sources {
+            paths: InputPaths {
+                graph_path: pick(&self.left_graph_path, &self.right_graph_path),
+                run_meta_paths: run_meta.as_deref().unwrap_or("").split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect(),
+                op_log_path: pick(&self.left_op_log_path, &self.right_op_log_path),
+                profile_path: pick(&self.left_profile_path, &self.right_profile_path),
+                events_path: pick(&self.left_events_path, &self.right_events_path),
+                events_run: global.events_run.clone(),
+                events_tags: global.events_tags.clone(),
+                estimate_flops: global.estimate_flops,
+                ..InputPaths::default()
+            },
+            xplane_path: pick(&self.left_xplane_path, &self.right_xplane_path),
+            pytorch_path: pick(&self.left_pytorch_path, &self.right_pytorch_path),
+            partial_paths: pick(&self.left_partial_path, &self.right_partial_path).into_iter().collect(),
+            ..Sources::default()
+        }
+    }
+}
+
 impl Command {
     /// The commands whose result is an [`outputs::Report`]: whether it has
     /// a CSV form.

@@ -127,25 +127,7 @@ fn side(path: Option<&Path>, flags: &SideArgs, which: Which, global: &InputPaths
 /// The side's `--left_*` or `--right_*` inputs, if any was given, and the
 /// flag its errors name (its trace's, else its first given).
 fn flag_sources(f: &SideArgs, which: Which, global: &InputPaths) -> Option<(Sources, &'static str)> {
-    let left = which == Which::Baseline;
-    let pick = |l: &Option<PathBuf>, r: &Option<PathBuf>| if left { l.clone() } else { r.clone() };
-    let run_meta = if left { &f.left_run_meta_path } else { &f.right_run_meta_path };
-    let sources = Sources {
-        paths: InputPaths {
-            graph_path: pick(&f.left_graph_path, &f.right_graph_path),
-            run_meta_paths: run_meta.as_deref().unwrap_or("").split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect(),
-            op_log_path: pick(&f.left_op_log_path, &f.right_op_log_path),
-            profile_path: pick(&f.left_profile_path, &f.right_profile_path),
-            events_path: pick(&f.left_events_path, &f.right_events_path),
-            events_run: global.events_run.clone(),
-            events_tags: global.events_tags.clone(),
-            ..InputPaths::default()
-        },
-        xplane_path: pick(&f.left_xplane_path, &f.right_xplane_path),
-        pytorch_path: pick(&f.left_pytorch_path, &f.right_pytorch_path),
-        partial_paths: pick(&f.left_partial_path, &f.right_partial_path).into_iter().collect(),
-        ..Sources::default()
-    };
+    let sources = f.sources(which == Which::Baseline, global);
     let p = &sources.paths;
     let given = [
         (sources.xplane_path.is_some(), "xplane_path"),

@@ -10,54 +10,25 @@ use crate::diff::{self, Metric};
 use crate::error::{Error, Result};
 use crate::inputs::InputPaths;
 use crate::jobs::JobSpec;
-use crate::load::Sources;
 use crate::outputs;
 use crate::outputs::diff::{DiffReport, Labels};
 use crate::show::Options;
 use crate::show::options::Output;
 
-/// One side's own flags.
-struct SideFlags<'a> {
-    graph: &'a Option<PathBuf>,
-    run_meta: &'a Option<String>,
-    op_log: &'a Option<PathBuf>,
-    profile: &'a Option<PathBuf>,
-    events: &'a Option<PathBuf>,
-    xplane: &'a Option<PathBuf>,
-    pytorch: &'a Option<PathBuf>,
-    partial: &'a Option<PathBuf>,
-    text: &'a Option<PathBuf>,
-}
-
-impl SideFlags<'_> {
-    /// The side its flags give, or `None` when none was given (the side is
-    /// then the global inputs). `global` gives the reading options
-    /// (`--estimate_flops`, `--events_run`, `--events_tags`).
-    fn side(&self, which: Which, step: i64, global: &InputPaths) -> Result<Option<Side>> {
-        let given = [self.graph, self.op_log, self.profile, self.events, self.xplane, self.pytorch, self.partial, self.text].iter().any(|p| p.is_some())
-            || self.run_meta.is_some();
-        if !given {
-            return Ok(None);
-        }
-        let sources = Sources {
-            paths: InputPaths {
-                graph_path: self.graph.clone(),
-                run_meta_paths: self.run_meta.as_deref().unwrap_or("").split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect(),
-                op_log_path: self.op_log.clone(),
-                profile_path: self.profile.clone(),
-                events_path: self.events.clone(),
-                events_run: global.events_run.clone(),
-                events_tags: global.events_tags.clone(),
-                estimate_flops: global.estimate_flops,
-                ..InputPaths::default()
-            },
-            xplane_path: self.xplane.clone(),
-            pytorch_path: self.pytorch.clone(),
-            partial_paths: self.partial.iter().cloned().collect(),
-            ..Sources::default()
-        };
-        Side::new(sources, self.text.clone(), step, which).map(Some)
+/// The side the `--left_*` (or `--right_*`) flags and `--left_text` (or
+/// `--right_text`) give, or `None` when none was given (the side is then
+/// the global inputs). `global` gives the reading options
+/// (`--estimate_flops`, `--events_run`, `--events_tags`).
+fn flag_side(args: &DiffArgs, which: Which, step: i64, global: &InputPaths) -> Result<Option<Side>> {
+    let left = which == Which::Left;
+    let sources = args.sides.sources(left, global);
+    let text = if left { &args.left_text } else { &args.right_text };
+    // (An empty --left_run_meta_path still names the side.)
+    let run_meta = if left { &args.sides.left_run_meta_path } else { &args.sides.right_run_meta_path };
+    if sources.is_empty() && text.is_none() && run_meta.is_none() {
+        return Ok(None);
     }
+    Side::new(sources, text.clone(), step, which).map(Some)
 }
 
 /// `global` is the global input flags (the default of both sides), with
@@ -84,31 +55,9 @@ pub fn run(args: &DiffArgs, global: &InputPaths, global_hosts: &[JobSpec], globa
             hosts => Side::Jobs(hosts.to_vec(), step),
         }
     };
-    let left_flags = SideFlags {
-        graph: &args.sides.left_graph_path,
-        run_meta: &args.sides.left_run_meta_path,
-        op_log: &args.sides.left_op_log_path,
-        profile: &args.sides.left_profile_path,
-        events: &args.sides.left_events_path,
-        xplane: &args.sides.left_xplane_path,
-        pytorch: &args.sides.left_pytorch_path,
-        partial: &args.sides.left_partial_path,
-        text: &args.left_text,
-    };
-    let right_flags = SideFlags {
-        graph: &args.sides.right_graph_path,
-        run_meta: &args.sides.right_run_meta_path,
-        op_log: &args.sides.right_op_log_path,
-        profile: &args.sides.right_profile_path,
-        events: &args.sides.right_events_path,
-        xplane: &args.sides.right_xplane_path,
-        pytorch: &args.sides.right_pytorch_path,
-        partial: &args.sides.right_partial_path,
-        text: &args.right_text,
-    };
-    let left = left_flags.side(Which::Left, left_step, global)?.unwrap_or_else(|| global_side(left_step));
+    let left = flag_side(args, Which::Left, left_step, global)?.unwrap_or_else(|| global_side(left_step));
     // Without right-side inputs, the right side is the left's at --right_step.
-    let right = match right_flags.side(Which::Right, right_step, global)? {
+    let right = match flag_side(args, Which::Right, right_step, global)? {
         Some(side) => side,
         None => left.at_step(right_step).unwrap_or_else(|| global_side(right_step)),
     };
