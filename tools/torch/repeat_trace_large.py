@@ -25,31 +25,13 @@ import argparse
 import gzip
 import json
 import os
-import re
 
-MARK = "\x00F"
-MARKED = re.compile(r'"\\u0000F([-+0-9.eE]+)"')
-ARG_IDS = ("External id", "correlation", "Python id", "Python parent id")
-STEP = re.compile(r"^ProfilerStep#(\d+)$")
+# The trace's numbers are read and written as repeat_trace.py does.
+from repeat_trace import ARG_IDS, MARK, MARKED, STEP, ns, us_text  # noqa: E402
+
 TS_BASE_US = 10**9
 ID_BASE = 10**8
 STEP_BASE = 10**5
-
-
-def ns(v):
-    """A ts/dur (an int, or a float as marked text) -> whole ns."""
-    s = v[len(MARK):] if isinstance(v, str) and v.startswith(MARK) else str(v)
-    neg = s.startswith("-")
-    s = s.lstrip("-")
-    whole, _, frac = s.partition(".")
-    n = int(whole or 0) * 1000 + int((frac + "000")[:3])
-    return -n if neg else n
-
-
-def us_text(n):
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    return f"{sign}{n // 1000}.{n % 1000:03d}"
 
 
 def main():
