@@ -77,13 +77,7 @@ pub fn windowed_kernels(windows: &Windows) -> Result<Vec<crate::stats::records::
         let launches = trace.launches_by_correlation();
         for row in crate::inputs::pytorch::kernels::kernel_stats_of(&trace, &|i| window.owns(&trace, &launches, i)) {
             match index.entry(key(&row)) {
-                std::collections::hash_map::Entry::Occupied(at) => {
-                    let merged = &mut rows[*at.get()];
-                    merged.occurrences += row.occurrences;
-                    merged.total_ns += row.total_ns;
-                    merged.min_ns = merged.min_ns.min(row.min_ns);
-                    merged.max_ns = merged.max_ns.max(row.max_ns);
-                }
+                std::collections::hash_map::Entry::Occupied(at) => rows[*at.get()].add(&row.sums()),
                 std::collections::hash_map::Entry::Vacant(at) => {
                     at.insert(rows.len());
                     rows.push(row);

@@ -457,12 +457,16 @@ pub(super) fn step_rows(trace: &Trace, own: Option<&OwnSteps>) -> (Vec<Row>, boo
         }
     }
     let windows = step_windows(&steps, &launched, &unlaunched_ends, own.and_then(|own| own.prev_end));
-    let mut devices: Vec<u32> = work.iter().map(|w| w.2).collect();
-    devices.sort_unstable();
-    devices.dedup();
-    if let Some(own) = own {
-        devices = own.devices.to_vec();
-    }
+    // A window's rows are for every GPU of the whole trace.
+    let devices: Vec<u32> = match own {
+        Some(own) => own.devices.to_vec(),
+        None => {
+            let mut devices: Vec<u32> = work.iter().map(|w| w.2).collect();
+            devices.sort_unstable();
+            devices.dedup();
+            devices
+        }
+    };
     let host = HostRoles::of(trace);
     let mut per_device: Vec<(Vec<GpuRow>, Vec<[i64; 8]>)> = Vec::new();
     for &device in &devices {

@@ -116,13 +116,7 @@ pub(super) fn kernel_rows(ops: &[Op<'_>], programs: &Programs, launches: Launche
             node.to_owned()
         };
         match index.entry((kernel::Key { op: 0, ..key }, op_name.clone())) {
-            std::collections::hash_map::Entry::Occupied(at) => {
-                let row = &mut rows[*at.get()];
-                row.occurrences += sums.occurrences;
-                row.total_ns += sums.total_ns;
-                row.min_ns = row.min_ns.min(sums.min_ns);
-                row.max_ns = row.max_ns.max(sums.max_ns);
-            }
+            std::collections::hash_map::Entry::Occupied(at) => rows[*at.get()].add(&sums),
             std::collections::hash_map::Entry::Vacant(at) => {
                 at.insert(rows.len());
                 rows.push(key.row(op_name, &sums));

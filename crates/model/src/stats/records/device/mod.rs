@@ -63,6 +63,21 @@ impl Kernel {
     pub fn shmem_bytes(&self) -> u64 {
         u64::from(self.static_shmem_bytes) + u64::from(self.dynamic_shmem_bytes)
     }
+
+    /// More launches of this row's key: counts and times add up, the
+    /// extremes are kept, the occupancy stays the first launch's (XProf's
+    /// rows of one key, from several instructions or windows of a trace).
+    pub fn add(&mut self, launches: &kernel::Sums) {
+        self.occurrences += launches.occurrences;
+        self.total_ns += launches.total_ns;
+        self.min_ns = self.min_ns.min(launches.min_ns);
+        self.max_ns = self.max_ns.max(launches.max_ns);
+    }
+
+    /// This row's launches, as [`Kernel::add`] takes them.
+    pub fn sums(&self) -> kernel::Sums {
+        kernel::Sums { occupancy_pct: self.occupancy_pct, occurrences: self.occurrences, total_ns: self.total_ns, min_ns: self.min_ns, max_ns: self.max_ns }
+    }
 }
 
 impl Tables {
