@@ -65,7 +65,7 @@ pub enum Windowing {
 impl Windowing {
     /// 1 GiB: the memory a trace read whole takes grows as about 0.7 bytes
     /// a byte of JSON (`bench/pytorch.md`), so above this one window's
-    /// budget is worth two more passes over the file.
+    /// budget is worth the plan's three streaming passes over the file.
     pub const AUTO_BYTES: u64 = 1 << 30;
 
     /// About how much a Kineto trace's gzip is smaller than its JSON.
