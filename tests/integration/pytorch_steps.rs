@@ -235,7 +235,7 @@ fn trace_without_cpu_ops_is_one_step_of_its_gpu_work() {
 
 /// `--window_steps` and `--window_mb` read a trace a window of steps at a
 /// time (the equality of every number is tested in the library, on every
-/// trace of the test data); `steps` and `kernels` print what they print for
+/// trace of the test data); `steps`, `kernels` and the views print what they print for
 /// the trace read whole, and a directory of ranks is read so too.
 #[test]
 fn steps_read_in_windows_print_the_same() {
@@ -249,6 +249,14 @@ fn steps_read_in_windows_print_the_same() {
     let kernels = common::rtfprof(["kernels".to_owned(), format!("--pytorch_path={}", gz.display())]).stdout();
     let windowed = common::rtfprof(["kernels".to_owned(), format!("--pytorch_path={}", gz.display()), "--window_steps=1".to_owned()]).stdout();
     assert!(kernels.contains("sm90") && windowed == kernels, "{}", common::first_difference(&kernels, &windowed, ["whole", "windowed"]));
+    // The views: the node model read in windows is the whole trace's.
+    for (view, shows) in [("scope", "aten::"), ("op", "AddmmBackward0"), ("code", "_TFProfRoot")] {
+        let args =
+            |extra: &str| [view.to_owned(), format!("--pytorch_path={}", gz.display()), "--select=micros,occurrence,device".to_owned(), extra.to_owned()];
+        let whole = common::rtfprof(args("--window_mb=0")).stdout();
+        let windowed = common::rtfprof(args("--window_steps=1")).stdout();
+        assert!(whole.contains(shows) && windowed == whole, "{view}: {}", common::first_difference(&whole, &windowed, ["whole", "windowed"]));
+    }
     let ranks = pytorch_dir().join("gloo3");
     let whole = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display())]).stdout();
     let windowed = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display()), "--window_steps=1".to_owned()]).stdout();

@@ -267,6 +267,8 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
         paths.skip_code_traces = true;
         paths.skip_attrs = !paths.estimate_flops.is_on();
     }
+    // Only the views read nothing but the node model.
+    paths.pytorch_windows = matches!(purpose, Purpose::View(_)).then_some(sources.pytorch_windows);
     let mut hosts = Vec::new();
     let mut note = None;
     if let Some((files, chosen)) = xplane_hosts(sources)? {
@@ -492,6 +494,7 @@ fn job_specs(specs: &[String], paths: &InputPaths) -> Result<Vec<JobSpec>> {
             spec.inputs.events_tags.clone_from(&paths.events_tags);
         }
         spec.inputs.allocations = paths.allocations;
+        spec.inputs.pytorch_windows = paths.pytorch_windows;
     }
     let mut names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     names.sort_unstable();

@@ -127,6 +127,10 @@ pub struct InputPaths {
     /// Keep allocation records (RunMetadata, profiles) and allocator events
     /// (XPlane): only `rtfprof memory` reads them.
     pub allocations: bool,
+    /// Read a PyTorch trace a window of steps at a time, as this says
+    /// ([`pytorch::windows`]): only where the node model is all a command
+    /// reads (the views); `None` reads it whole, with its events kept.
+    pub pytorch_windows: Option<pytorch::windows::Windowing>,
 }
 
 /// A run metadata file, read but not yet decoded: decoding is pipelined
@@ -188,6 +192,9 @@ pub enum Input {
     Xplane(xplane::XplaneFile, tf::TfFiles),
     /// One rank's PyTorch trace.
     PyTorch(pytorch::Trace, PathBuf),
+    /// A PyTorch trace planned to be read a window of steps at a time (its
+    /// events are not kept).
+    PyTorchWindows(pytorch::windows::Windows),
 }
 
 /// The events of a trace that outlive its import: what `steps`, the
@@ -228,6 +235,11 @@ impl Input {
                     "is set: do not set --graph_path, --run_meta_path, --op_log_path, --profile_path, --events_path, --checkpoint_path or --xplane_path",
                 ));
             }
+            if let Some(budget) = paths.pytorch_windows.and_then(|w| w.budget(path))
+                && let Some(windows) = pytorch::windows::Windows::plan(path, budget)?
+            {
+                return Ok(Input::PyTorchWindows(windows));
+            }
             return Ok(Input::PyTorch(pytorch::Trace::open(path)?, path.clone()));
         }
         let checkpoint = paths.checkpoint_path.as_deref().map(checkpoint::Checkpoint::open).transpose()?;
@@ -262,7 +274,7 @@ impl Input {
             Input::Tf(_) => Kind::TfFiles,
             Input::Profile(..) => Kind::Profile,
             Input::Xplane(..) => Kind::Xplane,
-            Input::PyTorch(..) => Kind::PyTorch,
+            Input::PyTorch(..) | Input::PyTorchWindows(_) => Kind::PyTorch,
         }
     }
 
@@ -288,6 +300,11 @@ impl Input {
                 stats.keep_allocations = paths.allocations;
                 let listing = format!("Reading Files...\n{}", pytorch::import::import(&trace, &path, &mut stats, paths.allocations));
                 (stats, Some(Trace::PyTorch(std::sync::Arc::new(trace))), listing)
+            }
+            Input::PyTorchWindows(windows) => {
+                let mut stats = crate::stats::Stats::new();
+                let listing = format!("Reading Files...\n{}", pytorch::import::import_windows(&windows, &mut stats)?);
+                (stats, None, listing)
             }
         };
         Ok(Imported { kind, stats, trace, listing })

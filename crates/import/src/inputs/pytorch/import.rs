@@ -25,11 +25,14 @@
 //! before the first step, in the first. `[memory]` records are allocations
 //! of the innermost op of their thread, per device (`cpu`, `cuda:N`).
 
+use std::cmp::Reverse;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
+use super::windows::{Window, Windows};
 use super::{Category, Event, FlowPhase, Trace};
+use crate::error::{Error, Result};
 use crate::inputs::xplane::hlo::Frame;
 use crate::stats::{ExecTotal, InputNodes, Stats};
 
@@ -62,6 +65,112 @@ struct Placed {
 /// `[memory]` records. Returns the start-up lines.
 pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) -> String {
     let steps = Steps::new(trace);
+    if allocations {
+        stats.keep_allocations = true;
+    }
+    let mut model = Model::default();
+    model.add(contribution(trace, &steps, Counted::All, allocations).expect("a whole trace counts every execution in its own place"));
+    model.finish(stats, path, &steps)
+}
+
+/// Imports the trace `windows` plans a window at a time, with the numbers
+/// of [`import`] (without allocations): each window counts the executions
+/// it owns ([`Window::own`]; device work by its launch, [`Window::owns`]),
+/// each in its step of the whole trace, and the windows' sums are added
+/// before they are rounded. An op that runs past the step after its
+/// window's (whose child ops the window may not hold) is an error rather
+/// than a wrong own time.
+pub fn import_windows(windows: &Windows, stats: &mut Stats) -> Result<String> {
+    let steps = Steps::new(&windows.steps);
+    let window_of: FxHashMap<i64, usize> =
+        windows.windows.iter().enumerate().flat_map(|(k, w)| w.steps.iter().map(move |&n| (i64::try_from(n).unwrap_or(i64::MAX), k))).collect();
+    let mut model = Model::default();
+    for (k, window) in windows.windows.iter().enumerate() {
+        let trace = windows.read(k)?;
+        let counted = contribution(&trace, &steps, Counted::Window(k, window), false).map_err(|message| {
+            Error::input(super::KIND, windows.path(), format!("cannot be read a window at a time: {message} (read it whole: --window_mb 0)"))
+        })?;
+        model.add(counted);
+        // Later windows add only to their own steps and the step before
+        // (device work of an op that began in it).
+        if k > 0 {
+            model.settle(|step| window_of.get(&step).is_some_and(|&w| w < k));
+        }
+    }
+    Ok(model.finish(stats, windows.path(), &steps))
+}
+
+/// Which executions of a trace an import counts.
+#[derive(Clone, Copy)]
+enum Counted<'w> {
+    /// All of them: the trace is read whole.
+    All,
+    /// Those window `k` of a plan owns.
+    Window(usize, &'w Window),
+}
+
+/// Where a node was first seen, comparable across windows, so that nodes
+/// read in windows are made in the order the whole trace makes them: an
+/// op's node by its first execution in placement order (thread, start,
+/// the longer first, file order), then device work that names no op, in
+/// file order (window by window: a window's events are in file order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Seen {
+    unattributed: bool,
+    thread: u32,
+    ts: i64,
+    longer: Reverse<i64>,
+    window: usize,
+    index: u32,
+}
+
+/// A node as one trace (or window) names it.
+struct NamedNode {
+    name: String,
+    op_type: String,
+    /// Its first counted execution in this trace, if any.
+    seen: Option<Seen>,
+}
+
+/// An allocation or free of a `[memory]` record, by the node that holds
+/// its bytes (an index into the nodes of its [`Contribution`] or
+/// [`Model`]).
+struct Allocation {
+    step: i64,
+    allocator: String,
+    micros: i64,
+    bytes: i64,
+    node: Option<u32>,
+    in_use: i64,
+}
+
+/// A sum's key: (step, node, GPU; `None`: host time).
+type SumKey = (i64, u32, Option<u32>);
+
+/// A total ready for the model: (step, node, device) by their numbers.
+type Total = ((i64, u32, u32), Sum);
+
+/// What one trace, or one window of a trace, counts.
+#[derive(Default)]
+struct Contribution {
+    nodes: Vec<NamedNode>,
+    sums: FxHashMap<SumKey, Sum>,
+    /// Each node's code stack: that of its first op in placement order
+    /// with one.
+    frames: Vec<(u32, Seen, Vec<Frame>)>,
+    /// The GPUs of the device work, first seen at (window, event).
+    devices: Vec<(u32, (usize, u32))>,
+    allocations: Vec<Allocation>,
+    events: usize,
+    ops: usize,
+    kernels: usize,
+    has_memory: bool,
+}
+
+/// What `trace` counts (`steps`: the whole trace's, which a window's
+/// events are counted in); `Err` says why a window cannot count an
+/// execution of its own.
+fn contribution(trace: &Trace, steps: &Steps, counted: Counted, allocations: bool) -> std::result::Result<Contribution, String> {
     let profiler: Vec<super::Sym> = super::PROFILER_NAMES.iter().filter_map(|n| trace.strings.lookup(n)).collect();
     let part = |e: &Event| -> Option<Part> {
         match e.category {
@@ -149,9 +258,28 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         (placed, place_of, memory_owner)
     };
     let ((placed, place_of, memory_owner), launching_ops) = rayon::join(place, || trace.launching_ops());
+    let launches = launching_ops.launches();
+    let window = match counted {
+        Counted::All => 0,
+        Counted::Window(k, _) => k,
+    };
+    // Whether this trace counts a host event, and a device event.
+    let counts_host = |e: &Event| match counted {
+        Counted::All => true,
+        Counted::Window(_, w) => w.own.0 <= e.ts && e.ts < w.own.1,
+    };
+    let counts_event = |i: u32| match counted {
+        Counted::All => true,
+        Counted::Window(_, w) => w.owns(trace, launches, i),
+    };
 
-    // Backward ops: the forward op each `fwdbwd` flow starts at.
-    let forward_of = forward_ops(trace, &placed);
+    // Backward ops: the forward op each `fwdbwd` flow starts at. A window
+    // must hold the forward op of each backward op it counts.
+    let (forward_of, missing) = forward_ops(trace, &placed);
+    let missing: rustc_hash::FxHashSet<u32> = match counted {
+        Counted::Window(k, _) if k > 0 => missing.into_iter().collect(),
+        _ => Default::default(),
+    };
 
     // Node names, parents before children (placement order is per thread,
     // parents first; a backward op's forward op may be on a later thread).
@@ -163,18 +291,20 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
     }
 
     // Totals per step, node and device.
+    let mut out = Contribution { has_memory: !trace.memory.is_empty(), ..Contribution::default() };
     // The node of each name (by its id in `paths`).
     let mut nodes: FxHashMap<u32, u32> = FxHashMap::default();
-    let mut node_list: Vec<(String, String)> = Vec::new();
-    let mut intern = |paths: &Paths, name: u32, op_type: &str| -> u32 {
-        *nodes.entry(name).or_insert_with(|| {
-            node_list.push((paths.texts[name as usize].clone(), op_type.to_owned()));
-            node_list.len() as u32 - 1
-        })
+    let mut intern = |out: &mut Contribution, paths: &Paths, name: u32, op_type: &str, seen: Option<Seen>| -> u32 {
+        let node = *nodes.entry(name).or_insert_with(|| {
+            out.nodes.push(NamedNode { name: paths.texts[name as usize].clone(), op_type: op_type.to_owned(), seen: None });
+            out.nodes.len() as u32 - 1
+        });
+        let first = &mut out.nodes[node as usize].seen;
+        if first.is_none() {
+            *first = seen;
+        }
+        node
     };
-    let mut devices: Vec<String> = vec!["/host:cpu".to_owned()];
-    let mut device_of: FxHashMap<u32, u32> = FxHashMap::default();
-    let mut sums: FxHashMap<(i64, u32, u32), Sum> = FxHashMap::default();
     let mut node_of_placed: Vec<Option<u32>> = vec![None; placed.len()];
     // Own time: duration less the child nodes'.
     let mut child_ns: Vec<i64> = vec![0; placed.len()];
@@ -185,6 +315,7 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
             child_ns[parent as usize] += trace.events[p.event as usize].dur;
         }
     }
+    let mut seen_at: Vec<Option<Seen>> = vec![None; placed.len()];
     for (k, p) in placed.iter().enumerate() {
         // Scopes are names, not executions: their time is their ops'.
         // (Python between ops, or a thread waiting for autograd's, is no
@@ -194,11 +325,28 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
             continue;
         }
         let e = &trace.events[p.event as usize];
-        let node = intern(&paths, name, trace.str(e.name));
+        let counts = counts_host(e);
+        let seen = counts.then_some(Seen { unattributed: false, thread: e.thread.0, ts: e.ts, longer: Reverse(e.end()), window, index: p.event });
+        // (Named even where not counted: device work it launched may be.)
+        let node = intern(&mut out, &paths, name, trace.str(e.name), seen);
         node_of_placed[k] = Some(node);
+        if !counts {
+            continue;
+        }
+        if let Counted::Window(_, w) = counted {
+            if e.end() > w.held().1 {
+                return Err(format!("{} at {} ns runs past the step after its window's", trace.str(e.name), e.ts));
+            }
+            if !missing.is_empty() && missing.contains(&root_of(&placed, k as u32)) {
+                return Err(format!("the forward op of {} at {} ns is not within a step of it", trace.str(e.name), e.ts));
+            }
+        }
+        seen_at[k] = seen;
+        out.ops += usize::from(p.part == Part::Op);
         let own = (e.dur - child_ns[k]).max(0);
-        sums.entry((steps.of(e.ts), node, 0)).or_default().add(e.ts, e.end(), own, 1);
+        out.sums.entry((steps.of(e.ts), node, None)).or_default().add(e.ts, e.end(), own, 1);
     }
+    let mut devices: FxHashMap<u32, (usize, u32)> = FxHashMap::default();
     for (i, e) in trace.events.iter().enumerate() {
         let kind = match e.category {
             Category::Kernel => "kernel",
@@ -206,6 +354,10 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
             Category::GpuMemset => "memset",
             _ => continue,
         };
+        if !counts_event(i as u32) {
+            continue;
+        }
+        out.kernels += usize::from(e.category == Category::Kernel);
         // The launching op's node; where that op is a `record_function`
         // span (a scope, no node: vLLM's and SGLang's graph replays), the
         // launch call's, which is named inside that scope.
@@ -215,60 +367,21 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
             Some((k, node)) => (node, steps.of(trace.events[placed[k as usize].event as usize].ts)),
             None => {
                 let name = paths.intern(&format!("(unattributed)/{kind}"));
-                (intern(&paths, name, "(unattributed)"), steps.of(e.ts))
+                let seen = Seen { unattributed: true, thread: 0, ts: 0, longer: Reverse(0), window, index: i as u32 };
+                (intern(&mut out, &paths, name, "(unattributed)", Some(seen)), steps.of(e.ts))
             }
         };
         let gpu = e.device.unwrap_or(0);
-        let device = *device_of.entry(gpu).or_insert_with(|| {
-            devices.push(format!("/device:gpu:{gpu}"));
-            devices.len() as u32 - 1
-        });
-        sums.entry((step, node, device)).or_default().add(e.ts, e.end(), e.dur.max(0), 0);
+        devices.entry(gpu).or_insert((window, i as u32));
+        out.sums.entry((step, node, Some(gpu))).or_default().add(e.ts, e.end(), e.dur.max(0), 0);
     }
-
-    // In step order, by node and device within a step.
-    let mut totals: Vec<((i64, u32, u32), Sum)> = sums.into_iter().collect();
-    totals.sort_unstable_by_key(|(key, _)| *key);
-    let mut node_steps = vec![0u32; node_list.len()];
-    let mut placed_on: Vec<Option<u32>> = vec![None; node_list.len()];
-    let mut last: Option<(i64, u32)> = None;
-    for ((step, node, device), _) in &totals {
-        if last != Some((*step, *node)) {
-            node_steps[*node as usize] += 1;
-            last = Some((*step, *node));
-        }
-        let on = &mut placed_on[*node as usize];
-        if on.is_none() || (*device != 0 && on.is_some_and(|d| d == 0)) {
-            *on = Some(*device);
-        }
-    }
-    let micros = |ns: i64| ns.div_euclid(1000);
-    let mut known = InputNodes::default();
-    stats.add_exec_totals(&mut known, totals.len(), |i| {
-        let ((step, node, device), sum) = &totals[i];
-        let (name, op_type) = &node_list[*node as usize];
-        ExecTotal {
-            step: *step,
-            node: name,
-            input_node: *node,
-            op_type,
-            device: &devices[*device as usize],
-            on_accelerator: *device != 0,
-            placed_on: &devices[placed_on[*node as usize].unwrap_or(0) as usize],
-            node_steps: node_steps[*node as usize] as usize,
-            start_micros: micros(sum.start),
-            end_micros: micros(sum.end),
-            // Rounded once, as XPlane totals are.
-            micros: (sum.ns + 500).div_euclid(1000),
-            runs: sum.runs,
-        }
-    });
+    out.devices = devices.into_iter().collect();
+    out.events = (0..trace.events.len() as u32).filter(|&i| counts_event(i)).count();
 
     // Code traces: each op's Python stack (a backward op's: its forward op's).
-    let mut frames: Vec<(String, Vec<Frame>)> = Vec::new();
-    let mut framed = vec![false; node_list.len()];
+    let mut framed = vec![false; out.nodes.len()];
     for (k, p) in placed.iter().enumerate() {
-        let Some(node) = node_of_placed[k] else { continue };
+        let (Some(node), Some(seen)) = (node_of_placed[k], seen_at[k]) else { continue };
         if framed[node as usize] || !matches!(p.part, Part::Op) {
             continue;
         }
@@ -276,13 +389,11 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
         let stack = python_stack(python, trace, &placed);
         if !stack.is_empty() {
             framed[node as usize] = true;
-            frames.push((node_list[node as usize].0.clone(), stack));
+            out.frames.push((node, seen, stack));
         }
     }
-    stats.add_frames(&frames);
 
     if allocations {
-        stats.keep_allocations = true;
         // A free is of the op whose allocation at that address it frees.
         let mut allocated_by: FxHashMap<(bool, i64, u64), Option<u32>> = FxHashMap::default();
         let mut order: Vec<usize> = (0..trace.memory.len()).collect();
@@ -301,24 +412,208 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
                 node
             };
             let allocator = if m.is_cpu() { "cpu".to_owned() } else { format!("cuda:{}", m.device_id) };
-            let node = node.map_or("", |n| node_list[n as usize].0.as_str());
-            stats.add_allocation(steps.of(m.ts), &allocator, micros(m.ts), m.bytes, node, Some(m.total_allocated));
+            out.allocations.push(Allocation {
+                step: steps.of(m.ts),
+                allocator,
+                micros: m.ts.div_euclid(1000),
+                bytes: m.bytes,
+                node,
+                in_use: m.total_allocated,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The contributions of a trace's windows (or of the whole trace) added
+/// up, by node name.
+#[derive(Default)]
+struct Model {
+    nodes: Vec<NamedNode>,
+    by_name: FxHashMap<String, u32>,
+    /// Sums that a later window may still add to.
+    sums: FxHashMap<SumKey, Sum>,
+    /// Sums no later window adds to, a chunk of steps each, kept compact
+    /// (a trace of thousands of steps has millions).
+    settled: Vec<Vec<(SumKey, Sum)>>,
+    frames: FxHashMap<u32, (Seen, Vec<Frame>)>,
+    devices: FxHashMap<u32, (usize, u32)>,
+    allocations: Vec<Allocation>,
+    events: usize,
+    ops: usize,
+    kernels: usize,
+    has_memory: bool,
+}
+
+impl Model {
+    fn add(&mut self, part: Contribution) {
+        let ids: Vec<u32> = part
+            .nodes
+            .into_iter()
+            .map(|n| {
+                let id = *self.by_name.entry(n.name.clone()).or_insert_with(|| {
+                    self.nodes.push(NamedNode { name: n.name, op_type: n.op_type, seen: None });
+                    self.nodes.len() as u32 - 1
+                });
+                let seen = &mut self.nodes[id as usize].seen;
+                *seen = match (*seen, n.seen) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                id
+            })
+            .collect();
+        for ((step, node, gpu), sum) in part.sums {
+            self.sums.entry((step, ids[node as usize], gpu)).or_default().add_sum(&sum);
+        }
+        for (node, seen, stack) in part.frames {
+            let slot = self.frames.entry(ids[node as usize]).or_insert((seen, Vec::new()));
+            if seen <= slot.0 {
+                *slot = (seen, stack);
+            }
+        }
+        for (gpu, at) in part.devices {
+            let first = self.devices.entry(gpu).or_insert(at);
+            *first = (*first).min(at);
+        }
+        self.allocations.extend(part.allocations.into_iter().map(|a| Allocation { node: a.node.map(|n| ids[n as usize]), ..a }));
+        self.events += part.events;
+        self.ops += part.ops;
+        self.kernels += part.kernels;
+        self.has_memory |= part.has_memory;
+    }
+
+    /// Sets aside the sums of the steps no later window adds to.
+    fn settle(&mut self, settled: impl Fn(i64) -> bool) {
+        let mut chunk = Vec::new();
+        self.sums.retain(|&key, sum| {
+            let done = settled(key.0);
+            if done {
+                chunk.push((key, std::mem::take(sum)));
+            }
+            !done
+        });
+        if !chunk.is_empty() {
+            self.sums.shrink_to_fit();
+            self.settled.push(chunk);
         }
     }
 
-    let ops_count = placed.iter().filter(|p| p.part == Part::Op).count();
-    let kernels = trace.events.iter().filter(|e| e.category == Category::Kernel).count();
-    let mut lines = format!("pytorch: {}: {} events ({ops_count} ops, {kernels} kernels), {} nodes\n", path.display(), trace.events.len(), stats.nodes.len());
-    if steps.spans.is_empty() {
-        lines.push_str("pytorch: no ProfilerStep#N: the whole trace is step 0\n");
-    } else {
-        let numbers: Vec<String> = steps.spans.iter().map(|s| s.0.to_string()).collect();
-        lines.push_str(&format!("pytorch: steps {} (ProfilerStep#N)\n", numbers.join(", ")));
+    /// Adds the totals, code traces and allocations to `stats`, nodes in
+    /// the order they were first seen; returns the start-up lines.
+    fn finish(mut self, stats: &mut Stats, path: &Path, steps: &Steps) -> String {
+        // Nodes and devices numbered in the order first seen.
+        let mut order: Vec<u32> = (0..self.nodes.len() as u32).collect();
+        order.sort_by(|&a, &b| {
+            let key = |n: u32| (self.nodes[n as usize].seen.is_none(), self.nodes[n as usize].seen);
+            key(a).cmp(&key(b))
+        });
+        let mut rank = vec![0u32; self.nodes.len()];
+        for (r, &n) in order.iter().enumerate() {
+            rank[n as usize] = r as u32;
+        }
+        let node_list: Vec<&NamedNode> = order.iter().map(|&n| &self.nodes[n as usize]).collect();
+        let mut gpus: Vec<(u32, (usize, u32))> = self.devices.into_iter().collect();
+        gpus.sort_by_key(|&(gpu, at)| (at, gpu));
+        let mut devices: Vec<String> = vec!["/host:cpu".to_owned()];
+        let mut device_of: FxHashMap<u32, u32> = FxHashMap::default();
+        for (gpu, _) in gpus {
+            device_of.insert(gpu, devices.len() as u32);
+            devices.push(format!("/device:gpu:{gpu}"));
+        }
+
+        // In step order, by node and device within a step: chunk after
+        // chunk of steps (one chunk where windows' steps are not numbered
+        // in time order).
+        let mut chunks = std::mem::take(&mut self.settled);
+        chunks.push(std::mem::take(&mut self.sums).into_iter().collect());
+        chunks.retain(|c| !c.is_empty());
+        let span = |c: &Vec<(SumKey, Sum)>| {
+            let steps = c.iter().map(|(key, _)| key.0);
+            (steps.clone().min().unwrap_or(0), steps.max().unwrap_or(0))
+        };
+        if chunks.windows(2).any(|w| span(&w[0]).1 >= span(&w[1]).0) {
+            chunks = vec![chunks.into_iter().flatten().collect()];
+        }
+        let chunks: Vec<Vec<Total>> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let mut totals: Vec<Total> =
+                    chunk.into_iter().map(|((step, node, gpu), sum)| ((step, rank[node as usize], gpu.map_or(0, |g| device_of[&g])), sum)).collect();
+                totals.sort_unstable_by_key(|(key, _)| *key);
+                // (A sum a window added to after it was settled.)
+                totals.dedup_by(|(key, sum), (first_key, first)| {
+                    let same = key == first_key;
+                    if same {
+                        first.add_sum(sum);
+                    }
+                    same
+                });
+                totals
+            })
+            .collect();
+        let mut node_steps = vec![0u32; node_list.len()];
+        let mut placed_on: Vec<Option<u32>> = vec![None; node_list.len()];
+        let mut last: Option<(i64, u32)> = None;
+        for ((step, node, device), _) in chunks.iter().flatten() {
+            if last != Some((*step, *node)) {
+                node_steps[*node as usize] += 1;
+                last = Some((*step, *node));
+            }
+            let on = &mut placed_on[*node as usize];
+            if on.is_none() || (*device != 0 && on.is_some_and(|d| d == 0)) {
+                *on = Some(*device);
+            }
+        }
+        let micros = |ns: i64| ns.div_euclid(1000);
+        let mut known = InputNodes::default();
+        // (Each chunk is freed as the model takes it.)
+        for totals in chunks {
+            stats.add_exec_totals(&mut known, totals.len(), |i| {
+                let ((step, node, device), sum) = &totals[i];
+                let named = node_list[*node as usize];
+                ExecTotal {
+                    step: *step,
+                    node: &named.name,
+                    input_node: *node,
+                    op_type: &named.op_type,
+                    device: &devices[*device as usize],
+                    on_accelerator: *device != 0,
+                    placed_on: &devices[placed_on[*node as usize].unwrap_or(0) as usize],
+                    node_steps: node_steps[*node as usize] as usize,
+                    start_micros: micros(sum.start),
+                    end_micros: micros(sum.end),
+                    // Rounded once, as XPlane totals are.
+                    micros: (sum.ns + 500).div_euclid(1000),
+                    runs: sum.runs,
+                }
+            });
+        }
+
+        // Code traces, in the order of the ops that give them.
+        let mut frames: Vec<(Seen, u32, Vec<Frame>)> = self.frames.into_iter().map(|(node, (seen, stack))| (seen, node, stack)).collect();
+        frames.sort_by_key(|f| f.0);
+        let frames: Vec<(String, Vec<Frame>)> = frames.into_iter().map(|(_, node, stack)| (self.nodes[node as usize].name.clone(), stack)).collect();
+        stats.add_frames(&frames);
+
+        for a in &self.allocations {
+            let node = a.node.map_or("", |n| self.nodes[n as usize].name.as_str());
+            stats.add_allocation(a.step, &a.allocator, a.micros, a.bytes, node, Some(a.in_use));
+        }
+
+        let mut lines =
+            format!("pytorch: {}: {} events ({} ops, {} kernels), {} nodes\n", path.display(), self.events, self.ops, self.kernels, stats.nodes.len());
+        if steps.spans.is_empty() {
+            lines.push_str("pytorch: no ProfilerStep#N: the whole trace is step 0\n");
+        } else {
+            let numbers: Vec<String> = steps.spans.iter().map(|s| s.0.to_string()).collect();
+            lines.push_str(&format!("pytorch: steps {} (ProfilerStep#N)\n", numbers.join(", ")));
+        }
+        if !self.has_memory {
+            lines.push_str("pytorch: the trace holds no [memory] records (profile_memory=True records them): the bytes columns are 0\n");
+        }
+        lines
     }
-    if trace.memory.is_empty() {
-        lines.push_str("pytorch: the trace holds no [memory] records (profile_memory=True records them): the bytes columns are 0\n");
-    }
-    lines
 }
 
 /// Summed executions of one node on one device in one step.
@@ -339,6 +634,11 @@ impl Sum {
         self.end = self.end.max(end);
         self.ns = self.ns.saturating_add(ns);
         self.runs += runs;
+    }
+
+    /// Adds the executions another sum holds.
+    fn add_sum(&mut self, other: &Sum) {
+        self.add(other.start, other.end, other.ns, other.runs);
     }
 }
 
@@ -380,9 +680,10 @@ fn innermost_op(stack: &[u32], placed: &[Placed], trace: &Trace, ts: i64) -> Opt
 /// Backward op (index into `placed`: the outermost of its thread) → its
 /// forward op, from the `fwdbwd` flows: a flow starts where its forward op
 /// starts and finishes where its backward function starts, on their
-/// threads.
-fn forward_ops(trace: &Trace, placed: &[Placed]) -> FxHashMap<u32, u32> {
-    let Some(fwdbwd) = trace.strings.lookup("fwdbwd") else { return FxHashMap::default() };
+/// threads. Also the backward ops whose flow's start the trace lacks (a
+/// window may hold a backward op without its forward one).
+fn forward_ops(trace: &Trace, placed: &[Placed]) -> (FxHashMap<u32, u32>, Vec<u32>) {
+    let Some(fwdbwd) = trace.strings.lookup("fwdbwd") else { return (FxHashMap::default(), Vec::new()) };
     // The outermost op starting at each (thread, ts).
     let mut op_at: FxHashMap<(u32, i64), u32> = FxHashMap::default();
     for (k, p) in placed.iter().enumerate() {
@@ -393,7 +694,11 @@ fn forward_ops(trace: &Trace, placed: &[Placed]) -> FxHashMap<u32, u32> {
     }
     let mut starts: FxHashMap<u64, u32> = FxHashMap::default();
     let mut finishes: Vec<(u64, u32)> = Vec::new();
+    let mut started: rustc_hash::FxHashSet<u64> = rustc_hash::FxHashSet::default();
     for f in trace.flows.iter().filter(|f| f.cat == fwdbwd) {
+        if f.phase == FlowPhase::Start {
+            started.insert(f.id);
+        }
         let Some(&op) = op_at.get(&(f.thread.0, f.ts)) else { continue };
         match f.phase {
             FlowPhase::Start => {
@@ -405,20 +710,25 @@ fn forward_ops(trace: &Trace, placed: &[Placed]) -> FxHashMap<u32, u32> {
     }
     // The flow finishes at the backward function (`MeanBackward0`), inside
     // autograd's `evaluate_function` for it: the op whose name it decides.
-    let root = |mut k: u32| {
-        while let Some(parent) = placed[k as usize].scope_parent {
-            k = parent;
-        }
-        k
-    };
+    let root = |k: u32| root_of(placed, k);
     // Only where autograd ran on a thread of its own: on the forward
     // thread (CPU programs), backward ops nest in its scopes already.
     let thread = |k: u32| trace.events[placed[k as usize].event as usize].thread;
-    finishes
+    let missing = finishes.iter().filter(|(id, _)| !started.contains(id)).map(|&(_, backward)| root(backward)).collect();
+    let forward = finishes
         .into_iter()
         .filter_map(|(id, backward)| Some((root(backward), *starts.get(&id)?)))
         .filter(|&(backward, forward)| thread(backward) != thread(forward))
-        .collect()
+        .collect();
+    (forward, missing)
+}
+
+/// The outermost scope event of placed event `k`.
+fn root_of(placed: &[Placed], mut k: u32) -> u32 {
+    while let Some(parent) = placed[k as usize].scope_parent {
+        k = parent;
+    }
+    k
 }
 
 /// The component an event adds to its node's name.
@@ -570,4 +880,78 @@ fn frame(name: &str) -> Option<Frame> {
     let (location, function) = name.split_once("): ")?;
     let (file, line) = location.rsplit_once('(')?;
     Some(Frame { file: file.to_owned(), line: line.parse().ok()?, function: function.to_owned() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::pytorch::windows::Budget;
+
+    /// Every PyTorch trace of the test data.
+    fn traces() -> Vec<std::path::PathBuf> {
+        let mut found = Vec::new();
+        let mut dirs = vec![Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pytorch")).to_owned()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if name.ends_with(".pt.trace.json") || name.ends_with(".pt.trace.json.gz") {
+                    found.push(path);
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// Read a window of one, two or three steps at a time, every trace of
+    /// the test data with steps gives the node model the whole trace gives:
+    /// the same nodes in the same order, each step's totals, code traces,
+    /// and the start-up lines.
+    #[test]
+    fn windows_give_the_whole_traces_nodes() {
+        let mut windowed = 0;
+        for path in traces() {
+            let trace = Trace::open(&path).unwrap();
+            let mut whole = Stats::new();
+            let whole_lines = import(&trace, &path, &mut whole, false);
+            for n in 1..=3 {
+                let Some(windows) = Windows::plan(&path, Budget::Steps(n)).unwrap() else { continue };
+                let mut stats = Stats::new();
+                let lines = import_windows(&windows, &mut stats).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert_eq!(lines, whole_lines, "{} in windows of {n} steps", path.display());
+                assert_eq!(format!("{stats:?}"), format!("{whole:?}"), "{} in windows of {n} steps", path.display());
+                windowed += 1;
+            }
+        }
+        // (Traces with two steps or more: they must not all be skipped.)
+        assert!(windowed >= 81, "{windowed} windowings");
+    }
+
+    /// An op that runs on past the step after its window's: the window
+    /// may not hold its child ops, so its own time would be wrong; an error
+    /// says so (and the op read whole is counted).
+    #[test]
+    fn an_op_longer_than_its_windows_steps_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("long_op.pt.trace.json");
+        let step =
+            |n: u64, ts: u64| format!(r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{n}", "pid": 1, "tid": 1, "ts": {ts}, "dur": 100}}"#);
+        let op = |name: &str, ts: u64, dur: u64| format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 2, "ts": {ts}, "dur": {dur}}}"#);
+        let events = [step(1, 0), op("aten::long", 10, 650), op("aten::child", 550, 10), step(2, 200), step(3, 400), step(4, 600)];
+        std::fs::write(&path, format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n"))).unwrap();
+        let mut whole = Stats::new();
+        import(&Trace::open(&path).unwrap(), &path, &mut whole, false);
+        assert!(whole.node_id("aten::long").is_some());
+        let windows = Windows::plan(&path, Budget::Steps(1)).unwrap().unwrap();
+        let error = import_windows(&windows, &mut Stats::new()).unwrap_err().to_string();
+        assert!(error.contains("aten::long at 10000 ns runs past the step after its window's"), "{error}");
+        // In windows of three steps, the first holds step 4 too: the whole op.
+        let windows = Windows::plan(&path, Budget::Steps(3)).unwrap().unwrap();
+        let mut stats = Stats::new();
+        import_windows(&windows, &mut stats).unwrap();
+        assert_eq!(format!("{stats:?}"), format!("{whole:?}"));
+    }
 }

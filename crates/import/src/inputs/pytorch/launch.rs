@@ -46,6 +46,11 @@ impl LaunchingOps {
     pub fn launch(&self, e: &Event) -> Option<u32> {
         e.correlation.and_then(|c| self.launches.get(&c.get())).copied()
     }
+
+    /// The call of each correlation ([`Trace::launches_by_correlation`]).
+    pub fn launches(&self) -> &FxHashMap<u64, u32> {
+        &self.launches
+    }
 }
 
 /// The device events the rule links to a launch: kernels, copies, sets

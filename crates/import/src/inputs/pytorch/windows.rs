@@ -120,6 +120,12 @@ impl Window {
         let at = launch.unwrap_or(e.ts);
         self.own.0 <= at && at < self.own.1
     }
+
+    /// The time whose events it holds (`[start, end]`): its steps and one
+    /// step either side (the first and last windows open-ended).
+    pub fn held(&self) -> (i64, i64) {
+        self.span
+    }
 }
 
 /// A trace cut into windows of steps, ready to be read one at a time.
