@@ -219,6 +219,8 @@ def check(
     *,
     max_regression: str = "5%",
     max_op_regression: str = "8%",
+    max_memory_regression: str = "5%",
+    min_memory_change: str = "4MiB",
     alpha: float = 0.01,
     min_steps: int = 5,
     min_share: str = "1%",

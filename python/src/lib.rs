@@ -781,7 +781,7 @@ fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
 /// schemas/check.schema.json). The defaults are the command line's
 /// (`rtfprof::check::defaults`).
 #[pyfunction]
-#[pyo3(signature = (baseline, new, *, max_regression="5%", max_op_regression="8%", alpha=0.01, min_steps=5, min_share="1%", thresholds=None))]
+#[pyo3(signature = (baseline, new, *, max_regression="5%", max_op_regression="8%", max_memory_regression="5%", min_memory_change="4MiB", alpha=0.01, min_steps=5, min_share="1%", thresholds=None))]
 #[allow(clippy::too_many_arguments)]
 fn check<'py>(
     py: Python<'py>,
@@ -789,6 +789,8 @@ fn check<'py>(
     new: &Bound<'py, PyAny>,
     max_regression: &str,
     max_op_regression: &str,
+    max_memory_regression: &str,
+    min_memory_change: &str,
     alpha: f64,
     min_steps: usize,
     min_share: &str,
@@ -801,6 +803,8 @@ fn check<'py>(
     options.max_regression = parse_fraction("max_regression", max_regression).map_err(to_py_err)?;
     options.max_op_regression = parse_fraction("max_op_regression", max_op_regression).map_err(to_py_err)?;
     options.min_share = parse_fraction("min_share", min_share).map_err(to_py_err)?;
+    options.max_memory_regression = parse_fraction("max_memory_regression", max_memory_regression).map_err(to_py_err)?;
+    options.min_memory_change = rtfprof::check::options::parse_bytes("min_memory_change", min_memory_change).map_err(to_py_err)?;
     if !(alpha > 0.0 && alpha < 1.0) {
         return Err(PyValueError::new_err(format!("alpha: {alpha} is not a level between 0 and 1 (e.g. 0.01)")));
     }

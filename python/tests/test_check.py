@@ -41,3 +41,14 @@ def test_thresholds_and_bad_values():
         rtfprof.check(RUNS / "base_a", RUNS / "wider", max_regression="five")
     with pytest.raises(Exception, match="no_such"):
         rtfprof.check(RUNS / "no_such", RUNS / "wider")
+
+
+def test_memory_flags():
+    """A run that holds more memory fails on its allocator's peak, as `rtfprof check` does, unless the memory flags allow it."""
+    loose = {"max_regression": "10000%", "max_op_regression": "10000%"}
+    more = rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", **loose)
+    assert [m["label"] for m in more["metrics"] if m["verdict"] == "regression"] == ["memory:cpu"]
+    assert rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", max_memory_regression="10000%", **loose)["passed"] is True
+    assert rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", min_memory_change="1GiB", **loose)["passed"] is True
+    with pytest.raises(ValueError, match="min_memory_change"):
+        rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", min_memory_change="lots")
