@@ -115,7 +115,7 @@ mod tests {
     #[test]
     fn windows_give_the_whole_traces_kernels() {
         let mut windowed = 0;
-        for path in crate::steps::windowed::test_traces() {
+        for path in crate::inputs::pytorch::test_traces() {
             let Ok(trace) = Trace::open(&path) else { continue };
             let whole = Tables::merge([(String::new(), pytorch_kernels(&trace))]);
             if whole.kernels.is_empty() {

@@ -125,27 +125,6 @@ fn median(counts: &BTreeMap<i64, usize>, n: usize) -> f64 {
     }
 }
 
-/// Every Kineto trace of the test data, recursively (the windowed
-/// analyses' tests read them all).
-#[cfg(test)]
-pub(crate) fn test_traces() -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    let mut dirs = vec![std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pytorch")).to_owned()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if name.ends_with(".json") || name.ends_with(".json.gz") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,7 +139,7 @@ mod tests {
     #[test]
     fn windows_give_the_whole_traces_steps() {
         let mut windowed = 0;
-        for path in test_traces() {
+        for path in crate::inputs::pytorch::test_traces() {
             let Ok(trace) = Trace::open(&path) else { continue };
             let whole = pytorch::analyze_trace("r", &trace);
             for steps in 1..=3 {

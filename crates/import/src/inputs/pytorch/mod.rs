@@ -497,3 +497,27 @@ impl Trace {
         map
     }
 }
+
+/// Every Kineto trace of the repository's test data, recursively (every
+/// `.json` and `.json.gz` under `testdata/pytorch`: callers skip what does
+/// not open), for the tests of the windowed readings here and in the
+/// analyses.
+#[doc(hidden)]
+pub fn test_traces() -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pytorch")).to_owned()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
