@@ -104,16 +104,17 @@ enum Print {
     Live,
 }
 
-/// `--window_mb` and `--window_steps` say how `steps`, `kernels` and the
-/// views read a PyTorch trace; elsewhere they would be silently ignored.
+/// `--window_mb` and `--window_steps` say how `steps`, `kernels`, `ranks`
+/// and the views read a PyTorch trace; elsewhere they would be silently
+/// ignored.
 fn check_window_flags(cli: &Cli) -> Result<()> {
     let given = [("--window_mb", cli.inputs.window_mb.is_some()), ("--window_steps", cli.inputs.window_steps.is_some())];
     let Some((flag, _)) = given.into_iter().find(|(_, given)| *given) else { return Ok(()) };
-    let windowed = matches!(cli.command, Some(Command::Steps | Command::Kernels | Command::Scope | Command::Op | Command::Code));
+    let windowed = matches!(cli.command, Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code));
     if !windowed || cli.inputs.pytorch_path.is_none() {
         return Err(Error::flag(
             flag,
-            "applies to 'rtfprof steps', 'kernels', 'scope', 'op' and 'code' with --pytorch_path (the other commands read a trace whole)",
+            "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op' and 'code' with --pytorch_path (the other commands read a trace whole)",
         ));
     }
     Ok(())

@@ -799,7 +799,7 @@ const CASES: &[Case] = &[
         flag: Some("--pytorch_path"),
         src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
         extra: &["--window_steps=1"],
-        expect: Expect::Err { code: 2, says: "--window_steps: applies to 'rtfprof steps', 'kernels', 'scope', 'op' and 'code'" },
+        expect: Expect::Err { code: 2, says: "--window_steps: applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op' and 'code'" },
     },
     Case {
         name: "pytorch_windows_truncated_view",

@@ -257,6 +257,24 @@ fn steps_read_in_windows_print_the_same() {
         let windowed = common::rtfprof(args("--window_steps=1")).stdout();
         assert!(whole.contains(shows) && windowed == whole, "{view}: {}", common::first_difference(&whole, &windowed, ["whole", "windowed"]));
     }
+    // `ranks`, each rank's trace read in windows (the JSON: every digit).
+    for dir in ["gloo3", "ranks16"] {
+        let dir = pytorch_dir().join(dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let json = |flag: &str| {
+            let out = tmp.path().join(format!("ranks{flag}.json"));
+            common::rtfprof([
+                "ranks".to_owned(),
+                format!("--pytorch_path={}", dir.display()),
+                format!("--output=json:outfile={}", out.display()),
+                flag.to_owned(),
+            ])
+            .stdout();
+            std::fs::read_to_string(out).unwrap()
+        };
+        let (whole, windowed) = (json("--window_mb=0"), json("--window_steps=1"));
+        assert!(whole.contains("\"steps\"") && windowed == whole, "{}", common::first_difference(&whole, &windowed, ["whole", "windowed"]));
+    }
     let ranks = pytorch_dir().join("gloo3");
     let whole = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display())]).stdout();
     let windowed = common::rtfprof(["steps".to_owned(), format!("--pytorch_path={}", ranks.display()), "--window_steps=1".to_owned()]).stdout();

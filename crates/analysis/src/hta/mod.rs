@@ -306,26 +306,58 @@ pub fn profiler_step_names(trace: &Trace) -> FxHashSet<&str> {
 /// events (a stream and a correlation, or a device-wide sync) that one of
 /// them launched; an event with a stream and neither counts as a CPU event
 /// there. (index, start, end) in the units of `timing`.
-fn overlap_events(trace: &Trace, timing: Timing, drop_last_step: bool) -> Vec<(u32, i64, i64)> {
-    let sync = ["Event Sync", "Context Sync"].map(|n| trace.strings.lookup(n));
-    let events = || trace.events.iter().enumerate().filter(|(_, e)| e.category != Category::Trace);
+///
+/// Only the events `counted` takes (a window's own); the last step is
+/// left out where `last_step_start` is given ([`overlap_last_step`];
+/// `Some(None)`: the rank has no step, and HTA's comparison with NaN keeps
+/// no CPU event).
+fn overlap_events(trace: &Trace, timing: Timing, last_step_start: Option<Option<i64>>, counted: impl Fn(u32) -> bool) -> Vec<(u32, i64, i64)> {
+    let sync = sync_names(trace);
+    let events = || trace.events.iter().enumerate().filter(|(i, e)| e.category != Category::Trace && counted(*i as u32));
     let is_gpu = |e: &Event| (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name));
     let with_stream = |(i, e): (usize, &Event)| {
         let (start, end) = span(e, timing);
         e.stream.is_some().then_some((i as u32, start, end))
     };
-    if !drop_last_step {
+    let Some(last_step_start) = last_step_start else {
         return events().filter_map(with_stream).collect();
-    }
-    let step_names = profiler_step_names(trace);
-    let last_step_start = events().filter(|(_, e)| !is_gpu(e) && step_names.contains(trace.str(e.name))).map(|(_, e)| span(e, timing).0).max();
-    // (No step on this rank: HTA's comparison with NaN keeps no CPU event.)
+    };
     let cpu_kept = |e: &Event| last_step_start.is_some_and(|last| span(e, timing).0 < last);
-    let correlations: FxHashSet<u64> = events().filter(|(_, e)| !is_gpu(e) && cpu_kept(e)).filter_map(|(_, e)| e.correlation.map(|c| c.get())).collect();
+    // (Every CPU event of the trace: a counted kernel's launch may be
+    // another window's to count.)
+    let correlations: FxHashSet<u64> =
+        trace.events.iter().filter(|e| e.category != Category::Trace && !is_gpu(e) && cpu_kept(e)).filter_map(|e| e.correlation.map(|c| c.get())).collect();
     events()
         .filter(|(_, e)| if is_gpu(e) { e.correlation.is_some_and(|c| correlations.contains(&c.get())) } else { cpu_kept(e) })
         .filter_map(with_stream)
         .collect()
+}
+
+/// The start of a rank's last `ProfilerStep` as HTA finds it for the
+/// overlap (the trace of a plan's steps gives the whole trace's).
+pub fn overlap_last_step(trace: &Trace, timing: Timing) -> Option<i64> {
+    let sync = sync_names(trace);
+    let step_names = profiler_step_names(trace);
+    let is_gpu = |e: &Event| (e.stream.is_some() && e.correlation.is_some()) || sync.contains(&Some(e.name));
+    trace.events.iter().filter(|e| e.category != Category::Trace && !is_gpu(e) && step_names.contains(trace.str(e.name))).map(|e| span(e, timing).0).max()
+}
+
+/// Communication and computation intervals.
+type CommComp = (Vec<(i64, i64)>, Vec<(i64, i64)>);
+
+/// The intervals of each kind of the overlap events `counted` takes:
+/// (communication, computation).
+fn overlap_intervals(trace: &Trace, timing: Timing, last_step_start: Option<Option<i64>>, counted: impl Fn(u32) -> bool) -> CommComp {
+    let (mut comm, mut comp) = (Vec::new(), Vec::new());
+    for (i, start, end) in overlap_events(trace, timing, last_step_start, counted) {
+        let name = trace.str(trace.events[i as usize].name);
+        if is_comm_kernel(name) {
+            comm.push((start, end));
+        } else if is_compute_kernel(name) {
+            comp.push((start, end));
+        }
+    }
+    (comm, comp)
 }
 
 /// HTA's `merge_kernel_intervals`: sorted by start, an interval starts a
@@ -372,30 +404,55 @@ impl Overlap {
 /// and ends at 3), which does not depend on how HTA orders events that
 /// share a time.
 pub fn comm_comp_overlap(trace: &Trace, timing: Timing, drop_last_step: bool) -> Overlap {
-    let (mut comm, mut comp) = (Vec::new(), Vec::new());
-    for (i, start, end) in overlap_events(trace, timing, drop_last_step) {
-        let name = trace.str(trace.events[i as usize].name);
-        if is_comm_kernel(name) {
-            comm.push((start, end));
-        } else if is_compute_kernel(name) {
-            comp.push((start, end));
-        }
-    }
+    let last_step_start = if drop_last_step { Some(overlap_last_step(trace, timing)) } else { None };
+    let (comm, comp) = overlap_intervals(trace, timing, last_step_start, |_| true);
     let (comm, comp) = (merged_groups(comm), merged_groups(comp));
-    let mut changes: Vec<(i64, i64)> = comm.iter().flat_map(|&(s, e)| [(s, 1), (e, -1)]).chain(comp.iter().flat_map(|&(s, e)| [(s, 2), (e, -2)])).collect();
-    changes.sort_by_key(|&(time, _)| time);
-    let (mut running, mut overlap) = (0i64, 0i64);
-    for (k, &(time, change)) in changes.iter().enumerate() {
-        running += change;
-        // The running count after the last change at a time holds until the
-        // next time.
-        if let Some(&(next, _)) = changes.get(k + 1)
-            && running == 3
-        {
-            overlap += next - time;
+    let mut sweep = Sweep::default();
+    sweep.add_groups(&comm, &comp);
+    sweep.finish()
+}
+
+/// The time both kinds' merged groups cover, swept over their starts and
+/// ends in time order (HTA's running count of starts and ends at 3); the
+/// order of changes at one time does not matter, so groups may be added
+/// as they settle.
+#[derive(Debug, Default)]
+pub(crate) struct Sweep {
+    changes: Vec<(i64, i64)>,
+    running: i64,
+    last: Option<i64>,
+    overlap: i64,
+    communication: i64,
+}
+
+impl Sweep {
+    pub(crate) fn add_groups(&mut self, comm: &[(i64, i64)], comp: &[(i64, i64)]) {
+        self.communication += comm.iter().map(|&(s, e)| e - s).sum::<i64>();
+        self.changes.extend(comm.iter().flat_map(|&(s, e)| [(s, 1), (e, -1)]).chain(comp.iter().flat_map(|&(s, e)| [(s, 2), (e, -2)])));
+    }
+
+    /// Sweeps the changes before `time` (no change added later may come
+    /// before it); all of them without one.
+    pub(crate) fn run_before(&mut self, time: Option<i64>) {
+        self.changes.sort_by_key(|&(t, _)| t);
+        let ready = time.map_or(self.changes.len(), |time| self.changes.partition_point(|&(t, _)| t < time));
+        for (t, change) in self.changes.drain(..ready) {
+            // The running count after the last change at a time holds
+            // until the next time.
+            if let Some(last) = self.last
+                && self.running == 3
+            {
+                self.overlap += t - last;
+            }
+            self.running += change;
+            self.last = Some(t);
         }
     }
-    Overlap { overlap, communication: comm.iter().map(|&(s, e)| e - s).sum() }
+
+    pub(crate) fn finish(mut self) -> Overlap {
+        self.run_before(None);
+        Overlap { overlap: self.overlap, communication: self.communication }
+    }
 }
 
 /// HTA's `get_temporal_breakdown()`, one row per device (by `args.device`).
@@ -627,7 +684,7 @@ pub fn launch_summary(rows: &[Launch], timing: Timing) -> LaunchSummary {
 }
 
 mod windowed;
-pub use windowed::{Accumulator, SLACK_NS};
+pub use windowed::{Accumulator, OverlapAccumulator, SLACK_NS};
 
 #[cfg(test)]
 mod tests {

@@ -36,17 +36,100 @@ impl Union {
     /// can join (in HTA's merge an interval joins the group before it when
     /// it starts at or before that group's end).
     fn settle(&mut self, horizon: i64) {
+        for (start, end) in self.settle_groups(horizon) {
+            let m = self.settled.get_or_insert(Merged { busy: 0, first: start, last: end });
+            m.busy += end - start;
+            m.last = end;
+        }
+    }
+
+    /// The groups [`Union::settle`] settles, in order, kept apart.
+    fn settle_groups(&mut self, horizon: i64) -> Vec<(i64, i64)> {
         self.open.sort_by_key(|&(start, _)| start);
         let groups: Vec<(i64, i64)> = union_in_order(std::mem::take(&mut self.open), Empty::Keep).collect();
+        let mut settled = Vec::new();
         for (start, end) in groups {
             if start.max(end) < horizon {
-                let m = self.settled.get_or_insert(Merged { busy: 0, first: start, last: end });
-                m.busy += end - start;
-                m.last = end;
+                settled.push((start, end));
             } else {
                 self.open.push((start, end));
             }
         }
+        settled
+    }
+
+    /// The earliest time of the groups not settled (a start, or an
+    /// inverted group's end).
+    fn open_from(&self) -> Option<i64> {
+        self.open.iter().map(|&(s, e)| s.min(e)).min()
+    }
+}
+
+/// HTA's `get_comm_comp_overlap()` of a trace fed a window at a time: each
+/// window's own overlap events (a kernel by its launch's window) merged by
+/// kind as they settle (as [`Accumulator`] settles them), and the time
+/// both kinds cover swept as far as no later group can reach.
+#[derive(Debug)]
+pub struct OverlapAccumulator {
+    timing: Timing,
+    /// `Some`: leave the last step out (HTA's rule over ranks), with the
+    /// rank's last step start (`None`: the rank has none).
+    last_step_start: Option<Option<i64>>,
+    comm: Union,
+    comp: Union,
+    sweep: super::Sweep,
+    settled_to: i64,
+    slack_ns: i64,
+}
+
+impl OverlapAccumulator {
+    /// `steps`: the plan's steps ([`crate::inputs::pytorch::windows::Windows::steps`]).
+    pub fn new(timing: Timing, steps: &Trace, drop_last_step: bool, slack_ns: i64) -> OverlapAccumulator {
+        let last_step_start = drop_last_step.then(|| super::overlap_last_step(steps, timing));
+        OverlapAccumulator {
+            timing,
+            last_step_start,
+            comm: Union::default(),
+            comp: Union::default(),
+            sweep: Default::default(),
+            settled_to: i64::MIN,
+            slack_ns,
+        }
+    }
+
+    /// Adds the overlap events `window` owns (of its `trace`); an error
+    /// where some start before an earlier window's settled time.
+    pub fn add(&mut self, trace: &Trace, window: &crate::inputs::pytorch::windows::Window) -> Result<(), String> {
+        let launches = trace.launches_by_correlation();
+        let (comm, comp) = super::overlap_intervals(trace, self.timing, self.last_step_start, |i| window.owns(trace, &launches, i));
+        if comm.iter().chain(&comp).any(|&(start, _)| start < self.settled_to) {
+            return Err(format!("a kernel starts more than {} ms before the call that launched it", self.slack_ns / 1_000_000));
+        }
+        self.comm.open.extend(comm);
+        self.comp.open.extend(comp);
+        let horizon = |slack: i64| {
+            let horizon = window.own.1.saturating_sub(slack);
+            match self.timing {
+                Timing::Exact => horizon,
+                Timing::Hta if horizon == i64::MAX => i64::MAX,
+                Timing::Hta => super::hta_span(horizon, 0).0,
+            }
+        };
+        let settled = horizon(self.slack_ns);
+        let (comm, comp) = (self.comm.settle_groups(settled), self.comp.settle_groups(settled));
+        self.sweep.add_groups(&comm, &comp);
+        // Later groups start at or after `settled`; an inverted one may end
+        // a little before it: sweep only to a slack earlier.
+        let swept = [Some(horizon(self.slack_ns.saturating_mul(2))), self.comm.open_from(), self.comp.open_from()].into_iter().flatten().min();
+        self.sweep.run_before(swept);
+        self.settled_to = self.settled_to.max(settled);
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> super::Overlap {
+        let (comm, comp) = (self.comm.settle_groups(i64::MAX), self.comp.settle_groups(i64::MAX));
+        self.sweep.add_groups(&comm, &comp);
+        self.sweep.finish()
     }
 }
 

@@ -48,10 +48,12 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::hta::{self, Timing};
+use crate::inputs::pytorch::windows::Windows;
 use crate::inputs::pytorch::{Category, Trace};
 use crate::intervals::{Empty, covered, difference, union};
 pub use crate::stats::records::ranks::*;
 use crate::steps::pytorch::{self as torch_steps, Classifier, Kind};
+use crate::steps::windowed::WindowedSteps;
 
 /// The straggler rule's cutoff, in scaled MADs: Iglewicz and Hoaglin's 3.5
 /// for the modified z-score `0.6745 (x - median) / MAD`, the usual robust
@@ -90,14 +92,51 @@ pub fn rank_ids(names: &[&str], given: &[Option<i64>]) -> std::result::Result<(V
 /// The ranks of PyTorch traces, one a rank, named (the traces of
 /// `dir`, which errors name).
 pub fn analyze_pytorch(dir: &Path, traces: &[(String, &Trace)]) -> Result<Ranks> {
+    let traces: Vec<(String, RankTrace<'_>)> = traces.iter().map(|(name, trace)| (name.clone(), RankTrace::Whole(trace))).collect();
+    analyze_pytorch_read(dir, &traces)
+}
+
+/// A rank's trace: read whole, or planned to be read a window of steps at
+/// a time (its top-level fields read: `distributedInfo`).
+pub enum RankTrace<'a> {
+    Whole(&'a Trace),
+    Windows(&'a Windows, &'a Trace),
+}
+
+impl RankTrace<'_> {
+    fn distributed(&self) -> Option<&crate::inputs::pytorch::Distributed> {
+        match self {
+            RankTrace::Whole(trace) => trace.distributed.as_ref(),
+            RankTrace::Windows(_, head) => head.distributed.as_ref(),
+        }
+    }
+
+    /// The trace whose events hold every `ProfilerStep` name.
+    fn steps(&self) -> &Trace {
+        match self {
+            RankTrace::Whole(trace) => trace,
+            RankTrace::Windows(windows, _) => &windows.steps,
+        }
+    }
+}
+
+/// [`analyze_pytorch`] of traces read whole or in windows.
+pub fn analyze_pytorch_read(dir: &Path, traces: &[(String, RankTrace<'_>)]) -> Result<Ranks> {
     let names: Vec<&str> = traces.iter().map(|(n, _)| n.as_str()).collect();
-    let given: Vec<Option<i64>> = traces.iter().map(|(_, t)| t.distributed.as_ref().and_then(|d| d.rank)).collect();
+    let given: Vec<Option<i64>> = traces.iter().map(|(_, t)| t.distributed().and_then(|d| d.rank)).collect();
     let (ids, from_traces) = rank_ids(&names, &given).map_err(|m| Error::input(crate::inputs::pytorch::KIND, dir, m))?;
     // HTA leaves the last step out when its symbol table, shared by every
     // rank, holds two or more ProfilerStep names.
-    let step_names: rustc_hash::FxHashSet<&str> = traces.iter().flat_map(|(_, t)| hta::profiler_step_names(t)).collect();
+    let step_names: rustc_hash::FxHashSet<&str> = traces.iter().flat_map(|(_, t)| hta::profiler_step_names(t.steps())).collect();
     let drop_last_step = step_names.len() >= 2;
-    let mut ranks: Vec<Rank> = traces.par_iter().zip(ids.par_iter()).map(|((name, trace), &id)| pytorch_rank(id, name, trace, drop_last_step)).collect();
+    let mut ranks: Vec<Rank> = traces
+        .par_iter()
+        .zip(ids.par_iter())
+        .map(|((name, trace), &id)| match trace {
+            RankTrace::Whole(trace) => Ok(pytorch_rank(id, name, trace, drop_last_step)),
+            RankTrace::Windows(windows, _) => pytorch_rank_windowed(id, name, windows, drop_last_step, hta::SLACK_NS),
+        })
+        .collect::<Result<_>>()?;
     Ok(finish(Source::PyTorch, from_traces, &mut ranks))
 }
 
@@ -210,45 +249,15 @@ pub(crate) fn transfers<T: Copy + PartialOrd>(copies: &[(&'static str, T, T, Opt
 /// the collectives' time in each, copies, HTA's overlap.
 fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> Rank {
     let analyzed = torch_steps::analyze_trace(name, trace);
-    let mut classifier = Classifier::new(trace);
-    let (mut comm, mut compute, mut copies) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, e) in trace.events.iter().enumerate().filter(|(_, e)| torch_steps::is_gpu_work(e)) {
-        match classifier.kind(i as u32) {
-            Kind::Communication => comm.push((e.ts, e.end())),
-            kind if kind.is_compute() => compute.push((e.ts, e.end())),
-            _ => {}
-        }
-        if e.category == Category::GpuMemcpy {
-            copies.push((direction_of_memcpy(trace.str(e.name)), e.ts, e.end(), trace.copy_bytes(i as u32)));
-        }
+    let work = GpuWork::of(trace, |_| true);
+    let mut steps = StepTable::default();
+    steps.add(&analyzed.rows, &work);
+    let (from, to) = steps.span();
+    let mut transfers = TransferTally::default();
+    for copy in &work.copies {
+        transfers.add(copy, from, to);
     }
-    let has_gpu_work = analyzed.rows.iter().any(|r| r.gpu.is_some());
-    let comm = union(comm, Empty::Drop);
-    let exposed = difference(&comm, &union(compute, Empty::Drop));
-    // The rows are a step and a GPU each: one step each.
-    let mut steps: Vec<RankStep> = Vec::new();
-    let mut windows: Vec<(i64, i64)> = Vec::new();
-    for row in &analyzed.rows {
-        let window = (row.start_ns, row.end_ns);
-        if windows.last() != Some(&window) || steps.last().is_none_or(|s| s.step != row.step) {
-            let us = |ns: i64| ns as f64 / 1000.0;
-            let gpu = |v: f64| has_gpu_work.then_some(v);
-            windows.push(window);
-            steps.push(RankStep {
-                step: row.step.clone(),
-                step_us: us(row.step_ns()),
-                compute_us: gpu(0.0),
-                communication_us: gpu(us(covered(&comm, window.0, window.1))),
-                exposed_communication_us: gpu(us(covered(&exposed, window.0, window.1))),
-                idle_us: gpu(0.0),
-            });
-        }
-        if let (Some(g), Some(step)) = (&row.gpu, steps.last_mut()) {
-            *step.compute_us.get_or_insert(0.0) += g.compute_ns as f64 / 1000.0;
-            *step.idle_us.get_or_insert(0.0) += g.idle_ns as f64 / 1000.0;
-        }
-    }
-    let (from, to) = (windows.first().map_or(i64::MIN, |w| w.0), windows.last().map_or(i64::MIN, |w| w.1));
+    let has_gpu_work = steps.has_gpu_work;
     let overlap = has_gpu_work.then(|| CommOverlap {
         percent: hta::comm_comp_overlap(trace, Timing::Hta, drop_last_step).percent(),
         exact_ratio: hta::comm_comp_overlap(trace, Timing::Exact, drop_last_step).ratio(),
@@ -257,10 +266,179 @@ fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> R
         rank,
         name: name.to_owned(),
         world_size: trace.distributed.as_ref().and_then(|d| d.world_size),
-        steps,
-        transfers: transfers(&copies, from, to, |s, e| (e - s) as f64 / 1000.0),
+        steps: steps.finish(),
+        transfers: transfers.finish(),
         overlap,
         straggler: false,
+    }
+}
+
+/// [`pytorch_rank`] of a trace read a window of steps at a time: the rows
+/// of [`WindowedSteps`]; each window's own steps' collectives (every device
+/// event that meets a step is in the step's window); the copies each
+/// window owns (by their launch); HTA's overlap by
+/// [`hta::OverlapAccumulator`]. Device work that starts more than
+/// `slack_ns` before the window of its launch is an error.
+fn pytorch_rank_windowed(rank: i64, name: &str, windows: &Windows, drop_last_step: bool, slack_ns: i64) -> Result<Rank> {
+    let mut by_windows = WindowedSteps::new(windows, slack_ns);
+    let mut overlaps = [Timing::Hta, Timing::Exact].map(|t| hta::OverlapAccumulator::new(t, &windows.steps, drop_last_step, slack_ns));
+    let mut steps = StepTable::default();
+    let mut transfers = TransferTally::default();
+    // Copies that may start after the last step's end (which only the last
+    // window knows): held until then; the others are before it.
+    let last_step_start = windows.steps.steps().into_iter().map(|(_, i)| windows.steps.events[i as usize].ts).max().unwrap_or(i64::MAX);
+    let mut late: Vec<MemCopy> = Vec::new();
+    let mut world_size = None;
+    let (mut from, mut to) = (None, i64::MAX);
+    let cannot = |message: String| Error::input(crate::inputs::pytorch::KIND, windows.path(), format!("cannot be read a window at a time: {message}"));
+    for (k, window) in windows.windows.iter().enumerate() {
+        let trace = windows.read(k)?;
+        if k == 0 {
+            world_size = trace.distributed.as_ref().and_then(|d| d.world_size);
+        }
+        let rows = by_windows.add(k, &trace)?.to_vec();
+        let launches = trace.launches_by_correlation();
+        let work = GpuWork::of(&trace, |i| window.owns(&trace, &launches, i));
+        steps.add(&rows, &work);
+        let from = *from.get_or_insert(steps.span().0);
+        if k + 1 == windows.windows.len() {
+            to = steps.span().1;
+        }
+        for copy in work.copies {
+            if copy.ts >= last_step_start { late.push(copy) } else { transfers.add(&copy, from, to) }
+        }
+        for overlap in &mut overlaps {
+            overlap.add(&trace, window).map_err(cannot)?;
+        }
+    }
+    if to < last_step_start {
+        return Err(cannot("its last step ends before it starts".to_owned()));
+    }
+    for copy in &late {
+        transfers.add(copy, from.unwrap_or(i64::MIN), to);
+    }
+    let has_gpu_work = steps.has_gpu_work;
+    let [by_hta, exact] = overlaps.map(|o| o.finish());
+    Ok(Rank {
+        rank,
+        name: name.to_owned(),
+        world_size,
+        steps: steps.finish(),
+        transfers: transfers.finish(),
+        overlap: has_gpu_work.then(|| CommOverlap { percent: by_hta.percent(), exact_ratio: exact.ratio() }),
+        straggler: false,
+    })
+}
+
+/// One memory copy: its direction, start, end (ns) and bytes.
+#[derive(Clone, Copy, Debug)]
+struct MemCopy {
+    direction: &'static str,
+    ts: i64,
+    end: i64,
+    bytes: Option<i64>,
+}
+
+/// A trace's collectives (merged), the communication no computation
+/// overlapped, and the copies `counted` takes.
+struct GpuWork {
+    comm: Vec<(i64, i64)>,
+    exposed: Vec<(i64, i64)>,
+    copies: Vec<MemCopy>,
+}
+
+impl GpuWork {
+    fn of(trace: &Trace, counted: impl Fn(u32) -> bool) -> GpuWork {
+        let mut classifier = Classifier::new(trace);
+        let (mut comm, mut compute, mut copies) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, e) in trace.events.iter().enumerate().filter(|(_, e)| torch_steps::is_gpu_work(e)) {
+            match classifier.kind(i as u32) {
+                Kind::Communication => comm.push((e.ts, e.end())),
+                kind if kind.is_compute() => compute.push((e.ts, e.end())),
+                _ => {}
+            }
+            if e.category == Category::GpuMemcpy && counted(i as u32) {
+                copies.push(MemCopy { direction: direction_of_memcpy(trace.str(e.name)), ts: e.ts, end: e.end(), bytes: trace.copy_bytes(i as u32) });
+            }
+        }
+        let comm = union(comm, Empty::Drop);
+        let exposed = difference(&comm, &union(compute, Empty::Drop));
+        GpuWork { comm, exposed, copies }
+    }
+}
+
+/// The steps of a rank, built from `rtfprof steps`' rows (a step and a GPU
+/// each) in order.
+#[derive(Default)]
+struct StepTable {
+    steps: Vec<RankStep>,
+    windows: Vec<(i64, i64)>,
+    has_gpu_work: bool,
+}
+
+impl StepTable {
+    /// Adds rows whose collectives `work` holds.
+    fn add(&mut self, rows: &[torch_steps::Row], work: &GpuWork) {
+        for row in rows {
+            let window = (row.start_ns, row.end_ns);
+            if self.windows.last() != Some(&window) || self.steps.last().is_none_or(|s| s.step != row.step) {
+                let us = |ns: i64| ns as f64 / 1000.0;
+                self.windows.push(window);
+                self.steps.push(RankStep {
+                    step: row.step.clone(),
+                    step_us: us(row.step_ns()),
+                    compute_us: Some(0.0),
+                    communication_us: Some(us(covered(&work.comm, window.0, window.1))),
+                    exposed_communication_us: Some(us(covered(&work.exposed, window.0, window.1))),
+                    idle_us: Some(0.0),
+                });
+            }
+            if let (Some(g), Some(step)) = (&row.gpu, self.steps.last_mut()) {
+                self.has_gpu_work = true;
+                *step.compute_us.get_or_insert(0.0) += g.compute_ns as f64 / 1000.0;
+                *step.idle_us.get_or_insert(0.0) += g.idle_ns as f64 / 1000.0;
+            }
+        }
+    }
+
+    /// From the first step's start to the last one's end.
+    fn span(&self) -> (i64, i64) {
+        (self.windows.first().map_or(i64::MIN, |w| w.0), self.windows.last().map_or(i64::MIN, |w| w.1))
+    }
+
+    /// The steps; their GPU columns empty where no step has GPU work.
+    fn finish(mut self) -> Vec<RankStep> {
+        if !self.has_gpu_work {
+            for step in &mut self.steps {
+                (step.compute_us, step.communication_us, step.exposed_communication_us, step.idle_us) = (None, None, None, None);
+            }
+        }
+        self.steps
+    }
+}
+
+/// Copies by direction, those that start within `[from, to)`, with their
+/// durations summed in whole nanoseconds (so that the order they are added
+/// in does not matter).
+#[derive(Default)]
+struct TransferTally {
+    by_direction: std::collections::BTreeMap<usize, (u64, Option<i64>, i64)>,
+}
+
+impl TransferTally {
+    fn add(&mut self, copy: &MemCopy, from: i64, to: i64) {
+        if !(copy.ts >= from && copy.ts < to) {
+            return;
+        }
+        let Some(d) = DIRECTIONS.iter().position(|&d| d == copy.direction) else { return };
+        let (count, bytes, ns) = self.by_direction.entry(d).or_insert((0, Some(0), 0));
+        *count += 1;
+        *bytes = bytes.zip(copy.bytes).map(|(a, b)| a + b);
+        *ns += copy.end - copy.ts;
+    }
+
+    fn finish(self) -> Vec<Transfer> {
+        self.by_direction.into_iter().map(|(d, (count, bytes, ns))| Transfer { direction: DIRECTIONS[d], count, bytes, us: ns as f64 / 1000.0 }).collect()
     }
 }
 
@@ -298,6 +476,31 @@ mod tests {
         assert_eq!(rank_ids(&["a", "b"], &[Some(1), Some(0)]), Ok((vec![1, 0], true)));
         assert!(rank_ids(&["a", "b"], &[Some(1), None]).unwrap_err().contains("mixes"));
         assert!(rank_ids(&["a", "b"], &[Some(1), Some(1)]).unwrap_err().contains("both say they are rank 1"));
+    }
+
+    /// Read a window of one, two or three steps at a time, every trace of
+    /// the test data with steps gives the rank the whole trace gives (its
+    /// steps' collectives, copies and HTA's overlap, with and without the
+    /// last step), settling at each window's end and with the slack.
+    #[test]
+    fn windows_give_the_whole_traces_rank() {
+        use crate::inputs::pytorch::windows::Budget;
+        let mut windowed = 0;
+        for path in crate::inputs::pytorch::test_traces() {
+            let Ok(trace) = Trace::open(&path) else { continue };
+            for drop_last_step in [false, true] {
+                let whole = format!("{:#?}", pytorch_rank(3, "r", &trace, drop_last_step));
+                for steps in 1..=3 {
+                    let Some(windows) = Windows::plan(&path, Budget::Steps(steps)).unwrap() else { continue };
+                    for slack in [0, hta::SLACK_NS] {
+                        let by_windows = pytorch_rank_windowed(3, "r", &windows, drop_last_step, slack).unwrap();
+                        assert_eq!(format!("{by_windows:#?}"), whole, "{} in windows of {steps} steps, slack {slack}, drop {drop_last_step}", path.display());
+                    }
+                    windowed += 1;
+                }
+            }
+        }
+        assert!(windowed >= 160, "only {windowed} windowings");
     }
 
     #[test]

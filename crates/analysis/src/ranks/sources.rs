@@ -4,6 +4,7 @@
 
 use super::Ranks;
 use crate::error::{Error, Result};
+use crate::inputs::pytorch::windows::Windows;
 use crate::load::{self, Sources};
 
 /// `rtfprof ranks`' inputs read: a directory of PyTorch traces (one a
@@ -45,10 +46,31 @@ pub fn from_sources(sources: &Sources) -> Result<(Ranks, Option<String>)> {
                 return Err(Error::input("--pytorch_path", path, message));
             }
             let files = load::pytorch_ranks(path)?;
-            let traces: Vec<(String, crate::inputs::pytorch::Trace)> =
-                files.par_iter().map(|(name, file)| Ok((name.clone(), crate::inputs::pytorch::Trace::open(file)?))).collect::<Result<_>>()?;
-            let traces: Vec<(String, &crate::inputs::pytorch::Trace)> = traces.iter().map(|(name, trace)| (name.clone(), trace)).collect();
-            Ok((super::analyze_pytorch(path, &traces)?, None))
+            // Each rank whole, or (a large one) planned to be read a window
+            // of steps at a time.
+            let read: Vec<(String, Read)> = files
+                .par_iter()
+                .map(|(name, file)| {
+                    if let Some(budget) = sources.pytorch_windows.budget(file)
+                        && let Some(windows) = Windows::plan(file, budget)?
+                    {
+                        let head = windows.head()?;
+                        return Ok((name.clone(), Read::Windows(Box::new((windows, head)))));
+                    }
+                    Ok((name.clone(), Read::Whole(crate::inputs::pytorch::Trace::open(file)?)))
+                })
+                .collect::<Result<_>>()?;
+            let traces: Vec<(String, super::RankTrace<'_>)> = read
+                .iter()
+                .map(|(name, read)| {
+                    let trace = match read {
+                        Read::Whole(trace) => super::RankTrace::Whole(trace),
+                        Read::Windows(planned) => super::RankTrace::Windows(&planned.0, &planned.1),
+                    };
+                    (name.clone(), trace)
+                })
+                .collect();
+            Ok((super::analyze_pytorch_read(path, &traces)?, None))
         }
         (None, Some(_)) => {
             let (hosts, note) = load::xplane_hosts(sources)?.expect("--xplane_path is set");
@@ -76,4 +98,11 @@ pub fn from_sources(sources: &Sources) -> Result<(Ranks, Option<String>)> {
             Ok((super::xplane::analyze(&hosts)?, note))
         }
     }
+}
+
+/// A rank's trace as read for `ranks`.
+enum Read {
+    Whole(crate::inputs::pytorch::Trace),
+    /// The plan and the trace's top-level fields.
+    Windows(Box<(Windows, crate::inputs::pytorch::Trace)>),
 }

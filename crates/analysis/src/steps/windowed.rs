@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use super::pytorch::{self, GpuTime, Launches, OwnSteps, Rank, SMALL_KERNEL_NS};
 use crate::error::{Error, Result};
 use crate::hta::{self, Timing};
+use crate::inputs::pytorch::Trace;
 use crate::inputs::pytorch::windows::Windows;
 
 /// The steps of the trace `windows` plans, a window at a time; `rank` names
@@ -28,40 +29,74 @@ pub fn analyze_windows(rank: &str, windows: &Windows) -> Result<Rank> {
 /// [`analyze_windows`], settling device work `slack_ns` before each
 /// window's end ([`hta::Accumulator::with_slack`]).
 fn analyze_windows_with(rank: &str, windows: &Windows, slack_ns: i64) -> Result<Rank> {
-    let timings = [Timing::Exact, Timing::Hta];
-    let last_step = timings.map(|t| hta::last_step_start(&windows.steps, t));
-    let kept_without =
-        [0, 1].map(|k| windows.first_uncorrelated_host_ns.is_some_and(|ts| last_step[k].is_none_or(|last| hta::span_start(ts, timings[k]) < last)));
-    let mut accumulators = timings.map(|t| hta::Accumulator::with_slack(t, hta::CONSECUTIVE_KERNEL_DELAY_US, slack_ns));
-    let mut tally = LaunchTally::default();
-    let mut rows = Vec::new();
-    let mut prev_end = None;
-    for (k, window) in windows.windows.iter().enumerate() {
+    let mut steps = WindowedSteps::new(windows, slack_ns);
+    for k in 0..windows.windows.len() {
         let trace = windows.read(k)?;
-        let own = OwnSteps { steps: &window.steps, prev_end, devices: &windows.gpu_devices };
+        steps.add(k, &trace)?;
+    }
+    Ok(steps.finish(rank))
+}
+
+/// The steps of a trace fed a window at a time, in order, so that other
+/// analyses can read each window's trace too (`ranks`).
+pub struct WindowedSteps<'w> {
+    windows: &'w Windows,
+    last_step: [Option<i64>; 2],
+    kept_without: [bool; 2],
+    accumulators: [hta::Accumulator; 2],
+    tally: LaunchTally,
+    rows: Vec<pytorch::Row>,
+    prev_end: Option<i64>,
+}
+
+impl<'w> WindowedSteps<'w> {
+    /// Settles device work `slack_ns` before each window's end
+    /// ([`hta::SLACK_NS`] but in tests).
+    pub fn new(windows: &'w Windows, slack_ns: i64) -> WindowedSteps<'w> {
+        let timings = [Timing::Exact, Timing::Hta];
+        let last_step = timings.map(|t| hta::last_step_start(&windows.steps, t));
+        let kept_without =
+            [0, 1].map(|k| windows.first_uncorrelated_host_ns.is_some_and(|ts| last_step[k].is_none_or(|last| hta::span_start(ts, timings[k]) < last)));
+        let accumulators = timings.map(|t| hta::Accumulator::with_slack(t, hta::CONSECUTIVE_KERNEL_DELAY_US, slack_ns));
+        WindowedSteps { windows, last_step, kept_without, accumulators, tally: LaunchTally::default(), rows: Vec::new(), prev_end: None }
+    }
+
+    /// Adds window `k`, read as `trace` (windows in order); returns the
+    /// rows of its own steps.
+    pub fn add(&mut self, k: usize, trace: &Trace) -> Result<&[pytorch::Row]> {
+        let window = &self.windows.windows[k];
+        let own = OwnSteps { steps: &window.steps, prev_end: self.prev_end, devices: &self.windows.gpu_devices };
+        let (last_step, kept_without, tally) = (self.last_step, self.kept_without, &mut self.tally);
+        let accumulators = &mut self.accumulators;
         let ((window_rows, _), added) = rayon::join(
-            || pytorch::step_rows(&trace, Some(&own)),
+            || pytorch::step_rows(trace, Some(&own)),
             || -> std::result::Result<(), String> {
                 for (a, acc) in accumulators.iter_mut().enumerate() {
-                    let selection = hta::Selection::of_window(&trace, acc.timing(), last_step[a], kept_without[a], window.own);
+                    let selection = hta::Selection::of_window(trace, acc.timing(), last_step[a], kept_without[a], window.own);
                     if acc.timing() == Timing::Exact {
-                        tally.add(&pytorch::kernel_launches(&trace, &selection));
+                        tally.add(&pytorch::kernel_launches(trace, &selection));
                     }
-                    acc.add(&trace, &selection, window.own.1)?;
+                    acc.add(trace, &selection, window.own.1)?;
                 }
                 Ok(())
             },
         );
-        added.map_err(|message| Error::input(crate::inputs::pytorch::KIND, windows.path(), format!("cannot be read a window at a time: {message}")))?;
-        prev_end = window_rows.last().map(|r| r.end_ns).or(prev_end);
-        rows.extend(window_rows);
+        added.map_err(|message| Error::input(crate::inputs::pytorch::KIND, self.windows.path(), format!("cannot be read a window at a time: {message}")))?;
+        self.prev_end = window_rows.last().map(|r| r.end_ns).or(self.prev_end);
+        let from = self.rows.len();
+        self.rows.extend(window_rows);
+        Ok(&self.rows[from..])
     }
-    let [exact, by_hta] = accumulators.map(|acc| {
-        let (breakdown, idle) = acc.finish();
-        pytorch::device_times(breakdown, &idle)
-    });
-    let gpu_time: Vec<GpuTime> = pytorch::gpu_time(by_hta, &exact);
-    Ok(Rank { rank: rank.to_owned(), rows, has_steps: true, gpu_time, launches: tally.finish() })
+
+    /// The rank, once every window is added.
+    pub fn finish(self, rank: &str) -> Rank {
+        let [exact, by_hta] = self.accumulators.map(|acc| {
+            let (breakdown, idle) = acc.finish();
+            pytorch::device_times(breakdown, &idle)
+        });
+        let gpu_time: Vec<GpuTime> = pytorch::gpu_time(by_hta, &exact);
+        Rank { rank: rank.to_owned(), rows: self.rows, has_steps: true, gpu_time, launches: self.tally.finish() }
+    }
 }
 
 /// [`Launches`] added up over windows: counts, sums and each duration's

@@ -289,6 +289,14 @@ impl Windows {
         &self.path
     }
 
+    /// The trace's top-level fields alone (`distributedInfo`, the
+    /// devices), read as a trace without events.
+    pub fn head(&self) -> Result<Trace> {
+        let mut text = self.head.clone();
+        text.extend_from_slice(b"]}");
+        Trace::from_bytes(&text).map_err(|message| Error::input(KIND, &self.path, message))
+    }
+
     /// Reads window `k` into a trace: the whole trace's top-level fields
     /// and the window's events.
     pub fn read(&self, k: usize) -> Result<Trace> {
