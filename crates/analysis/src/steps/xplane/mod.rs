@@ -90,6 +90,13 @@ pub mod event_type {
 /// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
 pub const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
 
+/// Traces at least this large are grouped before their GPU planes without
+/// a `Steps` line are walked, not while (see [`analyze_releasing`]):
+/// `steps` of the 1.06 GB flax_cnn_nocb x3400 trace peaked at 1.04 GB
+/// with both at once (bench/large_xplane.md). Smaller ones are walked
+/// while grouping runs, which is faster on several cores.
+pub const GROUP_APART_FROM_BYTES: usize = 512 << 20;
+
 const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
 
 /// One step of one host, as XProf's step database holds it.
@@ -194,23 +201,43 @@ fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool) -> Result<(Host
     // cores, bench/README.md): grouping writes only the marks, taken out
     // of the events meanwhile.
     let derived: Vec<usize> = gpu.iter().copied().filter(|&p| device_steps && !has_steps_line(&planes[p])).collect();
+    // A large trace's device planes are walked after grouping, while the
+    // host plane is (below): grouping's links and the walk's events each
+    // take hundreds of MB there, and would be held at once.
+    let apart = bytes.len() >= GROUP_APART_FROM_BYTES;
+    let walk_derived = |events: &events::Events<'_>| {
+        derived.iter().map(|&p| walk_derived_device(events, &planes[p], p, grouping, !apart, release)).collect::<Result<Vec<_>, _>>()
+    };
     let mut marks = std::mem::take(&mut events.marks);
     let links = grouping.then(|| Links::take(&mut events));
-    let ((), walked) = rayon::join(
-        || {
-            if let Some(links) = links {
-                group(&events, &mut marks, links);
-            }
-        },
-        || derived.iter().map(|&p| walk_derived_device(&events, &planes[p], p, grouping, release)).collect::<Result<Vec<_>, _>>(),
-    );
+    let walked_while_grouping = if apart {
+        if let Some(links) = links {
+            group(&events, &mut marks, links);
+        }
+        None
+    } else {
+        let ((), walked) = rayon::join(
+            || {
+                if let Some(links) = links {
+                    group(&events, &mut marks, links);
+                }
+            },
+            || walk_derived(&events),
+        );
+        Some(walked)
+    };
     events.marks = marks;
     // The second walk: the events `collect` left out get their groups.
     let host_steps = !tpu && !has_device;
-    let (mut steps, dataset_self_ps, enqueue_self_ps) = match host {
-        Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release)?,
-        None => (Vec::new(), 0, 0),
+    let walk_host_plane = || match host {
+        Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release),
+        None => Ok((Vec::new(), 0, 0)),
     };
+    let (walked_host, walked) = match walked_while_grouping {
+        Some(walked) => (walk_host_plane(), walked),
+        None => rayon::join(walk_host_plane, || walk_derived(&events)),
+    };
+    let (mut steps, dataset_self_ps, enqueue_self_ps) = walked_host?;
     if device_steps {
         let mut device: BTreeMap<i64, Details> = BTreeMap::new();
         let mut spans = DeviceSpans::default();
