@@ -150,7 +150,7 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
 /// [`analyze`], calling `release` with each stretch of the file once walked
 /// (the file's pages then need not stay resident while events are kept).
 pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
-    let (mut host, _) = analyze_with(bytes, release, false)?;
+    let (mut host, _) = analyze_with(bytes, release, false, bytes.len() >= GROUP_APART_FROM_BYTES)?;
     drop_incomplete_steps(&mut host.steps);
     Ok(host)
 }
@@ -163,10 +163,12 @@ pub type GroupRoots = BTreeMap<i64, i128>;
 /// [`analyze_releasing`] with the first and last step that XProf drops
 /// ([`drop_incomplete_steps`]), and where the groups' roots begin.
 pub fn analyze_every_step(bytes: &[u8], release: Release<'_>) -> Result<(HostSteps, GroupRoots), DecodeError> {
-    analyze_with(bytes, release, true).map(|(host, roots)| (host, roots.unwrap_or_default()))
+    analyze_with(bytes, release, true, bytes.len() >= GROUP_APART_FROM_BYTES).map(|(host, roots)| (host, roots.unwrap_or_default()))
 }
 
-fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool) -> Result<(HostSteps, Option<GroupRoots>), DecodeError> {
+/// `apart`: grouping first, then the GPU planes without a `Steps` line
+/// (see [`GROUP_APART_FROM_BYTES`]).
+fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool, apart: bool) -> Result<(HostSteps, Option<GroupRoots>), DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
@@ -204,7 +206,6 @@ fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool) -> Result<(Host
     // A large trace's device planes are walked after grouping, while the
     // host plane is (below): grouping's links and the walk's events each
     // take hundreds of MB there, and would be held at once.
-    let apart = bytes.len() >= GROUP_APART_FROM_BYTES;
     let walk_derived = |events: &events::Events<'_>| {
         derived.iter().map(|&p| walk_derived_device(events, &planes[p], p, grouping, !apart, release)).collect::<Result<Vec<_>, _>>()
     };
@@ -295,6 +296,27 @@ mod tests {
         let names: Vec<&str> = host.steps.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["train 0", "train 1", "train 2", "train 3"]);
         assert_eq!(host.hardware, Hardware::CpuOnly);
+    }
+
+    /// A large trace's GPU planes walked after grouping
+    /// ([`GROUP_APART_FROM_BYTES`]) give the steps, and the groups' roots,
+    /// that walking them while grouping runs gives.
+    #[test]
+    fn grouping_apart_from_the_device_walk_gives_the_same_steps() {
+        let traces: [&[u8]; 4] = [
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_mlp_nocb/plugins/profile/run0/host0.xplane.pb"),
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_cnn/plugins/profile/run0/host0.xplane.pb"),
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_xfer/plugins/profile/run0/host0.xplane.pb"),
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_cond_nocb/plugins/profile/run0/host0.xplane.pb"),
+        ];
+        for (k, trace) in traces.into_iter().enumerate() {
+            let (together, together_roots) = analyze_with(trace, &|_| {}, true, false).unwrap();
+            let (apart, apart_roots) = analyze_with(trace, &|_| {}, true, true).unwrap();
+            assert!(together.steps.len() > 1, "trace {k}: {} steps", together.steps.len());
+            assert_eq!(together.steps, apart.steps);
+            assert_eq!(together_roots, apart_roots);
+            assert_eq!((together.dataset_self_ps, together.enqueue_self_ps), (apart.dataset_self_ps, apart.enqueue_self_ps));
+        }
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed
