@@ -304,10 +304,10 @@ fn trace_bytes(sources: &crate::load::Sources) -> u64 {
 }
 
 /// The size of the XPlane traces `sources` names.
-fn xplane_bytes(sources: &crate::load::Sources) -> u64 {
+pub(crate) fn xplane_bytes(sources: &crate::load::Sources) -> u64 {
     load::xplane_hosts(sources).ok().flatten().map_or(0, |(hosts, _)| hosts.iter().map(|(_, f)| file_bytes(f)).sum())
 }
 
-fn file_bytes(path: &std::path::Path) -> u64 {
+pub(crate) fn file_bytes(path: &std::path::Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
