@@ -50,7 +50,7 @@ pub fn run(cli: &Cli, args: &CheckArgs, stdout: &mut String) -> Result<Option<bo
         (Some(base), Some(new), _) => (base, new),
         // One profile and --save_baseline: save it, compare nothing.
         (Some(only), None, Some(path)) | (None, Some(only), Some(path)) => {
-            let samples = only.samples()?;
+            let samples = only.samples_giving_back()?;
             crate::outputs::write_atomic(path, &baseline::render(&samples))?;
             stdout.push_str(&format!("Baseline of {} ({} steps) written to {}\n", samples.source, samples.steps.len(), path.display()));
             return Ok(None);
@@ -58,7 +58,7 @@ pub fn run(cli: &Cli, args: &CheckArgs, stdout: &mut String) -> Result<Option<bo
         (None, _, _) => return Err(Error::flag("check", "give the baseline as BASELINE or with the --left_* flags (e.g. rtfprof check BASELINE NEW)")),
         (_, None, _) => return Err(Error::flag("check", "give the new run as NEW or with the --right_* flags (e.g. rtfprof check BASELINE NEW)")),
     };
-    let (base, new) = (base.samples()?, new.samples()?);
+    let (base, new) = (base.samples_giving_back()?, new.samples_giving_back()?);
     let result = check::decide(&base, &new, &options);
     let mut printed = String::new();
     crate::outputs::check::write(&result, &outputs, &mut printed)?;
@@ -106,6 +106,24 @@ impl Side {
         match self {
             Side::Sources(sources, name, flag) => check::from_sources(sources, name.clone()).map_err(|e| named_by(e, flag)),
             Side::Path(path, word) => crate::api::check_samples(path, word),
+        }
+    }
+
+    /// [`Side::samples`], giving back the memory each stage frees when
+    /// the side is a large XPlane trace (as for `--xplane_path`, see
+    /// [`crate::give_back_freed_memory`]): one side is read after the
+    /// other.
+    fn samples_giving_back(&self) -> Result<Samples> {
+        if self.xplane_bytes() >= crate::GIVE_BACK_FROM_XPLANE_BYTES { crate::giving_back_freed_memory(|| self.samples()) } else { self.samples() }
+    }
+
+    /// The size of the side's XPlane traces (0 for other inputs).
+    fn xplane_bytes(&self) -> u64 {
+        match self {
+            Side::Sources(sources, ..) => super::xplane_bytes(sources),
+            Side::Path(path, _) if path.is_dir() => super::xplane_bytes(&Sources { xplane_path: Some(path.clone()), ..Sources::default() }),
+            Side::Path(path, _) if path.to_string_lossy().ends_with(".xplane.pb") => super::file_bytes(path),
+            Side::Path(..) => 0,
         }
     }
 }

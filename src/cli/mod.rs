@@ -171,6 +171,9 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         stdout.push_str(&overview());
         return Ok(());
     }
+    if xplane_bytes(&sources) >= crate::GIVE_BACK_FROM_XPLANE_BYTES {
+        crate::give_back_freed_memory();
+    }
     // Cleared when the inputs are read (or on any return before).
     let progress = term::Progress::start("reading the inputs", || trace_bytes(&sources));
     match &cli.command {
@@ -217,6 +220,12 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         }
         _ => {}
     }
+    // (`report` reads an XPlane trace's steps before loading it, giving
+    // back what they took.)
+    let report_steps = match (&cli.command, &opts.output) {
+        (Some(Command::Report), Output::Html(_)) => crate::giving_back_freed_memory(|| outputs::html::steps_before_loading(&sources)),
+        _ => None,
+    };
     let mut loaded = load::load(&sources, purpose)?;
     drop(progress);
     stdout.push_str(&std::mem::take(&mut loaded.listing));
@@ -224,7 +233,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         term::warning(&warning);
     }
     if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
-        let page = with_deep_stack(|| outputs::html::report_of(&loaded, &sources, &opts))?;
+        let page = with_deep_stack(|| outputs::html::report_of(&loaded, &sources, &opts, report_steps))?;
         outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
         stdout.push_str(&format!("Report written to {}\n", path.display()));
         std::mem::forget(loaded);
@@ -295,8 +304,15 @@ fn stdout_written(written: io::Result<()>) -> Result<()> {
 /// the importers count as read), for the progress line; 0 for other inputs.
 /// The files are those the loader reads.
 fn trace_bytes(sources: &crate::load::Sources) -> u64 {
-    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
-    let pytorch = sources.pytorch_path.as_deref().and_then(|p| load::pytorch_ranks(p).ok()).map_or(0, |ranks| ranks.iter().map(|(_, f)| size(f)).sum());
-    let xplane = load::xplane_hosts(sources).ok().flatten().map_or(0, |(hosts, _)| hosts.iter().map(|(_, f)| size(f)).sum());
-    pytorch + xplane
+    let pytorch = sources.pytorch_path.as_deref().and_then(|p| load::pytorch_ranks(p).ok()).map_or(0, |ranks| ranks.iter().map(|(_, f)| file_bytes(f)).sum());
+    pytorch + xplane_bytes(sources)
+}
+
+/// The size of the XPlane traces `sources` names.
+pub(crate) fn xplane_bytes(sources: &crate::load::Sources) -> u64 {
+    load::xplane_hosts(sources).ok().flatten().map_or(0, |(hosts, _)| hosts.iter().map(|(_, f)| file_bytes(f)).sum())
+}
+
+pub(crate) fn file_bytes(path: &std::path::Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }

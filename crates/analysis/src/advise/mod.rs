@@ -112,7 +112,10 @@ pub fn advise(loaded: &Loaded, warnings: &mut Vec<String>) -> Result<Vec<Checker
         _ => {
             let mut hosts = Vec::new();
             for (_, trace) in loaded.xplane_traces() {
-                hosts.push(crate::steps::xplane::analyze(&trace.bytes).map_err(|e| crate::inputs::xplane::not_an_xspace(&trace.path, &e))?);
+                // (Each trace's pages given back as walked, as `steps` does.)
+                let host = crate::steps::xplane::analyze_releasing(&trace.bytes, &|part| trace.release(part));
+                trace.walked();
+                hosts.push(host.map_err(|e| crate::inputs::xplane::not_an_xspace(&trace.path, &e))?);
             }
             let windows = hosts.iter().map(|h| h.steps.iter().map(|s| (s.begin_ps, s.begin_ps + s.duration_ps)).collect()).collect();
             (Some(crate::steps::from_hosts(&hosts)), windows)

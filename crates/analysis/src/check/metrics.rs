@@ -100,8 +100,16 @@ impl Samples {
 /// Every op that ran is kept here: which ones are large enough to judge is
 /// the decision's ([`super::decide`]).
 pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
+    // (An XPlane trace's steps are read before it is loaded, as `report`
+    // reads them: the steps' records and the loaded profile are then not
+    // held at once.)
+    let early = steps::xplane_before_loading(sources);
     let loaded = load::load(sources, Purpose::Check)?;
-    let analyzed = steps::with_rows(steps::analyze(&loaded)?, &[])?;
+    let analyzed = match early {
+        Some(analyzed) => analyzed,
+        None => steps::analyze(&loaded)?,
+    };
+    let analyzed = steps::with_rows(analyzed, &[])?;
     let mut samples = Samples { source, ..Samples::default() };
     if let Some(rank) = analyzed.pytorch.first() {
         // PyTorch: the first rank's steps, split by the TensorBoard

@@ -142,6 +142,21 @@ pub fn analyze_xplane(hosts: &[(String, std::path::PathBuf)]) -> Result<Steps> {
     with_rows(analyzed, &paths)
 }
 
+/// The steps of XPlane traces given alone (`--xplane_path`), read in place
+/// before they are loaded: as [`analyze`] finds them from the loaded
+/// traces, without the loaded profile in memory at the same time. `None`
+/// for other inputs, and where the traces cannot be read (loading them
+/// then says why, as it did).
+pub fn xplane_before_loading(sources: &Sources) -> Option<Steps> {
+    let alone = sources.pytorch_path.is_none() && sources.jobs.is_empty() && sources.partial_paths.is_empty() && sources.partial_bytes.is_none();
+    let (hosts, _) = load::xplane_hosts(sources).ok().flatten().filter(|_| alone)?;
+    let files = hosts.iter().map(|(_, path)| XplaneFile::open(path)).collect::<Result<Vec<_>>>().ok()?;
+    if files.iter().any(|file| file.check().is_err()) {
+        return None;
+    }
+    analyze_files(&files).ok()
+}
+
 /// The steps of PyTorch traces, one a rank (`(name, file)`), read in
 /// parallel without the node model; those `windowing` reads a window at a
 /// time ([`windowed`]) one after the other.

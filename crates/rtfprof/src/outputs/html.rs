@@ -278,19 +278,41 @@ fn push_metrics(columns: &mut BTreeMap<&'static str, Vec<i64>>, m: &Metrics) {
     }
 }
 
-/// Builds the report page: the scope view (and the code view when there are
-/// code traces) for flame charts, the op view as a table, and the steps
-/// panel, all with the view options in `opts`. The op table lists every op
-/// type that passes the filters: `--max_depth` limits the trees only (in
-/// tfprof's op view it would cut the list after that many rows). Needs a deep
-/// stack, like the views.
 /// The report of `loaded`, read from `inputs` (named in the header).
-pub fn report_of(loaded: &crate::load::Loaded, inputs: &crate::load::Sources, opts: &Options) -> Result<Page> {
+/// `steps`: its steps breakdown, read before loading
+/// ([`steps_before_loading`]); without it, the steps are found from
+/// `loaded`.
+pub fn report_of(loaded: &crate::load::Loaded, inputs: &crate::load::Sources, opts: &Options, steps: Option<StepsRead>) -> Result<Page> {
     let no_allocations = crate::memory::no_records_note(loaded).to_owned();
-    report_page(loaded, opts, &Sources { inputs: inputs.flags(), coverage: loaded.coverage.clone(), no_allocations })
+    report_page(loaded, opts, &Sources { inputs: inputs.flags(), coverage: loaded.coverage.clone(), no_allocations }, steps)
 }
 
-pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sources) -> Result<Page> {
+/// A report's steps breakdown, read before its inputs are loaded
+/// ([`steps_before_loading`]).
+pub struct StepsRead(Option<Breakdown>);
+
+/// The steps breakdown of XPlane traces given alone (`--xplane_path`),
+/// read in place as `rtfprof steps` reads them, before the report loads
+/// them: the loaded profile and the steps' per-event records are then
+/// never held at once (`report` of the 1.06 GB flax_cnn_nocb x3400 trace
+/// peaked at 1.57 GiB with both, bench/large_xplane.md). `None` for other
+/// inputs, whose steps are found from the loaded profile.
+pub fn steps_before_loading(inputs: &crate::load::Sources) -> Option<StepsRead> {
+    let alone = inputs.pytorch_path.is_none() && inputs.jobs.is_empty() && inputs.partial_paths.is_empty() && inputs.partial_bytes.is_none();
+    let (hosts, _) = crate::load::xplane_hosts(inputs).ok().flatten().filter(|_| alone)?;
+    // (As from the loaded traces: a trace whose steps cannot be read has no
+    // breakdown.)
+    Some(StepsRead(crate::steps::analyze_xplane(&hosts).ok().as_ref().and_then(breakdown_of)))
+}
+
+/// Builds the report page: the scope view (and the code view when there are
+/// code traces) for flame charts, the op view as a table, and the steps
+/// panel, all with the view options in `opts` (the steps breakdown
+/// `breakdown_read` where it was read before loading). The op table lists
+/// every op type that passes the filters: `--max_depth` limits the trees
+/// only (in tfprof's op view it would cut the list after that many rows).
+/// Needs a deep stack, like the views.
+pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sources, breakdown_read: Option<StepsRead>) -> Result<Page> {
     let stats = &loaded.stats;
     let scope = show::run(stats, View::Scope, opts)?.root;
     let mut trees = vec![flame_tree(stats, View::Scope, &scope)];
@@ -313,7 +335,10 @@ pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sourc
     // (Each step's wall time and device busy times, for the steps tab and the header.)
     let summary = crate::jobs::summarize("", stats);
     let mut steps = steps_panel(stats, opts, &scope, &summary);
-    steps.breakdown = breakdown(loaded);
+    steps.breakdown = match breakdown_read {
+        Some(StepsRead(read)) => read,
+        None => crate::steps::analyze(loaded).ok().as_ref().and_then(breakdown_of),
+    };
     let memory = memory_panel(loaded, opts, &sources.no_allocations)?;
     let device = device_panel(loaded);
     let ranks = ranks_panel(loaded, sources, &mut notes);
@@ -506,8 +531,10 @@ fn steps_panel(stats: &Stats, opts: &Options, scope: &Displayed, summary: &crate
 
 /// `rtfprof steps`' rows, if it finds steps (a profile without any has
 /// only the panel above).
-fn breakdown(loaded: &crate::load::Loaded) -> Option<Breakdown> {
-    let analyzed = crate::steps::analyze(loaded).ok().filter(|s| !s.rows.is_empty())?;
+fn breakdown_of(analyzed: &crate::steps::Steps) -> Option<Breakdown> {
+    if analyzed.rows.is_empty() {
+        return None;
+    }
     let labels = ["Step time"].into_iter().chain(crate::steps::LABELS).chain(["Transfers", "Device idle"]);
     let columns = crate::steps::number_names()
         .zip(labels)

@@ -90,6 +90,13 @@ pub mod event_type {
 /// (`ConvertStepEventsToStepDb` with `maybe_drop_incomplete_steps`).
 pub const DROP_INCOMPLETE_STEPS_ABOVE: usize = 5;
 
+/// Traces at least this large are grouped before their GPU planes without
+/// a `Steps` line are walked, not while (see [`analyze_releasing`]):
+/// `steps` of the 1.06 GB flax_cnn_nocb x3400 trace peaked at 1.04 GB
+/// with both at once (bench/large_xplane.md). Smaller ones are walked
+/// while grouping runs, which is faster on several cores.
+pub const GROUP_APART_FROM_BYTES: usize = 512 << 20;
+
 const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
 
 /// One step of one host, as XProf's step database holds it.
@@ -143,7 +150,7 @@ pub fn analyze(bytes: &[u8]) -> Result<HostSteps, DecodeError> {
 /// [`analyze`], calling `release` with each stretch of the file once walked
 /// (the file's pages then need not stay resident while events are kept).
 pub fn analyze_releasing(bytes: &[u8], release: Release<'_>) -> Result<HostSteps, DecodeError> {
-    let (mut host, _) = analyze_with(bytes, release, false)?;
+    let (mut host, _) = analyze_with(bytes, release, false, bytes.len() >= GROUP_APART_FROM_BYTES)?;
     drop_incomplete_steps(&mut host.steps);
     Ok(host)
 }
@@ -156,10 +163,12 @@ pub type GroupRoots = BTreeMap<i64, i128>;
 /// [`analyze_releasing`] with the first and last step that XProf drops
 /// ([`drop_incomplete_steps`]), and where the groups' roots begin.
 pub fn analyze_every_step(bytes: &[u8], release: Release<'_>) -> Result<(HostSteps, GroupRoots), DecodeError> {
-    analyze_with(bytes, release, true).map(|(host, roots)| (host, roots.unwrap_or_default()))
+    analyze_with(bytes, release, true, bytes.len() >= GROUP_APART_FROM_BYTES).map(|(host, roots)| (host, roots.unwrap_or_default()))
 }
 
-fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool) -> Result<(HostSteps, Option<GroupRoots>), DecodeError> {
+/// `apart`: grouping first, then the GPU planes without a `Steps` line
+/// (see [`GROUP_APART_FROM_BYTES`]).
+fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool, apart: bool) -> Result<(HostSteps, Option<GroupRoots>), DecodeError> {
     let space = Space::decode(bytes)?;
     let planes: Vec<Plane<'_>> = space.planes.iter().map(|p| Plane::decode_releasing(p, release)).collect::<Result<_, _>>()?;
     let kinds: Vec<PlaneKind> = planes.iter().map(|p| PlaneKind::of(p.name)).collect();
@@ -194,23 +203,42 @@ fn analyze_with(bytes: &[u8], release: Release<'_>, roots: bool) -> Result<(Host
     // cores, bench/README.md): grouping writes only the marks, taken out
     // of the events meanwhile.
     let derived: Vec<usize> = gpu.iter().copied().filter(|&p| device_steps && !has_steps_line(&planes[p])).collect();
+    // A large trace's device planes are walked after grouping, while the
+    // host plane is (below): grouping's links and the walk's events each
+    // take hundreds of MB there, and would be held at once.
+    let walk_derived = |events: &events::Events<'_>| {
+        derived.iter().map(|&p| walk_derived_device(events, &planes[p], p, grouping, !apart, release)).collect::<Result<Vec<_>, _>>()
+    };
     let mut marks = std::mem::take(&mut events.marks);
     let links = grouping.then(|| Links::take(&mut events));
-    let ((), walked) = rayon::join(
-        || {
-            if let Some(links) = links {
-                group(&events, &mut marks, links);
-            }
-        },
-        || derived.iter().map(|&p| walk_derived_device(&events, &planes[p], p, grouping, release)).collect::<Result<Vec<_>, _>>(),
-    );
+    let walked_while_grouping = if apart {
+        if let Some(links) = links {
+            group(&events, &mut marks, links);
+        }
+        None
+    } else {
+        let ((), walked) = rayon::join(
+            || {
+                if let Some(links) = links {
+                    group(&events, &mut marks, links);
+                }
+            },
+            || walk_derived(&events),
+        );
+        Some(walked)
+    };
     events.marks = marks;
     // The second walk: the events `collect` left out get their groups.
     let host_steps = !tpu && !has_device;
-    let (mut steps, dataset_self_ps, enqueue_self_ps) = match host {
-        Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release)?,
-        None => (Vec::new(), 0, 0),
+    let walk_host_plane = || match host {
+        Some(h) => walk_host(&events, &planes[h], h, grouping, host_steps, release),
+        None => Ok((Vec::new(), 0, 0)),
     };
+    let (walked_host, walked) = match walked_while_grouping {
+        Some(walked) => (walk_host_plane(), walked),
+        None => rayon::join(walk_host_plane, || walk_derived(&events)),
+    };
+    let (mut steps, dataset_self_ps, enqueue_self_ps) = walked_host?;
     if device_steps {
         let mut device: BTreeMap<i64, Details> = BTreeMap::new();
         let mut spans = DeviceSpans::default();
@@ -268,6 +296,27 @@ mod tests {
         let names: Vec<&str> = host.steps.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["train 0", "train 1", "train 2", "train 3"]);
         assert_eq!(host.hardware, Hardware::CpuOnly);
+    }
+
+    /// A large trace's GPU planes walked after grouping
+    /// ([`GROUP_APART_FROM_BYTES`]) give the steps, and the groups' roots,
+    /// that walking them while grouping runs gives.
+    #[test]
+    fn grouping_apart_from_the_device_walk_gives_the_same_steps() {
+        let traces: [&[u8]; 4] = [
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_mlp_nocb/plugins/profile/run0/host0.xplane.pb"),
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_cnn/plugins/profile/run0/host0.xplane.pb"),
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_xfer/plugins/profile/run0/host0.xplane.pb"),
+            include_bytes!("../../../../../testdata/xplane/jax_gpu_cond_nocb/plugins/profile/run0/host0.xplane.pb"),
+        ];
+        for (k, trace) in traces.into_iter().enumerate() {
+            let (together, together_roots) = analyze_with(trace, &|_| {}, true, false).unwrap();
+            let (apart, apart_roots) = analyze_with(trace, &|_| {}, true, true).unwrap();
+            assert!(together.steps.len() > 1, "trace {k}: {} steps", together.steps.len());
+            assert_eq!(together.steps, apart.steps);
+            assert_eq!(together_roots, apart_roots);
+            assert_eq!((together.dataset_self_ps, together.enqueue_self_ps), (apart.dataset_self_ps, apart.enqueue_self_ps));
+        }
     }
 
     /// Randomly corrupted traces never panic: they are refused or analyzed

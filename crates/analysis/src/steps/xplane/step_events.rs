@@ -340,9 +340,24 @@ pub(super) struct DerivedWalk {
 /// event names the record whose group it takes), so that it runs while
 /// grouping does. (Walking and sorting the 1.8 M device events of the
 /// 272 MB jax_lstm x91 trace takes as long as grouping it, bench/README.md.)
-pub(super) fn walk_derived_device(ev: &Events<'_>, plane: &Plane<'_>, p: usize, inherit: bool, release: Release<'_>) -> Result<DerivedWalk, DecodeError> {
+/// The events are sorted on all cores if `all_cores` (with a copy of them
+/// as scratch), else on one (with half of one).
+pub(super) fn walk_derived_device(
+    ev: &Events<'_>,
+    plane: &Plane<'_>,
+    p: usize,
+    inherit: bool,
+    all_cores: bool,
+    release: Release<'_>,
+) -> Result<DerivedWalk, DecodeError> {
     let transfers: Vec<bool> = ev.names.iter().map(|n| transfer(n).is_some()).collect();
-    let mut events: Vec<DeviceSpan> = Vec::new();
+    // (Room for them all at once: grown, a vector of millions is copied
+    // and both copies held.)
+    let count: usize = lines_of(ev, plane, p)
+        .filter(|(l, _)| !is_derived_line(ev.lines[*l].id))
+        .map(|(l, line)| line.event_count + ev.line_range(l).end - ev.lines[l].regions)
+        .sum();
+    let mut events: Vec<DeviceSpan> = Vec::with_capacity(count);
     let mut bases: Vec<i128> = Vec::new();
     let mut nesting = Vec::new();
     for (l, line) in lines_of(ev, plane, p) {
@@ -373,10 +388,15 @@ pub(super) fn walk_derived_device(ev: &Events<'_>, plane: &Plane<'_>, p: usize, 
             },
         )?;
     }
-    events.par_sort_by_key(|e| {
+    let key = |e: &DeviceSpan| {
         let (begin, end) = e.span(&bases);
         (begin, std::cmp::Reverse(end - begin))
-    });
+    };
+    if all_cores {
+        events.par_sort_by_key(key);
+    } else {
+        events.sort_by_key(key);
+    }
     Ok(DerivedWalk { events, bases })
 }
 
