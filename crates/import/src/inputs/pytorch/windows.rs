@@ -292,17 +292,11 @@ impl Windows {
             previous_end = chunk.end;
         }
 
-        let length: u64 = runs.iter().map(|r| r.1 - r.0 + 1).sum();
-        let mut text = Vec::with_capacity(self.head.len() + length as usize + 4);
-        text.extend_from_slice(&self.head);
-        for (i, &(start, end)) in runs.iter().enumerate() {
-            if i > 0 {
-                text.push(b',');
-            }
-            read_at(&mut file, start, end, &mut text).map_err(io_error)?;
-        }
-        text.extend_from_slice(b"\n]}");
-        Trace::from_bytes(&text).map_err(|message| Error::input(KIND, &self.path, message))
+        // (Parsed as it is read from the file: the window's text is never
+        // whole in memory.)
+        let runs = Runs { file, runs: runs.iter(), left: 0, comma: false, first: true };
+        let text = self.head.as_slice().chain(runs).chain(&b"\n]}"[..]);
+        Trace::from_reader(text).map_err(|message| Error::input(KIND, &self.path, message))
     }
 
     /// The events of `chunk`, read from the text.
@@ -318,6 +312,46 @@ impl Windows {
         match end {
             End::Ended => Ok(events),
             _ => Err(Error::input(KIND, &self.path, format!("changed while read: its events at byte {} are not as they were", chunk.start))),
+        }
+    }
+}
+
+/// A window's runs of the text's bytes, read one after the other, joined
+/// by `,`.
+struct Runs<'a> {
+    file: std::fs::File,
+    runs: std::slice::Iter<'a, (u64, u64)>,
+    /// Bytes of the current run not yet read.
+    left: u64,
+    /// Whether a `,` is next.
+    comma: bool,
+    first: bool,
+}
+
+impl Read for Runs<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if buf.is_empty() {
+                return Ok(0);
+            }
+            if self.comma {
+                self.comma = false;
+                buf[0] = b',';
+                return Ok(1);
+            }
+            if self.left > 0 {
+                let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+                let n = self.file.read(&mut buf[..want])?;
+                if n == 0 {
+                    return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the trace is shorter than when it was planned"));
+                }
+                self.left -= n as u64;
+                return Ok(n);
+            }
+            let Some(&(start, end)) = self.runs.next() else { return Ok(0) };
+            self.file.seek(SeekFrom::Start(start))?;
+            self.left = end - start;
+            self.comma = !std::mem::take(&mut self.first);
         }
     }
 }
