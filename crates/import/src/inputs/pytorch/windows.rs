@@ -412,7 +412,7 @@ fn make_windows(steps: &[(u64, i64, i64)], per_window: usize) -> Vec<Window> {
 
 /// About how many bytes of events a chunk holds: small beside a window,
 /// so that few of a window's chunks are read event by event (those at its
-/// span's ends), and few (80 000 for 10 GB) for the plan to keep.
+/// span's ends), and few for the plan to keep (10 342 for 1 GB).
 const CHUNK_BYTES: u64 = 128 << 10;
 
 /// The least and greatest start, and the least and greatest `key`, of
