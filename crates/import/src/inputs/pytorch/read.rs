@@ -37,7 +37,7 @@ pub(super) struct Split {
 /// 4 MiB: a few milliseconds of parsing, so the two ends of the array
 /// keep a worker idle only that long, and a few hundred segments' string
 /// tables to merge for a GB. `bench/pytorch.md` has the timings.
-const SEGMENT: usize = 4 << 20;
+pub(super) const SEGMENT: usize = 4 << 20;
 
 impl Split {
     /// As many workers as there are cores (up to 8); none on one core.

@@ -2,25 +2,34 @@
 //! analysis needs is one window's, whatever the trace's length (the
 //! book's `internals/large_traces.md` has the design and the figures).
 //!
-//! [`Windows::plan`] streams the file three times, keeping nothing per
-//! event but byte ranges (a `.gz` is first decompressed to a temporary
-//! file, as the windows are read from it in place):
-//! 1. the top-level fields, the `ProfilerStep` events (read as a small
-//!    [`Trace`]: [`Windows::steps`]) and the size of the file, from which
-//!    runs of consecutive steps of about a [`Budget`] of text are
-//!    made windows;
-//! 2. each window's range of correlation ids: those of the launches and
-//!    device work that meet its span of time (its steps and one step
-//!    either side, the first and last windows open-ended);
-//! 3. each window's events, as runs of the file's bytes: metadata and
-//!    untimed events in every window, host events that meet its span,
-//!    launches, device work and flows that meet it or whose correlation is
-//!    in its range (so that a kernel and its launch are always read
-//!    together, and a step's late GPU work is whole) — `cut`'s rule, with
-//!    a range of ids for a set.
+//! A window holds, by `cut`'s rule: metadata and untimed events; host
+//! events that meet its span of time (its steps and one step either side,
+//! the first and last windows open-ended); launches, device work and flows
+//! that meet it or whose correlation is in its range, the range of the
+//! correlations of the events (not flows) that meet its span (so that a
+//! kernel and its launch are always read together, and a step's late GPU
+//! work is whole).
 //!
-//! [`Windows::read`] then reads one window's runs into an ordinary
-//! [`Trace`]. Windows overlap (a step either side): each window *owns*
+//! [`Windows::plan`] reads the file once (a `.gz` is first decompressed
+//! to a temporary file, as the windows are read from it in place), on
+//! several threads ([`for_segments`]), each event's few fields read
+//! without the full parser ([`EventFields::quick`]). It keeps the top-level
+//! fields, the `ProfilerStep` events (read as a small [`Trace`]:
+//! [`Windows::steps`]), from which runs of consecutive steps of about a
+//! [`Budget`] of text are made windows, and the file's events cut into
+//! *chunks* of consecutive events (about [`CHUNK_BYTES`], a new one where
+//! the time goes back: a new thread or stream), each with the extremes of
+//! its events' times and correlations: nothing per event.
+//!
+//! [`Windows::read`] decides from the chunks' extremes which chunks the
+//! window holds whole and which not at all; only the others (those that
+//! straddle its span's ends or its range's: a few MB a window) are read
+//! event by event, first those that set its correlation range, then those
+//! that the range leaves undecided. The events it holds, as runs of the
+//! file's bytes, are then read into an ordinary [`Trace`]: the same events,
+//! in the same order, as the rule above picks event by event.
+//!
+//! Windows overlap (a step either side): each window *owns*
 //! the time from its first step's start to the next window's first step's
 //! start ([`Window::own`]), so that an analysis that merges windows can
 //! count every event once, by its own start or by its launch's.
@@ -28,8 +37,9 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::json::{Next, Parser, SyntaxError};
 use super::stream::fields::{EventFields, Ph};
-use super::stream::scan::{Item, scan, scan_events_piped};
+use super::stream::segments::{End, events_of, for_segments};
 use super::{KIND, Trace};
 use crate::error::{Error, Result};
 
@@ -65,7 +75,7 @@ pub enum Windowing {
 impl Windowing {
     /// 1 GiB: the memory a trace read whole takes grows as about 0.7 bytes
     /// a byte of JSON (`bench/pytorch.md`), so above this one window's
-    /// budget is worth the plan's three streaming passes over the file.
+    /// budget is worth the plan's pass over the file.
     pub const AUTO_BYTES: u64 = 1 << 30;
 
     /// About how much a Kineto trace's gzip is smaller than its JSON.
@@ -100,11 +110,6 @@ pub struct Window {
     /// The time whose events it holds: from the start of the step before
     /// its first to the end of the step after its last.
     span: (i64, i64),
-    /// The correlation ids of the launches and device work that meet
-    /// `span`, as a range.
-    correlations: Option<(u64, u64)>,
-    /// Its events, as `[start, end)` byte ranges of the text, in order.
-    runs: Vec<(u64, u64)>,
 }
 
 impl Window {
@@ -140,6 +145,8 @@ pub struct Windows {
     /// `{`, every top-level field but `traceEvents`, and `"traceEvents": [`.
     head: Vec<u8>,
     pub windows: Vec<Window>,
+    /// The text's events, in runs of about [`CHUNK_BYTES`], in order.
+    chunks: Vec<Chunk>,
     /// The trace's `ProfilerStep` events (host spans and their GPU
     /// annotations), read as a trace.
     pub steps: Trace,
@@ -160,41 +167,37 @@ impl Windows {
     /// than two `ProfilerStep#N` spans (a trace without steps is read
     /// whole).
     pub fn plan(path: &Path, budget: Budget) -> Result<Option<Windows>> {
+        Windows::plan_with(path, budget, super::read::Split::auto())
+    }
+
+    /// [`Windows::plan`], its pass over the text split so.
+    fn plan_with(path: &Path, budget: Budget, split: Option<super::read::Split>) -> Result<Option<Windows>> {
         let io_error = |source| Error::Io { kind: KIND, path: path.to_owned(), source };
         let invalid = |message: String| Error::input(KIND, path, message);
         let decompressed = decompress(path)?;
         let text = decompressed.as_ref().map_or_else(|| path.to_owned(), |t| t.to_path_buf());
         let size = std::fs::metadata(&text).map_err(io_error)?.len();
-        let mut buf = Vec::new();
 
-        // 1. The top-level fields and the steps.
+        // One pass: the top-level fields, the steps, and the chunks.
+        let Walked { fields, part } =
+            walk(&text, split).map_err(|e| invalid(format!("not a Kineto trace (invalid JSON at byte {}: {})", e.offset, e.message)))?;
         let mut head = b"{".to_vec();
-        let mut step_events = b"{\"traceEvents\": [".to_vec();
-        let (mut events, mut steps_seen) = (0u64, 0usize);
-        scan(&text, &mut |item| {
-            match item {
-                Item::Field(key, Some(value)) => {
-                    head.extend_from_slice(key);
-                    head.extend_from_slice(b": ");
-                    head.extend_from_slice(value);
-                    head.extend_from_slice(b",\n");
+        let mut file = std::fs::File::open(&text).map_err(io_error)?;
+        for (key, start, end) in fields {
+            head.push(b'"');
+            for &b in &key {
+                if b == b'"' || b == b'\\' {
+                    head.push(b'\\');
                 }
-                Item::Field(_, None) => {}
-                Item::Event(bytes, _) => {
-                    events += 1;
-                    if memchr::memmem::find(bytes, b"ProfilerStep").is_some() {
-                        if steps_seen > 0 {
-                            step_events.push(b',');
-                        }
-                        steps_seen += 1;
-                        step_events.extend_from_slice(bytes);
-                    }
-                }
+                head.push(b);
             }
-            Ok(())
-        })
-        .map_err(|e| named(e, path, &text))?;
+            head.extend_from_slice(b"\": ");
+            read_at(&mut file, start, end, &mut head).map_err(io_error)?;
+            head.extend_from_slice(b",\n");
+        }
         head.extend_from_slice(b"\"traceEvents\": [\n");
+        let Part { chunks, steps: mut step_events, events, gpu_devices, first_uncorrelated_host_ns } = part;
+        step_events.splice(0..0, b"{\"traceEvents\": [".iter().copied());
         step_events.extend_from_slice(b"]}");
         let steps = Trace::from_bytes(&step_events).map_err(invalid)?;
         let mut host_steps: Vec<(u64, i64, i64)> = steps
@@ -216,72 +219,21 @@ impl Windows {
                 usize::try_from(bytes / per_step).unwrap_or(usize::MAX).max(1)
             }
         };
-        let mut windows = make_windows(&host_steps, per_window);
-        let mut chosen = Vec::new();
-
-        // 2. The correlation range of each window.
-        scan_events_piped(&text, &mut |bytes, _| {
-            if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
-                return Ok(());
-            }
-            let e = EventFields::of(bytes, &mut buf).map_err(invalid)?;
-            if let (Some(c), true) = (e.correlation, e.ph != Ph::Flow) {
-                chosen.clear();
-                chosen.extend(meeting(&windows, &e));
-                for &w in &chosen {
-                    let w = &mut windows[w];
-                    w.correlations = Some(w.correlations.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))));
-                }
-            }
-            Ok(())
-        })
-        .map_err(|e| named(e, path, &text))?;
-
-        // 3. Each window's events, as runs of bytes.
-        let by_correlation = CorrelationIndex::new(&windows);
-        let mut first_uncorrelated_host_ns: Option<i64> = None;
-        let mut gpu_devices = std::collections::BTreeSet::new();
-        let mut previous_end = 0u64;
-        scan_events_piped(&text, &mut |bytes, start| {
-            let end = start + bytes.len() as u64;
-            let e = EventFields::of(bytes, &mut buf).map_err(invalid)?;
-            // (HTA's device work: a stream and a correlation, or a sync.)
-            if e.ph == Ph::Complete
-                && e.correlation.is_none()
-                && !e.sync
-                && e.category != super::Category::Trace
-                && let Some(ts) = e.ts
-            {
-                first_uncorrelated_host_ns = Some(first_uncorrelated_host_ns.map_or(ts, |t| t.min(ts)));
-            }
-            if e.ph == Ph::Complete && matches!(e.category, super::Category::Kernel | super::Category::GpuMemcpy | super::Category::GpuMemset) {
-                gpu_devices.insert(e.args_device.and_then(|d| u32::try_from(d).ok()).unwrap_or(0));
-            }
-            chosen.clear();
-            if e.ph == Ph::Metadata || e.ts.is_none() {
-                chosen.extend(0..windows.len());
-            } else {
-                chosen.extend(meeting(&windows, &e));
-                let correlated = e.ph == Ph::Flow || e.category.on_device() || e.category.is_launch();
-                if let (true, Some(c)) = (correlated, e.correlation) {
-                    by_correlation.holding(c, &mut chosen);
-                }
-                chosen.sort_unstable();
-                chosen.dedup();
-            }
-            for &w in &chosen {
-                let runs = &mut windows[w].runs;
-                match runs.last_mut() {
-                    Some(run) if run.1 == previous_end => run.1 = end,
-                    _ => runs.push((start, end)),
-                }
-            }
-            previous_end = end;
-            Ok(())
-        })
-        .map_err(|e| named(e, path, &text))?;
-        let gpu_devices = gpu_devices.into_iter().collect();
-        Ok(Some(Windows { path: path.to_owned(), text, _decompressed: decompressed, head, windows, steps, events, gpu_devices, first_uncorrelated_host_ns }))
+        let windows = make_windows(&host_steps, per_window);
+        let mut gpu_devices = gpu_devices;
+        gpu_devices.sort_unstable();
+        Ok(Some(Windows {
+            path: path.to_owned(),
+            text,
+            _decompressed: decompressed,
+            head,
+            windows,
+            chunks,
+            steps,
+            events,
+            gpu_devices,
+            first_uncorrelated_host_ns,
+        }))
     }
 
     /// The trace as given.
@@ -301,32 +253,129 @@ impl Windows {
     /// and the window's events.
     pub fn read(&self, k: usize) -> Result<Trace> {
         let io_error = |source| Error::Io { kind: KIND, path: self.path.clone(), source };
-        let window = &self.windows[k];
-        let length: u64 = window.runs.iter().map(|r| r.1 - r.0 + 1).sum();
-        let mut text = Vec::with_capacity(self.head.len() + length as usize + 4);
-        text.extend_from_slice(&self.head);
+        let span = self.windows[k].span;
         let mut file = std::fs::File::open(&self.text).map_err(io_error)?;
-        for (i, &(start, end)) in window.runs.iter().enumerate() {
-            if i > 0 {
-                text.push(b',');
+        let mut buf = Vec::new();
+        // The window's range of correlation ids: those of the events with
+        // one (not flows) that meet its span.
+        let mut range: Option<(u64, u64)> = None;
+        let mut widen = |ids: (u64, u64)| range = Some(range.map_or(ids, |(lo, hi)| (lo.min(ids.0), hi.max(ids.1))));
+        // (The events of the chunks whose summary does not say, read.)
+        let mut placed = rustc_hash::FxHashMap::default();
+        for (i, chunk) in self.chunks.iter().enumerate() {
+            let Some((times, ids)) = chunk.ranging else { continue };
+            if times.meets_all(span) {
+                widen(ids);
+            } else if times.meets_any(span) {
+                let events = self.placed_in(&mut file, chunk, &mut buf)?;
+                for e in &events {
+                    if let Some(c) = e.ranging.filter(|_| e.meets(span)) {
+                        widen((c, c));
+                    }
+                }
+                placed.insert(i, events);
             }
-            file.seek(SeekFrom::Start(start)).map_err(io_error)?;
-            let at = text.len();
-            text.resize(at + (end - start) as usize, 0);
-            file.read_exact(&mut text[at..]).map_err(io_error)?;
         }
-        text.extend_from_slice(b"\n]}");
-        Trace::from_bytes(&text).map_err(|message| Error::input(KIND, &self.path, message))
+
+        // Its events, as runs of the text's bytes: a run grows while the
+        // events taken follow one another.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        let take = |runs: &mut Vec<(u64, u64)>, (start, end): (u64, u64), previous_end: u64| match runs.last_mut() {
+            Some(run) if run.1 == previous_end => run.1 = end,
+            _ => runs.push((start, end)),
+        };
+        let mut previous_end = u64::MAX;
+        for (i, chunk) in self.chunks.iter().enumerate() {
+            match chunk.taken(span, range) {
+                Taken::All => take(&mut runs, (chunk.start, chunk.end), previous_end),
+                Taken::None => {}
+                Taken::Some => {
+                    let events = match placed.remove(&i) {
+                        Some(events) => events,
+                        None => self.placed_in(&mut file, chunk, &mut buf)?,
+                    };
+                    let mut before = previous_end;
+                    for e in &events {
+                        if e.taken(span, range) {
+                            take(&mut runs, (e.start, e.end), before);
+                        }
+                        before = e.end;
+                    }
+                }
+            }
+            previous_end = chunk.end;
+        }
+
+        // (Parsed as it is read from the file: the window's text is never
+        // whole in memory.)
+        let runs = Runs { file, runs: runs.iter(), left: 0, comma: false, first: true };
+        let text = self.head.as_slice().chain(runs).chain(&b"\n]}"[..]);
+        Trace::from_reader(text).map_err(|message| Error::input(KIND, &self.path, message))
+    }
+
+    /// The events of `chunk`, read from the text.
+    fn placed_in(&self, file: &mut std::fs::File, chunk: &Chunk, buf: &mut Vec<u8>) -> Result<Vec<Placed>> {
+        buf.clear();
+        read_at(file, chunk.start, chunk.end, buf).map_err(|source| Error::Io { kind: KIND, path: self.path.clone(), source })?;
+        let mut events = Vec::new();
+        let len = buf.len();
+        let (end, back) = events_of(std::mem::take(buf), len, false, &mut |e, bytes, start| {
+            events.push(Placed::of(e, chunk.start + start as u64, chunk.start + (start + bytes.len()) as u64));
+        });
+        *buf = back;
+        match end {
+            End::Ended => Ok(events),
+            _ => Err(Error::input(KIND, &self.path, format!("changed while read: its events at byte {} are not as they were", chunk.start))),
+        }
     }
 }
 
-/// Errors of a pass over a decompressed copy name the file given.
-fn named(e: Error, path: &Path, text: &Path) -> Error {
-    match e {
-        Error::Input { kind, path: p, message } if p == text => Error::Input { kind, path: path.to_owned(), message },
-        Error::Io { kind, path: p, source } if p == text => Error::Io { kind, path: path.to_owned(), source },
-        e => e,
+/// A window's runs of the text's bytes, read one after the other, joined
+/// by `,`.
+struct Runs<'a> {
+    file: std::fs::File,
+    runs: std::slice::Iter<'a, (u64, u64)>,
+    /// Bytes of the current run not yet read.
+    left: u64,
+    /// Whether a `,` is next.
+    comma: bool,
+    first: bool,
+}
+
+impl Read for Runs<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if buf.is_empty() {
+                return Ok(0);
+            }
+            if self.comma {
+                self.comma = false;
+                buf[0] = b',';
+                return Ok(1);
+            }
+            if self.left > 0 {
+                let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+                let n = self.file.read(&mut buf[..want])?;
+                if n == 0 {
+                    return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the trace is shorter than when it was planned"));
+                }
+                self.left -= n as u64;
+                return Ok(n);
+            }
+            let Some(&(start, end)) = self.runs.next() else { return Ok(0) };
+            self.file.seek(SeekFrom::Start(start))?;
+            self.left = end - start;
+            self.comma = !std::mem::take(&mut self.first);
+        }
     }
+}
+
+/// Appends the text's bytes `[start, end)` to `out`.
+fn read_at(file: &mut std::fs::File, start: u64, end: u64, out: &mut Vec<u8>) -> std::io::Result<()> {
+    file.seek(SeekFrom::Start(start))?;
+    let at = out.len();
+    out.resize(at + (end - start) as usize, 0);
+    file.read_exact(&mut out[at..])
 }
 
 /// A gzip-compressed trace decompressed to a temporary file (`None` for a
@@ -361,13 +410,7 @@ fn make_windows(steps: &[(u64, i64, i64)], per_window: usize) -> Vec<Window> {
         let own_end = groups.get(k + 1).map_or(i64::MAX, |next| next[0].1);
         let span_start = if k == 0 { i64::MIN } else { steps[first - 1].1 };
         let span_end = if k + 1 == groups.len() { i64::MAX } else { steps[last + 1].2 };
-        windows.push(Window {
-            steps: group.iter().map(|s| s.0).collect(),
-            own: (own_start, own_end),
-            span: (span_start, span_end),
-            correlations: None,
-            runs: Vec::new(),
-        });
+        windows.push(Window { steps: group.iter().map(|s| s.0).collect(), own: (own_start, own_end), span: (span_start, span_end) });
         first = last + 1;
     }
     // Spans sorted by both ends, for `meeting` (steps that overlap could
@@ -381,47 +424,273 @@ fn make_windows(steps: &[(u64, i64, i64)], per_window: usize) -> Vec<Window> {
     windows
 }
 
-/// The windows whose span the event meets (`EventFields::overlaps`' rule);
-/// spans are sorted by start and by end.
-fn meeting<'a>(windows: &'a [Window], e: &'a EventFields) -> impl Iterator<Item = usize> + 'a {
-    let ts = e.ts.unwrap_or(i64::MIN);
-    let end = ts.saturating_add(e.dur.unwrap_or(0));
-    let first = windows.partition_point(|w| w.span.1 <= ts.min(end));
-    (first..windows.len()).take_while(move |&k| windows[k].span.0 <= ts.max(end)).filter(move |&k| e.overlaps(windows[k].span))
+/// About how many bytes of events a chunk holds: small beside a window,
+/// so that few of a window's chunks are read event by event (those at its
+/// span's ends), and few for the plan to keep (10 342 for 1 GB).
+const CHUNK_BYTES: u64 = 128 << 10;
+
+/// The least and greatest start, and the least and greatest `key`, of
+/// timed events: an event meets a span `[start, end)` (the rule of
+/// [`EventFields::overlaps`]) where its start is before `end` and its
+/// key after `start` (its end, or its start + 1 ns without a duration).
+#[derive(Clone, Copy, Debug)]
+struct Times {
+    ts: (i64, i64),
+    key: (i64, i64),
 }
 
-/// The windows whose correlation range holds an id: ranges sorted by
-/// their low end, with the running maximum of their high ends, so that a
-/// lookup walks back only over ranges that might hold it.
-struct CorrelationIndex {
-    /// (low, high, window), sorted by low.
-    ranges: Vec<(u64, u64, usize)>,
-    /// `max_high[i]`: the largest high end of `ranges[..=i]`.
-    max_high: Vec<u64>,
-}
-
-impl CorrelationIndex {
-    fn new(windows: &[Window]) -> CorrelationIndex {
-        let mut ranges: Vec<(u64, u64, usize)> = windows.iter().enumerate().filter_map(|(k, w)| w.correlations.map(|(lo, hi)| (lo, hi, k))).collect();
-        ranges.sort_unstable();
-        let max_high = ranges.iter().scan(0u64, |max, r| {
-            *max = (*max).max(r.1);
-            Some(*max)
-        });
-        let max_high = max_high.collect();
-        CorrelationIndex { ranges, max_high }
+impl Times {
+    fn of(ts: i64, key: i64) -> Times {
+        Times { ts: (ts, ts), key: (key, key) }
     }
 
-    /// Adds to `out` the windows whose range holds `c`.
-    fn holding(&self, c: u64, out: &mut Vec<usize>) {
-        let mut i = self.ranges.partition_point(|r| r.0 <= c);
-        while i > 0 && self.max_high[i - 1] >= c {
-            i -= 1;
-            if self.ranges[i].1 >= c {
-                out.push(self.ranges[i].2);
-            }
+    fn add(&mut self, ts: i64, key: i64) {
+        self.ts = (self.ts.0.min(ts), self.ts.1.max(ts));
+        self.key = (self.key.0.min(key), self.key.1.max(key));
+    }
+
+    /// Whether one of the events may meet `span`.
+    fn meets_any(&self, span: (i64, i64)) -> bool {
+        self.ts.0 < span.1 && self.key.1 > span.0
+    }
+
+    /// Whether all of the events meet `span`.
+    fn meets_all(&self, span: (i64, i64)) -> bool {
+        self.ts.1 < span.1 && self.key.0 > span.0
+    }
+}
+
+/// Where an event goes, from its fields (the plan's third pass's rule,
+/// which is `cut`'s).
+#[derive(Clone, Copy, Debug)]
+struct Placed {
+    /// Its bytes in the text.
+    start: u64,
+    end: u64,
+    /// Metadata, or no start: in every window.
+    everywhere: bool,
+    /// Its start and key ([`Times`]).
+    at: Option<(i64, i64)>,
+    /// The correlation of a timed flow, device event or launch: in the
+    /// windows whose range holds it.
+    linked: Option<u64>,
+    /// The correlation of a timed event that is not a flow: in the range
+    /// of the windows whose span it meets.
+    ranging: Option<u64>,
+}
+
+impl Placed {
+    fn of(e: &EventFields, start: u64, end: u64) -> Placed {
+        let everywhere = e.ph == Ph::Metadata || e.ts.is_none();
+        let correlated = e.ph == Ph::Flow || e.category.on_device() || e.category.is_launch();
+        Placed {
+            start,
+            end,
+            everywhere,
+            at: e.ts.map(|ts| (ts, if e.dur.unwrap_or(0) > 0 { ts.saturating_add(e.dur.unwrap_or(0)) } else { ts.saturating_add(1) })),
+            linked: e.correlation.filter(|_| correlated && !everywhere),
+            ranging: e.correlation.filter(|_| e.ph != Ph::Flow && e.ts.is_some()),
         }
     }
+
+    fn meets(&self, span: (i64, i64)) -> bool {
+        self.at.is_some_and(|(ts, key)| ts < span.1 && key > span.0)
+    }
+
+    /// Whether a window of `span` and correlation `range` holds it.
+    fn taken(&self, span: (i64, i64), range: Option<(u64, u64)>) -> bool {
+        self.everywhere || self.meets(span) || matches!((self.linked, range), (Some(c), Some((lo, hi))) if lo <= c && c <= hi)
+    }
+}
+
+/// Consecutive events of the text, and what deciding whether a window
+/// holds all of them, none, or some needs.
+#[derive(Clone, Debug)]
+struct Chunk {
+    /// From the first event's start to the last one's end.
+    start: u64,
+    end: u64,
+    /// Whether one is in every window.
+    everywhere: bool,
+    /// The others (the timed ones).
+    timed: Option<Times>,
+    /// The range of their correlations where they are linked.
+    linked: Option<(u64, u64)>,
+    /// Whether one of them is not linked.
+    unlinked: bool,
+    /// Those with a correlation that gives a window its range, and the
+    /// range of those correlations.
+    ranging: Option<(Times, (u64, u64))>,
+}
+
+/// How much of a chunk a window holds.
+enum Taken {
+    All,
+    None,
+    Some,
+}
+
+impl Chunk {
+    fn of(e: &Placed) -> Chunk {
+        let mut chunk = Chunk { start: e.start, end: e.end, everywhere: false, timed: None, linked: None, unlinked: false, ranging: None };
+        chunk.add(e);
+        chunk
+    }
+
+    /// Whether `e` (after the chunk's events) is better in a new chunk:
+    /// this one is full, or `e` starts before all its events (a new thread
+    /// or stream: the chunk's times stay narrow).
+    fn ends_before(&self, e: &Placed) -> bool {
+        e.end - self.start > CHUNK_BYTES || matches!((e.at, self.timed), (Some((ts, _)), Some(t)) if !e.everywhere && ts < t.ts.0)
+    }
+
+    fn add(&mut self, e: &Placed) {
+        let widen = |range: Option<(u64, u64)>, c: u64| Some(range.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))));
+        self.end = e.end;
+        if let (Some((ts, key)), Some(c)) = (e.at, e.ranging) {
+            match &mut self.ranging {
+                Some((times, ids)) => {
+                    times.add(ts, key);
+                    *ids = (ids.0.min(c), ids.1.max(c));
+                }
+                None => self.ranging = Some((Times::of(ts, key), (c, c))),
+            }
+        }
+        match e.at {
+            Some((ts, key)) if !e.everywhere => {
+                match &mut self.timed {
+                    Some(t) => t.add(ts, key),
+                    None => self.timed = Some(Times::of(ts, key)),
+                }
+                match e.linked {
+                    Some(c) => self.linked = widen(self.linked, c),
+                    None => self.unlinked = true,
+                }
+            }
+            _ => self.everywhere = true,
+        }
+    }
+
+    /// How much of it a window of `span` and correlation `range` holds.
+    fn taken(&self, span: (i64, i64), range: Option<(u64, u64)>) -> Taken {
+        let Some(timed) = self.timed else { return Taken::All };
+        if timed.meets_all(span) {
+            return Taken::All;
+        }
+        match (self.linked, range) {
+            (Some((a, b)), Some((lo, hi))) if !self.unlinked && lo <= a && b <= hi => Taken::All,
+            (Some((a, b)), Some((lo, hi))) if a <= hi && lo <= b => Taken::Some,
+            _ if self.everywhere || timed.meets_any(span) => Taken::Some,
+            _ => Taken::None,
+        }
+    }
+}
+
+/// What the plan's pass finds in a part of the text (offsets in it).
+#[derive(Default)]
+struct Part {
+    chunks: Vec<Chunk>,
+    /// The events with `ProfilerStep` in their text, each followed by `,`
+    /// but the last.
+    steps: Vec<u8>,
+    events: u64,
+    /// The devices of kernels, copies and sets (see [`Windows`]).
+    gpu_devices: Vec<u32>,
+    first_uncorrelated_host_ns: Option<i64>,
+}
+
+impl Part {
+    /// Adds the event `e`, whose text is `bytes`, at `start`.
+    fn add(&mut self, e: &EventFields, bytes: &[u8], start: u64, step: &memchr::memmem::Finder) {
+        let end = start + bytes.len() as u64;
+        self.events += 1;
+        if step.find(bytes).is_some() {
+            if !self.steps.is_empty() {
+                self.steps.push(b',');
+            }
+            self.steps.extend_from_slice(bytes);
+        }
+        // (HTA's device work: a stream and a correlation, or a sync.)
+        if e.ph == Ph::Complete
+            && e.correlation.is_none()
+            && !e.sync
+            && e.category != super::Category::Trace
+            && let Some(ts) = e.ts
+        {
+            self.first_uncorrelated_host_ns = Some(self.first_uncorrelated_host_ns.map_or(ts, |t| t.min(ts)));
+        }
+        if e.ph == Ph::Complete && matches!(e.category, super::Category::Kernel | super::Category::GpuMemcpy | super::Category::GpuMemset) {
+            let device = e.args_device.and_then(|d| u32::try_from(d).ok()).unwrap_or(0);
+            if !self.gpu_devices.contains(&device) {
+                self.gpu_devices.push(device);
+            }
+        }
+        let placed = Placed::of(e, start, end);
+        match self.chunks.last_mut() {
+            Some(chunk) if !chunk.ends_before(&placed) => chunk.add(&placed),
+            _ => self.chunks.push(Chunk::of(&placed)),
+        }
+    }
+
+    /// Adds `next`, the part after this one, `base` bytes into the text.
+    fn append(&mut self, next: Part, base: u64) {
+        self.chunks.extend(next.chunks.into_iter().map(|c| Chunk { start: c.start + base, end: c.end + base, ..c }));
+        if !next.steps.is_empty() {
+            if !self.steps.is_empty() {
+                self.steps.push(b',');
+            }
+            self.steps.extend_from_slice(&next.steps);
+        }
+        self.events += next.events;
+        for d in next.gpu_devices {
+            if !self.gpu_devices.contains(&d) {
+                self.gpu_devices.push(d);
+            }
+        }
+        if let Some(ts) = next.first_uncorrelated_host_ns {
+            self.first_uncorrelated_host_ns = Some(self.first_uncorrelated_host_ns.map_or(ts, |t| t.min(ts)));
+        }
+    }
+}
+
+/// What the plan's pass over the text finds.
+struct Walked {
+    /// The top-level fields but `traceEvents`: key, and the value's bytes'
+    /// range in the text.
+    fields: Vec<(Vec<u8>, u64, u64)>,
+    part: Part,
+}
+
+/// The plan's one pass over the plain text at `path`: its top-level fields,
+/// and its events read on several threads ([`for_segments`]).
+fn walk(path: &Path, split: Option<super::read::Split>) -> std::result::Result<Walked, SyntaxError> {
+    let file = std::fs::File::open(path).map_err(|e| SyntaxError { offset: 0, message: e.to_string() })?;
+    let mut p = Parser::new(file);
+    let step = memchr::memmem::Finder::new(b"ProfilerStep");
+    let mut walked = Walked { fields: Vec::new(), part: Part::default() };
+    p.begin_object()?;
+    let mut first = true;
+    while let Some(key) = p.next_key(&mut first)? {
+        let key = key.to_vec();
+        if key == b"traceEvents" && p.peek()? == Next::Array {
+            p.begin_array()?;
+            let work = |text: Vec<u8>, len: usize, first: bool| {
+                let mut part = Part::default();
+                let (end, text) = events_of(text, len, first, &mut |e, bytes, start| part.add(e, bytes, start as u64, &step));
+                (part, end, text)
+            };
+            for_segments(&mut p, split, &work, &mut |part, base| walked.part.append(part, base))?;
+        } else {
+            p.peek()?;
+            let start = p.offset();
+            p.skip()?;
+            walked.fields.push((key, start, p.offset()));
+        }
+    }
+    if let Some(e) = p.take_read_error() {
+        return Err(SyntaxError { offset: p.offset(), message: e.to_string() });
+    }
+    Ok(walked)
 }
 
 #[cfg(test)]
@@ -455,6 +724,48 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), all.len(), "an event is in no window");
+    }
+
+    /// The windows are the same whatever segments the plan's pass cuts the
+    /// text into (on one thread or several; a segment's end guessed inside
+    /// a string; an event longer than a segment), and whether an event is
+    /// read by `EventFields::quick` or by the parser.
+    #[test]
+    fn segments_do_not_change_the_windows() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("t.json");
+        std::fs::write(
+            &made,
+            br#"{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "a}, {\"ph\": \"X\"", "pid": 1, "tid": 1, "ts": 10, "dur": 5, "args": {"x": [1, {"y": "}, {"}]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 120, "dur": 5,   "args": {"long": "}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}"}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 150, "dur": 160, "args": {"correlation": 7, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 200, "dur": 100},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 1, "tid": 1, "ts": 300, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 330, "dur": 5},
+  {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "main"}}
+], "displayTimeUnit": "ms"}"#,
+        )
+        .unwrap();
+        for path in [made, fixture("h200_tx.steps2-3.pt.trace.json.gz")] {
+            let plan = |split| Windows::plan_with(&path, Budget::Steps(1), split).unwrap().unwrap();
+            let one = plan(None);
+            let traces: Vec<Trace> = (0..one.windows.len()).map(|k| one.read(k).unwrap()).collect();
+            for (segment, workers) in [(1, 2), (7, 1), (100, 3), (5000, 2)] {
+                let other = plan(Some(super::super::read::Split { segment, workers }));
+                assert_eq!((&other.head, &other.windows, &other.steps), (&one.head, &one.windows, &one.steps));
+                assert_eq!(
+                    (other.events, &other.gpu_devices, other.first_uncorrelated_host_ns),
+                    (one.events, &one.gpu_devices, one.first_uncorrelated_host_ns)
+                );
+                for (k, trace) in traces.iter().enumerate() {
+                    assert_eq!(&other.read(k).unwrap(), trace, "window {k}, segments of {segment} on {workers} threads");
+                }
+            }
+        }
     }
 
     /// A trace with one step (or none) is not cut.

@@ -113,7 +113,7 @@ pub fn cut(path: &Path, selection: &Selection, out: &mut dyn Write, out_path: &P
                     }
                 }
             }
-            Item::Event(bytes, _) => {
+            Item::Event(bytes) => {
                 cut.total_events += 1;
                 match EventFields::of(bytes, &mut buf).map_err(invalid)?.kept(window, selection, &correlations, &dropped) {
                     Kept::No => {}
@@ -140,7 +140,7 @@ pub fn cut(path: &Path, selection: &Selection, out: &mut dyn Write, out_path: &P
 /// with that correlation (events without the key are not parsed at all).
 fn scan_correlated(path: &Path, buf: &mut Vec<u8>, on_event: &mut dyn FnMut(&EventFields, u64)) -> Result<()> {
     scan(path, &mut |item| {
-        let Item::Event(bytes, _) = item else { return Ok(()) };
+        let Item::Event(bytes) = item else { return Ok(()) };
         if memchr::memmem::find(bytes, b"\"correlation\"").is_none() {
             return Ok(());
         }
@@ -164,7 +164,7 @@ fn steps_window(path: &Path, steps: StepRange, buf: &mut Vec<u8>) -> Result<((i6
     let mut all_steps = Vec::new();
     scan(path, &mut |item| {
         // (Only steps are read: most events are not parsed at all.)
-        let Item::Event(bytes, _) = item else { return Ok(()) };
+        let Item::Event(bytes) = item else { return Ok(()) };
         if memchr::memmem::find(bytes, b"ProfilerStep#").is_none() {
             return Ok(());
         }
@@ -202,7 +202,7 @@ fn time_window(path: &Path, time: TimeRange, buf: &mut Vec<u8>) -> Result<(i64, 
     let invalid = |message: String| Error::input(KIND, path, message);
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     scan(path, &mut |item| {
-        let Item::Event(bytes, _) = item else { return Ok(()) };
+        let Item::Event(bytes) = item else { return Ok(()) };
         let e = EventFields::of(bytes, buf).map_err(invalid)?;
         if let (Some(ts), true) = (e.ts, e.ph != fields::Ph::Metadata) {
             first = first.min(ts);

@@ -12,9 +12,8 @@ pub(in crate::inputs::pytorch) enum Item<'a> {
     /// A top-level field (its key with the quotes) and its value; `None`
     /// where `traceEvents`' events begin.
     Field(&'a [u8], Option<&'a [u8]>),
-    /// One event of `traceEvents`, and where its bytes start in the
-    /// (decompressed) text.
-    Event(&'a [u8], u64),
+    /// One event of `traceEvents`.
+    Event(&'a [u8]),
 }
 
 /// The trace's top-level fields and each event of `traceEvents`, in file
@@ -70,9 +69,8 @@ pub(in crate::inputs::pytorch) fn scan(path: &Path, on_item: &mut dyn FnMut(Item
                 first_event = false;
                 s.next_token().map_err(io_error)?;
                 value.clear();
-                let start = s.offset;
                 s.copy_value(&mut value).map_err(io_error)?.map_err(|what| at(s.offset, what))?;
-                on_item(Item::Event(&value, start))?;
+                on_item(Item::Event(&value))?;
             }
         } else {
             value.clear();
@@ -81,64 +79,6 @@ pub(in crate::inputs::pytorch) fn scan(path: &Path, on_item: &mut dyn FnMut(Item
         }
     }
     Ok(())
-}
-
-/// The events of `traceEvents` (bytes and start), as [`scan`] finds them,
-/// handed to `on_event` in file order: the scanning runs on a thread of
-/// its own, a batch of events ahead, so that finding the events and
-/// reading them take two cores.
-pub(in crate::inputs::pytorch) fn scan_events_piped(path: &Path, on_event: &mut dyn FnMut(&[u8], u64) -> Result<()>) -> Result<()> {
-    /// Events' bytes end to end, and each one's (start in the file, length).
-    #[derive(Default)]
-    struct Batch {
-        bytes: Vec<u8>,
-        events: Vec<(u64, usize)>,
-    }
-    const BATCH_BYTES: usize = 1 << 20;
-    let (to_reader, batches) = std::sync::mpsc::sync_channel::<Batch>(4);
-    let (recycle, recycled) = std::sync::mpsc::channel::<Batch>();
-    std::thread::scope(|threads| {
-        let scanner = threads.spawn(move || {
-            let mut batch = Batch::default();
-            // (A send fails once the reader has stopped on an error of its
-            // own: the scan stops too, and the reader's error is the one.)
-            let scanned = scan(path, &mut |item| {
-                let Item::Event(bytes, start) = item else { return Ok(()) };
-                batch.bytes.extend_from_slice(bytes);
-                batch.events.push((start, bytes.len()));
-                if batch.bytes.len() >= BATCH_BYTES {
-                    let mut next = recycled.try_recv().unwrap_or_default();
-                    next.bytes.clear();
-                    next.events.clear();
-                    if to_reader.send(std::mem::replace(&mut batch, next)).is_err() {
-                        return Err(Error::Profile("the reader stopped".into()));
-                    }
-                }
-                Ok(())
-            });
-            if scanned.is_ok() && !batch.events.is_empty() {
-                let _ = to_reader.send(batch);
-            }
-            scanned
-        });
-        let mut read = Ok(());
-        'batches: for batch in batches.iter() {
-            let mut at = 0;
-            for &(start, len) in &batch.events {
-                if let Err(e) = on_event(&batch.bytes[at..at + len], start) {
-                    read = Err(e);
-                    break 'batches;
-                }
-                at += len;
-            }
-            let _ = recycle.send(batch);
-        }
-        drop(batches);
-        // (The scan stops early only after the reader has stopped on an
-        // error, which is then the one returned.)
-        let scanned = scanner.join().expect("the scanning thread does not panic");
-        read.and(scanned)
-    })
 }
 
 /// JSON values' bytes, one at a time, from a stream.
