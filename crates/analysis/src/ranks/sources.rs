@@ -55,17 +55,17 @@ pub fn from_sources(sources: &Sources) -> Result<(Ranks, Option<String>)> {
                         && let Some(windows) = Windows::plan(file, budget)?
                     {
                         let head = windows.head()?;
-                        return Ok((name.clone(), Read::Windows(Box::new((windows, head)))));
+                        return Ok((name.clone(), Read { trace: head, windows: Some(windows) }));
                     }
-                    Ok((name.clone(), Read::Whole(crate::inputs::pytorch::Trace::open(file)?)))
+                    Ok((name.clone(), Read { trace: crate::inputs::pytorch::Trace::open(file)?, windows: None }))
                 })
                 .collect::<Result<_>>()?;
             let traces: Vec<(String, super::RankTrace<'_>)> = read
                 .iter()
                 .map(|(name, read)| {
-                    let trace = match read {
-                        Read::Whole(trace) => super::RankTrace::Whole(trace),
-                        Read::Windows(planned) => super::RankTrace::Windows(&planned.0, &planned.1),
+                    let trace = match &read.windows {
+                        None => super::RankTrace::Whole(&read.trace),
+                        Some(windows) => super::RankTrace::Windows(windows, &read.trace),
                     };
                     (name.clone(), trace)
                 })
@@ -100,9 +100,9 @@ pub fn from_sources(sources: &Sources) -> Result<(Ranks, Option<String>)> {
     }
 }
 
-/// A rank's trace as read for `ranks`.
-enum Read {
-    Whole(crate::inputs::pytorch::Trace),
-    /// The plan and the trace's top-level fields.
-    Windows(Box<(Windows, crate::inputs::pytorch::Trace)>),
+/// A rank's trace as read for `ranks`: whole, or planned to be read in
+/// windows (`trace` then holds its top-level fields alone).
+struct Read {
+    trace: crate::inputs::pytorch::Trace,
+    windows: Option<Windows>,
 }
