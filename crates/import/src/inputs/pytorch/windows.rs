@@ -12,12 +12,12 @@
 //!
 //! [`Windows::plan`] reads the file once (a `.gz` is first decompressed
 //! to a temporary file, as the windows are read from it in place), on
-//! several threads ([`for_segments`]), each event's few fields read
-//! without the full parser ([`EventFields::quick`]). It keeps the top-level
+//! several threads (`stream::segments::for_segments`), each event's few fields read
+//! without the full parser (`EventFields::quick`). It keeps the top-level
 //! fields, the `ProfilerStep` events (read as a small [`Trace`]:
 //! [`Windows::steps`]), from which runs of consecutive steps of about a
 //! [`Budget`] of text are made windows, and the file's events cut into
-//! *chunks* of consecutive events (about [`CHUNK_BYTES`], a new one where
+//! *chunks* of consecutive events (about `CHUNK_BYTES`, a new one where
 //! the time goes back: a new thread or stream), each with the extremes of
 //! its events' times and correlations: nothing per event.
 //!
@@ -662,7 +662,7 @@ struct Walked {
 }
 
 /// The plan's one pass over the plain text at `path`: its top-level fields,
-/// and its events read on several threads ([`for_segments`]).
+/// and its events read on several threads (`stream::segments::for_segments`).
 fn walk(path: &Path, split: Option<super::read::Split>) -> std::result::Result<Walked, SyntaxError> {
     let file = std::fs::File::open(path).map_err(|e| SyntaxError { offset: 0, message: e.to_string() })?;
     let mut p = Parser::new(file);
