@@ -110,20 +110,19 @@ impl Side {
     }
 
     /// [`Side::samples`], giving back the memory each stage frees when
-    /// the side is a large XPlane trace (as for `--xplane_path`, see
+    /// the side is a large trace (as for the input flags, see
     /// [`crate::give_back_freed_memory`]): one side is read after the
     /// other.
     fn samples_giving_back(&self) -> Result<Samples> {
-        if self.xplane_bytes() >= crate::GIVE_BACK_FROM_XPLANE_BYTES { crate::giving_back_freed_memory(|| self.samples()) } else { self.samples() }
+        if self.trace_bytes() >= crate::GIVE_BACK_FROM_BYTES { crate::giving_back_freed_memory(|| self.samples()) } else { self.samples() }
     }
 
-    /// The size of the side's XPlane traces (0 for other inputs).
-    fn xplane_bytes(&self) -> u64 {
+    /// The size of the side's traces as text (0 for other inputs).
+    fn trace_bytes(&self) -> u64 {
         match self {
-            Side::Sources(sources, ..) => super::xplane_bytes(sources),
+            Side::Sources(sources, ..) => super::large_trace_bytes(sources),
             Side::Path(path, _) if path.is_dir() => super::xplane_bytes(&Sources { xplane_path: Some(path.clone()), ..Sources::default() }),
-            Side::Path(path, _) if path.to_string_lossy().ends_with(".xplane.pb") => super::file_bytes(path),
-            Side::Path(..) => 0,
+            Side::Path(path, _) => crate::inputs::pytorch::windows::Windowing::text_bytes(path).unwrap_or(0),
         }
     }
 }

@@ -171,7 +171,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         stdout.push_str(&overview());
         return Ok(());
     }
-    if xplane_bytes(&sources) >= crate::GIVE_BACK_FROM_XPLANE_BYTES {
+    if large_trace_bytes(&sources) >= crate::GIVE_BACK_FROM_BYTES {
         crate::give_back_freed_memory();
     }
     // Cleared when the inputs are read (or on any return before).
@@ -311,6 +311,15 @@ fn trace_bytes(sources: &crate::load::Sources) -> u64 {
 /// The size of the XPlane traces `sources` names.
 pub(crate) fn xplane_bytes(sources: &crate::load::Sources) -> u64 {
     load::xplane_hosts(sources).ok().flatten().map_or(0, |(hosts, _)| hosts.iter().map(|(_, f)| file_bytes(f)).sum())
+}
+
+/// The size of the traces among `sources` as text (a gzip counted as
+/// [`crate::inputs::pytorch::windows::Windowing::text_bytes`] counts it):
+/// what decides whether they are read giving freed memory back.
+pub(crate) fn large_trace_bytes(sources: &crate::load::Sources) -> u64 {
+    let text = |f: &std::path::Path| crate::inputs::pytorch::windows::Windowing::text_bytes(f).unwrap_or(0);
+    let pytorch = sources.pytorch_path.as_deref().and_then(|p| load::pytorch_ranks(p).ok()).map_or(0, |ranks| ranks.iter().map(|(_, f)| text(f)).sum());
+    pytorch + xplane_bytes(sources)
 }
 
 pub(crate) fn file_bytes(path: &std::path::Path) -> u64 {

@@ -86,14 +86,17 @@ impl Windowing {
         match self {
             Windowing::Whole => None,
             Windowing::Windows(budget) => Some(budget),
-            Windowing::Auto => {
-                let size = std::fs::metadata(path).ok()?.len();
-                let mut magic = [0u8; 2];
-                let gzipped = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == super::read::GZIP_MAGIC;
-                let text = if gzipped { size.saturating_mul(Windowing::GZIP_RATIO) } else { size };
-                (text > Windowing::AUTO_BYTES).then_some(Budget::DEFAULT)
-            }
+            Windowing::Auto => (Windowing::text_bytes(path)? > Windowing::AUTO_BYTES).then_some(Budget::DEFAULT),
         }
+    }
+
+    /// About how many bytes of text the file at `path` holds: its size, a
+    /// gzip's times [`Windowing::GZIP_RATIO`]; `None` if it cannot be read.
+    pub fn text_bytes(path: &Path) -> Option<u64> {
+        let size = std::fs::metadata(path).ok()?.len();
+        let mut magic = [0u8; 2];
+        let gzipped = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == super::read::GZIP_MAGIC;
+        Some(if gzipped { size.saturating_mul(Windowing::GZIP_RATIO) } else { size })
     }
 }
 
