@@ -13,3 +13,10 @@ pub fn run(loaded: &Loaded, opts: &Options, stdout: &mut String) -> Result<()> {
     let no_records = loaded.stats.allocations.is_empty().then(|| memory::no_records_note(loaded));
     outputs::emit(&MemoryReport { profile: &profile, opts, no_records }, &opts.output, stdout)
 }
+
+/// Writes a profile read a window of steps at a time
+/// ([`memory::pytorch_windowed`]) as [`run`] writes a loaded one.
+pub fn write_windowed(profile: &memory::MemoryProfile, any_records: bool, opts: &Options, stdout: &mut String) -> Result<()> {
+    let no_records = (!any_records).then_some(memory::NO_TRACE_RECORDS);
+    outputs::emit(&MemoryReport { profile, opts, no_records }, &opts.output, stdout)
+}

@@ -110,11 +110,12 @@ enum Print {
 fn check_window_flags(cli: &Cli) -> Result<()> {
     let given = [("--window_mb", cli.inputs.window_mb.is_some()), ("--window_steps", cli.inputs.window_steps.is_some())];
     let Some((flag, _)) = given.into_iter().find(|(_, given)| *given) else { return Ok(()) };
-    let windowed = matches!(cli.command, Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code));
+    let windowed =
+        matches!(cli.command, Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code | Command::Memory));
     if !windowed || cli.inputs.pytorch_path.is_none() {
         return Err(Error::flag(
             flag,
-            "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op' and 'code' with --pytorch_path (the other commands read a trace whole)",
+            "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code' and 'memory' with --pytorch_path (the other commands read a trace whole)",
         ));
     }
     Ok(())
@@ -202,6 +203,14 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
             }
             if let Some(ranks) = load::pytorch_only(&sources)? {
                 return steps::run_pytorch(&ranks, sources.pytorch_windows, &opts, stdout);
+            }
+        }
+        // `memory` reads a large PyTorch trace a window at a time.
+        Some(Command::Memory) => {
+            if let Some((profile, listing, any_records)) = crate::memory::pytorch_windowed(&sources, opts.step)? {
+                drop(progress);
+                stdout.push_str(&listing);
+                return memory::write_windowed(&profile, any_records, &opts, stdout);
             }
         }
         // `ranks` reads each rank's trace on its own: it needs no nodes.

@@ -795,11 +795,19 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "window_steps_elsewhere",
-        view: "memory",
+        view: "advise",
         flag: Some("--pytorch_path"),
         src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
         extra: &["--window_steps=1"],
-        expect: Expect::Err { code: 2, says: "--window_steps: applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op' and 'code'" },
+        expect: Expect::Err { code: 2, says: "--window_steps: applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code' and 'memory'" },
+    },
+    Case {
+        name: "pytorch_windows_truncated_memory",
+        view: "memory",
+        flag: Some("--pytorch_path"),
+        src: Src::FirstHalf("pytorch/h200_tx.steps2-3.pt.trace.json.gz"),
+        extra: &["--window_steps=1"],
+        expect: Expect::Err { code: 1, says: "--pytorch_path" },
     },
     Case {
         name: "pytorch_windows_truncated_view",

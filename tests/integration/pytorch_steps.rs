@@ -257,6 +257,19 @@ fn steps_read_in_windows_print_the_same() {
         let windowed = common::rtfprof(args("--window_steps=1")).stdout();
         assert!(whole.contains(shows) && windowed == whole, "{view}: {}", common::first_difference(&whole, &windowed, ["whole", "windowed"]));
     }
+    // `memory`, each step replayed as its window is read (the JSON: every
+    // curve point; and one step asked for).
+    let tmp = tempfile::tempdir().unwrap();
+    for step in ["--step=-1", "--step=3"] {
+        let json = |flag: &str| {
+            let out = tmp.path().join(format!("memory{flag}{step}.json"));
+            let args = ["memory".to_owned(), format!("--pytorch_path={}", gz.display()), format!("--output=json:outfile={}", out.display()), step.to_owned()];
+            common::rtfprof(args.into_iter().chain([flag.to_owned()])).stdout();
+            std::fs::read_to_string(out).unwrap()
+        };
+        let (whole, windowed) = (json("--window_mb=0"), json("--window_steps=1"));
+        assert!(whole.contains("cuda:0") && windowed == whole, "{step}: {}", common::first_difference(&whole, &windowed, ["whole", "windowed"]));
+    }
     // `ranks`, each rank's trace read in windows (the JSON: every digit).
     for dir in ["gloo3", "ranks16"] {
         let dir = pytorch_dir().join(dir);

@@ -81,6 +81,10 @@ pub fn steps(sources: &Sources) -> Result<(crate::steps::Steps, Vec<String>)> {
 pub fn memory(sources: &Sources, step: i64) -> Result<(crate::memory::MemoryProfile, Vec<String>)> {
     with_deep_stack(|| {
         load::check_event_flags(sources, Purpose::Memory)?;
+        // (A large PyTorch trace is read a window of steps at a time.)
+        if let Some((profile, _, _)) = crate::memory::pytorch_windowed(sources, step)? {
+            return Ok((profile, Vec::new()));
+        }
         let mut loaded = load::load(sources, Purpose::Memory)?;
         let warnings = std::mem::take(&mut loaded.stats.warnings);
         Ok((crate::memory::analyze(&loaded, step)?, warnings))

@@ -114,8 +114,7 @@ pub fn step_memory(loaded: &crate::load::Loaded, step: i64) -> Result<Vec<StepMe
     let stats = &loaded.stats;
     let known = steps(stats);
     if step >= 0 && !known.contains(&step) {
-        let available: Vec<String> = known.iter().map(i64::to_string).collect();
-        return Err(Error::Profile(format!("--step={step}: step not found (available steps: {})", available.join(" "))));
+        return Err(step_not_found(step, &known));
     }
     let chosen: Vec<i64> = if step >= 0 { vec![step] } else { known.into_iter().collect() };
     // Each (step, allocator)'s events, in input order.
@@ -126,32 +125,78 @@ pub fn step_memory(loaded: &crate::load::Loaded, step: i64) -> Result<Vec<StepMe
     let steps = chosen
         .iter()
         .map(|&step| {
-            let in_step = || groups.range((step, "")..).take_while(|((s, _), _)| *s == step);
-            // Each job's clock starts the step at its own first op or event.
-            let jobs: BTreeSet<&str> = in_step().flat_map(|(_, events)| events.iter().map(|e| e.job)).collect();
-            let start_of = |job: &str| {
-                let first_event = in_step().flat_map(|(_, events)| events.iter()).filter(|e| e.job == job).map(|e| e.micros).min();
+            let in_step: Vec<(&str, &[&AllocationEvent])> =
+                groups.range((step, "")..).take_while(|((s, _), _)| *s == step).map(|((_, name), events)| (*name, events.as_slice())).collect();
+            let first_exec = |job: &str| {
                 let prefix = format!("{job}/");
-                let first_exec = stats
+                stats
                     .nodes
                     .iter()
                     .filter(|n| job.is_empty() || n.name.starts_with(&prefix))
                     .filter_map(|n| n.execs.get(&step))
                     .map(|e| e.all_start_micros)
                     .filter(|&s| s > 0)
-                    .min();
-                match (first_event, first_exec) {
-                    (Some(a), Some(b)) => a.min(b),
-                    (a, b) => a.or(b).unwrap_or(0),
-                }
+                    .min()
             };
-            let starts: BTreeMap<&str, i64> = jobs.iter().map(|&job| (job, start_of(job))).collect();
-            let allocators = in_step().map(|((_, name), events)| replay(name, events, starts[events[0].job])).collect();
-            let start_micros = starts.values().copied().min().unwrap_or_else(|| start_of(""));
-            StepMemory { step, start_micros, allocators }
+            replay_step(step, &in_step, first_exec)
         })
         .collect();
     Ok(steps)
+}
+
+/// One step's allocators (`allocators`: each one's events, by name),
+/// each job's clock starting the step at its own first op
+/// (`first_exec`) or event.
+fn replay_step(step: i64, allocators: &[(&str, &[&AllocationEvent])], first_exec: impl Fn(&str) -> Option<i64>) -> StepMemory {
+    let jobs: BTreeSet<&str> = allocators.iter().flat_map(|(_, events)| events.iter().map(|e| e.job)).collect();
+    let start_of = |job: &str| {
+        let first_event = allocators.iter().flat_map(|(_, events)| events.iter()).filter(|e| e.job == job).map(|e| e.micros).min();
+        match (first_event, first_exec(job)) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(0),
+        }
+    };
+    let starts: BTreeMap<&str, i64> = jobs.iter().map(|&job| (job, start_of(job))).collect();
+    let allocators = allocators.iter().map(|(name, events)| replay(name, events, starts[events[0].job])).collect();
+    let start_micros = starts.values().copied().min().unwrap_or_else(|| start_of(""));
+    StepMemory { step, start_micros, allocators }
+}
+
+/// `rtfprof memory` on a PyTorch trace read a window of steps at a time
+/// ([`crate::inputs::pytorch::allocations_windows`]): each step
+/// is replayed as soon as its records are all read, with the numbers of
+/// the trace read whole, so memory holds a window and the steps' results.
+/// Returns the profile, the start-up lines, and whether the trace has any
+/// allocation records.
+pub fn windowed(windows: &crate::inputs::pytorch::windows::Windows, step: i64) -> Result<(MemoryProfile, String, bool)> {
+    let mut known = BTreeSet::new();
+    let mut steps = Vec::new();
+    let mut any = false;
+    let listing = crate::inputs::pytorch::allocations_windows(windows, |handed| {
+        known.insert(handed.step);
+        any |= !handed.allocations.is_empty();
+        if step >= 0 && handed.step != step {
+            return;
+        }
+        // Each allocator's events, in input order, by name.
+        let mut groups: BTreeMap<&str, Vec<&AllocationEvent>> = BTreeMap::new();
+        for e in &handed.allocations {
+            groups.entry(e.allocator).or_default().push(e);
+        }
+        let allocators: Vec<(&str, &[&AllocationEvent])> = groups.iter().map(|(name, events)| (*name, events.as_slice())).collect();
+        steps.push(replay_step(handed.step, &allocators, |_| handed.first_exec_micros));
+    })?;
+    if step >= 0 && !known.contains(&step) {
+        return Err(step_not_found(step, &known));
+    }
+    steps.sort_by_key(|s| s.step);
+    Ok((MemoryProfile { steps, programs: Vec::new() }, listing, any))
+}
+
+/// `--step` names a step that was not recorded.
+fn step_not_found(step: i64, known: &BTreeSet<i64>) -> Error {
+    let available: Vec<String> = known.iter().map(i64::to_string).collect();
+    Error::Profile(format!("--step={step}: step not found (available steps: {})", available.join(" ")))
 }
 
 /// The programs of the loaded traces that ran, largest peak first.
@@ -232,12 +277,31 @@ fn replay(name: &str, events: &[&AllocationEvent], start: i64) -> AllocatorMemor
     }
 }
 
+/// Why a trace has nothing to replay.
+pub const NO_TRACE_RECORDS: &str =
+    "No allocation records: the trace has no MemoryAllocation/MemoryDeallocation events (TensorFlow records them for GPU allocators).";
+
+/// Where `--pytorch_path` is a lone trace that its windowing reads a
+/// window of steps at a time (see [`windowed`]): its memory profile, the
+/// start-up lines, and whether it has allocation records. `None` for
+/// other inputs, which are loaded whole.
+pub fn pytorch_windowed(sources: &crate::load::Sources, step: i64) -> Result<Option<(MemoryProfile, String, bool)>> {
+    if sources.has_partials() {
+        return Ok(None);
+    }
+    let Some(ranks) = crate::load::pytorch_only(sources)? else { return Ok(None) };
+    let [(_, file)] = ranks.as_slice() else { return Ok(None) };
+    let Some(budget) = sources.pytorch_windows.budget(file) else { return Ok(None) };
+    let Some(windows) = crate::inputs::pytorch::windows::Windows::plan(file, budget)? else { return Ok(None) };
+    windowed(&windows, step).map(Some)
+}
+
 /// Why there is nothing to replay, by kind of input.
 pub fn no_records_note(loaded: &crate::load::Loaded) -> &'static str {
     if loaded.kinds == [Kind::Profile] {
         "No allocation records: a ProfileProto keeps only those of GPU allocators (tfprof drops the others); the RunMetadata files have them all."
     } else if loaded.from_traces() {
-        "No allocation records: the trace has no MemoryAllocation/MemoryDeallocation events (TensorFlow records them for GPU allocators)."
+        NO_TRACE_RECORDS
     } else {
         "No allocation records in the inputs (RunMetadata has them when traced with FULL_TRACE)."
     }
@@ -255,6 +319,35 @@ mod tests {
     fn run(events: &[AllocationEvent]) -> AllocatorMemory {
         let refs: Vec<&AllocationEvent> = events.iter().collect();
         replay("a", &refs, 100)
+    }
+
+    /// Read a window of one, two or three steps at a time, every trace of
+    /// the test data with steps gives the memory profile the trace loaded
+    /// whole gives (every step, and one step asked for), with the same
+    /// start-up lines.
+    #[test]
+    fn windows_give_the_whole_traces_memory() {
+        use crate::inputs::pytorch::windows::{Budget, Windowing, Windows};
+        let (mut windowings, mut with_records) = (0, 0);
+        for path in crate::inputs::pytorch::test_traces() {
+            let sources = crate::load::Sources { pytorch_path: Some(path.clone()), pytorch_windows: Windowing::Whole, ..Default::default() };
+            let Ok(loaded) = crate::load::load(&sources, crate::load::Purpose::Memory) else { continue };
+            let whole = analyze(&loaded, -1).unwrap();
+            for n in 1..=3 {
+                let Some(windows) = Windows::plan(&path, Budget::Steps(n)).unwrap() else { continue };
+                let what = format!("{} in windows of {n} steps", path.display());
+                let (profile, listing, any) = windowed(&windows, -1).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(listing, loaded.listing, "{what}");
+                assert_eq!(format!("{profile:?}"), format!("{whole:?}"), "{what}");
+                assert_eq!(any, !loaded.stats.allocations.is_empty(), "{what}");
+                let last = whole.steps.last().expect("a trace with steps");
+                assert_eq!(windowed(&windows, last.step).unwrap().0.steps, [last.clone()], "{what}");
+                windowings += 1;
+                with_records += usize::from(any);
+            }
+        }
+        // (They must not all be skipped, nor all lack records.)
+        assert!(windowings >= 81 && with_records >= 3, "{windowings} windowings, {with_records} with records");
     }
 
     #[test]

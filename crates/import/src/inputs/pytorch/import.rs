@@ -81,23 +81,105 @@ pub fn import(trace: &Trace, path: &Path, stats: &mut Stats, allocations: bool) 
 /// window's (whose child ops the window may not hold) is an error rather
 /// than a wrong own time.
 pub fn import_windows(windows: &Windows, stats: &mut Stats) -> Result<String> {
-    let steps = Steps::new(&windows.steps);
-    let window_of: FxHashMap<i64, usize> =
-        windows.windows.iter().enumerate().flat_map(|(k, w)| w.steps.iter().map(move |&n| (i64::try_from(n).unwrap_or(i64::MAX), k))).collect();
-    let mut model = Model::default();
-    for (k, window) in windows.windows.iter().enumerate() {
-        let trace = windows.read(k)?;
-        let counted = contribution(&trace, &steps, Counted::Window(k, window), false).map_err(|message| {
-            Error::input(super::KIND, windows.path(), format!("cannot be read a window at a time: {message} (read it whole: --window_mb 0)"))
-        })?;
-        model.add(counted);
+    let mut import = WindowedImport::new(windows);
+    for k in 0..windows.windows.len() {
+        import.add(k, &windows.read(k)?)?;
+    }
+    Ok(import.finish(stats))
+}
+
+/// [`import_windows`] fed one window at a time, for a caller that reads
+/// each window for other analyses too (`partial` reads the rank's steps
+/// from the same windows).
+pub struct WindowedImport<'w> {
+    windows: &'w Windows,
+    steps: Steps,
+    /// Each step's window.
+    window_of: FxHashMap<i64, usize>,
+    model: Model,
+}
+
+impl<'w> WindowedImport<'w> {
+    pub fn new(windows: &'w Windows) -> WindowedImport<'w> {
+        WindowedImport { windows, steps: Steps::new(&windows.steps), window_of: window_of_steps(windows), model: Model::default() }
+    }
+
+    /// Adds window `k`, whose trace is `trace` ([`Windows::read`]); windows
+    /// come in order.
+    pub fn add(&mut self, k: usize, trace: &Trace) -> Result<()> {
+        let counted = contribution(trace, &self.steps, Counted::Window(k, &self.windows.windows[k]), false).map_err(|m| cannot(self.windows, m))?;
+        self.model.add(counted);
         // Later windows add only to their own steps and the step before
         // (device work of an op that began in it).
         if k > 0 {
-            model.settle(|step| window_of.get(&step).is_some_and(|&w| w < k));
+            let window_of = &self.window_of;
+            self.model.settle(|step| window_of.get(&step).is_some_and(|&w| w < k));
+        }
+        Ok(())
+    }
+
+    /// Adds the totals to `stats`; returns the start-up lines.
+    pub fn finish(self, stats: &mut Stats) -> String {
+        self.model.finish(stats, self.windows.path(), &self.steps)
+    }
+}
+
+/// One step's `[memory]` records, as `rtfprof memory` replays them,
+/// handed over by [`allocations_windows`].
+#[derive(Debug)]
+pub struct StepAllocations {
+    pub step: i64,
+    /// The earliest start (µs, above 0) of the step's nodes, each node's
+    /// as the node model keeps it (`ExecStep::all_start_micros`).
+    pub first_exec_micros: Option<i64>,
+    /// Its records, in time order, as [`import`] keeps them in
+    /// [`Stats::allocations`].
+    pub allocations: Vec<crate::stats::AllocationEvent>,
+}
+
+/// Reads the `[memory]` records of the trace `windows` plans a window at
+/// a time, as [`import`] with allocations gives them to the node model,
+/// and hands each step that has executions or records to `each` (in order
+/// within a window) once no later window adds to it. No node model is
+/// built: the memory taken is a window's and what `each` keeps. Returns
+/// the start-up lines of [`import`].
+pub fn allocations_windows(windows: &Windows, mut each: impl FnMut(StepAllocations)) -> Result<String> {
+    let steps = Steps::new(&windows.steps);
+    let window_of = window_of_steps(windows);
+    let mut model = Model::default();
+    let mut counted = vec![false; 0];
+    let mut handed: rustc_hash::FxHashSet<i64> = Default::default();
+    let mut hand_over = |model: &mut Model, taken: &dyn Fn(i64) -> bool| -> Result<()> {
+        for step in model.hand_over(taken, &mut counted) {
+            if !handed.insert(step.step) {
+                return Err(cannot(windows, format!("step {} has executions in two windows", step.step)));
+            }
+            each(step);
+        }
+        Ok(())
+    };
+    for (k, window) in windows.windows.iter().enumerate() {
+        let trace = windows.read(k)?;
+        let part = contribution(&trace, &steps, Counted::Window(k, window), true).map_err(|m| cannot(windows, m))?;
+        drop(trace);
+        model.add(part);
+        if k > 0 {
+            hand_over(&mut model, &|step| window_of.get(&step).is_some_and(|&w| w < k))?;
         }
     }
-    Ok(model.finish(stats, windows.path(), &steps))
+    hand_over(&mut model, &|_| true)?;
+    let nodes = counted.iter().filter(|&&c| c).count();
+    Ok(format!("Reading Files...\n{}", model.lines(windows.path(), nodes, &steps)))
+}
+
+/// Each step's window, by step number.
+fn window_of_steps(windows: &Windows) -> FxHashMap<i64, usize> {
+    windows.windows.iter().enumerate().flat_map(|(k, w)| w.steps.iter().map(move |&n| (i64::try_from(n).unwrap_or(i64::MAX), k))).collect()
+}
+
+/// The error of a trace that cannot be read a window at a time, and why.
+fn cannot(windows: &Windows, why: String) -> Error {
+    Error::input(super::KIND, windows.path(), format!("cannot be read a window at a time: {why} (read it whole: --window_mb 0)"))
 }
 
 /// Which executions of a trace an import counts.
@@ -134,10 +216,14 @@ struct NamedNode {
 
 /// An allocation or free of a `[memory]` record, by the node that holds
 /// its bytes (an index into the nodes of its [`Contribution`] or
-/// [`Model`]).
+/// [`Model`]). A contribution knows an allocation's node (its op); a
+/// free's is that of the allocation at its address, which the model
+/// finds, as it may be in an earlier window.
 struct Allocation {
     step: i64,
     allocator: String,
+    /// (on the CPU, device, address).
+    address: (bool, i64, u64),
     micros: i64,
     bytes: i64,
     node: Option<u32>,
@@ -263,11 +349,13 @@ fn contribution(trace: &Trace, steps: &Steps, counted: Counted, allocations: boo
         Counted::All => 0,
         Counted::Window(k, _) => k,
     };
-    // Whether this trace counts a host event, and a device event.
-    let counts_host = |e: &Event| match counted {
+    // Whether this trace counts a host event (or record) at a time, a host
+    // event, and a device event.
+    let counts_host_at = |ts: i64| match counted {
         Counted::All => true,
-        Counted::Window(_, w) => w.own.0 <= e.ts && e.ts < w.own.1,
+        Counted::Window(_, w) => w.own.0 <= ts && ts < w.own.1,
     };
+    let counts_host = |e: &Event| counts_host_at(e.ts);
     let counts_event = |i: u32| match counted {
         Counted::All => true,
         Counted::Window(_, w) => w.owns(trace, launches, i),
@@ -394,27 +482,21 @@ fn contribution(trace: &Trace, steps: &Steps, counted: Counted, allocations: boo
     }
 
     if allocations {
-        // A free is of the op whose allocation at that address it frees.
-        let mut allocated_by: FxHashMap<(bool, i64, u64), Option<u32>> = FxHashMap::default();
-        let mut order: Vec<usize> = (0..trace.memory.len()).collect();
+        // In time order (a window: those in the time it owns); a free's
+        // node is found by the model.
+        let mut order: Vec<usize> = (0..trace.memory.len()).filter(|&i| counts_host_at(trace.memory[i].ts)).collect();
         order.sort_by_key(|&i| (trace.memory[i].ts, i));
         for i in order {
             let m = &trace.memory[i];
             if m.out_of_memory || !(m.is_cpu() || m.is_device()) {
                 continue;
             }
-            let key = (m.is_cpu(), m.device_id, m.addr);
-            let node = if m.bytes < 0 {
-                allocated_by.remove(&key).flatten()
-            } else {
-                let node = memory_owner[i].and_then(|k| node_of_placed[k as usize]);
-                allocated_by.insert(key, node);
-                node
-            };
+            let node = if m.bytes < 0 { None } else { memory_owner[i].and_then(|k| node_of_placed[k as usize]) };
             let allocator = if m.is_cpu() { "cpu".to_owned() } else { format!("cuda:{}", m.device_id) };
             out.allocations.push(Allocation {
                 step: steps.of(m.ts),
                 allocator,
+                address: (m.is_cpu(), m.device_id, m.addr),
                 micros: m.ts.div_euclid(1000),
                 bytes: m.bytes,
                 node,
@@ -439,6 +521,10 @@ struct Model {
     frames: FxHashMap<u32, (Seen, Vec<Frame>)>,
     devices: FxHashMap<u32, (usize, u32)>,
     allocations: Vec<Allocation>,
+    /// The node of the live allocation at each address.
+    allocated_by: FxHashMap<(bool, i64, u64), Option<u32>>,
+    /// Each node's name as handed over with records, shared by them.
+    shared_names: Vec<Option<crate::stats::NodeName>>,
     events: usize,
     ops: usize,
     kernels: usize,
@@ -476,7 +562,17 @@ impl Model {
             let first = self.devices.entry(gpu).or_insert(at);
             *first = (*first).min(at);
         }
-        self.allocations.extend(part.allocations.into_iter().map(|a| Allocation { node: a.node.map(|n| ids[n as usize]), ..a }));
+        // A free is of the op whose allocation at that address it frees.
+        for a in part.allocations {
+            let node = if a.bytes < 0 {
+                self.allocated_by.remove(&a.address).flatten()
+            } else {
+                let node = a.node.map(|n| ids[n as usize]);
+                self.allocated_by.insert(a.address, node);
+                node
+            };
+            self.allocations.push(Allocation { node, ..a });
+        }
         self.events += part.events;
         self.ops += part.ops;
         self.kernels += part.kernels;
@@ -485,9 +581,70 @@ impl Model {
 
     /// Sets aside the sums of the steps no later window adds to.
     fn settle(&mut self, settled: impl Fn(i64) -> bool) {
+        let chunk = self.take_sums(settled);
+        if !chunk.is_empty() {
+            self.settled.push(chunk);
+        }
+    }
+
+    /// Takes out the sums and records of the steps `taken` says, as each
+    /// step's records and first execution (marking in `counted` the nodes
+    /// that have executions).
+    fn hand_over(&mut self, taken: &dyn Fn(i64) -> bool, counted: &mut Vec<bool>) -> Vec<StepAllocations> {
+        let mut sums = self.take_sums(taken);
+        counted.resize(self.nodes.len(), false);
+        // Each node's start as the node model folds its totals' (host
+        // first, then GPUs in the order first seen; a start of 0 is
+        // replaced by the next), then the earliest above 0.
+        let device_rank = |gpu: Option<u32>| gpu.map(|g| (self.devices.get(&g).copied(), g));
+        sums.sort_unstable_by_key(|&((step, node, gpu), _)| (step, node, device_rank(gpu)));
+        let mut first: std::collections::BTreeMap<i64, Option<i64>> = Default::default();
+        let mut i = 0;
+        while i < sums.len() {
+            let (step, node, _) = sums[i].0;
+            counted[node as usize] = true;
+            let mut start = 0;
+            while i < sums.len() && (sums[i].0.0, sums[i].0.1) == (step, node) {
+                let micros = sums[i].1.start.div_euclid(1000);
+                start = if start > 0 { start.min(micros) } else { micros };
+                i += 1;
+            }
+            let earliest = first.entry(step).or_default();
+            if start > 0 {
+                *earliest = Some(earliest.map_or(start, |e: i64| e.min(start)));
+            }
+        }
+        let (records, kept): (Vec<Allocation>, Vec<Allocation>) = std::mem::take(&mut self.allocations).into_iter().partition(|a| taken(a.step));
+        self.allocations = kept;
+        let mut by_step: std::collections::BTreeMap<i64, Vec<crate::stats::AllocationEvent>> = Default::default();
+        self.shared_names.resize(self.nodes.len(), None);
+        for a in records {
+            first.entry(a.step).or_default();
+            let node = match a.node {
+                Some(n) => self.shared_names[n as usize].get_or_insert_with(|| self.nodes[n as usize].name.as_str().into()).clone(),
+                None => "".into(),
+            };
+            by_step.entry(a.step).or_default().push(crate::stats::AllocationEvent {
+                step: a.step,
+                allocator: crate::stats::symbol::symbol(&a.allocator),
+                micros: a.micros,
+                bytes: a.bytes,
+                node,
+                in_use: Some(a.in_use),
+                job: "",
+            });
+        }
+        first
+            .into_iter()
+            .map(|(step, first_exec_micros)| StepAllocations { step, first_exec_micros, allocations: by_step.remove(&step).unwrap_or_default() })
+            .collect()
+    }
+
+    /// Takes out the sums of the steps `taken` says.
+    fn take_sums(&mut self, taken: impl Fn(i64) -> bool) -> Vec<(SumKey, Sum)> {
         let mut chunk = Vec::new();
         self.sums.retain(|&key, sum| {
-            let done = settled(key.0);
+            let done = taken(key.0);
             if done {
                 chunk.push((key, std::mem::take(sum)));
             }
@@ -495,8 +652,8 @@ impl Model {
         });
         if !chunk.is_empty() {
             self.sums.shrink_to_fit();
-            self.settled.push(chunk);
         }
+        chunk
     }
 
     /// Adds the totals, code traces and allocations to `stats`, nodes in
@@ -513,7 +670,7 @@ impl Model {
             rank[n as usize] = r as u32;
         }
         let node_list: Vec<&NamedNode> = order.iter().map(|&n| &self.nodes[n as usize]).collect();
-        let mut gpus: Vec<(u32, (usize, u32))> = self.devices.into_iter().collect();
+        let mut gpus: Vec<(u32, (usize, u32))> = std::mem::take(&mut self.devices).into_iter().collect();
         gpus.sort_by_key(|&(gpu, at)| (at, gpu));
         let mut devices: Vec<String> = vec!["/host:cpu".to_owned()];
         let mut device_of: FxHashMap<u32, u32> = FxHashMap::default();
@@ -591,7 +748,7 @@ impl Model {
         }
 
         // Code traces, in the order of the ops that give them.
-        let mut frames: Vec<(Seen, u32, Vec<Frame>)> = self.frames.into_iter().map(|(node, (seen, stack))| (seen, node, stack)).collect();
+        let mut frames: Vec<(Seen, u32, Vec<Frame>)> = std::mem::take(&mut self.frames).into_iter().map(|(node, (seen, stack))| (seen, node, stack)).collect();
         frames.sort_by_key(|f| f.0);
         let frames: Vec<(String, Vec<Frame>)> = frames.into_iter().map(|(_, node, stack)| (self.nodes[node as usize].name.clone(), stack)).collect();
         stats.add_frames(&frames);
@@ -601,8 +758,12 @@ impl Model {
             stats.add_allocation(a.step, &a.allocator, a.micros, a.bytes, node, Some(a.in_use));
         }
 
-        let mut lines =
-            format!("pytorch: {}: {} events ({} ops, {} kernels), {} nodes\n", path.display(), self.events, self.ops, self.kernels, stats.nodes.len());
+        self.lines(path, stats.nodes.len(), steps)
+    }
+
+    /// The start-up lines, for a model of `nodes` nodes.
+    fn lines(&self, path: &Path, nodes: usize, steps: &Steps) -> String {
+        let mut lines = format!("pytorch: {}: {} events ({} ops, {} kernels), {} nodes\n", path.display(), self.events, self.ops, self.kernels, nodes);
         if steps.spans.is_empty() {
             lines.push_str("pytorch: no ProfilerStep#N: the whole trace is step 0\n");
         } else {

@@ -26,6 +26,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+pub use import::{StepAllocations, WindowedImport, allocations_windows};
 pub use launch::LaunchingOps;
 
 /// The profiler's own ops, not the program's, which torch drops
