@@ -79,6 +79,8 @@ def main():
     args = ap.parse_args()
     if args.fan_in < 2 or args.workers < 1:
         sys.exit("dask_ranks.py: --fan-in must be at least 2 and --workers at least 1")
+    if not os.path.isdir(args.dir):
+        sys.exit(f"dask_ranks.py: {args.dir}: not a directory")
     files = sorted(os.path.join(args.dir, n) for n in os.listdir(args.dir) if n.endswith((".pt.trace.json", ".pt.trace.json.gz")))
     if not files:
         sys.exit(f"dask_ranks.py: {args.dir}: no *.pt.trace.json(.gz) files")
