@@ -34,18 +34,15 @@ ID_BASE = 10**8
 STEP_BASE = 10**5
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("trace")
-    ap.add_argument("--size", type=float, default=10000, help="megabytes of output (default 10000)")
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-
-    opener = gzip.open if args.trace.endswith(".gz") else open
-    with opener(args.trace, "rt", encoding="utf-8") as f:
-        trace = json.load(f, parse_float=lambda text: MARK + text)
+def write_repeated(trace, size_mb, f, start=None):
+    """Writes `trace` (as json.load with parse_float=MARK + text reads it)
+    repeated to about `size_mb` megabytes into the binary file `f`; returns
+    the number of copies. `start` (ns) is the time the offsets count from,
+    by default the trace's first event: traces given the same start keep
+    their alignment to each other in every copy (make_ranks.py's ranks)."""
     events = trace["traceEvents"]
-    start = min(ns(e["ts"]) for e in events if "ts" in e)
+    if start is None:
+        start = min(ns(e["ts"]) for e in events if "ts" in e)
 
     def template(e):
         e = dict(e)
@@ -75,32 +72,45 @@ def main():
     copy = ",\n".join(template(e) for e in repeated).encode("utf-8")
     # The prefixes of the shifted numbers, as the template writes them.
     prefixes = [b'"ts": 1'] + [json.dumps(k).encode() + b": 1" for k in ARG_IDS] + [b'"id": 1', b"ProfilerStep#1"]
-    copies = max(1, int(args.size * 1e6 / (len(copy) + 2)))
+    copies = max(1, int(size_mb * 1e6 / (len(copy) + 2)))
     header = {k: v for k, v in trace.items() if k not in ("traceEvents", "traceName")}
+    f.write(b"{\n")
+    for k, v in header.items():
+        f.write(("  %s: %s,\n" % (json.dumps(k), MARKED.sub(r"\1", json.dumps(v)))).encode())
+    f.write(b'  "traceEvents": [\n')
+    for k in range(copies):
+        text = copy
+        if k:
+            for prefix in prefixes:
+                text = text.replace(prefix, prefix[:-1] + str(k + 1).encode())
+            f.write(b",\n")
+        f.write(text)
+    for e in once:
+        if "ts" in e:
+            if e.get("cat") == "Trace" and "dur" in e:
+                e = dict(e)
+                e["dur"] = MARK + us_text(ns(e["dur"]) + copies * TS_BASE_US * 1000)
+            f.write(b",\n" + template(e).encode("utf-8"))
+        else:
+            f.write(b",\n" + MARKED.sub(r"\1", json.dumps(e)).encode("utf-8"))
+    f.write(b"\n  ]\n}\n")
+    return copies
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("--size", type=float, default=10000, help="megabytes of output (default 10000)")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+
+    opener = gzip.open if args.trace.endswith(".gz") else open
+    with opener(args.trace, "rt", encoding="utf-8") as f:
+        trace = json.load(f, parse_float=lambda text: MARK + text)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "wb") as f:
-        f.write(b"{\n")
-        for k, v in header.items():
-            f.write(("  %s: %s,\n" % (json.dumps(k), MARKED.sub(r"\1", json.dumps(v)))).encode())
-        f.write(b'  "traceEvents": [\n')
-        for k in range(copies):
-            text = copy
-            if k:
-                for prefix in prefixes:
-                    text = text.replace(prefix, prefix[:-1] + str(k + 1).encode())
-                f.write(b",\n")
-            f.write(text)
-        for e in once:
-            if "ts" in e:
-                if e.get("cat") == "Trace" and "dur" in e:
-                    e = dict(e)
-                    e["dur"] = MARK + us_text(ns(e["dur"]) + copies * TS_BASE_US * 1000)
-                f.write(b",\n" + template(e).encode("utf-8"))
-            else:
-                f.write(b",\n" + MARKED.sub(r"\1", json.dumps(e)).encode("utf-8"))
-        f.write(b"\n  ]\n}\n")
+        copies = write_repeated(trace, args.size, f)
     print(f"{args.out}: {copies} copies, {os.path.getsize(args.out) / 1e6:.0f} MB")
-
 
 if __name__ == "__main__":
     main()
