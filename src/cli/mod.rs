@@ -110,12 +110,14 @@ enum Print {
 fn check_window_flags(cli: &Cli) -> Result<()> {
     let given = [("--window_mb", cli.inputs.window_mb.is_some()), ("--window_steps", cli.inputs.window_steps.is_some())];
     let Some((flag, _)) = given.into_iter().find(|(_, given)| *given) else { return Ok(()) };
-    let windowed =
-        matches!(cli.command, Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code | Command::Memory));
+    let windowed = matches!(
+        cli.command,
+        Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code | Command::Memory | Command::Partial(_))
+    );
     if !windowed || cli.inputs.pytorch_path.is_none() {
         return Err(Error::flag(
             flag,
-            "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code' and 'memory' with --pytorch_path (the other commands read a trace whole)",
+            "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code', 'memory' and 'partial' with --pytorch_path (the other commands read a trace whole)",
         ));
     }
     Ok(())

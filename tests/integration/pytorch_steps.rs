@@ -270,6 +270,14 @@ fn steps_read_in_windows_print_the_same() {
         let (whole, windowed) = (json("--window_mb=0"), json("--window_steps=1"));
         assert!(whole.contains("cuda:0") && windowed == whole, "{step}: {}", common::first_difference(&whole, &windowed, ["whole", "windowed"]));
     }
+    // `partial`, each window imported and summarized as a rank at once.
+    let written = |flag: &str| {
+        let out = tmp.path().join(format!("p{flag}.partial"));
+        common::rtfprof(["partial".to_owned(), format!("--pytorch_path={}", gz.display()), "-o".to_owned(), out.display().to_string(), flag.to_owned()])
+            .stdout();
+        std::fs::read(out).unwrap()
+    };
+    assert!(written("--window_mb=0") == written("--window_steps=1"), "partial: whole and windowed differ");
     // `ranks`, each rank's trace read in windows (the JSON: every digit).
     for dir in ["gloo3", "ranks16"] {
         let dir = pytorch_dir().join(dir);

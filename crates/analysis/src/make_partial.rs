@@ -8,6 +8,8 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::inputs::Trace;
+use crate::inputs::pytorch::WindowedImport;
+use crate::inputs::pytorch::windows::{Windowing, Windows};
 use crate::load::{Loaded, Purpose, Sources};
 use crate::partial::{self, Partial};
 use crate::ranks::RankSummary;
@@ -36,8 +38,12 @@ pub fn from_sources(sources: &Sources, name: Option<&str>) -> Result<Partial> {
     }
     let resolved = crate::load::resolve(sources, Purpose::Partial)?;
     if !sources.jobs.is_empty() || !resolved.hosts.is_empty() {
-        let jobs = crate::load::load_jobs_apart(sources, Purpose::Partial)?;
-        return partial::merge(jobs.iter().map(|(name, loaded)| from_loaded(name, loaded)));
+        // Each job reduced to its partial as soon as it is read: memory
+        // holds a job or two (one a thread), not all of them.
+        use rayon::prelude::*;
+        let jobs = crate::load::jobs_of(sources, &resolved)?;
+        let partials = jobs.par_iter().map(|job| of_paths(&job.name, &job.inputs, sources.pytorch_windows)).collect::<Result<Vec<_>>>()?;
+        return partial::merge(partials);
     }
     let name = match name {
         Some(name) => name.to_owned(),
@@ -54,8 +60,27 @@ pub fn from_sources(sources: &Sources, name: Option<&str>) -> Result<Partial> {
     if name.is_empty() || name.contains('/') {
         return Err(Error::flag("--name", format!("job name '{name}' must be non-empty and without '/'")));
     }
-    let loaded = crate::load::load_paths(&resolved.paths)?;
-    Ok(from_loaded(&name, &loaded))
+    of_paths(&name, &resolved.paths, sources.pytorch_windows)
+}
+
+/// One job's partial from its input paths; a PyTorch trace that
+/// `windowing` reads a window of steps at a time is read once, each
+/// window both imported into the node model and summarized as a rank.
+fn of_paths(name: &str, paths: &crate::inputs::InputPaths, windowing: Windowing) -> Result<Partial> {
+    if let Some(file) = &paths.pytorch_path
+        && let Some(budget) = windowing.budget(file)
+        && let Some(windows) = Windows::plan(file, budget)?
+    {
+        let mut import = WindowedImport::new(&windows);
+        let rank = crate::ranks::pytorch_summary_windowed(name, &windows, |k, trace| import.add(k, trace))?;
+        let mut stats = crate::stats::Stats::new();
+        let listing = import.finish(&mut stats);
+        stats.estimate_missing_flops(paths.estimate_flops);
+        let loaded = Loaded { stats, kinds: vec![crate::inputs::Kind::PyTorch], traces: Vec::new(), listing, coverage: Vec::new(), rank_summaries: None };
+        return Ok(Partial::from_loaded(name, &loaded, Some(&rank)));
+    }
+    let loaded = crate::load::load_paths(paths)?;
+    Ok(from_loaded(name, &loaded))
 }
 
 /// The partial of one path of any kind the loader reads (as `--job
@@ -69,4 +94,32 @@ pub fn from_path(path: &Path, name: Option<&str>) -> Result<Partial> {
         return from_sources(&Sources { xplane_path: Some(path.to_owned()), ..Default::default() }, Some(&name));
     }
     from_sources(&Sources { jobs: vec![spec], ..Default::default() }, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::pytorch::windows::Budget;
+
+    /// Read a window of one, two or three steps at a time, every trace of
+    /// the test data with steps gives the partial the whole trace gives,
+    /// byte for byte (its node model, code traces and rank).
+    #[test]
+    fn windows_give_the_whole_traces_partial() {
+        let mut windowings = 0;
+        for path in crate::inputs::pytorch::test_traces() {
+            let paths = crate::inputs::InputPaths { pytorch_path: Some(path.clone()), ..Default::default() };
+            let Ok(whole) = of_paths("r", &paths, Windowing::Whole) else { continue };
+            let whole = partial::to_bytes(&whole);
+            for n in 1..=3 {
+                if Windows::plan(&path, Budget::Steps(n)).unwrap().is_none() {
+                    continue;
+                }
+                let windowed = of_paths("r", &paths, Windowing::Windows(Budget::Steps(n))).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(partial::to_bytes(&windowed) == whole, "{} in windows of {n} steps", path.display());
+                windowings += 1;
+            }
+        }
+        assert!(windowings >= 81, "{windowings} windowings");
+    }
 }

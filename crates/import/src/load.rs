@@ -472,8 +472,13 @@ pub fn load_jobs_apart(sources: &Sources, purpose: Purpose) -> Result<Vec<(Strin
 }
 
 fn load_jobs(sources: &Sources, resolved: &Resolved) -> Result<Vec<(String, Loaded)>> {
-    let specs = if resolved.hosts.is_empty() { job_specs(&sources.jobs, &resolved.paths)? } else { resolved.hosts.clone() };
-    crate::jobs::load(&specs, load_paths)
+    crate::jobs::load(&jobs_of(sources, resolved)?, load_paths)
+}
+
+/// The jobs of `sources` as `resolved`: each `--job`, or each host of an
+/// XPlane run directory or rank of a PyTorch directory.
+pub fn jobs_of(sources: &Sources, resolved: &Resolved) -> Result<Vec<JobSpec>> {
+    if resolved.hosts.is_empty() { job_specs(&sources.jobs, &resolved.paths) } else { Ok(resolved.hosts.clone()) }
 }
 
 /// The `--job NAME=PATH` specs, with the global reading options; no other

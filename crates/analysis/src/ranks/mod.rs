@@ -280,54 +280,121 @@ fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> R
 /// [`hta::OverlapAccumulator`]. Device work that starts more than
 /// `slack_ns` before the window of its launch is an error.
 fn pytorch_rank_windowed(rank: i64, name: &str, windows: &Windows, drop_last_step: bool, slack_ns: i64) -> Result<Rank> {
-    let mut by_windows = WindowedSteps::new(windows, slack_ns);
-    let mut overlaps = [Timing::Hta, Timing::Exact].map(|t| hta::OverlapAccumulator::new(t, &windows.steps, drop_last_step, slack_ns));
-    let mut steps = StepTable::default();
-    let mut transfers = TransferTally::default();
-    // Copies that may start after the last step's end (which only the last
-    // window knows): held until then; the others are before it.
-    let last_step_start = windows.steps.steps().into_iter().map(|(_, i)| windows.steps.events[i as usize].ts).max().unwrap_or(i64::MAX);
-    let mut late: Vec<MemCopy> = Vec::new();
-    let mut world_size = None;
-    let (mut from, mut to) = (None, i64::MAX);
-    let cannot = |message: String| Error::input(crate::inputs::pytorch::KIND, windows.path(), format!("cannot be read a window at a time: {message}"));
+    let mut by_windows = RankWindows::new(windows, drop_last_step, slack_ns);
+    for k in 0..windows.windows.len() {
+        by_windows.add(k, &windows.read(k)?)?;
+    }
+    by_windows.finish(rank, name)
+}
+
+/// [`pytorch_summary`] of a trace read a window of steps at a time
+/// ([`pytorch_rank_windowed`], and the overlap without the last step
+/// from the same windows), each window also handed to `also` as it is
+/// read: `partial` imports the node model from them.
+pub fn pytorch_summary_windowed(name: &str, windows: &Windows, mut also: impl FnMut(usize, &Trace) -> Result<()>) -> Result<RankSummary> {
+    let mut by_windows = RankWindows::new(windows, false, hta::SLACK_NS);
+    let mut without_last_step = [Timing::Hta, Timing::Exact].map(|t| hta::OverlapAccumulator::new(t, &windows.steps, true, hta::SLACK_NS));
     for (k, window) in windows.windows.iter().enumerate() {
         let trace = windows.read(k)?;
-        if k == 0 {
-            world_size = trace.distributed.as_ref().and_then(|d| d.world_size);
+        by_windows.add(k, &trace)?;
+        for overlap in &mut without_last_step {
+            overlap.add(&trace, window).map_err(|m| cannot_window(windows, m))?;
         }
-        let rows = by_windows.add(k, &trace)?.to_vec();
+        also(k, &trace)?;
+    }
+    let given_rank = windows.head()?.distributed.as_ref().and_then(|d| d.rank);
+    let rank = by_windows.finish(0, name)?;
+    let [by_hta, exact] = without_last_step.map(|o| o.finish());
+    let overlap_without_last_step = rank.overlap.map(|_| CommOverlap { percent: by_hta.percent(), exact_ratio: exact.ratio() });
+    let mut step_names: Vec<String> = hta::profiler_step_names(&windows.steps).into_iter().map(str::to_owned).collect();
+    step_names.sort();
+    step_names.dedup();
+    Ok(RankSummary { source: Source::PyTorch, rank, given_rank, step_names, overlap_without_last_step })
+}
+
+/// The error of a rank that cannot be read a window at a time, and why.
+fn cannot_window(windows: &Windows, why: String) -> Error {
+    Error::input(crate::inputs::pytorch::KIND, windows.path(), format!("cannot be read a window at a time: {why}"))
+}
+
+/// [`pytorch_rank_windowed`] fed one window at a time: the rows of
+/// [`WindowedSteps`]; each window's own steps' collectives (every device
+/// event that meets a step is in the step's window); the copies each
+/// window owns (by their launch); HTA's overlap by
+/// [`hta::OverlapAccumulator`].
+struct RankWindows<'w> {
+    windows: &'w Windows,
+    by_windows: WindowedSteps<'w>,
+    overlaps: [hta::OverlapAccumulator; 2],
+    steps: StepTable,
+    transfers: TransferTally,
+    /// Copies that may start after the last step's end (which only the
+    /// last window knows): held until then; the others are before it.
+    late: Vec<MemCopy>,
+    last_step_start: i64,
+    world_size: Option<i64>,
+    from: Option<i64>,
+    to: i64,
+}
+
+impl<'w> RankWindows<'w> {
+    fn new(windows: &'w Windows, drop_last_step: bool, slack_ns: i64) -> RankWindows<'w> {
+        RankWindows {
+            windows,
+            by_windows: WindowedSteps::new(windows, slack_ns),
+            overlaps: [Timing::Hta, Timing::Exact].map(|t| hta::OverlapAccumulator::new(t, &windows.steps, drop_last_step, slack_ns)),
+            steps: StepTable::default(),
+            transfers: TransferTally::default(),
+            late: Vec::new(),
+            last_step_start: windows.steps.steps().into_iter().map(|(_, i)| windows.steps.events[i as usize].ts).max().unwrap_or(i64::MAX),
+            world_size: None,
+            from: None,
+            to: i64::MAX,
+        }
+    }
+
+    /// Adds window `k`, whose trace is `trace`; windows come in order.
+    fn add(&mut self, k: usize, trace: &Trace) -> Result<()> {
+        let window = &self.windows.windows[k];
+        if k == 0 {
+            self.world_size = trace.distributed.as_ref().and_then(|d| d.world_size);
+        }
+        let rows = self.by_windows.add(k, trace)?.to_vec();
         let launches = trace.launches_by_correlation();
-        let work = GpuWork::of(&trace, |i| window.owns(&trace, &launches, i));
-        steps.add(&rows, &work);
-        let from = *from.get_or_insert(steps.span().0);
-        if k + 1 == windows.windows.len() {
-            to = steps.span().1;
+        let work = GpuWork::of(trace, |i| window.owns(trace, &launches, i));
+        self.steps.add(&rows, &work);
+        let from = *self.from.get_or_insert(self.steps.span().0);
+        if k + 1 == self.windows.windows.len() {
+            self.to = self.steps.span().1;
         }
         for copy in work.copies {
-            if copy.ts >= last_step_start { late.push(copy) } else { transfers.add(&copy, from, to) }
+            if copy.ts >= self.last_step_start { self.late.push(copy) } else { self.transfers.add(&copy, from, self.to) }
         }
-        for overlap in &mut overlaps {
-            overlap.add(&trace, window).map_err(cannot)?;
+        for overlap in &mut self.overlaps {
+            overlap.add(trace, window).map_err(|m| cannot_window(self.windows, m))?;
         }
+        Ok(())
     }
-    if to < last_step_start {
-        return Err(cannot("its last step ends before it starts".to_owned()));
+
+    fn finish(mut self, rank: i64, name: &str) -> Result<Rank> {
+        if self.to < self.last_step_start {
+            return Err(cannot_window(self.windows, "its last step ends before it starts".to_owned()));
+        }
+        for copy in &self.late {
+            self.transfers.add(copy, self.from.unwrap_or(i64::MIN), self.to);
+        }
+        let has_gpu_work = self.steps.has_gpu_work;
+        let [by_hta, exact] = self.overlaps.map(|o| o.finish());
+        Ok(Rank {
+            rank,
+            name: name.to_owned(),
+            world_size: self.world_size,
+            steps: self.steps.finish(),
+            transfers: self.transfers.finish(),
+            overlap: has_gpu_work.then(|| CommOverlap { percent: by_hta.percent(), exact_ratio: exact.ratio() }),
+            straggler: false,
+        })
     }
-    for copy in &late {
-        transfers.add(copy, from.unwrap_or(i64::MIN), to);
-    }
-    let has_gpu_work = steps.has_gpu_work;
-    let [by_hta, exact] = overlaps.map(|o| o.finish());
-    Ok(Rank {
-        rank,
-        name: name.to_owned(),
-        world_size,
-        steps: steps.finish(),
-        transfers: transfers.finish(),
-        overlap: has_gpu_work.then(|| CommOverlap { percent: by_hta.percent(), exact_ratio: exact.ratio() }),
-        straggler: false,
-    })
 }
 
 /// One memory copy: its direction, start, end (ns) and bytes.
