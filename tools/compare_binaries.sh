@@ -12,7 +12,7 @@
 # and profile), an event file and two jobs. Outputs: the four views as text
 # and CSV with every time column, `--step` views, timelines, op JSON,
 # advise, steps (text, JSON, CSV), memory (text, JSON), hlo and kernels,
-# ranks, jobs, diff and the HTML report. Prints one line per
+# ranks, partial profiles, jobs, diff and the HTML report. Prints one line per
 # difference and a count; exits 1 if any output differs or a command's
 # exit status does.
 set -uo pipefail
@@ -58,6 +58,9 @@ for x in "${xplanes[@]}"; do
     add "$table $in --output csv:outfile=@"
   done
   add "report $in --output html:outfile=@"
+  add "ranks $in"
+  add "ranks $in --output json:outfile=@"
+  add "partial $in -o @"
 done
 torches=(testdata/pytorch/*.pt.trace.json*)
 for shared in ../shared/traces/torch_h200/*/; do
@@ -72,6 +75,7 @@ for t in "${torches[@]}"; do
   add "steps $in --output json:outfile=@"
   add "steps $in --output csv:outfile=@"
   add "memory $in"
+  add "partial $in -o @"
 done
 for job in testdata/pytorch/ranks16 testdata/pytorch/gloo3; do
   add "ranks --pytorch_path $job"

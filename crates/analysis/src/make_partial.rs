@@ -24,7 +24,7 @@ pub fn from_loaded(name: &str, loaded: &Loaded) -> Partial {
 fn rank_summary(name: &str, loaded: &Loaded) -> Option<RankSummary> {
     match loaded.traces.as_slice() {
         [(_, Trace::PyTorch(trace))] => Some(crate::ranks::pytorch_summary(name, trace)),
-        [(_, Trace::Xplane(source))] => crate::ranks::xplane::summary(name, &source.path, &source.bytes).ok(),
+        [(_, Trace::Xplane(source))] => crate::ranks::xplane::summary(name, &source.file()).ok(),
         _ => None,
     }
 }

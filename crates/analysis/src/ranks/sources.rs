@@ -94,8 +94,7 @@ pub fn from_sources(sources: &Sources) -> Result<(Ranks, Option<String>)> {
                     Ok((name.clone(), file))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let hosts: Vec<(String, &std::path::Path, &[u8])> = files.iter().map(|(name, file)| (name.clone(), file.path.as_path(), &file.bytes[..])).collect();
-            Ok((super::xplane::analyze(&hosts)?, note))
+            Ok((super::xplane::analyze(&files)?, note))
         }
     }
 }

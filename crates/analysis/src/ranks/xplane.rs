@@ -10,8 +10,6 @@
 //! ([`crate::inputs::xplane::names::transfer`]); collectives XProf's
 //! (`nccl…`); the rest computation.
 
-use std::path::Path;
-
 use prost::DecodeError;
 
 use super::{CommOverlap, Rank, RankStep, Ranks, Source, transfers};
@@ -20,7 +18,7 @@ use crate::inputs::xplane::names::{GpuEventClass, classify_gpu_event, transfer};
 use crate::inputs::xplane::not_an_xspace;
 use crate::inputs::xplane::planes::{PlaneKind, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
-use crate::inputs::xplane::{Plane, Space};
+use crate::inputs::xplane::{Event, Plane, Release, Space, XplaneFile};
 use crate::intervals::{Empty, covered, difference, union};
 use crate::steps::xplane::Hardware;
 
@@ -51,20 +49,27 @@ fn details_size(details: &str) -> Option<i64> {
     details.split_whitespace().find_map(|field| field.strip_prefix("size:")).and_then(|n| n.parse().ok())
 }
 
-/// The GPU work of a trace.
-pub fn device_work(bytes: &[u8]) -> Result<DeviceWork, DecodeError> {
+/// The GPU work of a trace, calling `release` with each stretch of the
+/// file once walked (as [`crate::steps::xplane::analyze_releasing`] does).
+/// Each line's events are decoded on several threads ([`Line::walk`]) and
+/// kept in file order.
+///
+/// [`Line::walk`]: crate::inputs::xplane::Line::walk
+pub fn device_work(bytes: &[u8], release: Release<'_>) -> Result<DeviceWork, DecodeError> {
     let mut work = DeviceWork::default();
     for wire in Space::decode(bytes)?.planes {
         if PlaneKind::of(Plane::decode_name(wire)?) != PlaneKind::Gpu {
             continue;
         }
-        let plane = Plane::decode(wire)?;
+        let plane = Plane::decode_releasing(wire, release)?;
         let kinds = StatKinds::of(&plane);
         let details_id = plane.stat_names.iter().find(|(_, n)| **n == "memcpy_details").map(|(id, _)| *id);
         for line in plane.lines.iter().filter(|l| !is_derived_line(l.id)) {
             let base = i128::from(line.timestamp_ns) * 1000;
-            for event in line.events() {
-                let event = event?;
+            // An event with a `correlation_id`: its name, span and the size
+            // its `memcpy_details` gives.
+            let read = |_, wire| {
+                let event = Event::decode(wire)?;
                 let (mut correlated, mut size) = (false, None);
                 for stat in event.stats() {
                     if kinds.get(stat.metadata_id) == Some(StatKind::CorrelationId) {
@@ -73,12 +78,12 @@ pub fn device_work(bytes: &[u8]) -> Result<DeviceWork, DecodeError> {
                         size = stat.value.as_str(&plane).and_then(details_size);
                     }
                 }
-                if !correlated {
-                    continue;
-                }
-                let name = plane.event_name(event.metadata_id);
                 let begin = base + i128::from(event.offset_ps);
                 let end = begin + i128::from(event.duration_ps.max(0));
+                Ok(correlated.then(|| (plane.event_name(event.metadata_id), begin, end, size)))
+            };
+            line.walk(release, read, |event| {
+                let Some((name, begin, end, size)) = event else { return Ok::<_, DecodeError>(()) };
                 if let Some((_, op_type)) = transfer(name) {
                     work.copies.push((direction(op_type), begin, end, size));
                 } else if classify_gpu_event(name, "") == GpuEventClass::Collectives {
@@ -86,7 +91,8 @@ pub fn device_work(bytes: &[u8]) -> Result<DeviceWork, DecodeError> {
                 } else {
                     work.compute.push((begin, end));
                 }
-            }
+                Ok(())
+            })?;
         }
     }
     Ok(work)
@@ -103,11 +109,21 @@ fn overlap(work: &DeviceWork) -> f64 {
     (communication - exposed) as f64 / communication as f64
 }
 
-/// One host's trace (its file and bytes) as a rank (`rank` its number).
-pub fn host_rank(rank: i64, name: &str, path: &Path, bytes: &[u8]) -> Result<Rank> {
-    let host = crate::steps::xplane::analyze(bytes).map_err(|e| not_an_xspace(path, &e))?;
+/// One host's trace as a rank (`rank` its number). Its two walks (the
+/// steps, then the GPU work) give the file's pages back as they go, and
+/// all of them when done, as `steps` does: a 1 GB trace is then not
+/// resident beside the steps' records (`ranks` of the 1.06 GB
+/// flax_cnn_nocb x3400 trace peaked at 1.7 GB with them, a 1 GB file's
+/// pages and 0.65 GB of records; bench/large_xplane.md).
+pub fn host_rank(rank: i64, name: &str, file: &XplaneFile) -> Result<Rank> {
+    let (path, bytes, release) = (&file.path, &file.bytes[..], &|part: &[u8]| file.release(part));
+    let host = crate::steps::xplane::analyze_releasing(bytes, release);
+    file.walked();
+    let host = host.map_err(|e| not_an_xspace(path, &e))?;
     let rows = crate::steps::from_hosts(std::slice::from_ref(&host)).rows;
-    let work = device_work(bytes).map_err(|e| not_an_xspace(path, &e))?;
+    let work = device_work(bytes, release);
+    file.walked();
+    let work = work.map_err(|e| not_an_xspace(path, &e))?;
     let gpu = host.hardware == Hardware::Gpu;
     let comm = union(work.collectives.clone(), Empty::Drop);
     let exposed = difference(&comm, &union(work.compute.clone(), Empty::Drop));
@@ -145,18 +161,18 @@ pub fn host_rank(rank: i64, name: &str, path: &Path, bytes: &[u8]) -> Result<Ran
     })
 }
 
-/// The hosts of a run directory as ranks, numbered in their order: each
-/// host's name, file and bytes.
 /// The summary of one host as a rank (see [`super::RankSummary`]).
-pub fn summary(name: &str, path: &Path, bytes: &[u8]) -> Result<super::RankSummary> {
-    let rank = host_rank(0, name, path, bytes)?;
+pub fn summary(name: &str, file: &XplaneFile) -> Result<super::RankSummary> {
+    let rank = host_rank(0, name, file)?;
     let overlap_without_last_step = rank.overlap;
     Ok(super::RankSummary { source: Source::Xplane, rank, given_rank: None, step_names: Vec::new(), overlap_without_last_step })
 }
 
-pub fn analyze(hosts: &[(String, &Path, &[u8])]) -> Result<Ranks> {
+/// The hosts of a run directory as ranks, numbered in their order: each
+/// host's name and mapped file.
+pub fn analyze(hosts: &[(String, XplaneFile)]) -> Result<Ranks> {
     use rayon::prelude::*;
-    let mut ranks = hosts.par_iter().enumerate().map(|(i, (name, path, bytes))| host_rank(i as i64, name, path, bytes)).collect::<Result<Vec<_>>>()?;
+    let mut ranks = hosts.par_iter().enumerate().map(|(i, (name, file))| host_rank(i as i64, name, file)).collect::<Result<Vec<_>>>()?;
     Ok(super::finish(Source::Xplane, false, &mut ranks))
 }
 

@@ -551,8 +551,7 @@ fn breakdown_of(analyzed: &crate::steps::Steps) -> Option<Breakdown> {
 /// why instead.
 fn ranks_panel(loaded: &crate::load::Loaded, sources: &Sources, notes: &mut Vec<String>) -> Option<serde_json::Value> {
     let pytorch: Vec<(String, &crate::inputs::pytorch::Trace)> = loaded.pytorch_traces().map(|(job, trace)| (job.to_owned(), &**trace)).collect();
-    let xplane: Vec<(String, &std::path::Path, &[u8])> =
-        loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.path.as_path(), &trace.bytes[..])).collect();
+    let xplane: Vec<(String, crate::inputs::xplane::XplaneFile)> = loaded.xplane_traces().map(|(job, trace)| (job.to_owned(), trace.file())).collect();
     let analyzed = if pytorch.len() >= 2 {
         let dir = sources.inputs.iter().find(|(flag, _)| flag == "--pytorch_path").map_or("", |(_, value)| value.as_str());
         crate::ranks::analyze_pytorch(std::path::Path::new(dir), &pytorch)

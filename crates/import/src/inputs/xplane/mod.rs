@@ -375,6 +375,14 @@ impl TraceSource {
         self.pages.walked();
     }
 
+    /// The mapped file the trace was read from (its bytes and pages
+    /// shared, not copied), for readers that walk a file again after it
+    /// was loaded, giving its pages back as they go (`ranks`' summary of a
+    /// partial's host).
+    pub fn file(&self) -> XplaneFile {
+        XplaneFile { path: self.path.clone(), bytes: self.bytes.clone(), pages: self.pages.clone() }
+    }
+
     pub fn window(&self, step: i64) -> StepWindow {
         if step < 0 || (self.steps.is_empty() && step == 0) {
             return StepWindow::All;
