@@ -110,17 +110,22 @@ enum Print {
 fn check_window_flags(cli: &Cli) -> Result<()> {
     let given = [("--window_mb", cli.inputs.window_mb.is_some()), ("--window_steps", cli.inputs.window_steps.is_some())];
     let Some((flag, _)) = given.into_iter().find(|(_, given)| *given) else { return Ok(()) };
-    let windowed = matches!(
-        cli.command,
-        Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code | Command::Memory | Command::Partial(_))
-    );
-    if !windowed || cli.inputs.pytorch_path.is_none() {
+    if !reads_in_windows(cli.command.as_ref()) || cli.inputs.pytorch_path.is_none() {
         return Err(Error::flag(
             flag,
             "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code', 'memory' and 'partial' with --pytorch_path (the other commands read a trace whole)",
         ));
     }
     Ok(())
+}
+
+/// Whether `command` reads a large PyTorch trace a window of steps at a
+/// time.
+fn reads_in_windows(command: Option<&Command>) -> bool {
+    matches!(
+        command,
+        Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code | Command::Memory | Command::Partial(_))
+    )
 }
 
 fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
@@ -178,7 +183,8 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         crate::give_back_freed_memory();
     }
     // Cleared when the inputs are read (or on any return before).
-    let progress = term::Progress::start("reading the inputs", || trace_bytes(&sources));
+    let windowed = reads_in_windows(cli.command.as_ref());
+    let progress = term::Progress::start("reading the inputs", || trace_bytes(&sources, windowed));
     match &cli.command {
         Some(Command::Jobs) if sources.jobs.is_empty() => {
             return Err(Error::flag("jobs", "give the jobs to summarize with --job NAME=PATH"));
@@ -313,9 +319,13 @@ fn stdout_written(written: io::Result<()>) -> Result<()> {
 
 /// The size of the traces among `sources` (their files' bytes on disk, what
 /// the importers count as read), for the progress line; 0 for other inputs.
-/// The files are those the loader reads.
-fn trace_bytes(sources: &crate::load::Sources) -> u64 {
-    let pytorch = sources.pytorch_path.as_deref().and_then(|p| load::pytorch_ranks(p).ok()).map_or(0, |ranks| ranks.iter().map(|(_, f)| file_bytes(f)).sum());
+/// The files are those the loader reads; a PyTorch trace read a window of
+/// steps at a time (`windowed`: if the command does) counts twice, as the
+/// plan's pass and the windows each count it.
+fn trace_bytes(sources: &crate::load::Sources, windowed: bool) -> u64 {
+    let times = |f: &std::path::Path| if windowed && sources.pytorch_windows.budget(f).is_some() { 2 } else { 1 };
+    let pytorch =
+        sources.pytorch_path.as_deref().and_then(|p| load::pytorch_ranks(p).ok()).map_or(0, |ranks| ranks.iter().map(|(_, f)| times(f) * file_bytes(f)).sum());
     pytorch + xplane_bytes(sources)
 }
 

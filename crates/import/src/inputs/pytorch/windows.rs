@@ -144,6 +144,10 @@ pub struct Windows {
     /// The plain text the windows are read from: `path`, or a decompressed
     /// copy of it.
     text: PathBuf,
+    /// The size of the file at `path`: the plan's pass counts it as read
+    /// (for the progress line), and the windows count it again, a share
+    /// each.
+    file_bytes: u64,
     _decompressed: Option<tempfile::TempPath>,
     /// `{`, every top-level field but `traceEvents`, and `"traceEvents": [`.
     head: Vec<u8>,
@@ -180,10 +184,12 @@ impl Windows {
         let decompressed = decompress(path)?;
         let text = decompressed.as_ref().map_or_else(|| path.to_owned(), |t| t.to_path_buf());
         let size = std::fs::metadata(&text).map_err(io_error)?.len();
+        let file_bytes = std::fs::metadata(path).map_err(io_error)?.len();
 
-        // One pass: the top-level fields, the steps, and the chunks.
-        let Walked { fields, part } =
-            walk(&text, split).map_err(|e| invalid(format!("not a Kineto trace (invalid JSON at byte {}: {})", e.offset, e.message)))?;
+        // One pass: the top-level fields, the steps, and the chunks (a gzip
+        // was counted as read while decompressed).
+        let Walked { fields, part } = walk(&text, split, decompressed.is_none())
+            .map_err(|e| invalid(format!("not a Kineto trace (invalid JSON at byte {}: {})", e.offset, e.message)))?;
         let mut head = b"{".to_vec();
         let mut file = std::fs::File::open(&text).map_err(io_error)?;
         for (key, start, end) in fields {
@@ -228,6 +234,7 @@ impl Windows {
         Ok(Some(Windows {
             path: path.to_owned(),
             text,
+            file_bytes,
             _decompressed: decompressed,
             head,
             windows,
@@ -313,7 +320,17 @@ impl Windows {
         // whole in memory.)
         let runs = Runs { file, runs: runs.iter(), left: 0, comma: false, first: true };
         let text = self.head.as_slice().chain(runs).chain(&b"\n]}"[..]);
-        Trace::from_reader(text).map_err(|message| Error::input(KIND, &self.path, message))
+        let trace = Trace::from_reader(text).map_err(|message| Error::input(KIND, &self.path, message))?;
+        crate::inputs::progress::add(self.share_of_file(k));
+        Ok(trace)
+    }
+
+    /// The bytes of the file window `k` counts as read once read: windows
+    /// are about equal in size, so each counts an equal share, and
+    /// together the file.
+    fn share_of_file(&self, k: usize) -> u64 {
+        let upto = |k: usize| (u128::from(self.file_bytes) * k as u128 / self.windows.len() as u128) as u64;
+        upto(k + 1) - upto(k)
     }
 
     /// The events of `chunk`, read from the text.
@@ -395,7 +412,7 @@ fn decompress(path: &Path) -> Result<Option<tempfile::TempPath>> {
     let temp = tempfile::Builder::new().prefix("rtfprof-window-").suffix(".json").tempfile().map_err(io_error)?;
     let (out, temp_path) = temp.into_parts();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
-    let mut gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, file));
+    let mut gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, crate::inputs::progress::Counting(file)));
     std::io::copy(&mut gz, &mut out).map_err(|e| Error::input(KIND, path, format!("not a valid gzip stream ({e})")))?;
     out.flush().map_err(io_error)?;
     Ok(Some(temp_path))
@@ -666,8 +683,10 @@ struct Walked {
 
 /// The plan's one pass over the plain text at `path`: its top-level fields,
 /// and its events read on several threads (`stream::segments::for_segments`).
-fn walk(path: &Path, split: Option<super::read::Split>) -> std::result::Result<Walked, SyntaxError> {
+/// With `counted`, its bytes are counted as read.
+fn walk(path: &Path, split: Option<super::read::Split>, counted: bool) -> std::result::Result<Walked, SyntaxError> {
     let file = std::fs::File::open(path).map_err(|e| SyntaxError { offset: 0, message: e.to_string() })?;
+    let file: Box<dyn Read> = if counted { Box::new(crate::inputs::progress::Counting(file)) } else { Box::new(file) };
     let mut p = Parser::new(file);
     let step = memchr::memmem::Finder::new(b"ProfilerStep");
     let mut walked = Walked { fields: Vec::new(), part: Part::default() };
@@ -727,6 +746,20 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), all.len(), "an event is in no window");
+    }
+
+    /// The windows count the file (the gzip, not its text) as read, in
+    /// shares that add up to it: the progress line's total counts a
+    /// windowed trace twice, once for the plan's pass.
+    #[test]
+    fn windows_count_the_file_once() {
+        let path = fixture("h200_tx.steps2-3.pt.trace.json.gz");
+        for steps in [1, 2] {
+            let windows = Windows::plan(&path, Budget::Steps(steps)).unwrap().unwrap();
+            let shares: Vec<u64> = (0..windows.windows.len()).map(|k| windows.share_of_file(k)).collect();
+            assert_eq!(shares.iter().sum::<u64>(), std::fs::metadata(&path).unwrap().len(), "{shares:?}");
+            assert!(shares.iter().max().unwrap() - shares.iter().min().unwrap() <= 1, "{shares:?}");
+        }
     }
 
     /// The windows are the same whatever segments the plan's pass cuts the
