@@ -217,16 +217,21 @@ def check(
     baseline: _Path,
     new: _Path,
     *,
-    max_regression: str = "5%",
-    max_op_regression: str = "8%",
-    max_memory_regression: str = "5%",
-    min_memory_change: str = "4MiB",
-    alpha: float = 0.01,
-    min_steps: int = 5,
-    min_share: str = "1%",
+    rules: Optional[_Path] = None,
+    max_regression: Optional[str] = None,
+    max_op_regression: Optional[str] = None,
+    max_memory_regression: Optional[str] = None,
+    min_memory_change: Optional[str] = None,
+    alpha: Optional[float] = None,
+    min_steps: Optional[int] = None,
+    min_share: Optional[str] = None,
     thresholds: Optional[Dict[str, str]] = None,
 ) -> Dict[str, Any]:
-    """Compare two runs step by step, as `rtfprof check BASELINE NEW --output json` does."""
+    """Compare two runs step by step, as `rtfprof check BASELINE NEW --output json` does.
+
+    `rules` is a rules file (TOML), as `--rules`; each other setting, where
+    given, overrides the file's default as the flag does (defaults: 5%, 8%,
+    5%, 4MiB, 0.01, 5, 1%)."""
 def steps(
     *,
     graph_path: Optional[_Path] = None,

@@ -777,39 +777,57 @@ fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
 
 /// `rtfprof check BASELINE NEW`: compares two runs (paths of traces,
 /// profiles or baselines saved by `--save_baseline`) step by step and
-/// returns what `--output json` writes (`passed`, `summary`, `metrics`, …;
-/// schemas/check.schema.json). The defaults are the command line's
-/// (`rtfprof::check::defaults`).
+/// returns what `--output json` writes (`passed`, `summary`, `metrics`,
+/// `budgets`, `ignored`, …; schemas/check.schema.json). `rules` is a rules
+/// file, as `--rules`; the other settings, where given (not `None`),
+/// override its defaults as the flags do, and the built-in defaults are the
+/// command line's (`rtfprof::check::defaults`).
 #[pyfunction]
-#[pyo3(signature = (baseline, new, *, max_regression="5%", max_op_regression="8%", max_memory_regression="5%", min_memory_change="4MiB", alpha=0.01, min_steps=5, min_share="1%", thresholds=None))]
+#[pyo3(signature = (baseline, new, *, rules=None, max_regression=None, max_op_regression=None, max_memory_regression=None, min_memory_change=None, alpha=None, min_steps=None, min_share=None, thresholds=None))]
 #[allow(clippy::too_many_arguments)]
 fn check<'py>(
     py: Python<'py>,
     baseline: &Bound<'py, PyAny>,
     new: &Bound<'py, PyAny>,
-    max_regression: &str,
-    max_op_regression: &str,
-    max_memory_regression: &str,
-    min_memory_change: &str,
-    alpha: f64,
-    min_steps: usize,
-    min_share: &str,
+    rules: Option<&Bound<'py, PyAny>>,
+    max_regression: Option<&str>,
+    max_op_regression: Option<&str>,
+    max_memory_regression: Option<&str>,
+    min_memory_change: Option<&str>,
+    alpha: Option<f64>,
+    min_steps: Option<usize>,
+    min_share: Option<&str>,
     thresholds: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     use rtfprof::check::options::parse_fraction;
     let baseline = path_arg("baseline", Some(baseline))?.ok_or_else(|| PyValueError::new_err("check: give the baseline's path"))?;
     let new = path_arg("new", Some(new))?.ok_or_else(|| PyValueError::new_err("check: give the new run's path"))?;
-    let mut options = rtfprof::check::Options::default();
-    options.max_regression = parse_fraction("max_regression", max_regression).map_err(to_py_err)?;
-    options.max_op_regression = parse_fraction("max_op_regression", max_op_regression).map_err(to_py_err)?;
-    options.min_share = parse_fraction("min_share", min_share).map_err(to_py_err)?;
-    options.max_memory_regression = parse_fraction("max_memory_regression", max_memory_regression).map_err(to_py_err)?;
-    options.min_memory_change = rtfprof::check::options::parse_bytes("min_memory_change", min_memory_change).map_err(to_py_err)?;
-    if !(alpha > 0.0 && alpha < 1.0) {
-        return Err(PyValueError::new_err(format!("alpha: {alpha} is not a level between 0 and 1 (e.g. 0.01)")));
+    let mut options = match path_arg("rules", rules)? {
+        Some(path) => rtfprof::check::rules::read(&path).map_err(to_py_err)?.into_options(path.display().to_string()),
+        None => rtfprof::check::Options::default(),
+    };
+    let fraction = |name: &str, value: Option<&str>, into: &mut f64| -> PyResult<()> {
+        if let Some(value) = value {
+            *into = parse_fraction(name, value).map_err(to_py_err)?;
+        }
+        Ok(())
+    };
+    fraction("max_regression", max_regression, &mut options.max_regression)?;
+    fraction("max_op_regression", max_op_regression, &mut options.max_op_regression)?;
+    fraction("min_share", min_share, &mut options.min_share)?;
+    fraction("max_memory_regression", max_memory_regression, &mut options.max_memory_regression)?;
+    if let Some(value) = min_memory_change {
+        options.min_memory_change = rtfprof::check::options::parse_bytes("min_memory_change", value).map_err(to_py_err)?;
     }
-    options.alpha = alpha;
-    options.min_steps = min_steps;
+    if let Some(alpha) = alpha {
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(PyValueError::new_err(format!("alpha: {alpha} is not a level between 0 and 1 (e.g. 0.01)")));
+        }
+        options.alpha = alpha;
+    }
+    if let Some(min_steps) = min_steps {
+        options.min_steps = min_steps;
+    }
     for (label, amount) in thresholds.unwrap_or_default() {
         options.thresholds.insert(label, parse_fraction("thresholds", &amount).map_err(to_py_err)?);
     }

@@ -52,3 +52,38 @@ def test_memory_flags():
     assert rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", min_memory_change="1GiB", **loose)["passed"] is True
     with pytest.raises(ValueError, match="min_memory_change"):
         rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", min_memory_change="lots")
+
+
+def test_a_rules_file(tmp_path):
+    """`rules=` reads a rules file as `--rules` does: budgets fail, ignored metrics pass, keywords override its defaults."""
+    rules = tmp_path / "rules.toml"
+    rules.write_text("ignore = ['memory:.*']\n[defaults]\nmax_regression = '10000%'\nmax_op_regression = '10000%'\n")
+    ignored = rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", rules=rules)
+    assert ignored["passed"] is True
+    assert [i["label"] for i in ignored["ignored"]] == ["memory:cpu"]
+    assert ignored["options"]["rules"] == str(rules)
+    # A keyword given overrides the file's default, as a flag does.
+    strict = rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_memory", rules=str(rules), max_op_regression="8%")
+    assert strict["options"]["max_op_regression"] == 0.08
+    step = next(m for m in ignored["metrics"] if m["label"] == "step_time")["new_median"]
+    budget = tmp_path / "budget.toml"
+    budget.write_text(f"[[budget]]\nmetric = 'step_time'\nmax = '{step / 2:.0f}us'\n")
+    over = rtfprof.check(RUNS / "torch_base_a", RUNS / "torch_base_b", rules=budget)
+    assert over["passed"] is False
+    assert [(b["label"], b["verdict"]) for b in over["budgets"]] == [("step_time", "exceeded")]
+    assert "over budget: step_time" in over["summary"]
+    # The dict is the CLI's JSON.
+    out = tmp_path / "check.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "rtfprof", "check", str(RUNS / "torch_base_a"), str(RUNS / "torch_base_b"), "--rules", str(budget), "--output", f"json:outfile={out}"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1, run.stderr
+    assert json.loads(out.read_text()) == over
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[defaults]\nmax_regresion = '5%'\n")
+    with pytest.raises(ValueError, match=r"bad\.toml: line 2: unknown field `max_regresion`"):
+        rtfprof.check(RUNS / "base_a", RUNS / "base_b", rules=bad)
+    with pytest.raises(FileNotFoundError, match="nope.toml"):
+        rtfprof.check(RUNS / "base_a", RUNS / "base_b", rules=tmp_path / "nope.toml")

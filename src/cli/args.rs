@@ -171,33 +171,43 @@ pub struct CheckArgs {
     pub new: Option<PathBuf>,
     #[command(flatten)]
     pub sides: SideArgs,
-    /// Largest growth of the median step time that passes (5% or 0.05).
-    #[arg(long, value_name = "AMOUNT", default_value = "5%")]
-    pub max_regression: String,
-    /// Largest growth of an op's or a breakdown category's median that passes.
-    #[arg(long, value_name = "AMOUNT", default_value = "8%")]
-    pub max_op_regression: String,
-    /// Largest growth of an allocator's median peak memory that passes.
-    #[arg(long, value_name = "AMOUNT", default_value = "5%")]
-    pub max_memory_regression: String,
+    /// A rules file (TOML): thresholds by regex, budgets on the new run,
+    /// metrics to ignore, and defaults for the flags below, which override
+    /// it where given (docs/book/src/commands/check.md, "Rules file").
+    #[arg(long, value_name = "PATH")]
+    pub rules: Option<PathBuf>,
+    /// Largest growth of the median step time that passes (5% or 0.05)
+    /// [default: 5%].
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_regression: Option<String>,
+    /// Largest growth of an op's or a breakdown category's median that
+    /// passes [default: 8%].
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_op_regression: Option<String>,
+    /// Largest growth of an allocator's median peak memory that passes
+    /// [default: 5%].
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_memory_regression: Option<String>,
     /// Fewest bytes an allocator's median peak memory must grow by to
-    /// regress (4MiB, 100MB, or bytes).
-    #[arg(long, value_name = "BYTES", default_value = "4MiB")]
-    pub min_memory_change: String,
+    /// regress (4MiB, 100MB, or bytes) [default: 4MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub min_memory_change: Option<String>,
     /// A threshold for one metric, as the outputs name it: step_time=3%,
     /// category:host_compute=10%, memory:cpu=10%, op:NAME=20% (repeatable).
     #[arg(long, value_name = "METRIC=AMOUNT")]
     pub threshold: Vec<String>,
-    /// Significance level of the one-sided Mann-Whitney U test.
-    #[arg(long, value_name = "P", default_value_t = crate::check::defaults::ALPHA)]
-    pub alpha: f64,
+    /// Significance level of the one-sided Mann-Whitney U test
+    /// [default: 0.01].
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
     /// Fewest steps each side needs; with fewer, nothing is judged (and
-    /// the check passes, saying so).
-    #[arg(long, value_name = "N", default_value_t = crate::check::defaults::MIN_STEPS)]
-    pub min_steps: usize,
-    /// Smallest share of the step time an op or category needs to be judged.
-    #[arg(long, value_name = "AMOUNT", default_value = "1%")]
-    pub min_share: String,
+    /// the check passes, saying so) [default: 5].
+    #[arg(long, value_name = "N")]
+    pub min_steps: Option<usize>,
+    /// Smallest share of the step time an op or category needs to be
+    /// judged [default: 1%].
+    #[arg(long, value_name = "AMOUNT")]
+    pub min_share: Option<String>,
     /// Also write the new run's per-step samples to PATH (small JSON), to
     /// give as BASELINE later. With one profile given, only that is done.
     #[arg(long, value_name = "PATH")]

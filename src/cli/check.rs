@@ -69,18 +69,36 @@ pub fn run(cli: &Cli, args: &CheckArgs, stdout: &mut String) -> Result<Option<bo
     Ok(Some(result.passed()))
 }
 
+/// The decision's options: the built-in defaults, the rules file's over
+/// them, and the flags given over both (a `--threshold` wins over the
+/// file's regex thresholds too).
 fn options(args: &CheckArgs) -> Result<Options> {
-    let mut options = Options::default();
-    options.max_regression = parse_fraction("--max_regression", &args.max_regression)?;
-    options.max_op_regression = parse_fraction("--max_op_regression", &args.max_op_regression)?;
-    options.max_memory_regression = parse_fraction("--max_memory_regression", &args.max_memory_regression)?;
-    options.min_memory_change = check::options::parse_bytes("--min_memory_change", &args.min_memory_change)?;
-    options.min_share = parse_fraction("--min_share", &args.min_share)?;
-    if !(args.alpha > 0.0 && args.alpha < 1.0) {
-        return Err(Error::flag("--alpha", format!("{} is not a level between 0 and 1 (e.g. 0.01)", args.alpha)));
+    let mut options = match &args.rules {
+        Some(path) => check::rules::read(path)?.into_options(path.display().to_string()),
+        None => Options::default(),
+    };
+    let fraction = |flag: &str, value: &Option<String>, into: &mut f64| -> Result<()> {
+        if let Some(value) = value {
+            *into = parse_fraction(flag, value)?;
+        }
+        Ok(())
+    };
+    fraction("--max_regression", &args.max_regression, &mut options.max_regression)?;
+    fraction("--max_op_regression", &args.max_op_regression, &mut options.max_op_regression)?;
+    fraction("--max_memory_regression", &args.max_memory_regression, &mut options.max_memory_regression)?;
+    fraction("--min_share", &args.min_share, &mut options.min_share)?;
+    if let Some(value) = &args.min_memory_change {
+        options.min_memory_change = check::options::parse_bytes("--min_memory_change", value)?;
     }
-    options.alpha = args.alpha;
-    options.min_steps = args.min_steps;
+    if let Some(alpha) = args.alpha {
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(Error::flag("--alpha", format!("{alpha} is not a level between 0 and 1 (e.g. 0.01)")));
+        }
+        options.alpha = alpha;
+    }
+    if let Some(min_steps) = args.min_steps {
+        options.min_steps = min_steps;
+    }
     for value in &args.threshold {
         let (label, amount) = check::options::parse_threshold(value)?;
         options.thresholds.insert(label, amount);

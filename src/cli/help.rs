@@ -161,6 +161,7 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
         &[&["output", "events_run", "events_tags"]],
         "Examples:
   rtfprof check testdata/check/base_a testdata/check/base_b
+  rtfprof check testdata/check/tf_base_a testdata/check/tf_wider --rules testdata/check/rules.toml
   rtfprof check --left_xplane_path testdata/check/wider --right_xplane_path testdata/check/base_a --output stdout --output junit:outfile=check.xml",
     ),
     (

@@ -225,7 +225,29 @@ fn bad_inputs_exit_2_with_one_line_and_no_files() {
     let missing = dir.path().join("missing").display().to_string();
     let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md").display().to_string();
     let (a, b) = (run_dir("base_a"), run_dir("base_b"));
-    let cases: Vec<(Vec<String>, &str)> = vec![
+    // Rules files: missing, not TOML, an unknown key, a bad regex, a bad
+    // amount; each error names the file and the line.
+    let rules = |name: &str, text: Option<&str>| {
+        let path = dir.path().join(name);
+        if let Some(text) = text {
+            std::fs::write(&path, text).unwrap();
+        }
+        format!("--rules={}", path.display())
+    };
+    let bad_rules = [
+        (rules("nope.toml", None), "--rules ".to_owned() + &dir.path().join("nope.toml").display().to_string() + ": No such file"),
+        (rules("not_toml.toml", Some("{\"max_regression\": \"5%\"}\n")), "not_toml.toml: line 1: ".to_owned()),
+        (rules("unknown_key.toml", Some("[defaults]\nmax_regresion = '5%'\n")), "unknown_key.toml: line 2: unknown field `max_regresion`".to_owned()),
+        (
+            rules("bad_regex.toml", Some("[[threshold]]\nmetric = 'op:(x'\nmax_regression = '5%'\n")),
+            "bad_regex.toml: line 2: [[threshold]] metric: 'op:(x' is not a regex".to_owned(),
+        ),
+        (
+            rules("bad_amount.toml", Some("[[budget]]\nmetric = 'step_time'\nmax = '20'\n")),
+            "bad_amount.toml: line 3: [[budget]] max: '20' is not a time".to_owned(),
+        ),
+    ];
+    let mut cases: Vec<(Vec<String>, &str)> = vec![
         (vec![a.clone(), missing.clone()], "NEW"),
         (vec![missing.clone(), b.clone()], "BASELINE"),
         (vec![a.clone(), readme.clone()], "NEW"),
@@ -241,6 +263,7 @@ fn bad_inputs_exit_2_with_one_line_and_no_files() {
         (vec![a.clone(), format!("--right_xplane_path={missing}")], "--right_xplane_path"),
         (vec![a.clone(), b.clone(), format!("--left_xplane_path={b}")], "BASELINE"),
     ];
+    cases.extend(bad_rules.iter().map(|(flag, says)| (vec![a.clone(), b.clone(), flag.clone()], says.as_str())));
     for (extra, names) in cases {
         let mut args = vec!["check".to_owned()];
         args.extend(extra);
@@ -409,4 +432,172 @@ fn a_memory_threshold_is_a_flag() {
     let (_, stdout, doc) = check(&run_dir("torch_base_a"), &run_dir("torch_memory"), &["--min_memory_change=100MB", "--threshold=memory:cpu=5%"]);
     assert!(labels_with(&doc, "regression").iter().all(|l| l != "memory:cpu"), "{stdout}");
     assert_eq!(doc["options"]["min_memory_change"], 1e8);
+}
+
+/// Writes `text` as a rules file in `dir`; its path.
+fn rules_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn metric<'a>(doc: &'a Value, label: &str) -> &'a Value {
+    doc["metrics"].as_array().unwrap().iter().find(|m| m["label"] == label).unwrap_or_else(|| panic!("no metric {label}: {doc}"))
+}
+
+/// Budgets are judged on the new run's medians, whatever the baseline:
+/// identical runs that pass fail once a budget is below their median, in
+/// every format, naming the metric, the budget and the value; a budget
+/// above it passes. (The budgets are set from the medians the check
+/// reports, so the test does not depend on the recorded timings.)
+#[test]
+fn rules_a_budget_exceeded_fails_naming_metric_budget_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, plain) = check(&run_dir("torch_base_a"), &run_dir("torch_base_b"), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(plain["budgets"], Value::Array(Vec::new()));
+    let step_ms = metric(&plain, "step_time")["new_median"].as_f64().unwrap() / 1e3;
+    let peak = metric(&plain, "memory:cpu")["new_median"].as_f64().unwrap();
+    let (tight, loose) = (format!("{:.3}ms", step_ms / 2.0), format!("{:.3}ms", step_ms * 2.0));
+    let rules = rules_file(
+        dir.path(),
+        "budgets.toml",
+        &format!(
+            "[[budget]]\nmetric = 'step_time'\nmax = '{tight}'\n[[budget]]\nmetric = 'step_time'\nmax = '{loose}'\n\
+             [[budget]]\nmetric = 'memory:.*'\nmax = '{}B'\n[[budget]]\nmetric = 'memory:gpu.*'\nmax = '1GB'\n",
+            (peak / 2.0).round()
+        ),
+    );
+    let (code, stdout, doc) = check(&run_dir("torch_base_a"), &run_dir("torch_base_b"), &[&format!("--rules={rules}")]);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(doc["passed"], false);
+    assert!(labels_with(&doc, "regression").is_empty(), "{stdout}");
+    let budgets = doc["budgets"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str, &str)> =
+        budgets.iter().map(|b| (b["label"].as_str().unwrap_or("-"), b["max_text"].as_str().unwrap(), b["verdict"].as_str().unwrap())).collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("step_time", tight.as_str(), "exceeded"),
+            ("step_time", loose.as_str(), "within"),
+            ("memory:cpu", budgets[2]["max_text"].as_str().unwrap(), "exceeded"),
+            ("-", "1GB", "unmatched")
+        ]
+    );
+    assert_eq!(budgets[0]["value"], metric(&doc, "step_time")["new_median"]);
+    let tight_us = tight.trim_end_matches("ms").parse::<f64>().unwrap() * 1e3;
+    assert!((budgets[0]["max"].as_f64().unwrap() - tight_us).abs() < 1e-6, "{}", budgets[0]);
+    // The verdict names the metric, its median and the budget.
+    let last = stdout.lines().last().unwrap();
+    assert!(last.starts_with("FAIL: 2 metrics over budget: step_time (") && last.contains(&format!(" > {tight})")) && last.contains("memory:cpu ("), "{last}");
+    assert!(stdout.lines().any(|l| l.starts_with("OVER BUDGET") && l.contains(&tight) && l.ends_with("  step_time")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("no match") && l.contains("memory:gpu.*")), "{stdout}");
+
+    // JUnit, annotations and Markdown say so too.
+    let [xml, md] = ["check.xml", "check.md"].map(|f| dir.path().join(f));
+    let args = [
+        "check".to_owned(),
+        run_dir("torch_base_a"),
+        run_dir("torch_base_b"),
+        format!("--rules={rules}"),
+        format!("--output=junit:outfile={}", xml.display()),
+        format!("--output=markdown:outfile={}", md.display()),
+        "--output=github".to_owned(),
+    ];
+    let out = rtfprof(&args).run();
+    assert_eq!(out.code(), Some(1));
+    let junit = std::fs::read_to_string(&xml).unwrap();
+    let case = junit.split("<testcase ").find(|c| c.contains(r#"name="budget:step_time""#) && c.contains("<failure")).unwrap_or_else(|| panic!("{junit}"));
+    assert!(case.contains(r#"type="budget""#) && case.contains(&tight), "{case}");
+    assert!(junit.contains(r#"failures="2""#) && junit.contains(r#"name="budget:memory:gpu.*""#), "{junit}");
+    let github = out.stdout_lossy();
+    assert!(
+        github.lines().any(|l| l.starts_with("::error title=rtfprof check%3A budget step_time::step_time is over budget") && l.contains(&tight)),
+        "{github}"
+    );
+    assert!(github.lines().any(|l| l.starts_with("::warning title=rtfprof check%3A budget memory%3Agpu.*::")), "{github}");
+    assert!(github.lines().last().unwrap().starts_with("::error title=rtfprof check::FAIL"), "{github}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("#### Budgets") && md.contains(r"| **OVER BUDGET** | step\_time |"), "{md}");
+}
+
+/// An ignore rule turns a failing check into a passing one: the ignored
+/// metric is listed as such, neither among the judged metrics nor failed.
+/// The file's defaults apply, and a flag given overrides them.
+#[test]
+fn rules_an_ignored_metric_is_neither_judged_nor_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let loose = "[defaults]\nmax_regression = '10000%'\nmax_op_regression = '10000%'\n";
+    let (base, more) = (run_dir("torch_base_a"), run_dir("torch_memory"));
+    let without = rules_file(dir.path(), "loose.toml", loose);
+    let (code, stdout, doc) = check(&base, &more, &[&format!("--rules={without}")]);
+    assert_eq!((code, labels_with(&doc, "regression")), (1, vec!["memory:cpu".to_owned()]), "{stdout}");
+    assert_eq!(doc["options"]["max_op_regression"], 100.0);
+    assert_eq!(doc["options"]["rules"], without.as_str());
+
+    let with = rules_file(dir.path(), "ignore.toml", &format!("ignore = ['memory:.*', 'count:.*']\n{loose}"));
+    let (code, stdout, doc) = check(&base, &more, &[&format!("--rules={with}")]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(doc["passed"], true);
+    assert!(doc["metrics"].as_array().unwrap().iter().all(|m| m["kind"] != "peak_memory" && m["kind"] != "op_count"), "{stdout}");
+    let ignored: Vec<(&str, &str)> = doc["ignored"].as_array().unwrap().iter().map(|i| (i["label"].as_str().unwrap(), i["rule"].as_str().unwrap())).collect();
+    assert_eq!(ignored, [("memory:cpu", "memory:.*"), ("count:aten::empty", "count:.*")], "{stdout}");
+    assert!(doc["ignored"][0]["new_median"].as_f64().unwrap() > doc["ignored"][0]["baseline_median"].as_f64().unwrap());
+    assert!(stdout.contains("Ignored by the rules file") && stdout.lines().any(|l| l.ends_with("  memory:cpu")), "{stdout}");
+    assert!(stdout.trim_end().ends_with("; 2 metrics ignored"), "{stdout}");
+
+    // A flag given wins over the file's default: the ops fail again.
+    let (code, stdout, doc) = check(&base, &more, &[&format!("--rules={with}"), "--max_op_regression=8%"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(doc["options"]["max_op_regression"], 0.08);
+    assert!(labels_with(&doc, "regression").iter().all(|l| l.starts_with("op:")), "{stdout}");
+}
+
+/// A threshold by regex relaxes the ops of the widened layer (the TF2 run
+/// fails on them with the defaults); the first rule that matches wins, and
+/// a --threshold flag naming the metric wins over the rules.
+#[test]
+fn rules_a_regex_threshold_relaxes_one_layers_ops() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, wider) = (run_dir("tf_base_a"), run_dir("tf_wider"));
+    let (code, stdout, doc) = check(&base, &wider, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    let failed = labels_with(&doc, "regression");
+    assert!(failed.iter().any(|l| l == "op:layer2/MatMul"), "{stdout}");
+    assert!(failed.iter().all(|l| l.contains("layer2/MatMul")), "the test needs only layer 2's ops to fail: {stdout}");
+
+    let relax = "[[threshold]]\nmetric = 'op:(gradient_tape/)?layer2/MatMul(/MatMul(_1)?)?'\nmax_regression = '300%'\n";
+    let rules = rules_file(dir.path(), "relax.toml", relax);
+    let (code, stdout, doc) = check(&base, &wider, &[&format!("--rules={rules}")]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(metric(&doc, "op:layer2/MatMul")["threshold"], 3.0);
+    // Metrics the regex does not match keep their kind's threshold.
+    assert_eq!(metric(&doc, "step_time")["threshold"], 0.05);
+    assert_eq!(doc["options"]["threshold_rules"][0]["metric"], "op:(gradient_tape/)?layer2/MatMul(/MatMul(_1)?)?");
+
+    // The first matching rule wins: an exact rule before it keeps the
+    // forward op at 8%.
+    let first = rules_file(dir.path(), "first.toml", &format!("[[threshold]]\nmetric = 'op:layer2/MatMul'\nmax_regression = '8%'\n{relax}"));
+    let (code, stdout, doc) = check(&base, &wider, &[&format!("--rules={first}")]);
+    assert_eq!((code, labels_with(&doc, "regression")), (1, vec!["op:layer2/MatMul".to_owned()]), "{stdout}");
+    // --threshold wins over the file's rules.
+    let (code, _, doc) = check(&base, &wider, &[&format!("--rules={rules}"), "--threshold=op:layer2/MatMul=8%"]);
+    assert_eq!((code, labels_with(&doc, "regression")), (1, vec!["op:layer2/MatMul".to_owned()]));
+}
+
+/// The book's example rules file (docs/book/src/commands/check.md shows
+/// it whole and runs it): the page's copy is the file's.
+#[test]
+fn rules_the_books_example_file_is_the_committed_one() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/book/src/commands/check.md")).unwrap();
+    let file = std::fs::read_to_string(testdata().join("check/rules.toml")).unwrap();
+    let block = page.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a ```toml block");
+    assert_eq!(block, file);
+    assert!(page.contains("--rules testdata/check/rules.toml"));
+    // It parses, and every part of it is used on the runs it is shown on.
+    let rules = format!("--rules={}", testdata().join("check/rules.toml").display());
+    let (code, stdout, doc) = check(&run_dir("tf_base_a"), &run_dir("tf_wider"), &[&rules]);
+    assert!(code == 0 || code == 1, "{stdout}");
+    assert!(!doc["budgets"].as_array().unwrap().is_empty() && doc["options"]["threshold_rules"].as_array().unwrap().len() == 2, "{stdout}");
 }

@@ -8,10 +8,14 @@
 //! small to matter once the runs are long enough. Improvements are
 //! reported and never fail; so are ops that appear or disappear (new code
 //! adds ops on purpose; what they cost shows in the step time).
+//!
+//! A rules file adds to this ([`super::rules`]): thresholds by regex
+//! ([`Options::threshold`]), metrics to ignore (left out of the rows and
+//! listed as ignored), and budgets ([`super::budgets`]).
 
 use super::metrics::{Kind, Metric, Samples};
 use super::options::Options;
-use super::result::{Check, Row, Verdict};
+use super::result::{Check, Ignored, Row, Verdict};
 use super::statistics::{mann_whitney_greater, median};
 
 /// Compares `new` with `baseline`.
@@ -21,6 +25,7 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     let mut rows = Vec::new();
     let mut op_rows = Vec::new();
     let mut count_rows = Vec::new();
+    let mut ignored = Vec::new();
     for (kind, name) in labels(baseline, new) {
         let (b, n) = (baseline.get(kind, &name), new.get(kind, &name));
         let row = match kind {
@@ -37,6 +42,23 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
             }
             Kind::OpCount => count_row(&name, b, n),
         };
+        // An ignored metric: what would have been its row is listed, with
+        // no verdict.
+        if let Some(row) = &row
+            && let Some(rule) = options.ignored_by(&row.label)
+        {
+            let median = |m: Option<&Metric>| m.and_then(|m| median(&m.samples));
+            let entry = Ignored {
+                kind,
+                name: name.clone(),
+                label: row.label.clone(),
+                rule: rule.as_str().to_owned(),
+                baseline_median: median(b),
+                new_median: median(n),
+            };
+            ignored.push(entry);
+            continue;
+        }
         match (kind, row) {
             (_, None) => {}
             (Kind::OpTime, Some(row)) => op_rows.push(row),
@@ -48,7 +70,8 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     op_rows.sort_by(|a, b| b.change.unwrap_or(0.0).total_cmp(&a.change.unwrap_or(0.0)).then_with(|| a.name.cmp(&b.name)));
     rows.extend(op_rows);
     rows.extend(count_rows);
-    Check { baseline: baseline.source.clone(), new: new.source.clone(), options: options.clone(), rows }
+    let budgets = super::budgets::judge(new, options);
+    Check { baseline: baseline.source.clone(), new: new.source.clone(), options: options.clone(), rows, budgets, ignored }
 }
 
 /// Every (kind, name) either side has, step time first, then in kind and
@@ -76,7 +99,7 @@ fn label(kind: Kind, name: &str) -> String {
 /// The verdict on one time metric, as the module doc says.
 fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, default_threshold: f64, options: &Options) -> Row {
     let label = label(kind, name);
-    let threshold = options.thresholds.get(&label).copied().unwrap_or(default_threshold);
+    let threshold = options.threshold(&label, default_threshold);
     let empty: &[f64] = &[];
     let (b, n) = (base.map_or(empty, |m| &m.samples), new.map_or(empty, |m| &m.samples));
     let (bm, nm) = (median(b).unwrap_or(0.0), median(n).unwrap_or(0.0));
@@ -242,5 +265,33 @@ mod tests {
         let mut options = Options::default();
         options.thresholds.insert("step_time".into(), 0.2);
         assert!(decide(&a, &b, &options).passed());
+    }
+
+    #[test]
+    fn rules_thresholds_by_regex_first_match_and_ignored_metrics() {
+        let dot = [50.0, 51.0, 49.0, 50.0, 50.0, 52.0, 50.0, 51.0];
+        let a = samples(&STEPS, &[("layer2/dot", &dot), ("layer1/dot", &dot)]);
+        let b = samples(&STEPS.map(|s| s * 1.5), &[("layer2/dot", &dot.map(|d| d * 1.5)), ("layer1/dot", &dot.map(|d| d * 1.5))]);
+        let rules = |text: &str| super::super::rules::parse(text).unwrap().into_options("r.toml".into());
+        // layer 2 relaxed by the second rule; layer 1 by neither (the first
+        // rule matches it, at the default).
+        let o = rules("[[threshold]]\nmetric = 'op:layer1/.*'\nmax_regression = '8%'\n[[threshold]]\nmetric = 'op:.*dot'\nmax_regression = '60%'\n");
+        let check = decide(&a, &b, &o);
+        let failed: Vec<&str> = check.regressions().map(|r| r.label.as_str()).collect();
+        assert_eq!(failed, ["step_time", "op:layer1/dot"]);
+        assert_eq!(check.rows.iter().find(|r| r.label == "op:layer2/dot").unwrap().threshold, 0.6);
+        // --threshold wins over the rules.
+        let mut flagged = o.clone();
+        flagged.thresholds.insert("op:layer2/dot".into(), 0.1);
+        assert!(decide(&a, &b, &flagged).regressions().any(|r| r.label == "op:layer2/dot"));
+        // Ignored: no row, no failure, listed with its medians.
+        let o = rules("ignore = ['step_time', 'op:.*']\n");
+        let check = decide(&a, &b, &o);
+        assert!(check.passed(), "{:?}", check.rows);
+        assert!(check.rows.iter().all(|r| r.kind != Kind::OpTime && r.kind != Kind::StepTime));
+        let ignored: Vec<(&str, &str)> = check.ignored.iter().map(|i| (i.label.as_str(), i.rule.as_str())).collect();
+        assert_eq!(ignored, [("step_time", "step_time"), ("op:layer1/dot", "op:.*"), ("op:layer2/dot", "op:.*")]);
+        assert_eq!(check.ignored[0].new_median, median(&STEPS.map(|s| s * 1.5)));
+        assert!(check.summary().ends_with("; 3 metrics ignored"), "{}", check.summary());
     }
 }

@@ -7,15 +7,20 @@
 //! - [`statistics`]: medians and the one-sided Mann-Whitney U test;
 //! - [`decision`]: which metrics are judged and each one's verdict;
 //! - [`options`]: the thresholds, with their defaults and why;
+//! - [`rules`]: the rules file (`--rules`): thresholds by regex, budgets,
+//!   metrics to ignore; [`budgets`] judges the budgets;
 //! - [`result`]: the outcome, which `rtfprof::outputs::check` writes.
 
+pub mod budgets;
 pub mod decision;
 pub mod metrics;
 pub mod options;
 pub mod result;
+pub mod rules;
 pub mod statistics;
 
 pub use decision::decide;
 pub use metrics::{Kind, Metric, Samples, from_sources};
 pub use options::{Options, defaults};
-pub use result::{Check, Row, Verdict};
+pub use result::{BudgetRow, BudgetVerdict, Check, Ignored, Row, Verdict};
+pub use rules::Rules;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::rules::{Budget, Pattern, ThresholdRule};
 use crate::error::{Error, Result};
 
 /// The defaults, and why (docs/book/src/commands/check.md, "Defaults",
@@ -62,9 +63,36 @@ pub struct Options {
     /// Smallest share of the step time an op or category needs to be judged.
     pub min_share: f64,
     /// Thresholds for single metrics, by label (`step_time`,
-    /// `category:host_compute`, `memory:ALLOCATOR`, `op:NAME`), over the
-    /// three above.
+    /// `category:host_compute`, `memory:ALLOCATOR`, `op:NAME`), over
+    /// everything else (the command line's `--threshold`).
     pub thresholds: BTreeMap<String, f64>,
+    /// The rules file's thresholds by regex: the first that matches a
+    /// label wins over the general thresholds above, not over
+    /// `thresholds`.
+    pub threshold_rules: Vec<ThresholdRule>,
+    /// The rules file's budgets on the new run's medians.
+    pub budgets: Vec<Budget>,
+    /// Metrics neither judged nor failed: regexes over labels.
+    pub ignore: Vec<Pattern>,
+    /// The rules file read, as outputs name it.
+    pub rules: Option<String>,
+}
+
+impl Options {
+    /// The threshold of the metric `label`, whose kind's is
+    /// `kind_default`: `--threshold LABEL=…`, else the first rule of the
+    /// rules file that matches, else the kind's.
+    pub fn threshold(&self, label: &str, kind_default: f64) -> f64 {
+        if let Some(&t) = self.thresholds.get(label) {
+            return t;
+        }
+        self.threshold_rules.iter().find(|r| r.metric.matches(label)).map_or(kind_default, |r| r.max_regression)
+    }
+
+    /// The ignore rule that matches `label`, if one does.
+    pub fn ignored_by(&self, label: &str) -> Option<&Pattern> {
+        self.ignore.iter().find(|p| p.matches(label))
+    }
 }
 
 impl Default for Options {
@@ -78,6 +106,10 @@ impl Default for Options {
             min_steps: defaults::MIN_STEPS,
             min_share: defaults::MIN_SHARE,
             thresholds: BTreeMap::new(),
+            threshold_rules: Vec::new(),
+            budgets: Vec::new(),
+            ignore: Vec::new(),
+            rules: None,
         }
     }
 }

@@ -66,6 +66,62 @@ pub struct Row {
     pub verdict: Verdict,
 }
 
+/// What was concluded about one budget of the rules file and one metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetVerdict {
+    /// The new run's median is within the budget.
+    Within,
+    /// Above it: fails, whatever the baseline.
+    Exceeded,
+    /// No metric of the new run matched the budget's regex (or those that
+    /// did are ignored): reported, so that a misspelt budget is seen.
+    Unmatched,
+}
+
+impl BudgetVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetVerdict::Within => "within",
+            BudgetVerdict::Exceeded => "exceeded",
+            BudgetVerdict::Unmatched => "unmatched",
+        }
+    }
+}
+
+/// One budget of the rules file on one metric of the new run (or on none,
+/// when nothing matched it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetRow {
+    /// The budget's regex, as the file has it.
+    pub rule: String,
+    /// The metric judged (`None` when unmatched).
+    pub label: Option<String>,
+    pub kind: Option<Kind>,
+    /// The budget, in the unit of the metrics it judges.
+    pub max: f64,
+    /// `us` or `bytes`.
+    pub unit: &'static str,
+    /// The budget as the file writes it (`20ms`).
+    pub max_text: String,
+    /// The new run's median (`None` when unmatched).
+    pub value: Option<f64>,
+    pub new_steps: usize,
+    pub verdict: BudgetVerdict,
+}
+
+/// A metric the rules file ignores: shown, neither judged nor failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ignored {
+    pub kind: Kind,
+    pub name: String,
+    pub label: String,
+    /// The ignore regex that matched, as the file has it.
+    pub rule: String,
+    /// The medians, where the side has the metric.
+    pub baseline_median: Option<f64>,
+    pub new_median: Option<f64>,
+}
+
 /// The whole check.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
@@ -75,6 +131,12 @@ pub struct Check {
     /// Step time first, then the categories, the allocators' peak memory,
     /// ops by change (largest growth first), then op counts.
     pub rows: Vec<Row>,
+    /// The rules file's budgets, in its order, a row per metric each
+    /// matched.
+    pub budgets: Vec<BudgetRow>,
+    /// The metrics the rules file ignores that would otherwise have been
+    /// rows, by kind and name.
+    pub ignored: Vec<Ignored>,
 }
 
 impl Check {
@@ -82,9 +144,14 @@ impl Check {
         self.rows.iter().filter(|r| r.verdict == Verdict::Regression)
     }
 
-    /// Whether the new profile passes: no metric regressed.
+    pub fn exceeded(&self) -> impl Iterator<Item = &BudgetRow> {
+        self.budgets.iter().filter(|b| b.verdict == BudgetVerdict::Exceeded)
+    }
+
+    /// Whether the new profile passes: no metric regressed, no budget
+    /// exceeded.
     pub fn passed(&self) -> bool {
-        self.regressions().next().is_none()
+        self.regressions().next().is_none() && self.exceeded().next().is_none()
     }
 
     /// Whether a side had too few steps for anything to be judged (an
@@ -93,11 +160,33 @@ impl Check {
         self.rows.iter().any(|r| r.kind == Kind::StepTime && r.verdict == Verdict::TooFewSteps)
     }
 
-    /// One line for the end of every output: the verdict and why.
+    /// One line for the end of every output: the verdict and why (with
+    /// the budgets and ignored metrics, where a rules file has them).
     pub fn summary(&self) -> String {
+        let mut line = self.verdict_line();
+        let within = self.budgets.iter().filter(|b| b.verdict == BudgetVerdict::Within).count();
+        if within > 0 {
+            line.push_str(&format!("; {} within budget", plural(within, "metric")));
+        }
+        if !self.ignored.is_empty() {
+            line.push_str(&format!("; {} ignored", plural(self.ignored.len(), "metric")));
+        }
+        line
+    }
+
+    fn verdict_line(&self) -> String {
         let regressions: Vec<&str> = self.regressions().map(|r| r.label.as_str()).collect();
-        if !regressions.is_empty() {
-            return format!("FAIL: {} regressed: {}", plural(regressions.len(), "metric"), regressions.join(", "));
+        let exceeded: Vec<String> =
+            self.exceeded().map(|b| format!("{} ({} > {})", b.label.as_deref().unwrap_or(""), amount(b.value.unwrap_or(0.0), b.unit), b.max_text)).collect();
+        if !regressions.is_empty() || !exceeded.is_empty() {
+            let mut parts = Vec::new();
+            if !regressions.is_empty() {
+                parts.push(format!("{} regressed: {}", plural(regressions.len(), "metric"), regressions.join(", ")));
+            }
+            if !exceeded.is_empty() {
+                parts.push(format!("{} over budget: {}", plural(exceeded.len(), "metric"), exceeded.join(", ")));
+            }
+            return format!("FAIL: {}", parts.join("; "));
         }
         if self.too_few_steps() {
             let (b, n) = self.rows.first().map_or((0, 0), |r| (r.baseline_steps, r.new_steps));
@@ -110,6 +199,30 @@ impl Check {
         } else {
             format!("PASS: no regression in {}", plural(judged, "metric"))
         }
+    }
+}
+
+/// A median in its unit, as every output shows it: microseconds as
+/// µs/ms/s, bytes as B/KB/MB/GB (powers of 1000, as `rtfprof memory` shows
+/// them), counts as numbers.
+pub fn amount(value: f64, unit: &str) -> String {
+    if unit == "count" {
+        return format!("{value}");
+    }
+    if unit == "bytes" {
+        return match value.abs() {
+            v if v >= 1e9 => format!("{:.2}GB", value / 1e9),
+            v if v >= 1e6 => format!("{:.2}MB", value / 1e6),
+            v if v >= 1e3 => format!("{:.2}KB", value / 1e3),
+            _ => format!("{value:.0}B"),
+        };
+    }
+    if value >= 1e6 {
+        format!("{:.3}s", value / 1e6)
+    } else if value >= 1e3 {
+        format!("{:.2}ms", value / 1e3)
+    } else {
+        format!("{value:.0}us")
     }
 }
 

@@ -1,7 +1,9 @@
 //! `--output github`: workflow commands that GitHub Actions turns into
 //! annotations on the run (`::error title=…::…` for each regression,
 //! `::warning title=…::…` for what deserves a look, `::notice` for the
-//! verdict), printed on stdout.
+//! verdict), printed on stdout. A rules file's budgets add an `::error`
+//! for each metric over budget and a `::warning` for each budget that
+//! matched nothing; its ignored metrics one `::notice` that lists them.
 //!
 //! Text from the profile goes into both parts of a command, so both are
 //! escaped as the Actions toolkit does (`escapeData` and `escapeProperty`
@@ -9,7 +11,7 @@
 //! and `,` too in properties, where they would end the value.
 
 use super::{amount, p_value, percent};
-use crate::check::{Check, Kind, Row, Verdict};
+use crate::check::{BudgetVerdict, Check, Kind, Row, Verdict};
 
 pub fn render(check: &Check) -> String {
     let mut out = String::new();
@@ -20,6 +22,24 @@ pub fn render(check: &Check) -> String {
             _ => continue,
         };
         out.push_str(&command(level, &format!("rtfprof check: {}", row.label), &message(row)));
+    }
+    for b in &check.budgets {
+        match (b.verdict, &b.label, b.value) {
+            (BudgetVerdict::Exceeded, Some(label), Some(value)) => {
+                let message = format!("{label} is over budget: median {} > {} (rules file budget '{}')", amount(value, b.unit), b.max_text, b.rule);
+                out.push_str(&command("error", &format!("rtfprof check: budget {label}"), &message));
+            }
+            (BudgetVerdict::Unmatched, ..) => {
+                let message = format!("no metric of the new run matched the budget '{}' ({}): nothing was judged against it", b.rule, b.max_text);
+                out.push_str(&command("warning", &format!("rtfprof check: budget {}", b.rule), &message));
+            }
+            _ => {}
+        }
+    }
+    if !check.ignored.is_empty() {
+        let labels: Vec<&str> = check.ignored.iter().map(|i| i.label.as_str()).collect();
+        let message = format!("{} ignored by the rules file (neither judged nor failed): {}", labels.len(), labels.join(", "));
+        out.push_str(&command("notice", "rtfprof check: ignored", &message));
     }
     let level = if check.passed() { "notice" } else { "error" };
     out.push_str(&command(level, "rtfprof check", &check.summary()));

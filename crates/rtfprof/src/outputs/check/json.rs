@@ -28,6 +28,40 @@ pub fn value(check: &Check) -> Value {
             })
         })
         .collect();
+    let budgets: Vec<Value> = check
+        .budgets
+        .iter()
+        .map(|b| {
+            json!({
+                "rule": b.rule,
+                "label": b.label,
+                "kind": b.kind.map(|k| k.as_str()),
+                "unit": b.unit,
+                "max": b.max,
+                "max_text": b.max_text,
+                "value": b.value,
+                "new_steps": b.new_steps,
+                "verdict": b.verdict.as_str(),
+            })
+        })
+        .collect();
+    let ignored: Vec<Value> = check
+        .ignored
+        .iter()
+        .map(|i| {
+            json!({
+                "label": i.label,
+                "kind": i.kind.as_str(),
+                "name": i.name,
+                "unit": i.kind.unit(),
+                "rule": i.rule,
+                "baseline_median": i.baseline_median,
+                "new_median": i.new_median,
+            })
+        })
+        .collect();
+    let threshold_rules: Vec<Value> = o.threshold_rules.iter().map(|r| json!({"metric": r.metric.as_str(), "max_regression": r.max_regression})).collect();
+    let ignore: Vec<&str> = o.ignore.iter().map(|p| p.as_str()).collect();
     json!({
         "schema_version": 1,
         "baseline": check.baseline,
@@ -43,8 +77,13 @@ pub fn value(check: &Check) -> Value {
             "min_steps": o.min_steps,
             "min_share": o.min_share,
             "thresholds": o.thresholds,
+            "rules": o.rules,
+            "threshold_rules": threshold_rules,
+            "ignore": ignore,
         },
         "metrics": metrics,
+        "budgets": budgets,
+        "ignored": ignored,
     })
 }
 

@@ -5,7 +5,7 @@
 //! `_`, `<`, `` ` `` or `[` cannot format or link; line breaks become spaces.
 
 use super::{amount, p_value, percent};
-use crate::check::{Check, Kind};
+use crate::check::{BudgetVerdict, Check, Kind};
 
 pub fn render(check: &Check) -> String {
     let icon = if check.passed() { "✅" } else { "❌" };
@@ -25,6 +25,24 @@ pub fn render(check: &Check) -> String {
             p_value(row.p_value),
             escape(&threshold),
         ));
+    }
+    if !check.budgets.is_empty() {
+        out.push_str("\n#### Budgets (the new run's median)\n\n| verdict | metric | new | budget | rule |\n|---|---|--:|--:|---|\n");
+        for b in &check.budgets {
+            let metric = b.label.as_deref().map_or_else(|| "(no metric matched)".to_owned(), escape);
+            let value = b.value.map_or_else(|| "-".to_owned(), |v| amount(v, b.unit));
+            let verdict = super::text::budget_word(b.verdict);
+            let verdict = if b.verdict == BudgetVerdict::Exceeded { format!("**{verdict}**") } else { verdict.to_owned() };
+            out.push_str(&format!("| {verdict} | {metric} | {value} | {} | {} |\n", escape(&b.max_text), escape(&b.rule)));
+        }
+    }
+    if !check.ignored.is_empty() {
+        out.push_str("\n#### Ignored by the rules file\n\n| metric | baseline | new | rule |\n|---|--:|--:|---|\n");
+        for i in &check.ignored {
+            let unit = i.kind.unit();
+            let median = |m: Option<f64>| m.map_or_else(|| "-".to_owned(), |v| amount(v, unit));
+            out.push_str(&format!("| {} | {} | {} | {} |\n", escape(&i.label), median(i.baseline_median), median(i.new_median), escape(&i.rule)));
+        }
     }
     out
 }

@@ -108,29 +108,7 @@ pub(crate) fn percent(change: Option<f64>) -> String {
     change.map_or_else(|| "new".to_owned(), |c| format!("{:+.1}%", c * 100.0))
 }
 
-/// A median in its unit: microseconds shown as µs/ms/s, bytes as
-/// B/KB/MB/GB (powers of 1000, as `rtfprof memory` shows them), counts as
-/// numbers.
-pub(crate) fn amount(value: f64, unit: &str) -> String {
-    if unit == "count" {
-        return format!("{value}");
-    }
-    if unit == "bytes" {
-        return match value.abs() {
-            v if v >= 1e9 => format!("{:.2}GB", value / 1e9),
-            v if v >= 1e6 => format!("{:.2}MB", value / 1e6),
-            v if v >= 1e3 => format!("{:.2}KB", value / 1e3),
-            _ => format!("{value:.0}B"),
-        };
-    }
-    if value >= 1e6 {
-        format!("{:.3}s", value / 1e6)
-    } else if value >= 1e3 {
-        format!("{:.2}ms", value / 1e3)
-    } else {
-        format!("{value:.0}us")
-    }
-}
+pub(crate) use crate::check::result::amount;
 
 /// A p-value for people: `p=0.0012`, or `-` where no test ran.
 pub(crate) fn p_value(p: Option<f64>) -> String {
