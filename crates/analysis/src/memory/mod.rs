@@ -341,7 +341,7 @@ mod tests {
                 assert_eq!(format!("{profile:?}"), format!("{whole:?}"), "{what}");
                 assert_eq!(any, !loaded.stats.allocations.is_empty(), "{what}");
                 let last = whole.steps.last().expect("a trace with steps");
-                assert_eq!(windowed(&windows, last.step).unwrap().0.steps, [last.clone()], "{what}");
+                assert_eq!(windowed(&windows, last.step).unwrap().0.steps, std::slice::from_ref(last), "{what}");
                 windowings += 1;
                 with_records += usize::from(any);
             }
