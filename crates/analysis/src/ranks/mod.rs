@@ -288,7 +288,7 @@ fn pytorch_rank_windowed(rank: i64, name: &str, windows: &Windows, drop_last_ste
 }
 
 /// [`pytorch_summary`] of a trace read a window of steps at a time
-/// ([`pytorch_rank_windowed`], and the overlap without the last step
+/// (`pytorch_rank_windowed`, and the overlap without the last step
 /// from the same windows), each window also handed to `also` as it is
 /// read: `partial` imports the node model from them.
 pub fn pytorch_summary_windowed(name: &str, windows: &Windows, mut also: impl FnMut(usize, &Trace) -> Result<()>) -> Result<RankSummary> {

@@ -88,7 +88,7 @@ pub fn import_windows(windows: &Windows, stats: &mut Stats) -> Result<String> {
     Ok(import.finish(stats))
 }
 
-/// [`import_windows`] fed one window at a time, for a caller that reads
+/// `import_windows` fed one window at a time, for a caller that reads
 /// each window for other analyses too (`partial` reads the rank's steps
 /// from the same windows).
 pub struct WindowedImport<'w> {
@@ -132,17 +132,17 @@ pub struct StepAllocations {
     /// The earliest start (µs, above 0) of the step's nodes, each node's
     /// as the node model keeps it (`ExecStep::all_start_micros`).
     pub first_exec_micros: Option<i64>,
-    /// Its records, in time order, as [`import`] keeps them in
+    /// Its records, in time order, as `import` keeps them in
     /// [`Stats::allocations`].
     pub allocations: Vec<crate::stats::AllocationEvent>,
 }
 
 /// Reads the `[memory]` records of the trace `windows` plans a window at
-/// a time, as [`import`] with allocations gives them to the node model,
+/// a time, as `import` with allocations gives them to the node model,
 /// and hands each step that has executions or records to `each` (in order
 /// within a window) once no later window adds to it. No node model is
 /// built: the memory taken is a window's and what `each` keeps. Returns
-/// the start-up lines of [`import`].
+/// the start-up lines of `import`.
 pub fn allocations_windows(windows: &Windows, mut each: impl FnMut(StepAllocations)) -> Result<String> {
     let steps = Steps::new(&windows.steps);
     let window_of = window_of_steps(windows);
