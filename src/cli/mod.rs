@@ -198,7 +198,7 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         Some(Command::Cut(args)) => return cut::run(&sources, args, &opts.events, stdout),
         Some(Command::Partial(args)) => {
             let partial = crate::make_partial::from_sources(&sources, args.name.as_deref())?;
-            outputs::write_atomic(&args.outfile, &crate::partial::to_bytes(&partial))?;
+            outputs::stream_atomic(&args.outfile, |mut out| crate::partial::write(&partial, &mut out).map(|()| out))?;
             let jobs: Vec<&str> = partial.job_names().collect();
             stdout.push_str(&format!("Partial profile of {} ({}) written to {}\n", plural(jobs.len(), "job"), jobs.join(", "), args.outfile.display()));
             return Ok(());
