@@ -70,7 +70,7 @@ pub struct Partial {
 /// their encoding (a 10 GB PyTorch trace's: 3.5 GB, against 320 MB).
 #[derive(Clone, Debug)]
 enum Job {
-    Decoded(JobProto),
+    Decoded(Box<JobProto>),
     /// A [`JobProto`]'s encoding (its fields, without a key or length).
     Encoded {
         name: String,
@@ -95,7 +95,7 @@ impl Job {
 
     fn into_decoded(self) -> JobProto {
         match self {
-            Job::Decoded(job) => job,
+            Job::Decoded(job) => *job,
             encoded => encoded.decoded().into_owned(),
         }
     }
@@ -623,7 +623,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Partial> {
     if let Some(job) = message.jobs.iter().find(|j| kind_of(&j.kind).is_none()) {
         return Err(bad(format!("corrupt rtfprof partial profile: job '{}' has unknown input kind '{}'", job.name, job.kind)));
     }
-    Ok(Partial { jobs: message.jobs.into_iter().map(Job::Decoded).collect() })
+    Ok(Partial { jobs: message.jobs.into_iter().map(|job| Job::Decoded(Box::new(job))).collect() })
 }
 
 /// The partial files `path` names: the file itself, or a directory's
