@@ -68,19 +68,23 @@ pub fn from_sources(sources: &Sources, name: Option<&str>) -> Result<Partial> {
 /// window both imported into the node model and summarized as a rank.
 fn of_paths(name: &str, paths: &crate::inputs::InputPaths, windowing: Windowing) -> Result<Partial> {
     if let Some(file) = &paths.pytorch_path
-        && let Some(budget) = windowing.budget(file)
-        && let Some(windows) = Windows::plan(file, budget)?
+        && let Some(windows) = windowing.plan(file)?
     {
-        let mut import = WindowedImport::new(&windows);
-        let rank = crate::ranks::pytorch_summary_windowed(name, &windows, |k, trace| import.add(k, trace))?;
-        let mut stats = crate::stats::Stats::new();
-        let listing = import.finish(&mut stats);
-        stats.estimate_missing_flops(paths.estimate_flops);
-        let loaded = Loaded { stats, kinds: vec![crate::inputs::Kind::PyTorch], traces: Vec::new(), listing, coverage: Vec::new(), rank_summaries: None };
-        return Ok(Partial::from_loaded(name, &loaded, Some(&rank)));
+        return of_windows(name, &windows, paths.estimate_flops);
     }
     let loaded = crate::load::load_paths(paths)?;
     Ok(from_loaded(name, &loaded))
+}
+
+/// One job's partial from a PyTorch trace planned in `windows`.
+fn of_windows(name: &str, windows: &Windows, estimate_flops: crate::stats::flops::FlopsEstimate) -> Result<Partial> {
+    let mut import = WindowedImport::new(windows);
+    let rank = crate::ranks::pytorch_summary_windowed(name, windows, |k, trace| import.add(k, trace))?;
+    let mut stats = crate::stats::Stats::new();
+    let listing = import.finish(&mut stats);
+    stats.estimate_missing_flops(estimate_flops);
+    let loaded = Loaded { stats, kinds: vec![crate::inputs::Kind::PyTorch], traces: Vec::new(), listing, coverage: Vec::new(), rank_summaries: None };
+    Ok(Partial::from_loaded(name, &loaded, Some(&rank)))
 }
 
 /// The partial of one path of any kind the loader reads (as `--job
@@ -99,27 +103,20 @@ pub fn from_path(path: &Path, name: Option<&str>) -> Result<Partial> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inputs::pytorch::windows::Budget;
 
     /// Read a window of one, two or three steps at a time, every trace of
     /// the test data with steps gives the partial the whole trace gives,
     /// byte for byte (its node model, code traces and rank).
     #[test]
     fn windows_give_the_whole_traces_partial() {
-        let mut windowings = 0;
-        for path in crate::inputs::pytorch::test_traces() {
-            let paths = crate::inputs::InputPaths { pytorch_path: Some(path.clone()), ..Default::default() };
-            let Ok(whole) = of_paths("r", &paths, Windowing::Whole) else { continue };
-            let whole = partial::to_bytes(&whole);
-            for n in 1..=3 {
-                if Windows::plan(&path, Budget::Steps(n)).unwrap().is_none() {
-                    continue;
-                }
-                let windowed = of_paths("r", &paths, Windowing::Windows(Budget::Steps(n))).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                assert!(partial::to_bytes(&windowed) == whole, "{} in windows of {n} steps", path.display());
-                windowings += 1;
-            }
-        }
+        let whole = |path: &std::path::Path, _: &_| {
+            let paths = crate::inputs::InputPaths { pytorch_path: Some(path.to_owned()), ..Default::default() };
+            Some(partial::to_bytes(&of_paths("r", &paths, Windowing::Whole).ok()?))
+        };
+        let windowings = crate::inputs::pytorch::for_each_windowing(whole, |whole, windows, what| {
+            let windowed = of_windows("r", windows, Default::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(&partial::to_bytes(&windowed) == whole, "{what}");
+        });
         assert!(windowings >= 81, "{windowings} windowings");
     }
 }

@@ -36,8 +36,7 @@ pub fn pytorch_only_tables(sources: &Sources) -> Result<Option<Tables>> {
     let jobs: Vec<(String, Tables)> = ranks
         .par_iter()
         .map(|(name, file)| {
-            let windows = windowing.budget(file).map(|budget| Windows::plan(file, budget)).transpose()?.flatten();
-            let tables = match windows {
+            let tables = match windowing.plan(file)? {
                 Some(windows) => Tables { hlo_ops: Vec::new(), kernels: windowed_kernels(&windows)? },
                 None => pytorch_kernels(&crate::inputs::pytorch::Trace::open(file)?),
             };
@@ -107,27 +106,20 @@ pub fn from_sources(sources: &Sources, command: &str) -> Result<Tables> {
 mod tests {
     use super::*;
     use crate::inputs::pytorch::Trace;
-    use crate::inputs::pytorch::windows::Budget;
 
     /// Read a window of one, two or three steps at a time, every trace of
     /// the test data with steps and kernels gives the kernel table the
     /// whole trace gives, row for row and in order.
     #[test]
     fn windows_give_the_whole_traces_kernels() {
-        let mut windowed = 0;
-        for path in crate::inputs::pytorch::test_traces() {
-            let Ok(trace) = Trace::open(&path) else { continue };
-            let whole = Tables::merge([(String::new(), pytorch_kernels(&trace))]);
-            if whole.kernels.is_empty() {
-                continue;
-            }
-            for steps in 1..=3 {
-                let Some(windows) = Windows::plan(&path, Budget::Steps(steps)).unwrap() else { continue };
-                let by_windows = Tables::merge([(String::new(), Tables { hlo_ops: Vec::new(), kernels: windowed_kernels(&windows).unwrap() })]);
-                assert_eq!(format!("{:#?}", by_windows.kernels), format!("{:#?}", whole.kernels), "{} in windows of {steps} steps", path.display());
-                windowed += 1;
-            }
-        }
+        let whole = |_: &_, trace: &Trace| {
+            let whole = Tables::merge([(String::new(), pytorch_kernels(trace))]);
+            (!whole.kernels.is_empty()).then(|| format!("{:#?}", whole.kernels))
+        };
+        let windowed = crate::inputs::pytorch::for_each_windowing(whole, |whole, windows, what| {
+            let by_windows = Tables::merge([(String::new(), Tables { hlo_ops: Vec::new(), kernels: windowed_kernels(windows).unwrap() })]);
+            assert_eq!(&format!("{:#?}", by_windows.kernels), whole, "{what}");
+        });
         assert!(windowed >= 40, "only {windowed} traces were windowed");
     }
 }

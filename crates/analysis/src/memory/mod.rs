@@ -291,8 +291,7 @@ pub fn pytorch_windowed(sources: &crate::load::Sources, step: i64) -> Result<Opt
     }
     let Some(ranks) = crate::load::pytorch_only(sources)? else { return Ok(None) };
     let [(_, file)] = ranks.as_slice() else { return Ok(None) };
-    let Some(budget) = sources.pytorch_windows.budget(file) else { return Ok(None) };
-    let Some(windows) = crate::inputs::pytorch::windows::Windows::plan(file, budget)? else { return Ok(None) };
+    let Some(windows) = sources.pytorch_windows.plan(file)? else { return Ok(None) };
     windowed(&windows, step).map(Some)
 }
 
@@ -327,25 +326,22 @@ mod tests {
     /// start-up lines.
     #[test]
     fn windows_give_the_whole_traces_memory() {
-        use crate::inputs::pytorch::windows::{Budget, Windowing, Windows};
-        let (mut windowings, mut with_records) = (0, 0);
-        for path in crate::inputs::pytorch::test_traces() {
-            let sources = crate::load::Sources { pytorch_path: Some(path.clone()), pytorch_windows: Windowing::Whole, ..Default::default() };
-            let Ok(loaded) = crate::load::load(&sources, crate::load::Purpose::Memory) else { continue };
-            let whole = analyze(&loaded, -1).unwrap();
-            for n in 1..=3 {
-                let Some(windows) = Windows::plan(&path, Budget::Steps(n)).unwrap() else { continue };
-                let what = format!("{} in windows of {n} steps", path.display());
-                let (profile, listing, any) = windowed(&windows, -1).unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_eq!(listing, loaded.listing, "{what}");
-                assert_eq!(format!("{profile:?}"), format!("{whole:?}"), "{what}");
-                assert_eq!(any, !loaded.stats.allocations.is_empty(), "{what}");
-                let last = whole.steps.last().expect("a trace with steps");
-                assert_eq!(windowed(&windows, last.step).unwrap().0.steps, std::slice::from_ref(last), "{what}");
-                windowings += 1;
-                with_records += usize::from(any);
-            }
-        }
+        use crate::inputs::pytorch::windows::Windowing;
+        let whole = |path: &std::path::Path, _: &_| {
+            let sources = crate::load::Sources { pytorch_path: Some(path.to_owned()), pytorch_windows: Windowing::Whole, ..Default::default() };
+            let loaded = crate::load::load(&sources, crate::load::Purpose::Memory).ok()?;
+            Some((analyze(&loaded, -1).unwrap(), loaded))
+        };
+        let mut with_records = 0;
+        let windowings = crate::inputs::pytorch::for_each_windowing(whole, |(whole, loaded), windows, what| {
+            let (profile, listing, any) = windowed(windows, -1).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(listing, loaded.listing, "{what}");
+            assert_eq!(format!("{profile:?}"), format!("{whole:?}"), "{what}");
+            assert_eq!(any, !loaded.stats.allocations.is_empty(), "{what}");
+            let last = whole.steps.last().expect("a trace with steps");
+            assert_eq!(windowed(windows, last.step).unwrap().0.steps, std::slice::from_ref(last), "{what}");
+            with_records += usize::from(any);
+        });
         // (They must not all be skipped, nor all lack records.)
         assert!(windowings >= 81 && with_records >= 3, "{windowings} windowings, {with_records} with records");
     }

@@ -51,9 +51,7 @@ pub fn from_sources(sources: &Sources) -> Result<(Ranks, Option<String>)> {
             let read: Vec<(String, Read)> = files
                 .par_iter()
                 .map(|(name, file)| {
-                    if let Some(budget) = sources.pytorch_windows.budget(file)
-                        && let Some(windows) = Windows::plan(file, budget)?
-                    {
+                    if let Some(windows) = sources.pytorch_windows.plan(file)? {
                         let head = windows.head()?;
                         return Ok((name.clone(), Read { trace: head, windows: Some(windows) }));
                     }

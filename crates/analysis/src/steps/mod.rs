@@ -16,7 +16,7 @@ pub mod windowed;
 pub mod xplane;
 
 use crate::error::Result;
-use crate::inputs::pytorch::windows::{Windowing, Windows};
+use crate::inputs::pytorch::windows::Windowing;
 use crate::inputs::xplane::{XplaneFile, not_an_xspace};
 use crate::load::{self, Sources};
 pub use crate::sample::stats_of;
@@ -162,17 +162,17 @@ pub fn xplane_before_loading(sources: &Sources) -> Option<Steps> {
 /// time ([`windowed`]) one after the other.
 pub fn analyze_pytorch(ranks: &[(String, std::path::PathBuf)], windowing: Windowing) -> Result<Steps> {
     use rayon::prelude::*;
-    let plans = ranks.iter().map(|(_, path)| windowing.budget(path).map(|budget| Windows::plan(path, budget)).transpose()).collect::<Result<Vec<_>>>()?;
+    let plans = ranks.iter().map(|(_, path)| windowing.plan(path)).collect::<Result<Vec<_>>>()?;
     let whole = ranks.par_iter().zip(&plans).map(|((name, path), plan)| match plan {
-        Some(Some(_)) => Ok(None),
-        _ => crate::inputs::pytorch::Trace::open(path).map(|trace| Some(pytorch::analyze_trace(name, &trace))),
+        Some(_) => Ok(None),
+        None => crate::inputs::pytorch::Trace::open(path).map(|trace| Some(pytorch::analyze_trace(name, &trace))),
     });
     let whole = whole.collect::<Result<Vec<_>>>()?;
     let mut analyzed = Vec::with_capacity(ranks.len());
     for (((name, _), plan), rank) in ranks.iter().zip(&plans).zip(whole) {
         analyzed.push(match (rank, plan) {
             (Some(rank), _) => rank,
-            (None, Some(Some(windows))) => windowed::analyze_windows(name, windows)?,
+            (None, Some(windows)) => windowed::analyze_windows(name, windows)?,
             (None, _) => unreachable!("a rank is read whole or planned"),
         });
     }

@@ -173,24 +173,18 @@ mod tests {
     /// work is held across a window's end).
     #[test]
     fn windows_give_the_whole_traces_steps() {
-        let mut windowed = 0;
-        for path in crate::inputs::pytorch::test_traces() {
-            let Ok(trace) = Trace::open(&path) else { continue };
-            let whole = pytorch::analyze_trace("r", &trace);
-            for steps in 1..=3 {
-                let Some(windows) = Windows::plan(&path, Budget::Steps(steps)).unwrap() else { continue };
-                // Settled at each window's end (no slack), as early as
-                // device work allows, and with the slack.
-                for slack in [0, hta::SLACK_NS] {
-                    let by_windows = analyze_windows_with("r", &windows, slack).unwrap();
-                    // (Compared as printed: a trace without kernels has NaN
-                    // medians, which `==` never finds equal; f64s print
-                    // exactly.)
-                    assert_eq!(format!("{by_windows:#?}"), format!("{whole:#?}"), "{} in windows of {steps} steps, slack {slack}", path.display());
-                }
-                windowed += 1;
+        let whole = |_: &_, trace: &Trace| Some(format!("{:#?}", pytorch::analyze_trace("r", trace)));
+        let windowed = crate::inputs::pytorch::for_each_windowing(whole, |whole, windows, what| {
+            // Settled at each window's end (no slack), as early as device
+            // work allows, and with the slack.
+            for slack in [0, hta::SLACK_NS] {
+                let by_windows = analyze_windows_with("r", windows, slack).unwrap();
+                // (Compared as printed: a trace without kernels has NaN
+                // medians, which `==` never finds equal; f64s print
+                // exactly.)
+                assert_eq!(&format!("{by_windows:#?}"), whole, "{what}, slack {slack}");
             }
-        }
+        });
         assert!(windowed >= 80, "only {windowed} traces were windowed");
     }
 

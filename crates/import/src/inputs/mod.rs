@@ -235,8 +235,8 @@ impl Input {
                     "is set: do not set --graph_path, --run_meta_path, --op_log_path, --profile_path, --events_path, --checkpoint_path or --xplane_path",
                 ));
             }
-            if let Some(budget) = paths.pytorch_windows.and_then(|w| w.budget(path))
-                && let Some(windows) = pytorch::windows::Windows::plan(path, budget)?
+            if let Some(windowing) = paths.pytorch_windows
+                && let Some(windows) = windowing.plan(path)?
             {
                 return Ok(Input::PyTorchWindows(windows));
             }

@@ -90,38 +90,92 @@ pub fn import_windows(windows: &Windows, stats: &mut Stats) -> Result<String> {
 
 /// `import_windows` fed one window at a time, for a caller that reads
 /// each window for other analyses too (`partial` reads the rank's steps
-/// from the same windows).
+/// from the same windows); or, made by [`WindowedImport::allocations`],
+/// the `[memory]` records of [`allocations_windows`].
 pub struct WindowedImport<'w> {
     windows: &'w Windows,
     steps: Steps,
     /// Each step's window.
     window_of: FxHashMap<i64, usize>,
     model: Model,
+    /// Reading `[memory]` records: the steps handed over so far, and which
+    /// nodes have executions. `None`: building the node model.
+    records: Option<Records>,
+}
+
+/// What [`WindowedImport::allocations`] keeps between windows.
+#[derive(Default)]
+struct Records {
+    handed: rustc_hash::FxHashSet<i64>,
+    counted: Vec<bool>,
 }
 
 impl<'w> WindowedImport<'w> {
     pub fn new(windows: &'w Windows) -> WindowedImport<'w> {
-        WindowedImport { windows, steps: Steps::new(&windows.steps), window_of: window_of_steps(windows), model: Model::default() }
+        WindowedImport { windows, steps: Steps::new(&windows.steps), window_of: window_of_steps(windows), model: Model::default(), records: None }
+    }
+
+    /// An import of the `[memory]` records only: windows are added with
+    /// [`WindowedImport::add_allocations`], which hands the steps over.
+    pub fn allocations(windows: &'w Windows) -> WindowedImport<'w> {
+        WindowedImport { records: Some(Records::default()), ..WindowedImport::new(windows) }
     }
 
     /// Adds window `k`, whose trace is `trace` ([`Windows::read`]); windows
     /// come in order.
     pub fn add(&mut self, k: usize, trace: &Trace) -> Result<()> {
-        let counted = contribution(trace, &self.steps, Counted::Window(k, &self.windows.windows[k]), false).map_err(|m| cannot(self.windows, m))?;
-        self.model.add(counted);
-        // Later windows add only to their own steps and the step before
-        // (device work of an op that began in it).
-        if k > 0 {
-            let window_of = &self.window_of;
-            self.model.settle(|step| window_of.get(&step).is_some_and(|&w| w < k));
-        }
+        self.read(k, trace)?;
+        let window_of = &self.window_of;
+        self.model.settle(|step| earlier(window_of, step, k));
         Ok(())
+    }
+
+    /// Adds window `k` as [`WindowedImport::add`] does, with its `[memory]`
+    /// records; returns the steps no later window adds to (in order).
+    pub fn add_allocations(&mut self, k: usize, trace: &Trace) -> Result<Vec<StepAllocations>> {
+        self.read(k, trace)?;
+        self.hand_over(Some(k))
     }
 
     /// Adds the totals to `stats`; returns the start-up lines.
     pub fn finish(self, stats: &mut Stats) -> String {
         self.model.finish(stats, self.windows.path(), &self.steps)
     }
+
+    /// The steps not handed over yet, and the start-up lines of `import`.
+    pub fn finish_allocations(mut self) -> Result<(Vec<StepAllocations>, String)> {
+        let last = self.hand_over(None)?;
+        let nodes = self.records.as_ref().map_or(0, |r| r.counted.iter().filter(|&&c| c).count());
+        Ok((last, format!("Reading Files...\n{}", self.model.lines(self.windows.path(), nodes, &self.steps))))
+    }
+
+    /// Counts what window `k` owns into the model.
+    fn read(&mut self, k: usize, trace: &Trace) -> Result<()> {
+        let window = Counted::Window(k, &self.windows.windows[k]);
+        let part = contribution(trace, &self.steps, window, self.records.is_some()).map_err(|m| cannot(self.windows, m))?;
+        self.model.add(part);
+        Ok(())
+    }
+
+    /// Takes out of the model the steps of windows before `k` (`None`:
+    /// all of them), each once.
+    fn hand_over(&mut self, before: Option<usize>) -> Result<Vec<StepAllocations>> {
+        let window_of = &self.window_of;
+        let taken = |step| before.is_none_or(|k| earlier(window_of, step, k));
+        let records = self.records.get_or_insert_with(Records::default);
+        let steps = self.model.hand_over(&taken, &mut records.counted);
+        if let Some(step) = steps.iter().find(|s| !records.handed.insert(s.step)) {
+            return Err(cannot(self.windows, format!("step {} has executions in two windows", step.step)));
+        }
+        Ok(steps)
+    }
+}
+
+/// Whether `step` belongs to a window before `k`: later windows add only
+/// to their own steps and the step before (device work of an op that
+/// began in it), so no window from `k` on adds to it.
+fn earlier(window_of: &FxHashMap<i64, usize>, step: i64, k: usize) -> bool {
+    window_of.get(&step).is_some_and(|&w| w < k)
 }
 
 /// One step's `[memory]` records, as `rtfprof memory` replays them,
@@ -144,32 +198,13 @@ pub struct StepAllocations {
 /// built: the memory taken is a window's and what `each` keeps. Returns
 /// the start-up lines of `import`.
 pub fn allocations_windows(windows: &Windows, mut each: impl FnMut(StepAllocations)) -> Result<String> {
-    let steps = Steps::new(&windows.steps);
-    let window_of = window_of_steps(windows);
-    let mut model = Model::default();
-    let mut counted = vec![false; 0];
-    let mut handed: rustc_hash::FxHashSet<i64> = Default::default();
-    let mut hand_over = |model: &mut Model, taken: &dyn Fn(i64) -> bool| -> Result<()> {
-        for step in model.hand_over(taken, &mut counted) {
-            if !handed.insert(step.step) {
-                return Err(cannot(windows, format!("step {} has executions in two windows", step.step)));
-            }
-            each(step);
-        }
-        Ok(())
-    };
-    for (k, window) in windows.windows.iter().enumerate() {
-        let trace = windows.read(k)?;
-        let part = contribution(&trace, &steps, Counted::Window(k, window), true).map_err(|m| cannot(windows, m))?;
-        drop(trace);
-        model.add(part);
-        if k > 0 {
-            hand_over(&mut model, &|step| window_of.get(&step).is_some_and(|&w| w < k))?;
-        }
+    let mut import = WindowedImport::allocations(windows);
+    for k in 0..windows.windows.len() {
+        import.add_allocations(k, &windows.read(k)?)?.into_iter().for_each(&mut each);
     }
-    hand_over(&mut model, &|_| true)?;
-    let nodes = counted.iter().filter(|&&c| c).count();
-    Ok(format!("Reading Files...\n{}", model.lines(windows.path(), nodes, &steps)))
+    let (last, lines) = import.finish_allocations()?;
+    last.into_iter().for_each(each);
+    Ok(lines)
 }
 
 /// Each step's window, by step number.
@@ -1054,21 +1089,17 @@ mod tests {
     /// and the start-up lines.
     #[test]
     fn windows_give_the_whole_traces_nodes() {
-        let mut windowed = 0;
-        for path in crate::inputs::pytorch::test_traces() {
-            let Ok(trace) = Trace::open(&path) else { continue };
-            let mut whole = Stats::new();
-            let whole_lines = import(&trace, &path, &mut whole, false);
-            for n in 1..=3 {
-                let Some(windows) = Windows::plan(&path, Budget::Steps(n)).unwrap() else { continue };
-                let mut stats = Stats::new();
-                let lines = import_windows(&windows, &mut stats).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                assert_eq!(lines, whole_lines, "{} in windows of {n} steps", path.display());
-                assert_eq!(format!("{stats:?}"), format!("{whole:?}"), "{} in windows of {n} steps", path.display());
-                windowed += 1;
-            }
-        }
-        // (Traces with two steps or more: they must not all be skipped.)
+        let whole = |path: &Path, trace: &Trace| {
+            let mut stats = Stats::new();
+            let lines = import(trace, path, &mut stats, false);
+            Some((lines, format!("{stats:?}")))
+        };
+        let windowed = crate::inputs::pytorch::for_each_windowing(whole, |(whole_lines, whole), windows, what| {
+            let mut stats = Stats::new();
+            let lines = import_windows(windows, &mut stats).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(&lines, whole_lines, "{what}");
+            assert_eq!(&format!("{stats:?}"), whole, "{what}");
+        });
         assert!(windowed >= 81, "{windowed} windowings");
     }
 

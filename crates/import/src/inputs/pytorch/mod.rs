@@ -522,3 +522,24 @@ pub fn test_traces() -> Vec<std::path::PathBuf> {
     found.sort();
     found
 }
+
+/// Every test trace ([`test_traces`]) that opens and that `whole` reads
+/// (`None`: skipped), planned in windows of one, two and three steps
+/// (those with too few steps skipped): `check(whole's, windows, what)`,
+/// `what` naming the trace and the windows for messages. Returns how many
+/// windowings were checked, which the tests bound from below so that they
+/// cannot all be skipped.
+#[doc(hidden)]
+pub fn for_each_windowing<W>(mut whole: impl FnMut(&Path, &Trace) -> Option<W>, mut check: impl FnMut(&W, &windows::Windows, &str)) -> usize {
+    let mut checked = 0;
+    for path in test_traces() {
+        let Ok(trace) = Trace::open(&path) else { continue };
+        let Some(read_whole) = whole(&path, &trace) else { continue };
+        for n in 1..=3 {
+            let Some(windows) = windows::Windows::plan(&path, windows::Budget::Steps(n)).expect("a test trace that opens is planned") else { continue };
+            check(&read_whole, &windows, &format!("{} in windows of {n} steps", path.display()));
+            checked += 1;
+        }
+    }
+    checked
+}

@@ -90,6 +90,15 @@ impl Windowing {
         }
     }
 
+    /// The windows to read the trace at `path` in; `None`: read it whole
+    /// (this windowing reads it whole, or it has too few steps to cut).
+    pub fn plan(self, path: &Path) -> Result<Option<Windows>> {
+        match self.budget(path) {
+            Some(budget) => Windows::plan(path, budget),
+            None => Ok(None),
+        }
+    }
+
     /// About how many bytes of text the file at `path` holds: its size, a
     /// gzip's times [`Windowing::GZIP_RATIO`]; `None` if it cannot be read.
     pub fn text_bytes(path: &Path) -> Option<u64> {
