@@ -97,11 +97,11 @@ impl OverlapAccumulator {
         }
     }
 
-    /// Adds the overlap events `window` owns (of its `trace`); an error
-    /// where some start before an earlier window's settled time.
-    pub fn add(&mut self, trace: &Trace, window: &crate::inputs::pytorch::windows::Window) -> Result<(), String> {
-        let launches = trace.launches_by_correlation();
-        let (comm, comp) = super::overlap_intervals(trace, self.timing, self.last_step_start, |i| window.owns(trace, &launches, i));
+    /// Adds the overlap events `window` owns (of its `trace`, whose
+    /// [`Trace::launches_by_correlation`] are `launches`); an error where
+    /// some start before an earlier window's settled time.
+    pub fn add(&mut self, trace: &Trace, window: &crate::inputs::pytorch::windows::Window, launches: &rustc_hash::FxHashMap<u64, u32>) -> Result<(), String> {
+        let (comm, comp) = super::overlap_intervals(trace, self.timing, self.last_step_start, |i| window.owns(trace, launches, i));
         if comm.iter().chain(&comp).any(|&(start, _)| start < self.settled_to) {
             return Err(format!("a kernel starts more than {} ms before the call that launched it", self.slack_ns / 1_000_000));
         }

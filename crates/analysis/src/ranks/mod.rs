@@ -249,7 +249,7 @@ pub(crate) fn transfers<T: Copy + PartialOrd>(copies: &[(&'static str, T, T, Opt
 /// the collectives' time in each, copies, HTA's overlap.
 fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> Rank {
     let analyzed = torch_steps::analyze_trace(name, trace);
-    let work = GpuWork::of(trace, |_| true);
+    let work = GpuWork::of(&mut Classifier::new(trace), |_, _| true);
     let mut steps = StepTable::default();
     steps.add(&analyzed.rows, &work);
     let (from, to) = steps.span();
@@ -280,11 +280,11 @@ fn pytorch_rank(rank: i64, name: &str, trace: &Trace, drop_last_step: bool) -> R
 /// [`hta::OverlapAccumulator`]. Device work that starts more than
 /// `slack_ns` before the window of its launch is an error.
 fn pytorch_rank_windowed(rank: i64, name: &str, windows: &Windows, drop_last_step: bool, slack_ns: i64) -> Result<Rank> {
-    let mut by_windows = RankWindows::new(windows, drop_last_step, slack_ns);
+    let mut by_windows = RankWindows::new(windows, drop_last_step, slack_ns, false);
     for k in 0..windows.windows.len() {
         by_windows.add(k, &windows.read(k)?)?;
     }
-    by_windows.finish(rank, name)
+    Ok(by_windows.finish(rank, name)?.0)
 }
 
 /// [`pytorch_summary`] of a trace read a window of steps at a time
@@ -292,20 +292,15 @@ fn pytorch_rank_windowed(rank: i64, name: &str, windows: &Windows, drop_last_ste
 /// from the same windows), each window also handed to `also` as it is
 /// read: `partial` imports the node model from them.
 pub fn pytorch_summary_windowed(name: &str, windows: &Windows, mut also: impl FnMut(usize, &Trace) -> Result<()>) -> Result<RankSummary> {
-    let mut by_windows = RankWindows::new(windows, false, hta::SLACK_NS);
-    let mut without_last_step = [Timing::Hta, Timing::Exact].map(|t| hta::OverlapAccumulator::new(t, &windows.steps, true, hta::SLACK_NS));
-    for (k, window) in windows.windows.iter().enumerate() {
+    let mut by_windows = RankWindows::new(windows, false, hta::SLACK_NS, true);
+    for k in 0..windows.windows.len() {
         let trace = windows.read(k)?;
         by_windows.add(k, &trace)?;
-        for overlap in &mut without_last_step {
-            overlap.add(&trace, window).map_err(|m| cannot_window(windows, m))?;
-        }
         also(k, &trace)?;
     }
     let given_rank = windows.head()?.distributed.as_ref().and_then(|d| d.rank);
-    let rank = by_windows.finish(0, name)?;
-    let [by_hta, exact] = without_last_step.map(|o| o.finish());
-    let overlap_without_last_step = rank.overlap.map(|_| CommOverlap { percent: by_hta.percent(), exact_ratio: exact.ratio() });
+    let (rank, without_last_step) = by_windows.finish(0, name)?;
+    let overlap_without_last_step = rank.overlap.and(without_last_step);
     let mut step_names: Vec<String> = hta::profiler_step_names(&windows.steps).into_iter().map(str::to_owned).collect();
     step_names.sort();
     step_names.dedup();
@@ -326,6 +321,8 @@ struct RankWindows<'w> {
     windows: &'w Windows,
     by_windows: WindowedSteps<'w>,
     overlaps: [hta::OverlapAccumulator; 2],
+    /// The overlap without the last step too (a rank summary has both).
+    without_last_step: Option<[hta::OverlapAccumulator; 2]>,
     steps: StepTable,
     transfers: TransferTally,
     /// Copies that may start after the last step's end (which only the
@@ -338,11 +335,13 @@ struct RankWindows<'w> {
 }
 
 impl<'w> RankWindows<'w> {
-    fn new(windows: &'w Windows, drop_last_step: bool, slack_ns: i64) -> RankWindows<'w> {
+    fn new(windows: &'w Windows, drop_last_step: bool, slack_ns: i64, also_without_last_step: bool) -> RankWindows<'w> {
+        let overlaps = |drop_last_step| [Timing::Hta, Timing::Exact].map(|t| hta::OverlapAccumulator::new(t, &windows.steps, drop_last_step, slack_ns));
         RankWindows {
             windows,
             by_windows: WindowedSteps::new(windows, slack_ns),
-            overlaps: [Timing::Hta, Timing::Exact].map(|t| hta::OverlapAccumulator::new(t, &windows.steps, drop_last_step, slack_ns)),
+            overlaps: overlaps(drop_last_step),
+            without_last_step: also_without_last_step.then(|| overlaps(true)),
             steps: StepTable::default(),
             transfers: TransferTally::default(),
             late: Vec::new(),
@@ -360,8 +359,8 @@ impl<'w> RankWindows<'w> {
             self.world_size = trace.distributed.as_ref().and_then(|d| d.world_size);
         }
         let rows = self.by_windows.add(k, trace)?.to_vec();
-        let launches = trace.launches_by_correlation();
-        let work = GpuWork::of(trace, |i| window.owns(trace, &launches, i));
+        let mut classifier = Classifier::new(trace);
+        let work = GpuWork::of(&mut classifier, |launches, i| window.owns(trace, launches, i));
         self.steps.add(&rows, &work);
         let from = *self.from.get_or_insert(self.steps.span().0);
         if k + 1 == self.windows.windows.len() {
@@ -370,13 +369,14 @@ impl<'w> RankWindows<'w> {
         for copy in work.copies {
             if copy.ts >= self.last_step_start { self.late.push(copy) } else { self.transfers.add(&copy, from, self.to) }
         }
-        for overlap in &mut self.overlaps {
-            overlap.add(trace, window).map_err(|m| cannot_window(self.windows, m))?;
+        for overlap in self.overlaps.iter_mut().chain(self.without_last_step.iter_mut().flatten()) {
+            overlap.add(trace, window, classifier.launches()).map_err(|m| cannot_window(self.windows, m))?;
         }
         Ok(())
     }
 
-    fn finish(mut self, rank: i64, name: &str) -> Result<Rank> {
+    /// The rank, and HTA's overlap without the last step where asked for.
+    fn finish(mut self, rank: i64, name: &str) -> Result<(Rank, Option<CommOverlap>)> {
         if self.to < self.last_step_start {
             return Err(cannot_window(self.windows, "its last step ends before it starts".to_owned()));
         }
@@ -384,16 +384,22 @@ impl<'w> RankWindows<'w> {
             self.transfers.add(copy, self.from.unwrap_or(i64::MIN), self.to);
         }
         let has_gpu_work = self.steps.has_gpu_work;
-        let [by_hta, exact] = self.overlaps.map(|o| o.finish());
-        Ok(Rank {
+        let overlap = |[by_hta, exact]: [hta::OverlapAccumulator; 2]| {
+            let (by_hta, exact) = (by_hta.finish(), exact.finish());
+            CommOverlap { percent: by_hta.percent(), exact_ratio: exact.ratio() }
+        };
+        let without_last_step = self.without_last_step.map(overlap);
+        let overlap = has_gpu_work.then(|| overlap(self.overlaps));
+        let rank = Rank {
             rank,
             name: name.to_owned(),
             world_size: self.world_size,
             steps: self.steps.finish(),
             transfers: self.transfers.finish(),
-            overlap: has_gpu_work.then(|| CommOverlap { percent: by_hta.percent(), exact_ratio: exact.ratio() }),
+            overlap,
             straggler: false,
-        })
+        };
+        Ok((rank, without_last_step))
     }
 }
 
@@ -415,8 +421,10 @@ struct GpuWork {
 }
 
 impl GpuWork {
-    fn of(trace: &Trace, counted: impl Fn(u32) -> bool) -> GpuWork {
-        let mut classifier = Classifier::new(trace);
+    /// `counted(launches, event)`: `launches` are the trace's
+    /// ([`Trace::launches_by_correlation`]).
+    fn of(classifier: &mut Classifier, counted: impl Fn(&rustc_hash::FxHashMap<u64, u32>, u32) -> bool) -> GpuWork {
+        let trace = classifier.trace();
         let (mut comm, mut compute, mut copies) = (Vec::new(), Vec::new(), Vec::new());
         for (i, e) in trace.events.iter().enumerate().filter(|(_, e)| torch_steps::is_gpu_work(e)) {
             match classifier.kind(i as u32) {
@@ -424,7 +432,7 @@ impl GpuWork {
                 kind if kind.is_compute() => compute.push((e.ts, e.end())),
                 _ => {}
             }
-            if e.category == Category::GpuMemcpy && counted(i as u32) {
+            if e.category == Category::GpuMemcpy && counted(classifier.launches(), i as u32) {
                 copies.push(MemCopy { direction: direction_of_memcpy(trace.str(e.name)), ts: e.ts, end: e.end(), bytes: trace.copy_bytes(i as u32) });
             }
         }

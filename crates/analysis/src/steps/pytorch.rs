@@ -249,6 +249,15 @@ impl<'a> Classifier<'a> {
         Classifier { trace, ops: trace.launching_ops(), memo: FxHashMap::default() }
     }
 
+    pub fn trace(&self) -> &'a Trace {
+        self.trace
+    }
+
+    /// The call of each correlation ([`Trace::launches_by_correlation`]).
+    pub fn launches(&self) -> &rustc_hash::FxHashMap<u64, u32> {
+        self.ops.launches()
+    }
+
     /// The launch call of a GPU event (by correlation).
     pub fn launch(&self, e: &Event) -> Option<&'a Event> {
         let trace = self.trace;
