@@ -601,3 +601,132 @@ fn rules_the_books_example_file_is_the_committed_one() {
     assert!(code == 0 || code == 1, "{stdout}");
     assert!(!doc["budgets"].as_array().unwrap().is_empty() && doc["options"]["threshold_rules"].as_array().unwrap().len() == 2, "{stdout}");
 }
+
+/// github-action-benchmark's entries carry the rules file's budgets: in
+/// the `extra` of each metric a budget judged (the action's charts show
+/// it under the point), and as entries of their own for the budgeted
+/// metrics the check did not compare with the baseline (here every op:
+/// with --min_share 100% none is judged); a budget that matched nothing
+/// has no value, and no entry.
+#[test]
+fn benchmark_entries_carry_the_budgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = rules_file(
+        dir.path(),
+        "budgets.toml",
+        "[[budget]]\nmetric = 'step_time'\nmax = '1us'\n[[budget]]\nmetric = 'op:.*'\nmax = '1s'\n[[budget]]\nmetric = '.*'\nmax = '10s'\n\
+         [[budget]]\nmetric = 'memory:.*'\nmax = '100GB'\n[[budget]]\nmetric = 'memory:gpu.*'\nmax = '1GB'\n",
+    );
+    let bench = dir.path().join("bench.json");
+    let args = [format!("--rules={rules}"), "--min_share=100%".to_owned(), format!("--output=benchmark:outfile={}", bench.display())];
+    let (code, stdout, doc) = check(&run_dir("torch_base_a"), &run_dir("torch_base_b"), &args.each_ref().map(String::as_str));
+    assert_eq!(code, 1, "{stdout}");
+    let entries: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&bench).unwrap()).unwrap();
+
+    // The judged metrics first, as the JSON has them, then each budgeted
+    // metric that was not judged, once, in the budgets' order.
+    let judged: Vec<&Value> = doc["metrics"].as_array().unwrap().iter().filter(|m| m["kind"] != "op_count").collect();
+    assert!(judged.iter().all(|m| !m["label"].as_str().unwrap().starts_with("op:")), "{stdout}");
+    let budgets = doc["budgets"].as_array().unwrap();
+    let mut expected: Vec<(String, Value)> = judged.iter().map(|m| (m["label"].as_str().unwrap().to_owned(), m["new_median"].clone())).collect();
+    for b in budgets.iter().filter(|b| b["label"].is_string()) {
+        let label = b["label"].as_str().unwrap();
+        if !expected.iter().any(|(l, _)| l == label) {
+            expected.push((label.to_owned(), b["value"].clone()));
+        }
+    }
+    let got: Vec<(String, Value)> = entries.iter().map(|e| (e["name"].as_str().unwrap().to_owned(), e["value"].clone())).collect();
+    assert_eq!(got, expected);
+    assert!(got.iter().any(|(l, _)| l.starts_with("op:")), "{stdout}");
+    assert!(budgets.iter().any(|b| b["verdict"] == "unmatched") && got.iter().all(|(l, _)| !l.starts_with("memory:gpu")));
+
+    // Each entry's extra names every budget that judged it, with its verdict.
+    for entry in &entries {
+        let name = entry["name"].as_str().unwrap();
+        let extra = entry["extra"].as_str().unwrap();
+        let mine: Vec<String> = budgets
+            .iter()
+            .filter(|b| b["label"] == name)
+            .map(|b| format!("; budget {} ({}): {}", b["max_text"].as_str().unwrap(), b["rule"].as_str().unwrap(), b["verdict"].as_str().unwrap()))
+            .collect();
+        assert!(!mine.is_empty(), "{name}: every metric here is budgeted by '.*'");
+        assert!(extra.ends_with(&mine.concat()), "{name}: {extra}");
+        let compared = judged.iter().any(|m| m["label"] == name);
+        assert_eq!(extra.starts_with("not compared with the baseline"), !compared, "{name}: {extra}");
+    }
+    let step = &entries[0];
+    assert_eq!(step["name"], "step_time");
+    assert!(step["extra"].as_str().unwrap().contains("; budget 1us (step_time): exceeded"), "{step}");
+}
+
+const NOISE_BEGIN: &str = "<!-- identical pairs: begin (written by tests/integration/check.rs) -->\n";
+const NOISE_END: &str = "<!-- identical pairs: end -->\n";
+
+/// Every pair of identical runs in testdata/check, checked both ways with
+/// the defaults: each passes as recorded (A then B, as the other tests
+/// check it); the other way round is counted, pass or fail. How many
+/// failed and how far their medians moved is the table the book shows
+/// ("Defaults", between its markers; `RTFPROF_BLESS=1` rewrites it from
+/// this run), so that the count of pairs and the largest noise are
+/// computed, not typed.
+#[test]
+fn identical_pairs_pass_and_their_noise_is_the_books() {
+    let pairs = [("JAX", "base_a", "base_b"), ("PyTorch", "torch_base_a", "torch_base_b"), ("TensorFlow 2", "tf_base_a", "tf_base_b")];
+    let largest = |docs: &[&Value], kind: &str| -> (Option<f64>, usize) {
+        let changes: Vec<f64> = docs
+            .iter()
+            .flat_map(|d| d["metrics"].as_array().unwrap().iter())
+            .filter(|m| m["kind"] == kind)
+            .filter_map(|m| m["change"].as_f64().map(f64::abs))
+            .collect();
+        (changes.iter().copied().reduce(f64::max), changes.len())
+    };
+    let percent = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{:.1}%", x * 100.0));
+    let mut table = String::from(
+        "| identical runs | checks (both ways) | failed | largest change of the median step time | of an op's median (ops compared) | of an allocator's median peak |\n\
+         |---|--:|--:|--:|--:|--:|\n",
+    );
+    let (mut checks, mut failed, mut worst_step) = (0, Vec::new(), 0.0f64);
+    for (framework, a, b) in pairs {
+        let (code_ab, out_ab, ab) = check(&run_dir(a), &run_dir(b), &[]);
+        assert_eq!(code_ab, 0, "{a} and {b} are the same program:\n{out_ab}");
+        let (code_ba, _, ba) = check(&run_dir(b), &run_dir(a), &[]);
+        checks += 2;
+        let mut failures = Vec::new();
+        if code_ba != 0 {
+            failures.push(format!("`{b}` → `{a}`: {}", ba["summary"].as_str().unwrap()));
+        }
+        let docs = [&ab, &ba];
+        let (step, _) = largest(&docs, "step_time");
+        let (op, ops) = largest(&docs, "op_time");
+        let (memory, _) = largest(&docs, "peak_memory");
+        worst_step = worst_step.max(step.unwrap());
+        table.push_str(&format!(
+            "| `{a}`, `{b}` ({framework}) | 2 | {} | {} | {} ({ops}) | {} |\n",
+            failures.len(),
+            percent(step),
+            percent(op),
+            percent(memory)
+        ));
+        failed.extend(failures);
+    }
+    table.push_str(&format!(
+        "\n{checks} checks of {} pairs of identical runs, {} failed; the largest change of a median step time among them: {}.\n",
+        pairs.len(),
+        failed.len(),
+        percent(Some(worst_step))
+    ));
+    for failure in &failed {
+        table.push_str(&format!("\n- {failure}\n"));
+    }
+
+    let page_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/book/src/commands/check.md");
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    let (head, rest) = page.split_once(NOISE_BEGIN).expect("the table's begin marker");
+    let (shown, tail) = rest.split_once(NOISE_END).expect("the table's end marker");
+    if std::env::var_os("RTFPROF_BLESS").is_some() {
+        std::fs::write(&page_path, format!("{head}{NOISE_BEGIN}{table}{NOISE_END}{tail}")).unwrap();
+    } else {
+        assert!(shown == table, "the book's table of identical pairs is not this run's; if intended, rerun with RTFPROF_BLESS=1 and review:\n{table}");
+    }
+}

@@ -120,12 +120,18 @@ fn block(raw: &str, lines: &[Line], at: &mut usize, indent: usize) -> Yaml {
         while *at < lines.len() && lines[*at].0 == indent && lines[*at].1.starts_with("- ") {
             // "- key: value" opens a mapping indented by two more.
             let rest = lines[*at].1[2..].to_owned();
-            let mut sub: Vec<Line> = vec![(indent + 2, rest, lines[*at].2)];
             let start = *at + 1;
             let mut end = start;
             while end < lines.len() && lines[end].0 > indent {
                 end += 1;
             }
+            // "- scalar" (a workflow's `branches:` list).
+            if end == start && !rest.contains(": ") && !rest.ends_with(':') {
+                items.push(Yaml::Text(scalar(&rest)));
+                *at = end;
+                continue;
+            }
+            let mut sub: Vec<Line> = vec![(indent + 2, rest, lines[*at].2)];
             sub.extend_from_slice(&lines[start..end]);
             let mut i = 0;
             items.push(block(raw, &sub, &mut i, indent + 2));
@@ -151,10 +157,12 @@ fn block(raw: &str, lines: &[Line], at: &mut usize, indent: usize) -> Yaml {
                 *at += 1;
             }
             literal(raw, &body)
-        } else if rest.is_empty() {
-            assert!(*at < lines.len() && lines[*at].0 > indent, "{key}: no value");
+        } else if rest.is_empty() && *at < lines.len() && lines[*at].0 > indent {
             let deeper = lines[*at].0;
             block(raw, lines, at, deeper)
+        } else if rest.is_empty() {
+            // A key with no value (a workflow's `pull_request:`): null.
+            Yaml::Text(String::new())
         } else {
             Yaml::Text(scalar(rest))
         };
@@ -196,13 +204,34 @@ fn substitute(text: &str, inputs: &BTreeMap<String, String>) -> String {
 
 /// What a run of the action left: each step's exit status (until the first
 /// failure, as the runner stops there), the job summary, `GITHUB_OUTPUT`,
-/// and the steps' stdout.
+/// `GITHUB_PATH` (the folders it adds to later steps' `PATH`), and the
+/// steps' stdout.
 struct ActionRun {
     statuses: Vec<i32>,
     summary: String,
     outputs: String,
+    path: Vec<String>,
     stdout: String,
     workspace: tempfile::TempDir,
+}
+
+impl ActionRun {
+    /// The workspace the steps ran in.
+    fn work(&self) -> PathBuf {
+        self.workspace.path().join("work")
+    }
+
+    /// Runs a later step's `run:` script in the workspace as the runner
+    /// would after the action: with the action's `GITHUB_PATH` folders
+    /// first on `PATH` (and not the fake cargo's).
+    fn run_later_step(&self, script: &str) -> std::process::Output {
+        assert!(!script.contains("${{"), "an expression this test cannot evaluate: {script}");
+        let mut path = self.path.clone();
+        path.push(std::env::var("PATH").unwrap_or_default());
+        let mut command = Command::new("bash");
+        command.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script]).current_dir(self.work()).env("PATH", path.join(":"));
+        command.output().unwrap()
+    }
 }
 
 fn repository() -> PathBuf {
@@ -212,6 +241,12 @@ fn repository() -> PathBuf {
 /// Runs action.yml's steps with `given` inputs (the others take their
 /// defaults), in a workspace where `testdata/check` is `check/`.
 fn run_action(given: &[(&str, &str)]) -> ActionRun {
+    run_action_after(given, |_| {})
+}
+
+/// [`run_action`], once `prepare` has made in the workspace what earlier
+/// steps of a job would have (a profile, a restored baseline).
+fn run_action_after(given: &[(&str, &str)], prepare: impl FnOnce(&Path)) -> ActionRun {
     let action = parse_yaml(&std::fs::read_to_string(repository().join("action.yml")).unwrap());
     let mut inputs = BTreeMap::new();
     for (name, spec) in action.get("inputs").expect("inputs").entries() {
@@ -235,6 +270,7 @@ fn run_action(given: &[(&str, &str)]) -> ActionRun {
         std::fs::create_dir(dir).unwrap();
     }
     std::os::unix::fs::symlink(testdata().join("check"), work.join("check")).unwrap();
+    prepare(&work);
     // `cargo install --locked --quiet --path P --root R`: checked, then the
     // built binary is installed as R/bin/rtfprof.
     let cargo = bin.join("cargo");
@@ -252,8 +288,10 @@ fn run_action(given: &[(&str, &str)]) -> ActionRun {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (summary, outputs) = (workspace.path().join("summary.md"), workspace.path().join("output.txt"));
-    std::fs::write(&summary, "").unwrap();
-    std::fs::write(&outputs, "").unwrap();
+    let github_path = workspace.path().join("path.txt");
+    for file in [&summary, &outputs, &github_path] {
+        std::fs::write(file, "").unwrap();
+    }
 
     let mut statuses = Vec::new();
     let mut stdout = String::new();
@@ -264,7 +302,7 @@ fn run_action(given: &[(&str, &str)]) -> ActionRun {
         command.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script]).current_dir(&work);
         let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
         command.env("PATH", path).env("GITHUB_ACTION_PATH", repository()).env("RUNNER_TEMP", &temp);
-        command.env("GITHUB_STEP_SUMMARY", &summary).env("GITHUB_OUTPUT", &outputs).env("GITHUB_ACTIONS", "true");
+        command.env("GITHUB_STEP_SUMMARY", &summary).env("GITHUB_OUTPUT", &outputs).env("GITHUB_PATH", &github_path).env("GITHUB_ACTIONS", "true");
         for (name, value) in &inputs {
             command.env(format!("INPUT_{}", name.to_uppercase()), value);
         }
@@ -281,7 +319,8 @@ fn run_action(given: &[(&str, &str)]) -> ActionRun {
         }
     }
     let read = |p: &Path| std::fs::read_to_string(p).unwrap();
-    ActionRun { statuses, summary: read(&summary), outputs: read(&outputs), stdout, workspace }
+    let path = read(&github_path).lines().map(str::to_owned).collect();
+    ActionRun { statuses, summary: read(&summary), outputs: read(&outputs), path, stdout, workspace }
 }
 
 #[test]
@@ -294,6 +333,10 @@ fn the_reader_reads_action_yml_shapes() {
     assert_eq!(d.len(), 2);
     assert_eq!(d[0].get("f").unwrap().text(), "line 1\n\nline 2 # kept\n");
     assert_eq!(d[1].get("e").unwrap().text(), "2");
+    let doc = parse_yaml("on:\n  pull_request:\n  push:\n    branches:\n      - main\n");
+    let on = doc.get("on").unwrap();
+    assert_eq!(on.get("pull_request").unwrap().text(), "");
+    assert_eq!(on.get("push").unwrap().get("branches").unwrap().list(), [Yaml::Text("main".into())]);
 }
 
 #[test]
@@ -329,4 +372,88 @@ fn the_action_fails_a_regression_with_annotations_and_a_summary() {
     assert!(run.summary.contains("FAIL\\: 1 metric regressed\\: memory\\:"), "{}", run.summary);
     assert!(run.stdout.lines().any(|l| l.starts_with("::error title=rtfprof check%3A memory%3A")), "{}", run.stdout);
     assert!(run.stdout.lines().last().unwrap().starts_with("::error title=rtfprof check::FAIL"), "{}", run.stdout);
+}
+
+#[test]
+fn the_rules_input_is_passed_as_rules() {
+    // A path with a space: the action quotes it.
+    let copy = |work: &Path| {
+        std::fs::copy(testdata().join("check/rules.toml"), work.join("my rules.toml")).unwrap();
+    };
+    let run = run_action_after(&[("baseline", "check/tf_base_a"), ("new", "check/tf_wider"), ("rules", "my rules.toml")], copy);
+    assert_eq!(run.statuses, [0, 1], "{}", run.stdout);
+    assert!(run.summary.contains("#### Budgets") && run.summary.contains("| **OVER BUDGET** | step\\_time |"), "{}", run.summary);
+    assert!(run.summary.contains("#### Ignored by the rules file"), "{}", run.summary);
+    assert!(run.stdout.lines().any(|l| l.starts_with("::error title=rtfprof check%3A budget step_time::")), "{}", run.stdout);
+    // Without it, no budget is judged.
+    let run = run_action(&[("baseline", "check/tf_base_a"), ("new", "check/tf_wider")]);
+    assert!(!run.summary.contains("#### Budgets"), "{}", run.summary);
+    // A missing rules file is a bad input: exit 2, no summary.
+    let run = run_action(&[("baseline", "check/tf_base_a"), ("new", "check/tf_wider"), ("rules", "nope.toml")]);
+    assert_eq!(run.statuses, [0, 2], "{}", run.stdout);
+    assert_eq!((run.summary.as_str(), run.outputs.as_str()), ("", "passed=false\n"));
+}
+
+const SUMMARY_BEGIN: &str = "<!-- job summary: begin (written by tests/integration/check_action.rs) -->\n";
+const SUMMARY_END: &str = "<!-- job summary: end -->\n";
+
+/// The book's example workflow (docs/book/src/commands/check.md, the
+/// ```yaml block of "In a GitHub workflow") run locally: its check step
+/// runs the action with the step's own `with:` inputs, in a workspace
+/// holding what its earlier steps would have left there (the checkout's
+/// rules file: testdata/check/rules.toml; the benchmark's profile `new`:
+/// the tf_wider run; the restored `baseline.json`: saved from tf_base_a);
+/// then its save step runs, with the action's rtfprof on `PATH`. The job
+/// summary the check step writes is the one the page shows, as a
+/// blockquote between its markers (`RTFPROF_BLESS=1` rewrites the page's
+/// copy; review the diff).
+#[test]
+fn the_books_example_workflow_runs_and_writes_the_summary_the_book_shows() {
+    let page_path = repository().join("docs/book/src/commands/check.md");
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    let section = page.split("\n## In a GitHub workflow\n").nth(1).expect("the section");
+    let yaml = section.split("```yaml\n").nth(1).and_then(|b| b.split("```").next()).expect("a ```yaml block");
+    let workflow = parse_yaml(yaml);
+    let (_, job) = &workflow.get("jobs").expect("jobs").entries()[0];
+    let steps = job.get("steps").expect("steps").list();
+    let check = steps.iter().find(|s| s.get("uses").is_some_and(|u| u.text().starts_with("OWNER/rtfprof@"))).expect("a step that uses the action");
+    let with: Vec<(&str, &str)> = check.get("with").expect("with").entries().iter().map(|(k, v)| (k.as_str(), v.text())).collect();
+    let input = |name: &str| with.iter().find(|(k, _)| *k == name).map(|(_, v)| *v).unwrap_or_else(|| panic!("the step gives no {name}"));
+    let (baseline, new, rules) = (input("baseline"), input("new"), input("rules"));
+    let save = steps.iter().find_map(|s| s.get("run").map(Yaml::text).filter(|r| r.contains("--save_baseline"))).expect("a step that saves the baseline");
+
+    let prepare = |work: &Path| {
+        let rules = work.join(rules);
+        std::fs::create_dir_all(rules.parent().unwrap()).unwrap();
+        std::fs::copy(testdata().join("check/rules.toml"), rules).unwrap();
+        std::os::unix::fs::symlink(testdata().join("check/tf_wider"), work.join(new)).unwrap();
+        // (From the workspace, so that the summary names the run by a
+        // path of the repository's, not of this machine's.)
+        let out = Command::new(env!("CARGO_BIN_EXE_rtfprof"))
+            .args(["check", "check/tf_base_a", &format!("--save_baseline={baseline}")])
+            .current_dir(work)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let run = run_action_after(&with, prepare);
+    assert_eq!(run.statuses, [0, 1], "{}", run.stdout);
+    assert_eq!(run.outputs, "passed=false\n");
+    assert!(run.summary.contains("**OVER BUDGET**"), "{}", run.summary);
+
+    // The page's copy, quoted.
+    let quoted: String = run.summary.lines().map(|l| if l.is_empty() { ">\n".to_owned() } else { format!("> {l}\n") }).collect();
+    let (head, rest) = page.split_once(SUMMARY_BEGIN).expect("the summary's begin marker");
+    let (shown, tail) = rest.split_once(SUMMARY_END).expect("the summary's end marker");
+    if std::env::var_os("RTFPROF_BLESS").is_some() {
+        std::fs::write(&page_path, format!("{head}{SUMMARY_BEGIN}{quoted}{SUMMARY_END}{tail}")).unwrap();
+    } else {
+        assert!(shown == quoted, "the book's job summary is not the action's; if intended, rerun with RTFPROF_BLESS=1 and review:\n{quoted}");
+    }
+
+    // The save step, with the rtfprof the action installed.
+    let out = run.run_later_step(save);
+    assert!(out.status.success(), "{save}: {}", String::from_utf8_lossy(&out.stderr));
+    let again = Command::new(env!("CARGO_BIN_EXE_rtfprof")).args(["check", baseline, new]).current_dir(run.work()).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "the saved baseline is the new run's: {}", String::from_utf8_lossy(&again.stdout));
 }
