@@ -48,6 +48,9 @@ the others, but rtfprof's inference was written without looking at it):
                RMSProp.
   text_cnn     (HOLDOUT) embedding lookup, conv1d, dropout, Einsum
                attention pooling, batch normalization, Adagrad.
+  registry     the flops registry's ops the graphs above lack: Dilation2D
+               (and its backprops), MaxPoolV2 (and MaxPoolGradV2), GatherNd
+               (and ScatterNd), unknown batch, GradientDescent.
   lstm_sep     (HOLDOUT) an LSTM cell unrolled over 3 steps (TF1 ops:
                split gates, sigmoid/tanh), a depthwise-separable conv over
                mirror-padded tiles, BatchMatMulV2 and Einsum heads, one-hot
@@ -219,8 +222,21 @@ def lstm_sep():
     tf1.train.AdamOptimizer(1e-3).minimize(loss)
 
 
+def registry():
+    x = tf1.placeholder(tf.float32, [None, 9, 9, 3], name="images")
+    fixed = tf1.placeholder(tf.float32, [2, 7, 7, 3], name="fixed")
+    h = tf.nn.dilation2d(x, var("dil", [3, 3, 3]), [1, 2, 2, 1], "SAME", "NHWC", [1, 1, 1, 1])
+    g = tf.nn.dilation2d(fixed, var("dil2", [2, 2, 3]), [1, 1, 1, 1], "VALID", "NHWC", [1, 2, 2, 1])
+    p = tf.raw_ops.MaxPoolV2(input=h, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+    q = tf.raw_ops.MaxPoolV2(input=g, ksize=tf.constant([1, 3, 3, 1]), strides=[1, 1, 1, 1], padding="SAME")
+    table = var("table", [4, 5, 6])
+    picked = tf.gather_nd(table, [[0, 1], [2, 3], [3, 4]]) + tf.reduce_sum(tf.gather_nd(table, [[[1]], [[2]]]))
+    loss = tf.reduce_mean(p) + tf.reduce_sum(q) + tf.reduce_sum(tf.square(picked))
+    tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+
 GRAPHS = {"cnn": cnn, "rnn": rnn, "transformer": transformer, "feeders": feeders, "autoencoder": autoencoder,
-          "text_cnn": text_cnn, "lstm_sep": lstm_sep}
+          "text_cnn": text_cnn, "lstm_sep": lstm_sep, "registry": registry}
 
 
 def build(fn):
