@@ -48,6 +48,13 @@ the others, but rtfprof's inference was written without looking at it):
                RMSProp.
   text_cnn     (HOLDOUT) embedding lookup, conv1d, dropout, Einsum
                attention pooling, batch normalization, Adagrad.
+  registry     the flops registry's ops the graphs above lack: Dilation2D
+               (and its backprops), MaxPoolV2 (and MaxPoolGradV2), GatherNd
+               (and ScatterNd), unknown batch, GradientDescent.
+  lstm_sep     (HOLDOUT) an LSTM cell unrolled over 3 steps (TF1 ops:
+               split gates, sigmoid/tanh), a depthwise-separable conv over
+               mirror-padded tiles, BatchMatMulV2 and Einsum heads, one-hot
+               and gathered targets, log-softmax, cumsum, unknown batch, Adam.
 """
 import gzip
 import json
@@ -73,7 +80,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 OUT = TESTDATA / "shapes"
 Builder = tf1.profiler.ProfileOptionBuilder
-HOLDOUT = ["autoencoder", "text_cnn"]
+HOLDOUT = ["autoencoder", "text_cnn", "lstm_sep"]
 
 
 def var(name, shape):
@@ -189,8 +196,47 @@ def text_cnn():
     tf1.train.AdagradOptimizer(0.1).minimize(loss)
 
 
+def lstm_sep():
+    units, t, f = 6, 3, 5
+    x = tf1.placeholder(tf.float32, [None, t, f], name="seq")
+    img = tf1.placeholder(tf.float32, [None, 6, 6, 2], name="img")
+    ids = tf1.placeholder(tf.int32, [None], name="ids")
+    w, b = var("lstm/w", [f + units, 4 * units]), var("lstm/b", [4 * units])
+    batch = tf.shape(x)[0]
+    h = c = tf.zeros(tf.stack([batch, units]))
+    for step in tf.unstack(x, axis=1):
+        gates = tf.nn.bias_add(tf.matmul(tf.concat([step, h], 1), w), b)
+        i, j, fg, o = tf.split(gates, 4, axis=1)
+        c = tf.sigmoid(fg + 1.0) * c + tf.sigmoid(i) * tf.tanh(j)
+        h = tf.sigmoid(o) * tf.tanh(c)
+    padded = tf.pad(tf.tile(img, [1, 1, 1, 2]), [[0, 0], [1, 1], [1, 1], [0, 0]], mode="REFLECT")
+    conv = tf.nn.separable_conv2d(padded, var("sep/dw", [3, 3, 4, 2]), var("sep/pw", [1, 1, 8, units]), [1, 1, 1, 1], "VALID")
+    pooled = tf.reduce_mean(tf.nn.relu6(conv), axis=[1, 2])
+    seq = tf.stack([h, pooled], axis=1)
+    att = tf.nn.softmax(tf.linalg.matmul(seq, seq, transpose_b=True))
+    mixed = tf.einsum("bij,bjd->bid", att, seq) + tf.linalg.matmul(att, seq)
+    logits = tf.einsum("bd,dk->bk", tf.reduce_sum(mixed, 1), var("head", [units, 7]))
+    targets = tf.one_hot(ids, 7) + tf.gather(var("prior", [7, 7]), ids)
+    loss = -tf.reduce_mean(tf.reduce_sum(targets * tf.nn.log_softmax(logits), 1))
+    loss += tf.reduce_mean(tf.math.cumsum(tf.exp(-tf.abs(logits)), axis=1))
+    tf1.train.AdamOptimizer(1e-3).minimize(loss)
+
+
+def registry():
+    x = tf1.placeholder(tf.float32, [None, 9, 9, 3], name="images")
+    fixed = tf1.placeholder(tf.float32, [2, 7, 7, 3], name="fixed")
+    h = tf.nn.dilation2d(x, var("dil", [3, 3, 3]), [1, 2, 2, 1], "SAME", "NHWC", [1, 1, 1, 1])
+    g = tf.nn.dilation2d(fixed, var("dil2", [2, 2, 3]), [1, 1, 1, 1], "VALID", "NHWC", [1, 2, 2, 1])
+    p = tf.raw_ops.MaxPoolV2(input=h, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+    q = tf.raw_ops.MaxPoolV2(input=g, ksize=tf.constant([1, 3, 3, 1]), strides=[1, 1, 1, 1], padding="SAME")
+    table = var("table", [4, 5, 6])
+    picked = tf.gather_nd(table, [[0, 1], [2, 3], [3, 4]]) + tf.reduce_sum(tf.gather_nd(table, [[[1]], [[2]]]))
+    loss = tf.reduce_mean(p) + tf.reduce_sum(q) + tf.reduce_sum(tf.square(picked))
+    tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+
 GRAPHS = {"cnn": cnn, "rnn": rnn, "transformer": transformer, "feeders": feeders, "autoencoder": autoencoder,
-          "text_cnn": text_cnn}
+          "text_cnn": text_cnn, "lstm_sep": lstm_sep, "registry": registry}
 
 
 def build(fn):

@@ -275,8 +275,9 @@ def advise(
     partial: Union[bytes, _Path, None] = None,
     partial_path: Union[_Path, Sequence[_Path], None] = None,
     job: Union[Dict[str, _Path], Sequence[str], None] = None,
+    default_op_log: bool = False,
 ) -> List[Dict[str, str]]:
-    """tfprof's checkers (and on traces the framework's advice), as `rtfprof advise` prints them: a dict a line."""
+    """tfprof's checkers (and on traces the framework's advice), as `rtfprof advise` prints them: a dict a line. `default_op_log`: float ops as `profile` estimates them, with an UncountedFlopsChecker listing what they leave out."""
 def report(
     outfile: _Path,
     *,

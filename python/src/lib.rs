@@ -939,8 +939,11 @@ fn rows_of(node: &Bound<'_, PyAny>) -> PyResult<Option<Rows>> {
 /// traces: the devices' utilization and the framework's own advice): one
 /// dict a report line, `{"checker": name, "report": text}`, in the
 /// command's order; warnings about the inputs are RuntimeWarnings.
+/// `default_op_log` estimates float ops as `profile` does (`rtfprof advise
+/// --default_op_log`), adding the `UncountedFlopsChecker`'s list of what
+/// they leave out; off by default, as `rtfprof advise` is tfprof's.
 #[pyfunction]
-#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None, job=None))]
+#[pyo3(signature = (*, graph_path=None, run_meta_path=None, op_log_path=None, profile_path=None, events_path=None, xplane_path=None, pytorch_path=None, partial=None, partial_path=None, job=None, default_op_log=false))]
 #[allow(clippy::too_many_arguments)]
 fn advise(
     py: Python<'_>,
@@ -954,10 +957,14 @@ fn advise(
     partial: Option<&Bound<'_, PyAny>>,
     partial_path: Option<&Bound<'_, PyAny>>,
     job: Option<&Bound<'_, PyAny>>,
+    default_op_log: bool,
 ) -> PyResult<Py<PyList>> {
     let mut inputs = input_sources(graph_path, run_meta_path, op_log_path, profile_path, events_path, xplane_path, pytorch_path)?;
     partial_args(&mut inputs, partial, partial_path)?;
     inputs.jobs = job_args(job)?;
+    if default_op_log {
+        inputs.paths.estimate_flops = rtfprof::stats::flops::FlopsEstimate::TfDefaultOpLog;
+    }
     check_inputs("advise", &inputs)?;
     let (checkers, warnings) = py.detach(|| rtfprof::api::advise(&inputs)).map_err(to_py_err)?;
     warn_all(py, &warnings)?;

@@ -105,7 +105,7 @@ fn flops_dir() -> std::path::PathBuf {
 }
 
 /// Op types with a "flops" function in TF's Python registry.
-fn registered_ops() -> Vec<String> {
+pub(crate) fn registered_ops() -> Vec<String> {
     let text = std::fs::read_to_string(flops_dir().join("registered_ops.txt")).unwrap();
     text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).map(|l| l.split(' ').next().unwrap().to_owned()).collect()
 }

@@ -14,6 +14,7 @@ mod expensive;
 mod operation;
 mod pytorch;
 mod step_time;
+mod uncounted;
 
 pub use accelerator::LOW_UTILIZATION;
 pub use pytorch::{HOST_BOUND_IDLE_PCT, LAUNCH_BOUND_PCT, SMALL_KERNELS_PCT, TOP_KINDS};
@@ -130,6 +131,11 @@ pub fn advise(loaded: &Loaded, warnings: &mut Vec<String>) -> Result<Vec<Checker
     if let Some(steps) = &steps {
         let reports = if framework == Framework::PyTorch { pytorch::check(steps) } else { step_time::check(steps, framework) };
         checkers.push(Checker { name: "StepTimeChecker", reports });
+    }
+    // rtfprof's own, for graphs with estimated float ops only (tfprof's
+    // command line estimates none).
+    if framework == Framework::Tf1 && stats.flops_estimate.is_on() {
+        checkers.push(Checker { name: "UncountedFlopsChecker", reports: uncounted::check(stats) });
     }
     Ok(checkers)
 }

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use rtfprof_model::shapes::{self, Shape};
 
 /// Tensors left less known than TF's, per graph (the ratchet).
-const NOT_INFERRED: &[(&str, usize)] = &[("autoencoder", 0), ("cnn", 0), ("feeders", 0), ("rnn", 0), ("text_cnn", 0), ("transformer", 0)];
+const NOT_INFERRED: &[(&str, usize)] =
+    &[("autoencoder", 0), ("cnn", 0), ("feeders", 0), ("lstm_sep", 0), ("registry", 0), ("rnn", 0), ("text_cnn", 0), ("transformer", 0)];
 
 fn testdata() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/shapes")

@@ -5,7 +5,8 @@
 //! GraphDef's `_output_shapes` merged with what TF's shape functions infer
 //! ([`crate::shapes`], run by `Stats::add_graph` when estimates are on),
 //! completed by run-time shapes from RunMetadata the way `tfprof_logger`
-//! completes them. Einsum, which the registry lacks, is added.
+//! completes them. Einsum, which the registry lacks, is added for
+//! `--estimate_flops` (not for [`FlopsEstimate::TfDefaultOpLog`], TF's own).
 //!
 //! Like `tfprof_logger`, a node gets an estimate when the shapes its formula
 //! reads are fully known and the value is not 0 (it may be negative: an
@@ -45,6 +46,7 @@
 //! | BatchMatMul, V2, V3 | 2 · N(out) · last dim of in0 (TF reads a `transpose_a` attr these ops lack, so never the other dim) | `_calc_batch_mat_mul_flops` |
 //! | Einsum (not in TF's registry) | N(out) · Π contracted dims, × 2 for two operands | — |
 
+use super::uncounted::{Tensor, Uncounted};
 use super::{Node, Stats};
 use crate::proto::tensorflow::attr_value::Value;
 
@@ -144,13 +146,27 @@ impl Stats {
     }
 
     /// The registry's float ops for one node, if its op is known and its
-    /// shapes are fully defined; with `tf_asserts`, also the shapes TF's
-    /// function asserts without using (a convolution's input, Mean's
-    /// output).
+    /// shapes are fully defined; with `tf_asserts`, TF's registry exactly:
+    /// also the shapes TF's function asserts without using (a
+    /// convolution's input, Mean's output), and no Einsum.
     pub fn estimate_flops(&self, node: &Node, tf_asserts: bool) -> Option<i64> {
-        let out = || self.shape_of(node, 0);
-        let in0 = || self.input_shape(node, 0);
-        let in1 = || self.input_shape(node, 1);
+        self.flops_or_why(node, tf_asserts).ok()
+    }
+
+    /// [`Stats::estimate_flops`], or why it gives none: the first thing the
+    /// formula needed and did not have (`advise`'s `UncountedFlopsChecker`
+    /// lists these, so the reasons are the computation's own).
+    pub fn flops_or_why(&self, node: &Node, tf_asserts: bool) -> Result<i64, Uncounted> {
+        let tensor_shape = |tensor: Tensor| -> Result<Vec<i64>, Uncounted> {
+            let known = match tensor {
+                Tensor::Output => self.shape_of(node, 0),
+                Tensor::Input(i) => self.input_shape(node, i),
+            };
+            known.ok_or(Uncounted::UnknownShape(tensor))
+        };
+        let out = || tensor_shape(Tensor::Output);
+        let in0 = || tensor_shape(Tensor::Input(0));
+        let in1 = || tensor_shape(Tensor::Input(1));
         if tf_asserts {
             match node.op {
                 "Conv2D" | "Conv3D" | "DepthwiseConv2dNative" | "Dilation2D" => drop(in0()?),
@@ -169,80 +185,99 @@ impl Stats {
         };
         let strides = || {
             let s = ints("strides");
-            if s.len() >= 3 { s[1].checked_mul(s[2]) } else { None }
+            if s.len() >= 3 { s[1].checked_mul(s[2]).ok_or(Uncounted::Overflow) } else { Err(Uncounted::Attr("strides")) }
         };
+        let ksize = || product(ints("ksize")).ok_or(Uncounted::Overflow);
+        let n = |shape: &[i64]| elements(shape).ok_or(Uncounted::Overflow);
+        let times = |values: &[i64]| product(values.iter().copied()).ok_or(Uncounted::Overflow);
+        // A dim the formula reads that the shape's rank lacks.
+        let at = |shape: &[i64], i: usize, tensor: Tensor| shape.get(i).copied().ok_or(Uncounted::Rank(tensor));
         let flops = match node.op {
-            "Reciprocal" | "Square" | "Log" | "Neg" | "AssignSub" | "AssignAdd" => elements(&in0()?)?,
-            "Rsqrt" => product([2, elements(&in0()?)?])?,
-            "Softmax" => product([5, elements(&in0()?)?])?,
-            "L2Loss" => product([3, elements(&in0()?)?])? - 1,
+            "Reciprocal" | "Square" | "Log" | "Neg" | "AssignSub" | "AssignAdd" => n(&in0()?)?,
+            "Rsqrt" => times(&[2, n(&in0()?)?])?,
+            "Softmax" => times(&[5, n(&in0()?)?])?,
+            "L2Loss" => times(&[3, n(&in0()?)?])? - 1,
             "Add" | "AddV2" | "Sub" | "Mul" | "RealDiv" | "Maximum" | "Minimum" | "Pow" | "GreaterEqual" | "Greater" | "LessEqual" | "Less" | "Equal"
-            | "NotEqual" => elements(&out()?)?,
-            "SquaredDifference" => product([2, elements(&out()?)?])?,
-            "RsqrtGrad" => product([4, elements(&out()?)?])?,
-            "Mean" => elements(&in0()?)?,
-            "Sum" | "ArgMax" | "ArgMin" | "BiasAddGrad" => elements(&in0()?)?.checked_sub(elements(&out()?)?)?,
-            "AvgPool" | "MaxPool" if nhwc() => product([product(ints("ksize"))?, elements(&out()?)?])?,
-            "AvgPoolGrad" if nhwc() => product([2, product(ints("ksize"))?, elements(&in1()?)?])?,
-            "MaxPoolGrad" if nhwc() => product([product(ints("ksize"))?.checked_add(1)?, elements(&in1()?)?])?,
+            | "NotEqual" => n(&out()?)?,
+            "SquaredDifference" => times(&[2, n(&out()?)?])?,
+            "RsqrtGrad" => times(&[4, n(&out()?)?])?,
+            "Mean" => n(&in0()?)?,
+            "Sum" | "ArgMax" | "ArgMin" | "BiasAddGrad" => n(&in0()?)?.checked_sub(n(&out()?)?).ok_or(Uncounted::Overflow)?,
+            "AvgPool" | "MaxPool" | "AvgPoolGrad" | "MaxPoolGrad" | "Conv2DBackpropInput" | "Conv2DBackpropFilter" if !nhwc() => {
+                return Err(Uncounted::NotNhwc);
+            }
+            "AvgPool" | "MaxPool" => times(&[ksize()?, n(&out()?)?])?,
+            "AvgPoolGrad" => times(&[2, ksize()?, n(&in1()?)?])?,
+            "MaxPoolGrad" => times(&[ksize()?.checked_add(1).ok_or(Uncounted::Overflow)?, n(&in1()?)?])?,
             "Conv2D" => {
                 let f = in1()?;
-                product([2, elements(&out()?)?, *f.first()?, *f.get(1)?, *f.get(2)?])?
+                let filter = |i| at(&f, i, Tensor::Input(1));
+                times(&[2, n(&out()?)?, filter(0)?, filter(1)?, filter(2)?])?
             }
             "Conv3D" => {
                 let f = in1()?;
-                product([2, elements(&out()?)?, *f.first()?, *f.get(1)?, *f.get(2)?, *f.get(3)?])?
+                let filter = |i| at(&f, i, Tensor::Input(1));
+                times(&[2, n(&out()?)?, filter(0)?, filter(1)?, filter(2)?, filter(3)?])?
             }
             "DepthwiseConv2dNative" | "Dilation2D" => {
                 let f = in1()?;
-                product([2, elements(&out()?)?, *f.first()?, *f.get(1)?])?
+                let filter = |i| at(&f, i, Tensor::Input(1));
+                times(&[2, n(&out()?)?, filter(0)?, filter(1)?])?
             }
-            "Conv2DBackpropInput" if nhwc() => {
+            "Conv2DBackpropInput" => {
                 let o = out()?;
-                let numerator = 2 * i128::from(elements(&o)?) * i128::from(elements(&in1()?)?);
-                python_int_of_quotient(numerator, i128::from(*o.last()?) * i128::from(strides()?))?
+                let numerator = 2 * i128::from(n(&o)?) * i128::from(n(&in1()?)?);
+                let depth = *o.last().ok_or(Uncounted::Rank(Tensor::Output))?;
+                python_int_of_quotient(numerator, i128::from(depth) * i128::from(strides()?)).ok_or(Uncounted::Overflow)?
             }
-            "Conv2DBackpropFilter" if nhwc() => {
+            "Conv2DBackpropFilter" => {
                 let image = in0()?;
-                let numerator = 2 * i128::from(elements(&image)?) * i128::from(elements(&out()?)?);
-                python_int_of_quotient(numerator, i128::from(*image.last()?) * i128::from(strides()?))?
+                let numerator = 2 * i128::from(n(&image)?) * i128::from(n(&out()?)?);
+                let depth = *image.last().ok_or(Uncounted::Rank(Tensor::Input(0)))?;
+                python_int_of_quotient(numerator, i128::from(depth) * i128::from(strides()?)).ok_or(Uncounted::Overflow)?
             }
-            "BiasAdd" => elements(&in0()?)?,
-            "AddN" if !node.inputs.is_empty() => product([elements(&in0()?)?, node.inputs.len() as i64 - 1])?,
+            "BiasAdd" => n(&in0()?)?,
+            "AddN" if node.inputs.is_empty() => return Err(Uncounted::UnknownShape(Tensor::Input(0))),
+            "AddN" => times(&[n(&in0()?)?, node.inputs.len() as i64 - 1])?,
             "MatMul" => {
                 let a = in0()?;
-                let k = if flag("transpose_a") { *a.first()? } else { *a.get(1)? };
-                product([2, elements(&out()?)?, k])?
+                let k = at(&a, if flag("transpose_a") { 0 } else { 1 }, Tensor::Input(0))?;
+                times(&[2, n(&out()?)?, k])?
             }
-            "BatchMatMul" | "BatchMatMulV2" | "BatchMatMulV3" => product([2, elements(&out()?)?, *in0()?.last()?])?,
-            "Einsum" => self.einsum_flops(node)?,
-            _ => return None,
+            "BatchMatMul" | "BatchMatMulV2" | "BatchMatMulV3" => {
+                let k = *in0()?.last().ok_or(Uncounted::Rank(Tensor::Input(0)))?;
+                times(&[2, n(&out()?)?, k])?
+            }
+            // (Not TF's: its registry has none.)
+            "Einsum" if !tf_asserts => self.einsum_flops(node)?,
+            _ => return Err(Uncounted::NoFormula),
         };
         // tfprof_logger logs any value but 0.
-        (flops != 0).then_some(flops)
+        if flops == 0 { Err(Uncounted::Zero) } else { Ok(flops) }
     }
 
     /// N(out) · Π sizes of the letters summed over; × 2 with two operands.
-    fn einsum_flops(&self, node: &Node) -> Option<i64> {
+    fn einsum_flops(&self, node: &Node) -> Result<i64, Uncounted> {
         let equation = match node.attrs.get("equation").and_then(|a| a.value.as_ref()) {
-            Some(Value::S(s)) => String::from_utf8(s.clone()).ok()?,
-            _ => return None,
+            Some(Value::S(s)) => String::from_utf8(s.clone()).ok(),
+            _ => None,
         };
-        let (inputs, output) = equation.split_once("->")?;
+        let (inputs, output) = equation.as_deref().and_then(|e| e.split_once("->")).ok_or(Uncounted::Attr("equation"))?;
         let operands: Vec<&str> = inputs.split(',').collect();
         let mut sizes = std::collections::BTreeMap::new();
         for (i, labels) in operands.iter().enumerate() {
-            let shape = self.input_shape(node, i)?;
+            let shape = self.input_shape(node, i).ok_or(Uncounted::UnknownShape(Tensor::Input(i)))?;
             let letters: Vec<char> = labels.chars().filter(|c| c.is_ascii_alphabetic()).collect();
             // Letters bind to the trailing dims when `...` broadcasts leading ones.
-            let offset = shape.len().checked_sub(letters.len())?;
+            let offset = shape.len().checked_sub(letters.len()).ok_or(Uncounted::Rank(Tensor::Input(i)))?;
             for (j, c) in letters.iter().enumerate() {
                 sizes.insert(*c, shape[offset + j]);
             }
         }
-        let contracted = product(sizes.iter().filter(|(c, _)| !output.contains(**c)).map(|(_, &n)| n))?;
+        let contracted = product(sizes.iter().filter(|(c, _)| !output.contains(**c)).map(|(_, &n)| n)).ok_or(Uncounted::Overflow)?;
         let factor = if operands.len() == 2 { 2 } else { 1 };
-        product([factor, elements(&self.shape_of(node, 0)?)?, contracted])
+        let out = self.shape_of(node, 0).ok_or(Uncounted::UnknownShape(Tensor::Output))?;
+        product([factor, elements(&out).ok_or(Uncounted::Overflow)?, contracted]).ok_or(Uncounted::Overflow)
     }
 
     /// TF's `profile()` hands its engine the graph with the shapes it knows
@@ -277,6 +312,7 @@ impl Stats {
         if !how.is_on() {
             return 0;
         }
+        self.flops_estimate = how;
         let tf = how == FlopsEstimate::TfDefaultOpLog;
         if tf {
             self.show_tf_graph_shapes();

@@ -10,6 +10,7 @@ pub mod node;
 pub mod records;
 pub mod small_map;
 pub mod symbol;
+pub mod uncounted;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -135,6 +136,8 @@ pub struct Stats {
     /// By node id: the op log lists the node (TF's default op log merges
     /// around such entries; see [`flops::FlopsEstimate`]).
     pub logged: Vec<bool>,
+    /// How float ops were estimated ([`Stats::estimate_missing_flops`]).
+    pub flops_estimate: flops::FlopsEstimate,
 }
 
 impl Stats {

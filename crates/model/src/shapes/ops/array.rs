@@ -39,6 +39,8 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
         "BroadcastTo" => one(c.shape_input(1)),
         "GatherV2" => one(gather(shape(0), shape(1), c.scalar(2), c.int("batch_dims").unwrap_or(0))),
         "Gather" => one(gather(shape(0), shape(1), Some(0), 0)),
+        "GatherNd" => one(gather_nd(shape(0), shape(1))),
+        "ScatterNd" => one(c.shape_input(2)),
         "OneHot" => one(one_hot(c)),
         "BroadcastGradientArgs" => outs([vector(-1), vector(-1)]),
         "BroadcastArgs" => one(vector(-1)),
@@ -394,4 +396,15 @@ mod tests {
         assert_eq!(reshape(&Some(vec![-1, 6]), Some(vec![-1, 2, 3])), Some(vec![-1, 2, 3]));
         assert_eq!(reshape(&Some(vec![i64::MAX, 4]), Some(vec![-1, 2])), Some(vec![-1, 2]));
     }
+}
+
+/// TF's `GatherNdShape`: `indices[:-1] + params[indices[-1]:]`; unknown
+/// when the params' rank or the indices' last dim is.
+pub(crate) fn gather_nd(params: &Shape, indices: &Shape) -> Shape {
+    let (params, indices) = (params.as_ref()?, indices.as_ref()?);
+    let depth = usize::try_from(*indices.last()?).ok()?;
+    if params.is_empty() || depth > params.len() {
+        return None;
+    }
+    Some(indices[..indices.len() - 1].iter().chain(&params[depth..]).copied().collect())
 }

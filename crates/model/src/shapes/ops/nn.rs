@@ -11,12 +11,20 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
         "Conv3D" => one(conv(c, 3, ConvFilter::Full)),
         "DepthwiseConv2dNative" => one(conv(c, 2, ConvFilter::Depthwise)),
         "MaxPool" | "AvgPool" => one(conv(c, 2, ConvFilter::Pool)),
+        // ksize and strides as inputs: unknown unless both are constants.
+        "MaxPoolV2" => match (c.value(1), c.value(2)) {
+            (Some(ksize), Some(strides)) => one(windowed(c, 2, ConvFilter::Pool, Some(ksize), strides)),
+            _ => one(None),
+        },
+        "Dilation2D" => one(dilation(c)),
+        "Dilation2DBackpropInput" => one(c.shape(0).clone()),
+        "Dilation2DBackpropFilter" => one(c.shape(1).clone()),
         "MaxPool3D" | "AvgPool3D" => one(conv(c, 3, ConvFilter::Pool)),
         "Conv2DBackpropInput" | "DepthwiseConv2dNativeBackpropInput" | "AvgPoolGrad" => one(ranked(c.shape_input(0), 4)),
         "Conv3DBackpropInputV2" | "AvgPool3DGrad" => one(ranked(c.shape_input(0), 5)),
         "Conv2DBackpropFilter" | "DepthwiseConv2dNativeBackpropFilter" => one(ranked(c.shape_input(1), 4)),
         "Conv3DBackpropFilterV2" => one(ranked(c.shape_input(1), 5)),
-        "MaxPoolGrad" | "MaxPoolGradGrad" => one(ranked(c.shape(0).clone(), 4)),
+        "MaxPoolGrad" | "MaxPoolGradGrad" | "MaxPoolGradV2" | "MaxPoolGradGradV2" => one(ranked(c.shape(0).clone(), 4)),
         "MaxPool3DGrad" | "MaxPool3DGradGrad" => one(ranked(c.shape(0).clone(), 5)),
         "FusedBatchNorm" | "FusedBatchNormV2" | "FusedBatchNormV3" => {
             let (x, channels) = batch_norm_input(c, 0);
@@ -84,6 +92,13 @@ enum ConvFilter {
 /// `Conv2DShape`/`Conv3DShape`/`DepthwiseConv2DNativeShape`/`MaxPoolShape`
 /// (`GetWindowedOutputSize` for VALID, SAME and EXPLICIT padding).
 fn conv(c: &Ctx, spatial: usize, filter: ConvFilter) -> Shape {
+    let ksize = if filter == ConvFilter::Pool { Some(c.ints("ksize")?) } else { None };
+    windowed(c, spatial, filter, ksize, c.ints("strides")?)
+}
+
+/// [`conv`] with the pooling window `ksize` and `strides` given (attrs, or
+/// MaxPoolV2's inputs).
+fn windowed(c: &Ctx, spatial: usize, filter: ConvFilter, ksize: Option<&[i64]>, strides: &[i64]) -> Shape {
     let rank = spatial + 2;
     let input = dims::with_rank(c.shape(0), rank)?;
     let first = c.channels_first();
@@ -96,13 +111,13 @@ fn conv(c: &Ctx, spatial: usize, filter: ConvFilter) -> Shape {
         }
         Some(if first { attr[2..].to_vec() } else { attr[1..rank - 1].to_vec() })
     };
-    let strides = pick(c.ints("strides")?)?;
+    let strides = pick(strides)?;
     let dilations = match c.ints("dilations") {
         Some(d) if !d.is_empty() => pick(d)?,
         _ => vec![1; spatial],
     };
     let (window, out_channels): (Vec<i64>, i64) = match filter {
-        ConvFilter::Pool => (pick(c.ints("ksize")?)?, channels),
+        ConvFilter::Pool => (pick(ksize?)?, channels),
         _ => {
             let f = dims::with_rank(c.shape(1), rank)?;
             let out = match filter {
@@ -144,4 +159,37 @@ fn conv(c: &Ctx, spatial: usize, filter: ConvFilter) -> Shape {
     } else {
         std::iter::once(batch).chain(out_space).chain([out_channels]).collect()
     })
+}
+
+/// TF's Dilation2D shape function: input `[batch, rows, cols, depth]`,
+/// filter `[rows, cols, depth]`, `strides` and `rates` `[1, r, c, 1]`; the
+/// output's spatial dims are unknown unless the input's and the filter's
+/// are all known, its depth is the filter's.
+fn dilation(c: &Ctx) -> Shape {
+    let input = dims::with_rank(c.shape(0), 4)?;
+    let filter = dims::with_rank(c.shape(1), 3)?;
+    let (strides, rates) = (c.ints("strides")?, c.ints("rates")?);
+    if strides.len() != 4 || rates.len() != 4 {
+        return None;
+    }
+    let (batch, depth) = (input[0], filter[2]);
+    if [input[1], input[2], filter[0], filter[1]].iter().any(|&d| d < 0) {
+        return Some(vec![batch, -1, -1, depth]);
+    }
+    dims::merge_dim(input[3], depth)?;
+    let mut out = vec![batch];
+    for i in 0..2 {
+        let (size, k, stride, rate) = (input[1 + i], filter[i], strides[1 + i], rates[1 + i]);
+        if stride <= 0 || rate <= 0 {
+            return None;
+        }
+        let effective = (k - 1).checked_mul(rate - 1)?.checked_add(k)?;
+        out.push(match c.string("padding")? {
+            b"VALID" => size.checked_sub(effective)?.checked_add(stride)?.div_euclid(stride).max(0),
+            b"SAME" => size.checked_add(stride - 1)? / stride,
+            _ => return None,
+        });
+    }
+    out.push(depth);
+    Some(out)
 }

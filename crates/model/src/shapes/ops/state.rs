@@ -27,6 +27,7 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
                 (p.len() > batch && i.len() >= batch).then(|| i.iter().chain(&p[batch + 1..]).copied().collect())
             }))
         }
+        "ResourceGatherNd" => one(super::array::gather_nd(&c.input(0).handle.clone().flatten(), c.shape(1))),
         "VariableShape" => one(vector(c.input(0).handle.clone().flatten().map_or(-1, |d| d.len() as i64))),
         "AssignVariableOp" | "AssignAddVariableOp" | "AssignSubVariableOp" | "DestroyResourceOp" => outs([]),
         "VarIsInitializedOp" | "IsVariableInitialized" => one(scalar()),
