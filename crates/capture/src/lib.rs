@@ -207,28 +207,29 @@ pub fn capture(addresses: &[String], logdir: &Path, options: &Options) -> Result
     let request = request(&run, options);
     let timeout = options.timeout();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(SetupError::Runtime)?;
-    let traces = runtime.block_on(async {
-        let calls = endpoints.into_iter().map(|endpoint| {
+    let duration_ms = options.duration_ms;
+    let outcomes = runtime.block_on(async {
+        // Each host's trace is saved as soon as it arrives: a capture
+        // stopped part way (Ctrl-C) keeps the hosts that had answered.
+        let calls = endpoints.into_iter().map(|(address, endpoint)| {
             let mut request = request.clone();
-            request.host_name = endpoint.0.clone();
-            tokio::spawn(profile(endpoint.1, request, timeout))
+            request.host_name = address.clone();
+            let run_dir = run_dir.clone();
+            tokio::spawn(async move {
+                let xspace = profile(endpoint, request, timeout).await?;
+                if xspace.is_empty() {
+                    return Err(HostError::EmptyTrace { duration_ms });
+                }
+                save(&run_dir, &host_file_name(&address), &xspace)
+            })
         });
-        let mut traces = Vec::with_capacity(addresses.len());
+        let mut outcomes = Vec::with_capacity(addresses.len());
         for call in calls.collect::<Vec<_>>() {
-            traces.push(call.await.unwrap_or_else(|e| Err(HostError::Unreachable(format!("the call ended: {e}")))));
+            outcomes.push(call.await.unwrap_or_else(|e| Err(HostError::Unreachable(format!("the call ended: {e}")))));
         }
-        traces
+        outcomes
     });
-    let hosts = addresses
-        .iter()
-        .zip(traces)
-        .map(|(address, trace)| {
-            let outcome = trace
-                .and_then(|xspace| if xspace.is_empty() { Err(HostError::EmptyTrace { duration_ms: options.duration_ms }) } else { Ok(xspace) })
-                .and_then(|xspace| save(&run_dir, &host_file_name(address), &xspace));
-            Host { address: address.clone(), outcome }
-        })
-        .collect();
+    let hosts = addresses.iter().zip(outcomes).map(|(address, outcome)| Host { address: address.clone(), outcome }).collect();
     Ok(Capture { run, run_dir, hosts })
 }
 
