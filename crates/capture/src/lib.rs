@@ -295,7 +295,10 @@ async fn profile(endpoint: tonic::transport::Endpoint, request: proto::ProfileRe
 
 fn status_error(status: tonic::Status, timeout: Duration) -> HostError {
     match status.code() {
-        tonic::Code::DeadlineExceeded => HostError::Deadline(timeout),
+        // (A server past the request's grpc-timeout cancels the call: TSL's
+        // returns CANCELLED, tonic's "Timeout expired"; which side notices
+        // first is a race.)
+        tonic::Code::DeadlineExceeded | tonic::Code::Cancelled => HostError::Deadline(timeout),
         // (A port with something else behind it, or a server going away.)
         tonic::Code::Unavailable | tonic::Code::Unimplemented => HostError::Unreachable(one_line(status.message())),
         code => HostError::Server { code, message: status.message().to_owned() },
@@ -359,6 +362,15 @@ mod tests {
         let delayed = request("r", &Options { delay_ms: 60_000, ..Options::default() });
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
         assert!(delayed.opts.unwrap().start_timestamp_ns > now + 50_000_000_000);
+    }
+
+    #[test]
+    fn a_server_past_the_deadline_is_a_deadline() {
+        let timeout = Duration::from_millis(500);
+        for status in [tonic::Status::cancelled("Timeout expired"), tonic::Status::deadline_exceeded("")] {
+            assert!(matches!(status_error(status, timeout), HostError::Deadline(t) if t == timeout));
+        }
+        assert!(matches!(status_error(tonic::Status::internal("x"), timeout), HostError::Server { .. }));
     }
 
     #[test]
