@@ -8,7 +8,7 @@ pub mod cli;
 
 // The library's modules, reachable as `crate::…`.
 pub(crate) use rtfprof::{
-    advise, api, check, device, diff, error, inputs, jobs, load, make_partial, memory, outputs, partial, ranks, show, stack, stats, steps, views,
+    advise, api, capture, check, device, diff, error, inputs, jobs, load, make_partial, memory, outputs, partial, ranks, show, stack, stats, steps, views,
 };
 
 /// `mi_option_purge_delay` in mimalloc.h (v2 and v3): -1 never purges, 0

@@ -10,7 +10,13 @@ all its transitive imports.
 
 The printer emits what matters for the wire and for text format (syntax,
 package, imports, messages, enums, maps, oneofs, proto3 `optional`, `packed`,
-reserved ranges); file and language options are left out.
+reserved ranges, services); file and language options are left out.
+
+The profiler service (`rtfprof capture`'s gRPC client) has no `*_pb2` module in
+the package: TensorFlow ships it only compiled into `libtensorflow_cc.so.2`,
+where protoc's generated C++ keeps each file's serialized FileDescriptorProto.
+`descriptor_from_library` finds those bytes by the file name they start with
+and reads them back, so those files come from the very same package.
 """
 import os
 import sys
@@ -28,6 +34,15 @@ ROOT_MODULES = [
     "tensorflow.tsl.profiler.protobuf.xplane_pb2",  # XSpace: TF2 / JAX profiler traces
     "tensorflow.compiler.xla.service.hlo_pb2",      # HloProto: JAX op names in XPlane metadata
     "tensorflow.core.util.event_pb2",               # TensorBoard Event, Summary
+    "tensorflow.tsl.profiler.protobuf.profiler_options_pb2",  # ProfileOptions (capture)
+]
+
+# Files with no `*_pb2` module, read from the descriptors compiled into this
+# shared library of the package (see descriptor_from_library).
+LIBRARY = "libtensorflow_cc.so.2"
+LIBRARY_FILES = [
+    "tsl/profiler/protobuf/profiler_service.proto",                 # ProfilerService.Profile
+    "tsl/profiler/protobuf/profiler_service_monitor_result.proto",  # imported by it
 ]
 
 F = descriptor_pb2.FieldDescriptorProto
@@ -131,6 +146,64 @@ def print_message(msg, out, indent, syntax):
     out.append("%s}" % pad)
 
 
+def print_service(service, out):
+    out.append("service %s {" % service.name)
+    for m in service.method:
+        out.append("  rpc %s(%s%s) returns (%s%s);" % (
+            m.name, "stream " if m.client_streaming else "", m.input_type,
+            "stream " if m.server_streaming else "", m.output_type))
+    out.append("}")
+
+
+def read_varint(data, i):
+    value, shift = 0, 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def descriptor_from_library(data, name):
+    """The FileDescriptorProto named `name` among a shared library's bytes.
+
+    A serialized FileDescriptorProto starts with its field 1, the name; its end
+    is where the bytes stop being FileDescriptorProto fields (numbers 1 to 14,
+    varint or length-delimited), which a NUL or the next blob's bytes do.
+    Exactly one copy must parse, with that name, or this fails.
+    """
+    from google.protobuf import message
+    key = b"\n" + bytes([len(name)]) + name.encode()
+    found = []
+    pos = data.find(key)
+    while pos >= 0:
+        i = pos
+        while i < len(data):
+            tag, j = read_varint(data, i)
+            number, wire = tag >> 3, tag & 7
+            if not 1 <= number <= 14 or wire not in (0, 2):
+                break
+            if wire == 0:
+                _, j = read_varint(data, j)
+            else:
+                length, j = read_varint(data, j)
+                j += length
+            i = j
+        try:
+            fdp = descriptor_pb2.FileDescriptorProto.FromString(data[pos:i])
+            if fdp.name == name and (fdp.message_type or fdp.service):
+                found.append(fdp)
+        except message.DecodeError:
+            pass
+        pos = data.find(key, pos + 1)
+    distinct = {f.SerializeToString() for f in found}
+    if len(distinct) != 1:
+        sys.exit("%s: %d different descriptors of %s" % (LIBRARY, len(distinct), name))
+    return found[0]
+
+
 def render(fdp, tf_version):
     syntax = fdp.syntax or "proto2"
     out = [
@@ -154,6 +227,9 @@ def render(fdp, tf_version):
     for enum in fdp.enum_type:
         print_enum(enum, out, 0)
         out.append("")
+    for service in fdp.service:
+        print_service(service, out)
+        out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -169,8 +245,17 @@ def main():
             continue
         seen[fd.name] = fd
         stack.extend(fd.dependencies)
-    for name, fd in sorted(seen.items()):
-        fdp = descriptor_pb2.FileDescriptorProto.FromString(fd.serialized_pb)
+    fdps = {name: descriptor_pb2.FileDescriptorProto.FromString(fd.serialized_pb)
+            for name, fd in seen.items()}
+    with open(os.path.join(os.path.dirname(tf.__file__), LIBRARY), "rb") as f:
+        library = f.read()
+    for name in LIBRARY_FILES:
+        fdps[name] = descriptor_from_library(library, name)
+    for name, fdp in fdps.items():
+        missing = [d for d in fdp.dependency if d not in fdps]
+        if missing:
+            sys.exit("%s imports %s, which no root brings in" % (name, ", ".join(missing)))
+    for name, fdp in sorted(fdps.items()):
         path = os.path.join(out_dir, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:

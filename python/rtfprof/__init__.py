@@ -22,6 +22,8 @@ reads a ``torch.profiler`` trace and gives PyTorch's own
 ``prof.key_averages()`` rows (same attributes, same values) and ``table()``.
 ``diff`` compares two profiles' trees node by node (``rtfprof diff``);
 ``advise`` gives ``rtfprof advise``'s lines, ``report`` writes its HTML page.
+``capture`` asks running JAX or TensorFlow profiler servers for a trace
+(``rtfprof capture``) and returns the run directory it saved.
 ``partial`` reduces one rank's trace to a partial profile (bytes), ``merge``
 merges them in any order or grouping, and ``profile(cmd, partial=…)`` shows
 the result (see docs/book/src/commands/partial.md).
@@ -38,6 +40,7 @@ from ._rtfprof import (
     __version__,
     _table,
     advise,
+    capture,
     check,
     diff,
     hlo,
@@ -69,6 +72,7 @@ __all__ = [
     "TensorValue",
     "__version__",
     "advise",
+    "capture",
     "check",
     "diff",
     "hlo",

@@ -213,6 +213,18 @@ def partial(
     pytorch_path: Optional[_Path] = None,
 ) -> bytes: ...
 def merge(partials: Sequence[bytes]) -> bytes: ...
+def capture(
+    addresses: Union[str, Sequence[str]],
+    duration_ms: int,
+    logdir: _Path,
+    *,
+    host_tracer_level: int = 2,
+    device_tracer_level: int = 1,
+    python_tracer_level: int = 0,
+    delay_ms: int = 0,
+    timeout_ms: Optional[int] = None,
+) -> str:
+    """Captures a trace from running profiler servers (`rtfprof capture`); returns the run directory."""
 def check(
     baseline: _Path,
     new: _Path,

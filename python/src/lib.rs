@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeWarning, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeError, PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -980,6 +980,48 @@ fn advise(
     Ok(list.unbind())
 }
 
+/// Captures a trace from running profiler servers, as `rtfprof capture`
+/// does (`addresses`: `"HOST:PORT"` or a list of them), saves each host's
+/// under `logdir/plugins/profile/RUN/` and returns the run directory's path. A host
+/// that failed is a `RuntimeWarning` naming its address, or, if none was
+/// saved, a `RuntimeError` (`ValueError` for bad arguments).
+#[pyfunction]
+#[pyo3(signature = (addresses, duration_ms, logdir, *, host_tracer_level=rtfprof::capture::defaults::HOST_TRACER_LEVEL, device_tracer_level=rtfprof::capture::defaults::DEVICE_TRACER_LEVEL, python_tracer_level=rtfprof::capture::defaults::PYTHON_TRACER_LEVEL, delay_ms=0, timeout_ms=None))]
+#[allow(clippy::too_many_arguments)]
+fn capture(
+    py: Python<'_>,
+    addresses: &Bound<'_, PyAny>,
+    duration_ms: u64,
+    logdir: PathBuf,
+    host_tracer_level: u32,
+    device_tracer_level: u32,
+    python_tracer_level: u32,
+    delay_ms: u64,
+    timeout_ms: Option<u64>,
+) -> PyResult<String> {
+    let addresses: Vec<String> = match addresses.extract::<String>() {
+        Ok(one) => one.split(',').map(str::to_owned).collect(),
+        Err(_) => addresses.extract()?,
+    };
+    let mut options = rtfprof::capture::Options::default();
+    options.duration_ms = duration_ms;
+    options.delay_ms = delay_ms;
+    options.host_tracer_level = host_tracer_level;
+    options.device_tracer_level = device_tracer_level;
+    options.python_tracer_level = python_tracer_level;
+    options.timeout_ms = timeout_ms;
+    let taken = py.detach(|| rtfprof::capture::capture(&addresses, &logdir, &options)).map_err(|e| match e {
+        rtfprof::capture::SetupError::Flag { .. } => PyValueError::new_err(e.to_string()),
+        other => PyRuntimeError::new_err(other.to_string()),
+    })?;
+    let failures: Vec<String> = taken.failed().map(|(address, error)| format!("capture {address}: {error}")).collect();
+    if taken.saved().next().is_none() {
+        return Err(PyRuntimeError::new_err(failures.join("\n")));
+    }
+    warn_all(py, &failures)?;
+    Ok(taken.run_dir.to_string_lossy().into_owned())
+}
+
 /// Writes the HTML report of the inputs to `outfile`, as `rtfprof report
 /// --output html:outfile=…` does (`options`: the view options of its
 /// trees, tf.profiler's dict; every node unless `max_depth` is given), and
@@ -1332,8 +1374,8 @@ fn key_averages(py: Python<'_>, path: &Bound<'_, PyAny>, group_by_input_shape: b
 mod _rtfprof {
     #[pymodule_export]
     use super::{
-        _main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, check, diff, hlo, jobs, kernels, key_averages, memory, merge,
-        partial, profile, ranks, report, steps,
+        _main, _table, GraphNode, KeyAverage, KeyAverages, MultiGraphNode, TensorValue, advise, capture, check, diff, hlo, jobs, kernels, key_averages, memory,
+        merge, partial, profile, ranks, report, steps,
     };
 
     #[pymodule_init]

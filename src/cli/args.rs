@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use super::help::ROOT_EXAMPLES;
+use crate::capture::defaults as capture_defaults;
 use crate::error::Result;
 use crate::inputs::InputPaths;
 use crate::inputs::pytorch::windows::{Budget, Windowing};
@@ -119,6 +120,18 @@ pub enum Command {
     /// memory that does not grow with the trace. What to keep: --steps or
     /// --time_ms, and --devices and --min_dur_us.
     Cut(CutArgs),
+    /// Capture a trace from running jobs' profiler servers, then show its steps.
+    ///
+    /// Asks each --service_addr (started in the job with
+    /// jax.profiler.start_server(PORT) or
+    /// tf.profiler.experimental.server.start(PORT)) for --duration_ms of
+    /// trace, all at once, and saves each host's as
+    /// LOGDIR/plugins/profile/RUN/HOST_PORT.xplane.pb, where TensorBoard and
+    /// XProf read it (RUN: the local time, YYYY_MM_DD_HH_MM_SS); then prints
+    /// the steps table of what was captured (--output as for `steps`). A host
+    /// that fails is named on one line; the others are saved; the exit status
+    /// is then 1.
+    Capture(Box<CaptureArgs>),
     /// Print a shell completion script.
     ///
     /// rtfprof completions bash >
@@ -143,6 +156,58 @@ pub struct PartialArgs {
     /// name without .pt.trace.json, .xplane.pb, …).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+}
+
+/// `rtfprof capture`: which servers, for how long, where to save.
+#[derive(Clone, Debug, Args)]
+#[command(rename_all = "snake_case")]
+pub struct CaptureArgs {
+    /// The profiler servers, HOST:PORT, comma-separated (one host each).
+    #[arg(long, value_name = "HOST:PORT,...", value_delimiter = ',', required = true)]
+    pub service_addr: Vec<String>,
+    /// How long to trace, in ms.
+    #[arg(long, value_name = "MS", default_value_t = capture_defaults::DURATION_MS)]
+    pub duration_ms: u64,
+    /// The log directory: runs go to LOGDIR/plugins/profile/RUN.
+    #[arg(long, value_name = "LOGDIR")]
+    pub logdir: PathBuf,
+    /// Host (TraceMe) tracer level: 0 off, 1 user annotations, 2 and the
+    /// framework's ops, 3 everything.
+    #[arg(long, value_name = "N", default_value_t = capture_defaults::HOST_TRACER_LEVEL)]
+    pub host_tracer_level: u32,
+    /// Device (GPU, TPU) tracer level: 0 off, 1 on.
+    #[arg(long, value_name = "N", default_value_t = capture_defaults::DEVICE_TRACER_LEVEL)]
+    pub device_tracer_level: u32,
+    /// Python tracer level: 0 off, 1 on (slows the job down).
+    #[arg(long, value_name = "N", default_value_t = capture_defaults::PYTHON_TRACER_LEVEL)]
+    pub python_tracer_level: u32,
+    /// How long the servers wait before they start tracing, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub delay_ms: u64,
+    /// The most to wait for a host's trace, in ms (default: the delay, twice
+    /// the duration and 20 s).
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Take this many captures, one run each.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub count: u32,
+    /// Seconds from the end of one capture to the start of the next.
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    pub interval_s: f64,
+}
+
+impl CaptureArgs {
+    /// The library's options (the run named by the time of each capture).
+    pub fn options(&self) -> crate::capture::Options {
+        let mut options = crate::capture::Options::default();
+        options.duration_ms = self.duration_ms;
+        options.delay_ms = self.delay_ms;
+        options.host_tracer_level = self.host_tracer_level;
+        options.device_tracer_level = self.device_tracer_level;
+        options.python_tracer_level = self.python_tracer_level;
+        options.timeout_ms = self.timeout_ms;
+        options
+    }
 }
 
 /// `rtfprof cut`: where to write the cut. What it keeps is the selection
@@ -347,7 +412,7 @@ impl Command {
     pub(super) fn report_csv(&self) -> Option<bool> {
         match self {
             Command::Memory => Some(false),
-            Command::Steps | Command::Ranks | Command::Hlo | Command::Kernels => Some(true),
+            Command::Steps | Command::Capture(_) | Command::Ranks | Command::Hlo | Command::Kernels => Some(true),
             _ => None,
         }
     }
@@ -371,6 +436,7 @@ impl Command {
             Command::Partial(_) => "partial",
             Command::Cut(_) => "cut",
             Command::Check(_) => "check",
+            Command::Capture(_) => "capture",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
         }
@@ -393,7 +459,7 @@ impl Command {
             Command::Partial(_) => Purpose::Partial,
             // (It reads its trace itself; the others read no inputs.)
             Command::Cut(_) => Purpose::Prompt,
-            Command::Check(_) => Purpose::Steps,
+            Command::Check(_) | Command::Capture(_) => Purpose::Steps,
             // (They read no inputs.)
             Command::Completions { .. } | Command::Man => Purpose::Prompt,
         }
@@ -418,6 +484,7 @@ impl Command {
             | Command::Partial(_)
             | Command::Cut(_)
             | Command::Check(_)
+            | Command::Capture(_)
             | Command::Completions { .. }
             | Command::Man => None,
         }

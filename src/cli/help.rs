@@ -165,6 +165,14 @@ const SUBCOMMAND_HELP: &[(&str, &[&[&str]], &str)] = &[
   rtfprof check --left_xplane_path testdata/check/wider --right_xplane_path testdata/check/base_a --output stdout --output junit:outfile=check.xml",
     ),
     (
+        "capture",
+        &[&["output"]],
+        "Examples (with a job that called jax.profiler.start_server(9012)):
+  rtfprof capture --service_addr localhost:9012 --duration_ms 2000 --logdir logs
+  rtfprof capture --service_addr host0:9012,host1:9012 --logdir logs --count 3 --interval_s 60
+  rtfprof capture --service_addr localhost:9012 --logdir logs --output json:outfile=steps.json",
+    ),
+    (
         "completions",
         &[],
         "Examples:

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 mod args;
+mod capture;
 mod check;
 mod cut;
 pub(crate) mod device;
@@ -25,7 +26,7 @@ use crate::show::options::{Options, Output};
 use crate::stack::with_deep_stack;
 use crate::stats::Stats;
 use crate::views::View;
-pub use args::{CheckArgs, Cli, Command, CutArgs, DiffArgs, InputArgs, PartialArgs, ShowArgs, SideArgs};
+pub use args::{CaptureArgs, CheckArgs, Cli, Command, CutArgs, DiffArgs, InputArgs, PartialArgs, ShowArgs, SideArgs};
 pub use help::{PROMPT_HELP, command, normalize_args, parse, usage_error_line};
 use help::{overview, path_without_flag, plural};
 
@@ -170,6 +171,9 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
     }
     if let Some((command, csv)) = cli.command.as_ref().and_then(|c| Some((c, c.report_csv()?))) {
         outputs::check(command.name(), csv, &opts.output)?;
+    }
+    if let Some(Command::Capture(args)) = &cli.command {
+        return capture::run(args, &opts, stdout, print);
     }
     let sources = cli.inputs.sources();
     let purpose = cli.command.as_ref().map_or(Purpose::Prompt, Command::purpose);

@@ -92,6 +92,11 @@ fn subcommand_help_lists_its_own_flags() {
         ("cut", &["--steps", "--time_ms", "--devices", "--min_dur_us", "--xplane_path"], &["--select", "--step "]),
         ("code", &["--steps", "--min_dur_us"], &[]),
         ("steps", &[], &["--steps", "--min_dur_us"]),
+        (
+            "capture",
+            &["--service_addr", "--logdir", "--duration_ms", "--host_tracer_level", "--delay_ms", "--count", "--output"],
+            &["--xplane_path", "--select"],
+        ),
     ] {
         for flag in read {
             assert!(listed(command, flag), "{command} --help lacks {flag}");
@@ -495,13 +500,14 @@ fn book_examples_run_and_show_real_output() {
             }
             let commands: Vec<String> = commands.iter().map(|c| c.replacen("cargo run --release --", "rtfprof", 1)).collect();
             // An input flag's value (`--graph_path a,b`, `--left_text f`)
-            // names files of the repository, or the example is a user's.
+            // names files of the repository, or the example is a user's (as
+            // a profiler server's `--service_addr` always is).
             let inputs_exist = |c: &str| {
                 let words: Vec<&str> = c.split_whitespace().collect();
                 let value = |w: &[&str]| if w[0] == "--job" { w[1].split_once('=').map_or(w[1], |(_, p)| p).to_owned() } else { w[1].to_owned() };
                 words
                     .windows(2)
-                    .filter(|w| w[0].ends_with("_path") || w[0].ends_with("_text") || w[0] == "--job")
+                    .filter(|w| w[0].ends_with("_path") || w[0].ends_with("_text") || w[0] == "--job" || w[0] == "--service_addr")
                     .all(|w| value(w).split(',').all(|p| root.join(p).exists()))
             };
             let runnable = |c: &String| c.starts_with("rtfprof ") && inputs_exist(c);

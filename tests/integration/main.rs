@@ -10,6 +10,7 @@ mod common;
 
 mod advise;
 mod bad_inputs;
+mod capture;
 mod check;
 mod check_action;
 mod checkpoint;

@@ -11,14 +11,17 @@
 //! [`steps`], [`ranks`], [`memory`], [`device`], [`diff`],
 //! [`make_partial`]) → this crate: [`outputs`] (one `Report` trait, every
 //! format) and [`api`] (one view, the steps, memory or device tables as a
-//! function call, what the Python module calls). The command line is the
-//! `rtfprof-cli` crate above it.
+//! function call, what the Python module calls). [`capture`]
+//! (`rtfprof-capture`, beside the others: the gRPC client that asks running
+//! profiler servers for traces) is the only crate with a network stack. The
+//! command line is the `rtfprof-cli` crate above it.
 
 pub mod api;
 pub mod outputs;
 
 pub use error::{Error, Result};
 pub use rtfprof_analysis::{advise, check, device, diff, hta, key_averages, make_partial, memory, ranks, show, steps, views};
+pub use rtfprof_capture as capture;
 pub use rtfprof_import::{inputs, jobs, load, partial};
 pub use rtfprof_model::{cache, error, intervals, patterns, sample, stack, stats};
 pub use rtfprof_proto as proto;

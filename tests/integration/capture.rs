@@ -1,0 +1,263 @@
+//! `rtfprof capture` against profiler servers that stand in for a job's
+//! (tonic's server, generated from the same vendored schema, in this
+//! process): a trace lands where XProf reads it, byte for byte as the
+//! server sent it, and its steps are `rtfprof steps`' of that file; each
+//! failure (no server, a deadline, an empty trace, a server error, one host
+//! of two) is one line naming the address, with exit status 1 and no file
+//! for that host. A real JAX job is captured in python/tests/test_capture.py.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rtfprof_capture::proto::profiler_service_server::{ProfilerService, ProfilerServiceServer};
+use rtfprof_capture::proto::{
+    ContinuousProfilingResponse, GetSnapshotRequest, MonitorRequest, MonitorResponse, ProfileRequest, ProfileResponse, StopContinuousProfilingRequest,
+    StopContinuousProfilingResponse, TerminateRequest, TerminateResponse,
+};
+use tonic::{Request, Response, Status};
+
+use crate::common;
+
+/// What a stand-in server answers to `Profile`.
+#[derive(Clone)]
+enum Answer {
+    /// This XSpace.
+    Trace(Vec<u8>),
+    /// A response saying the trace is empty.
+    Empty,
+    /// Nothing until this long has passed, then an empty trace.
+    Stall(Duration),
+    /// This error.
+    Fail(Status),
+}
+
+/// A stand-in profiler server: it answers `Profile` with its [`Answer`] and
+/// keeps the requests it got.
+#[derive(Clone)]
+struct Server {
+    answer: Answer,
+    requests: Arc<Mutex<Vec<ProfileRequest>>>,
+}
+
+#[tonic::async_trait]
+impl ProfilerService for Server {
+    async fn profile(&self, request: Request<ProfileRequest>) -> Result<Response<ProfileResponse>, Status> {
+        self.requests.lock().unwrap().push(request.into_inner());
+        let empty = ProfileResponse { empty_trace: true, ..Default::default() };
+        match &self.answer {
+            Answer::Trace(xspace) => Ok(Response::new(ProfileResponse { xspace: xspace.clone().into(), ..Default::default() })),
+            Answer::Empty => Ok(Response::new(empty)),
+            Answer::Stall(time) => {
+                tokio::time::sleep(*time).await;
+                Ok(Response::new(empty))
+            }
+            Answer::Fail(status) => Err(status.clone()),
+        }
+    }
+    async fn terminate(&self, _: Request<TerminateRequest>) -> Result<Response<TerminateResponse>, Status> {
+        Err(Status::unimplemented(""))
+    }
+    async fn monitor(&self, _: Request<MonitorRequest>) -> Result<Response<MonitorResponse>, Status> {
+        Err(Status::unimplemented(""))
+    }
+    async fn start_continuous_profiling(&self, _: Request<ProfileRequest>) -> Result<Response<ContinuousProfilingResponse>, Status> {
+        Err(Status::unimplemented(""))
+    }
+    async fn stop_continuous_profiling(&self, _: Request<StopContinuousProfilingRequest>) -> Result<Response<StopContinuousProfilingResponse>, Status> {
+        Err(Status::unimplemented(""))
+    }
+    async fn get_snapshot(&self, _: Request<GetSnapshotRequest>) -> Result<Response<ProfileResponse>, Status> {
+        Err(Status::unimplemented(""))
+    }
+}
+
+/// A running stand-in server: its address and the requests it got. It
+/// serves until the test process ends.
+struct Running {
+    address: String,
+    requests: Arc<Mutex<Vec<ProfileRequest>>>,
+}
+
+fn serve(answer: Answer) -> Running {
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let server = Server { answer, requests: requests.clone() };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            let service = ProfilerServiceServer::new(server).max_encoding_message_size(usize::MAX);
+            tonic::transport::Server::builder().add_service(service).serve_with_incoming(incoming).await.unwrap();
+        });
+    });
+    Running { address, requests }
+}
+
+/// An address where nothing listens (a port just given up).
+fn nothing_listening() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address: SocketAddr = listener.local_addr().unwrap();
+    drop(listener);
+    address.to_string()
+}
+
+/// testdata's JAX trace, which the stand-in serves.
+fn trace() -> PathBuf {
+    common::testdata().join("xplane/jax_jit/plugins/profile/run0/host0.xplane.pb")
+}
+
+fn capture(addresses: &[&str], logdir: &Path, more: &[&str]) -> common::Run {
+    common::rtfprof(["capture", "--service_addr", &addresses.join(","), "--duration_ms", "100", "--logdir"]).arg(logdir).args(more).run()
+}
+
+/// The run directories under `logdir` and the files in each.
+fn runs(logdir: &Path) -> Vec<(String, Vec<String>)> {
+    let Ok(entries) = std::fs::read_dir(logdir.join("plugins/profile")) else { return Vec::new() };
+    let mut runs: Vec<_> = entries
+        .map(|e| {
+            let e = e.unwrap();
+            let mut files: Vec<_> = std::fs::read_dir(e.path()).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
+            files.sort();
+            (e.file_name().into_string().unwrap(), files)
+        })
+        .collect();
+    runs.sort();
+    runs
+}
+
+fn file_name(address: &str) -> String {
+    format!("{}.xplane.pb", address.replace(':', "_"))
+}
+
+#[test]
+fn a_trace_lands_where_xprof_reads_it_and_its_steps_are_shown() {
+    let xspace = std::fs::read(trace()).unwrap();
+    let server = serve(Answer::Trace(xspace.clone()));
+    let logdir = tempfile::tempdir().unwrap();
+    let run = capture(&[&server.address], logdir.path(), &["--host_tracer_level", "3", "--python_tracer_level", "1"]).ok();
+    let runs = runs(logdir.path());
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let (name, files) = &runs[0];
+    assert_eq!(files, &[file_name(&server.address)]);
+    // (XProf's run names: the local time, YYYY_MM_DD_HH_MM_SS.)
+    assert_eq!(name.split('_').map(str::len).collect::<Vec<_>>(), [4, 2, 2, 2, 2, 2], "{name}");
+    let saved = logdir.path().join("plugins/profile").join(name).join(&files[0]);
+    assert!(std::fs::read(&saved).unwrap() == xspace, "the file is not the server's XSpace");
+    // What it printed: the run, then `steps` of the saved file.
+    let steps = common::rtfprof(["steps", "--xplane_path"]).arg(&saved).stdout();
+    let run_dir = logdir.path().join("plugins/profile").join(name);
+    assert_eq!(run.stdout_str(), format!("Captured 1 host of 1 host in {}\n{steps}", run_dir.display()));
+    assert!(steps.contains("Step"), "{steps}");
+    // The request: XProf's, with the XSpace in the response.
+    let requests = server.requests.lock().unwrap();
+    let [request] = &requests[..] else { panic!("{} requests", requests.len()) };
+    assert!(request.emit_xspace);
+    assert_eq!((&request.session_id, &request.host_name, request.duration_ms), (name, &server.address, 100));
+    let opts = request.opts.as_ref().unwrap();
+    assert_eq!((opts.version, opts.duration_ms, opts.host_tracer_level, opts.device_tracer_level, opts.python_tracer_level), (1, 100, 3, 1, 1));
+}
+
+#[test]
+fn steps_output_flags_apply_to_the_capture() {
+    let server = serve(Answer::Trace(std::fs::read(trace()).unwrap()));
+    let logdir = tempfile::tempdir().unwrap();
+    let json = logdir.path().join("steps.json");
+    capture(&[&server.address], logdir.path(), &[&format!("--output=json:outfile={}", json.display())]).ok();
+    let saved = trace();
+    let expected = common::steps_json("--xplane_path", &saved).unwrap();
+    let got: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(got["steps"], expected["steps"]);
+}
+
+#[test]
+fn repeated_captures_each_get_a_run() {
+    let server = serve(Answer::Trace(std::fs::read(trace()).unwrap()));
+    let logdir = tempfile::tempdir().unwrap();
+    let run = capture(&[&server.address], logdir.path(), &["--count", "2", "--interval_s", "0"]).ok();
+    let runs = runs(logdir.path());
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(run.stdout_str().matches("Captured 1 host of 1 host in ").count(), 2, "{}", run.stdout_str());
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+}
+
+/// A capture that must fail with one line naming `address` that contains
+/// `says`, exit status 1, and leave no run behind.
+#[track_caller]
+fn fails(run: common::Run, logdir: &Path, address: &str, says: &str) {
+    assert_eq!(run.exit_code(), 1, "{run:?}");
+    let stderr = run.stderr_str();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&format!("capture {address}: ")) && stderr.contains(says), "{stderr}");
+    assert_eq!(runs(logdir), []);
+    assert_eq!(run.stdout_str(), "");
+}
+
+#[test]
+fn no_server_is_one_line() {
+    let address = nothing_listening();
+    let logdir = tempfile::tempdir().unwrap();
+    fails(capture(&[&address], logdir.path(), &[]), logdir.path(), &address, "no profiler server answers (Connection refused");
+}
+
+#[test]
+fn a_stalled_server_meets_the_deadline() {
+    let server = serve(Answer::Stall(Duration::from_secs(30)));
+    let logdir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let run = capture(&[&server.address], logdir.path(), &["--timeout_ms", "500"]);
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    fails(run, logdir.path(), &server.address, "no trace within 500 ms");
+}
+
+#[test]
+fn an_empty_trace_says_why_it_usually_is() {
+    let server = serve(Answer::Empty);
+    let logdir = tempfile::tempdir().unwrap();
+    fails(
+        capture(&[&server.address], logdir.path(), &[]),
+        logdir.path(),
+        &server.address,
+        "the trace is empty: usually nothing ran in the job during the 100 ms",
+    );
+}
+
+#[test]
+fn a_server_error_is_passed_on() {
+    let server = serve(Answer::Fail(Status::internal("Profiler is already\nrunning")));
+    let logdir = tempfile::tempdir().unwrap();
+    fails(capture(&[&server.address], logdir.path(), &[]), logdir.path(), &server.address, "the server failed (Internal): Profiler is already running");
+}
+
+#[test]
+fn one_host_of_two_failing_keeps_the_other() {
+    let server = serve(Answer::Trace(std::fs::read(trace()).unwrap()));
+    let absent = nothing_listening();
+    let logdir = tempfile::tempdir().unwrap();
+    let run = capture(&[&server.address, &absent], logdir.path(), &[]);
+    assert_eq!(run.exit_code(), 1, "{run:?}");
+    assert_eq!(run.stderr_str().lines().count(), 1, "{run:?}");
+    assert!(run.stderr_str().contains(&format!("capture {absent}: no profiler server answers")), "{run:?}");
+    let runs = runs(logdir.path());
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].1, [file_name(&server.address)]);
+    assert!(run.stdout_str().starts_with("Captured 1 host of 2 hosts in "), "{run:?}");
+    assert!(run.stdout_str().contains("Step"), "{run:?}");
+}
+
+#[test]
+fn bad_addresses_are_usage_errors() {
+    let logdir = tempfile::tempdir().unwrap();
+    for address in ["localhost", "localhost:http", "grpc://localhost:1234"] {
+        let run = capture(&[address], logdir.path(), &[]);
+        assert_eq!(run.exit_code(), 2, "{run:?}");
+        assert!(run.stderr_str().contains(&format!("--service_addr: '{address}' is not HOST:PORT")), "{run:?}");
+    }
+    let run = common::rtfprof(["capture", "--logdir", "x"]).run();
+    assert_eq!(run.exit_code(), 2, "{run:?}");
+    assert_eq!(runs(logdir.path()), []);
+}
