@@ -27,6 +27,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let min_dur_ns = (mode & 4 != 0).then(|| i64::from(*b) * 100);
     let path = std::env::temp_dir().join(format!("rtfprof-fuzz-cut-{}", std::process::id()));
     std::fs::write(&path, trace).expect("a temporary file");
+    let xplane_devices = devices.clone();
     if let Ok((bytes, cut)) = cut_to_vec(&path, &Selection { window, devices, min_dur_ns }) {
         assert!(cut.kept_events + cut.too_short <= cut.total_events);
         assert!(mode & 1 == 1 || !cut.steps.is_empty());
@@ -37,15 +38,17 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let Ok(file) = XplaneFile::open(&path) else { return };
     let reads = XSpace::decode(&file.bytes[..]).is_ok();
-    let mut keeps = vec![Keep { window: (i128::from(first) * 1000, i128::from(last) * 1000 + 1), roots: a & 1 == 0 }];
+    let mut keeps = vec![Keep::window((i128::from(first) * 1000, i128::from(last) * 1000 + 1), a & 1 == 0)];
     if let Ok(window) = rtfprof::steps::cut::window(&file, StepRange { first, last }) {
         assert!(!window.steps.is_empty());
         assert!(window.span_ps.0 <= window.span_ps.1);
-        keeps.push(Keep { window: window.span_ps, roots: true });
+        keeps.push(Keep::window(window.span_ps, true));
     }
+    let min_dur_ps = min_dur_ns.map(|ns| i128::from(ns) * 1000);
+    keeps.push(Keep { devices: xplane_devices.as_deref(), min_dur_ps, ..keeps[0] });
     for keep in keeps {
         if let Ok((bytes, cut)) = xplane_cut_to_vec(&file, keep) {
-            assert!(cut.kept_events <= cut.total_events);
+            assert!(cut.kept_events + cut.other_devices + cut.too_short <= cut.total_events);
             assert!(bytes.len() <= file.bytes.len());
             if reads {
                 XSpace::decode(bytes.as_slice()).expect("a cut of a trace reads back");

@@ -115,8 +115,9 @@ pub enum Command {
     /// trace's metadata, byte for byte, for tools that cannot open the whole
     /// trace (HTA, Perfetto, TensorBoard); a name ending in .gz is written
     /// gzipped. XPlane (one host's file): steps A to B as `rtfprof steps`
-    /// numbers them, every event overlapping their time and every other
-    /// field byte for byte, as an .xplane.pb that XProf opens. Streamed, in
+    /// numbers them (or --time_ms), every event overlapping their time and
+    /// every other field byte for byte, the planes of devices --devices
+    /// does not list left out, as an .xplane.pb that XProf opens. Streamed, in
     /// memory that does not grow with the trace. What to keep: --steps or
     /// --time_ms, and --devices and --min_dur_us.
     Cut(CutArgs),
@@ -727,16 +728,15 @@ pub struct ShowArgs {
     #[arg(long, global = true, value_name = "A..B", help_heading = "Selection (cut, timelines)")]
     pub steps: Option<String>,
     /// Cut and timeline: or keep A..B milliseconds from the trace's first
-    /// event (PyTorch cuts, timelines).
+    /// event.
     #[arg(long, global = true, value_name = "A..B", help_heading = "Selection (cut, timelines)")]
     pub time_ms: Option<String>,
-    /// Cut and timeline: keep only these devices' work (GPU numbers,
-    /// comma-separated; PyTorch cuts, timelines); the host's events are all
-    /// kept.
+    /// Cut and timeline: keep only these devices' work (GPU or TPU
+    /// numbers, comma-separated); the host's events are all kept.
     #[arg(long, global = true, value_name = "LIST", help_heading = "Selection (cut, timelines)")]
     pub devices: Option<String>,
     /// Cut and timeline: leave out events shorter than this many
-    /// microseconds (counted in the summary; PyTorch cuts, timelines).
+    /// microseconds (counted in the summary).
     #[arg(long, global = true, value_name = "US", help_heading = "Selection (cut, timelines)")]
     pub min_dur_us: Option<String>,
 }

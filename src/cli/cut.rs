@@ -32,11 +32,7 @@ pub(super) fn run(sources: &Sources, args: &CutArgs, select: &EventSelection, st
         return Err(Error::flag("cut", format!("cuts one trace: give {flag} TRACE and no other inputs")));
     }
     if flag == "--xplane_path" {
-        if let Some(name) = select.flags().into_iter().find(|&f| f != "--steps") {
-            return Err(Error::flag(name, "XPlane traces are cut by --steps only, for now"));
-        }
-        let Some(Window::Steps(steps)) = select.window else { return Err(Error::flag("--steps", "cut needs --steps A..B: what to keep")) };
-        return cut_xplane(sources, steps, &args.outfile, stdout);
+        return cut_xplane(sources, select, &args.outfile, stdout);
     }
     if path.is_dir() {
         return Err(Error::input(flag, path, "is a directory: cut reads one trace file (cut each rank's)"));
@@ -57,7 +53,8 @@ pub(super) fn run(sources: &Sources, args: &CutArgs, select: &EventSelection, st
 
 /// An XPlane trace's cut: one host's file (a run or log directory with one
 /// host is that host's file), written plain.
-fn cut_xplane(sources: &Sources, steps: StepRange, outfile: &Path, stdout: &mut String) -> Result<()> {
+fn cut_xplane(sources: &Sources, select: &EventSelection, outfile: &Path, stdout: &mut String) -> Result<()> {
+    let Some(window) = select.window else { return Err(Error::flag("--steps", "cut needs --steps A..B or --time_ms A..B: what to keep")) };
     if outfile.to_string_lossy().ends_with(".gz") {
         return Err(Error::flag("-o", "an XPlane cut (--xplane_path) is written plain, as XProf reads it: name it NAME.xplane.pb"));
     }
@@ -75,9 +72,33 @@ fn cut_xplane(sources: &Sources, steps: StepRange, outfile: &Path, stdout: &mut 
         }
     };
     let file = XplaneFile::open(path)?;
-    let window = crate::steps::cut::window(&file, steps)?;
-    let keep = crate::inputs::xplane::cut::Keep { window: window.span_ps, roots: window.by_group };
+    let (span_ps, roots, what) = match window {
+        Window::Steps(steps) => xplane_steps(&file, steps)?,
+        Window::Time(time) => {
+            let origin = crate::inputs::xplane::cut::first_event_ps(&file)?.unwrap_or_default();
+            let span = (origin + i128::from(time.start_ns) * 1000, origin + i128::from(time.end_ns) * 1000);
+            (span, false, format!("{:.3}..{:.3} ms of the trace", time.start_ns as f64 / 1e6, time.end_ns as f64 / 1e6))
+        }
+    };
+    let min_dur_ps = select.min_dur_ns.map(|ns| i128::from(ns) * 1000);
+    let keep = crate::inputs::xplane::cut::Keep { window: span_ps, roots, devices: select.devices.as_deref(), min_dur_ps };
     let cut = write(outfile, |out| crate::inputs::xplane::cut::cut(&file, keep, out, outfile))?;
+    let mut left_out = Vec::new();
+    if let (n @ 1.., Some(devices)) = (cut.other_devices, select.devices_text()) {
+        left_out.push(format!("{n} on devices other than {devices}"));
+    }
+    if let (n @ 1.., Some(us)) = (cut.too_short, select.min_dur_us()) {
+        left_out.push(format!("{n} shorter than {us} us"));
+    }
+    let left_out = if left_out.is_empty() { String::new() } else { format!("; {} left out", left_out.join(", ")) };
+    stdout.push_str(&format!("{what} ({} of {} events{left_out}) written to {}\n", cut.kept_events, cut.total_events, outfile.display()));
+    Ok(())
+}
+
+/// The window of an XPlane trace's steps (`rtfprof steps`' numbers),
+/// whether roots are kept for their numbering, and what the line says.
+fn xplane_steps(file: &XplaneFile, steps: StepRange) -> Result<((i128, i128), bool, String)> {
+    let window = crate::steps::cut::window(file, steps)?;
     let margin = match window.margin.as_slice() {
         [before, after] => format!(", with {before} and {after} around them (XProf drops a trace's first and last step)"),
         _ => String::new(),
@@ -87,8 +108,7 @@ fn cut_xplane(sources: &Sources, steps: StepRange, outfile: &Path, stdout: &mut 
         [first, .., last] => format!("steps {first} to {last}"),
         [] => String::new(),
     };
-    stdout.push_str(&format!("{steps}{margin} ({} of {} events) written to {}\n", cut.kept_events, cut.total_events, outfile.display()));
-    Ok(())
+    Ok((window.span_ps, window.by_group, format!("{steps}{margin}")))
 }
 
 /// Writes `outfile` with `cut`, whose own error (a bad trace) is kept apart

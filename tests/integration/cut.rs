@@ -100,3 +100,64 @@ fn xplane_cuts_keep_their_steps_views() {
 fn times(row: &str) -> impl Iterator<Item = &str> {
     row.split(|c: char| " (),/".contains(c)).filter(|t| t.starts_with(|c: char| c.is_ascii_digit()) && t.ends_with('s') && !t.ends_with('%'))
 }
+
+/// Cuts `trace` with `flags` into `dir`: the cut's bytes and what rtfprof
+/// said.
+fn cut_with(trace: &Path, flags: &[&str], dir: &Path) -> (Vec<u8>, String) {
+    let out = dir.join("host0.xplane.pb");
+    let mut args = vec!["cut".to_owned(), format!("--xplane_path={}", trace.display()), format!("-o={}", out.display())];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let run = common::rtfprof(args).run().ok();
+    (std::fs::read(&out).unwrap(), String::from_utf8(run.stdout).unwrap())
+}
+
+/// The numbers in the brackets of what a cut said: `N of M events`, then
+/// those of each kind left out.
+fn counted(said: &str) -> Vec<u64> {
+    let counts = &said[said.find('(').unwrap()..said.find(')').unwrap()];
+    counts.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect()
+}
+
+/// XPlane cuts by time, devices and duration: all the time is the trace
+/// byte for byte; the devices not listed lose their planes, the host keeps
+/// its; events shorter than the minimum go, and each kind left out is
+/// counted in the line (kept plus left out is every event).
+#[test]
+fn xplane_cuts_by_time_devices_and_duration() {
+    use prost::Message;
+    use rtfprof::proto::tensorflow::profiler::{XSpace, x_event};
+    let trace = fixture("jax_gpu_cond");
+    let whole_bytes = std::fs::read(&trace).unwrap();
+    let whole = XSpace::decode(whole_bytes.as_slice()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (all, said) = cut_with(&trace, &["--time_ms=0..100000000"], dir.path());
+    assert!(all == whole_bytes, "{said}");
+
+    let (bytes, said) = cut_with(&trace, &["--time_ms=0..100000000", "--devices=7"], dir.path());
+    let part = XSpace::decode(bytes.as_slice()).unwrap();
+    let names = |space: &XSpace| space.planes.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+    let kept_planes: Vec<String> = names(&whole).into_iter().filter(|n| !n.starts_with("/device:GPU:")).collect();
+    assert!(kept_planes.len() < whole.planes.len());
+    assert_eq!(names(&part), kept_planes);
+    let events = |space: &XSpace| space.planes.iter().flat_map(|p| &p.lines).map(|l| l.events.len() as u64).sum::<u64>();
+    let [kept, total, other, 7] = counted(&said)[..] else { panic!("{said}") };
+    assert_eq!((kept, total, kept + other), (events(&part), events(&whole), total), "{said}");
+    assert!(said.contains("on devices other than 7"), "{said}");
+
+    let (bytes, said) = cut_with(&trace, &["--time_ms=0..100000000", "--min_dur_us=5"], dir.path());
+    let part = XSpace::decode(bytes.as_slice()).unwrap();
+    let timed = |space: &XSpace| {
+        space
+            .planes
+            .iter()
+            .flat_map(|p| &p.lines)
+            .flat_map(|l| &l.events)
+            .filter(|e| matches!(e.data, Some(x_event::Data::OffsetPs(_))))
+            .map(|e| e.duration_ps)
+            .collect::<Vec<_>>()
+    };
+    assert!(timed(&part).iter().all(|&ps| ps >= 5_000_000), "{said}");
+    let short = timed(&whole).iter().filter(|&&ps| ps < 5_000_000).count() as u64;
+    let [kept, total, too_short, 5] = counted(&said)[..] else { panic!("{said}") };
+    assert!(short > 0 && too_short == short && kept + too_short == total && kept == events(&part), "{said}");
+}

@@ -12,6 +12,9 @@
 //! kept. Planes without lines (`/host:metadata` and its XLA programs) are
 //! copied whole.
 //!
+//! [`Keep::devices`] leaves out the planes of the devices it does not list
+//! (whole), and [`Keep::min_dur_ps`] the timed events shorter than it.
+//!
 //! With [`Keep::roots`], events that are roots of grouping (an `_r` stat)
 //! are kept wherever they are: XProf and rtfprof number the groups of a
 //! trace that is not grouped yet (JAX's) by counting its roots in time
@@ -34,19 +37,66 @@ use crate::inputs::wire::{payload, skip};
 
 /// What a cut keeps besides the planes without time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Keep {
+pub struct Keep<'a> {
     /// The window, in the trace's picoseconds: events that overlap
     /// `[start, end)` are kept.
     pub window: (i128, i128),
     /// Also every event with an `_r` (root) stat.
     pub roots: bool,
+    /// The numbers of the device planes (`/device:GPU:N`, TPU) to keep;
+    /// `None`: all. The host's planes are always kept.
+    pub devices: Option<&'a [i64]>,
+    /// Timed events shorter than this (ps) are left out; aggregated events
+    /// and roots are kept.
+    pub min_dur_ps: Option<i128>,
 }
 
-/// What a cut kept, for the line `rtfprof cut` prints.
+impl Keep<'_> {
+    /// The window alone: every device, every duration.
+    pub fn window(window: (i128, i128), roots: bool) -> Keep<'static> {
+        Keep { window, roots, devices: None, min_dur_ps: None }
+    }
+}
+
+/// What a cut kept and left out, for the line `rtfprof cut` prints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cut {
     pub kept_events: u64,
     pub total_events: u64,
+    /// Events of the device planes [`Keep::devices`] left out.
+    pub other_devices: u64,
+    /// Events in the window shorter than [`Keep::min_dur_ps`].
+    pub too_short: u64,
+}
+
+/// The start of the trace's earliest event (ps), which a time window
+/// counts from, as timelines do (`--time_ms`); `None` without events.
+pub fn first_event_ps(file: &XplaneFile) -> Result<Option<i128>> {
+    file.check()?;
+    let mut first: Option<i128> = None;
+    let walked = (|| -> std::result::Result<(), prost::DecodeError> {
+        for field in fields(&file.bytes) {
+            let field = field?;
+            let (1, Some(plane)) = (field.tag, field.payload) else { continue };
+            let plane = Plane::decode_releasing(plane, &|part| file.release(part))?;
+            for line in &plane.lines {
+                let base = i128::from(line.timestamp_ns) * 1000;
+                line.walk(
+                    &|part| file.release(part),
+                    |_, wire| Ok(Event::decode(wire)?.offset_ps),
+                    |offset_ps| {
+                        let start = base + i128::from(offset_ps);
+                        first = Some(first.map_or(start, |f| f.min(start)));
+                        Ok::<_, prost::DecodeError>(())
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    })();
+    file.walked();
+    walked.map_err(|e| not_an_xspace(&file.path, &e))?;
+    Ok(first)
 }
 
 /// Writes to `out` the cut of `file`; `out_path` names `out` in errors.
@@ -98,7 +148,7 @@ fn write_space(file: &XplaneFile, keep: Keep, out: &mut dyn Write, cut: &mut Cut
             out.write_all(field.whole)?;
             continue;
         };
-        let plan = plan_plane(file, plane, keep, cut)?;
+        let Some(plan) = plan_plane(file, plane, keep, cut)? else { continue };
         let mut head = Vec::with_capacity(16);
         encode_key(1, WireType::LengthDelimited, &mut head);
         encode_varint(plan.len as u64, &mut head);
@@ -147,9 +197,20 @@ struct PlanePlan {
     lines: Vec<Vec<(usize, usize)>>,
 }
 
-/// Which events of each line of `plane` stay.
-fn plan_plane(file: &XplaneFile, plane: &[u8], keep: Keep, cut: &mut Cut) -> std::result::Result<PlanePlan, Failed> {
+/// Which events of each line of `plane` stay; `None`: the plane is left
+/// out (a device that [`Keep::devices`] does not list).
+fn plan_plane(file: &XplaneFile, plane: &[u8], keep: Keep, cut: &mut Cut) -> std::result::Result<Option<PlanePlan>, Failed> {
     let decoded = Plane::decode_releasing(plane, &|part| file.release(part))?;
+    if let Some(devices) = keep.devices
+        && let Some(device) = super::planes::device_number(decoded.name)
+        && !devices.contains(&device)
+    {
+        let events: usize = decoded.lines.iter().map(|line| line.event_wires().count()).sum();
+        file.release(plane);
+        cut.total_events += events as u64;
+        cut.other_devices += events as u64;
+        return Ok(None);
+    }
     let kinds = StatKinds::of(&decoded);
     let device_span = kinds.names(StatKind::DeviceOffsetPs) && kinds.names(StatKind::DeviceDurationPs);
     let roots = keep.roots && kinds.names(StatKind::IsRoot);
@@ -191,8 +252,10 @@ fn plan_plane(file: &XplaneFile, plane: &[u8], keep: Keep, cut: &mut Cut) -> std
                         || (roots && root)
                         || timed(base + i128::from(e.offset_ps), e.duration_ps)
                         || offset.zip(duration).is_some_and(|(o, d)| timed(i128::from(o), d));
-                    cut.kept_events += u64::from(kept);
-                    kept
+                    let too_short = kept && e.num_occurrences == 0 && !(roots && root) && keep.min_dur_ps.is_some_and(|min| i128::from(e.duration_ps) < min);
+                    cut.too_short += u64::from(too_short);
+                    cut.kept_events += u64::from(kept && !too_short);
+                    kept && !too_short
                 }
                 _ => true,
             };
@@ -210,7 +273,7 @@ fn plan_plane(file: &XplaneFile, plane: &[u8], keep: Keep, cut: &mut Cut) -> std
         plan.len += field_len(3, line_len);
         plan.lines.push(runs);
     }
-    Ok(plan)
+    Ok(Some(plan))
 }
 
 /// Writes `plane` as `plan` says: its fields in order, each line with only
@@ -313,7 +376,7 @@ mod tests {
             (false, vec![(3, 0), (1, 20_000), (2, 20_000), (2, 0), (2, 0)]),
             (true, vec![(3, 0), (1, 0), (1, 10_000), (1, 20_000), (1, 30_000), (2, 20_000), (2, 0), (2, 0)]),
         ] {
-            let (bytes, done) = cut_to_vec(&file, Keep { window: (21_000, 31_000), roots }).unwrap();
+            let (bytes, done) = cut_to_vec(&file, Keep::window((21_000, 31_000), roots)).unwrap();
             let part = xp::XSpace::decode(bytes.as_slice()).unwrap();
             let offsets: Vec<(i64, i64)> = part.planes[0].lines[0]
                 .events
@@ -329,13 +392,13 @@ mod tests {
                 })
                 .collect();
             assert_eq!(offsets, kept, "roots {roots}");
-            assert_eq!(done, Cut { kept_events: kept.len() as u64, total_events: 10 });
+            assert_eq!(done, Cut { kept_events: kept.len() as u64, total_events: 10, ..Cut::default() });
             let mut same = whole.clone();
             same.planes[0].lines[0].events.retain(|e| part.planes[0].lines[0].events.contains(e));
             assert_eq!(part, same);
         }
         // The whole trace's window keeps it byte for byte.
-        let (bytes, _) = cut_to_vec(&file, Keep { window: (0, i128::MAX), roots: false }).unwrap();
+        let (bytes, _) = cut_to_vec(&file, Keep::window((0, i128::MAX), false)).unwrap();
         assert_eq!(bytes, file.bytes.to_vec());
     }
 
@@ -344,7 +407,7 @@ mod tests {
     #[test]
     fn damaged_traces_are_refused() {
         let wire = space().encode_to_vec();
-        let keep = Keep { window: (21_000, 31_000), roots: true };
+        let keep = Keep::window((21_000, 31_000), true);
         for len in 0..wire.len() {
             if let Err(e) = cut_to_vec(&file_of(wire[..len].to_vec()), keep) {
                 assert!(e.to_string().contains("t.xplane.pb"), "{len}: {e}");
