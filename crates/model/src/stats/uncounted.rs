@@ -51,10 +51,10 @@ impl Stats {
         let tf = how == FlopsEstimate::TfDefaultOpLog;
         (0..self.nodes.len())
             .filter(|&id| self.nodes[id].float_ops == 0)
-            .filter_map(|id| match self.flops_or_why(&self.nodes[id], tf) {
-                Err(why) => Some((id, why)),
+            .map(|id| match self.flops_or_why(&self.nodes[id], tf) {
+                Err(why) => (id, why),
                 // (Only TF's merge leaves a node with an estimate at 0.)
-                Ok(flops) => Some((id, Uncounted::KeptLogged(flops))),
+                Ok(flops) => (id, Uncounted::KeptLogged(flops)),
             })
             .collect()
     }
