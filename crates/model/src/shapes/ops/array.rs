@@ -385,6 +385,17 @@ fn strided_slice(c: &Ctx) -> Shape {
     )
 }
 
+/// TF's `GatherNdShape`: `indices[:-1] + params[indices[-1]:]`; unknown
+/// when the params' rank or the indices' last dim is.
+pub(crate) fn gather_nd(params: &Shape, indices: &Shape) -> Shape {
+    let (params, indices) = (params.as_ref()?, indices.as_ref()?);
+    let depth = usize::try_from(*indices.last()?).ok()?;
+    if params.is_empty() || depth > params.len() {
+        return None;
+    }
+    Some(indices[..indices.len() - 1].iter().chain(&params[depth..]).copied().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::reshape;
@@ -396,15 +407,4 @@ mod tests {
         assert_eq!(reshape(&Some(vec![-1, 6]), Some(vec![-1, 2, 3])), Some(vec![-1, 2, 3]));
         assert_eq!(reshape(&Some(vec![i64::MAX, 4]), Some(vec![-1, 2])), Some(vec![-1, 2]));
     }
-}
-
-/// TF's `GatherNdShape`: `indices[:-1] + params[indices[-1]:]`; unknown
-/// when the params' rank or the indices' last dim is.
-pub(crate) fn gather_nd(params: &Shape, indices: &Shape) -> Shape {
-    let (params, indices) = (params.as_ref()?, indices.as_ref()?);
-    let depth = usize::try_from(*indices.last()?).ok()?;
-    if params.is_empty() || depth > params.len() {
-        return None;
-    }
-    Some(indices[..indices.len() - 1].iter().chain(&params[depth..]).copied().collect())
 }
