@@ -3,7 +3,7 @@
 import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final, overload
 
-__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "advise", "check", "diff", "hlo", "jobs", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "report", "steps", "__version__"]
+__all__ = ["_main", "_table", "GraphNode", "KeyAverage", "KeyAverages", "MultiGraphNode", "TensorValue", "advise", "capture", "check", "diff", "hlo", "jobs", "kernels", "key_averages", "memory", "merge", "partial", "profile", "ranks", "report", "steps", "__version__"]
 
 __version__: str
 

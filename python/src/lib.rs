@@ -980,13 +980,20 @@ fn advise(
     Ok(list.unbind())
 }
 
+const _: () = {
+    use rtfprof::capture::defaults::{DEVICE_TRACER_LEVEL, HOST_TRACER_LEVEL, PYTHON_TRACER_LEVEL};
+    assert!(HOST_TRACER_LEVEL == 2 && DEVICE_TRACER_LEVEL == 1 && PYTHON_TRACER_LEVEL == 0, "capture's Python signature writes out these defaults");
+};
+
 /// Captures a trace from running profiler servers, as `rtfprof capture`
 /// does (`addresses`: `"HOST:PORT"` or a list of them), saves each host's
 /// under `logdir/plugins/profile/RUN/` and returns the run directory's path. A host
 /// that failed is a `RuntimeWarning` naming its address, or, if none was
 /// saved, a `RuntimeError` (`ValueError` for bad arguments).
 #[pyfunction]
-#[pyo3(signature = (addresses, duration_ms, logdir, *, host_tracer_level=rtfprof::capture::defaults::HOST_TRACER_LEVEL, device_tracer_level=rtfprof::capture::defaults::DEVICE_TRACER_LEVEL, python_tracer_level=rtfprof::capture::defaults::PYTHON_TRACER_LEVEL, delay_ms=0, timeout_ms=None))]
+// (The tracer levels' defaults are rtfprof::capture::defaults' values,
+// written out: a path shows as `...` in the signature Python sees.)
+#[pyo3(signature = (addresses, duration_ms, logdir, *, host_tracer_level=2, device_tracer_level=1, python_tracer_level=0, delay_ms=0, timeout_ms=None))]
 #[allow(clippy::too_many_arguments)]
 fn capture(
     py: Python<'_>,
