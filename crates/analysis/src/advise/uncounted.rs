@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::proto::tensorflow::DataType;
 use crate::proto::tensorflow::attr_value::Value;
 use crate::stats::Stats;
 use crate::stats::uncounted::Uncounted;
@@ -79,8 +80,8 @@ const NO_ARITHMETIC: &[&str] = &[
     "ZerosLike",
 ];
 
-/// TF's floating-point `DataType`s: half, float, double, bfloat16.
-const FLOATING: [i32; 4] = [19, 1, 2, 14];
+/// TF's floating-point `DataType`s.
+const FLOATING: [i32; 4] = [DataType::DtHalf as i32, DataType::DtFloat as i32, DataType::DtDouble as i32, DataType::DtBfloat16 as i32];
 
 pub fn check(stats: &Stats) -> Vec<String> {
     let mut reports = Vec::new();
