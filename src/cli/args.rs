@@ -547,13 +547,13 @@ pub struct InputArgs {
     /// of them (each rank's file becomes a job).
     #[arg(long, global = true, value_name = "PATH")]
     pub pytorch_path: Option<PathBuf>,
-    /// `steps`, `kernels`, `ranks`, `scope`, `op`, `code`: read a PyTorch trace about this many MB of JSON
+    /// `steps`, `kernels`, `ranks`, `scope`, `op`, `code`, `memory`, `partial`, `report`: read a PyTorch trace about this many MB of JSON
     /// at a time (whole steps, at least one), in memory one such window
     /// bounds; 0 reads it whole. Default: windows of 128 MB for traces over
     /// 1 GB (a .gz counted at ten times its size), else whole.
     #[arg(long, global = true, value_name = "MB", conflicts_with = "window_steps")]
     pub window_mb: Option<u64>,
-    /// `steps`, `kernels`, `ranks`, `scope`, `op`, `code`: read a PyTorch trace this many steps at a time
+    /// `steps`, `kernels`, `ranks`, `scope`, `op`, `code`, `memory`, `partial`, `report`: read a PyTorch trace this many steps at a time
     /// (0: whole), instead of by --window_mb.
     #[arg(long, global = true, value_name = "N")]
     pub window_steps: Option<usize>,

@@ -114,7 +114,7 @@ fn check_window_flags(cli: &Cli) -> Result<()> {
     if !reads_in_windows(cli.command.as_ref()) || cli.inputs.pytorch_path.is_none() {
         return Err(Error::flag(
             flag,
-            "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code', 'memory' and 'partial' with --pytorch_path (the other commands read a trace whole)",
+            "applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code', 'memory', 'partial' and 'report' with --pytorch_path (the other commands read a trace whole)",
         ));
     }
     Ok(())
@@ -125,7 +125,17 @@ fn check_window_flags(cli: &Cli) -> Result<()> {
 fn reads_in_windows(command: Option<&Command>) -> bool {
     matches!(
         command,
-        Some(Command::Steps | Command::Kernels | Command::Ranks | Command::Scope | Command::Op | Command::Code | Command::Memory | Command::Partial(_))
+        Some(
+            Command::Steps
+                | Command::Kernels
+                | Command::Ranks
+                | Command::Scope
+                | Command::Op
+                | Command::Code
+                | Command::Memory
+                | Command::Partial(_)
+                | Command::Report
+        )
     )
 }
 
@@ -241,20 +251,25 @@ fn execute_to(cli: Cli, stdout: &mut String, print: Print) -> Result<()> {
         }
         _ => {}
     }
-    // (`report` reads an XPlane trace's steps before loading it, giving
-    // back what they took.)
-    let report_steps = match (&cli.command, &opts.output) {
-        (Some(Command::Report), Output::Html(_)) => crate::giving_back_freed_memory(|| outputs::html::steps_before_loading(&sources)),
-        _ => None,
+    // (`report` reads a large PyTorch trace a window at a time, and an
+    // XPlane trace's steps before loading it, giving back what they took.)
+    let (mut loaded, report_apart) = match (&cli.command, &opts.output) {
+        (Some(Command::Report), Output::Html(_)) => match outputs::html::windowed(&sources, opts.step)? {
+            Some(read) => read,
+            None => {
+                let apart = crate::giving_back_freed_memory(|| outputs::html::steps_before_loading(&sources));
+                (load::load(&sources, purpose)?, apart)
+            }
+        },
+        _ => (load::load(&sources, purpose)?, outputs::html::ReadApart::default()),
     };
-    let mut loaded = load::load(&sources, purpose)?;
     drop(progress);
     stdout.push_str(&std::mem::take(&mut loaded.listing));
     for warning in loaded.stats.warnings.drain(..) {
         term::warning(&warning);
     }
     if let (Some(Command::Report), Output::Html(path)) = (&cli.command, &opts.output) {
-        let page = with_deep_stack(|| outputs::html::report_of(&loaded, &sources, &opts, report_steps))?;
+        let page = with_deep_stack(|| outputs::html::report_of(&loaded, &sources, &opts, report_apart))?;
         outputs::stream_atomic(path, |out| outputs::html::write(&page, out))?;
         stdout.push_str(&format!("Report written to {}\n", path.display()));
         std::mem::forget(loaded);

@@ -799,7 +799,10 @@ const CASES: &[Case] = &[
         flag: Some("--pytorch_path"),
         src: Src::Fixture("pytorch/schedule.pt.trace.json.gz"),
         extra: &["--window_steps=1"],
-        expect: Expect::Err { code: 2, says: "--window_steps: applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code', 'memory' and 'partial'" },
+        expect: Expect::Err {
+            code: 2,
+            says: "--window_steps: applies to 'rtfprof steps', 'kernels', 'ranks', 'scope', 'op', 'code', 'memory', 'partial' and 'report'",
+        },
     },
     Case {
         name: "pytorch_windows_truncated_memory",

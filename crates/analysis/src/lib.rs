@@ -30,6 +30,7 @@ pub mod ranks;
 pub mod show;
 pub mod steps;
 pub mod views;
+pub mod windowed_report;
 
 // The lower crates' modules, reachable as `crate::…` as in one crate.
 pub(crate) use rtfprof_import::{inputs, jobs, load, partial};

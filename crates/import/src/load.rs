@@ -343,6 +343,19 @@ pub fn pytorch_only(sources: &Sources) -> Result<Option<Vec<(String, PathBuf)>>>
     Ok(Some(ranks))
 }
 
+/// The windows to read `--pytorch_path` in when it is the only input and
+/// one trace that its windowing cuts (see
+/// [`crate::inputs::pytorch::windows`]); `None` for other inputs, which are
+/// read whole.
+pub fn lone_pytorch_windows(sources: &Sources) -> Result<Option<crate::inputs::pytorch::windows::Windows>> {
+    if sources.has_partials() {
+        return Ok(None);
+    }
+    let Some(ranks) = pytorch_only(sources)? else { return Ok(None) };
+    let [(_, file)] = ranks.as_slice() else { return Ok(None) };
+    sources.pytorch_windows.plan(file)
+}
+
 /// `worker0.1234` for `…/worker0.1234.pt.trace.json.gz`.
 fn rank_name(file: &std::path::Path) -> String {
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();

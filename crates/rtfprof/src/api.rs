@@ -115,10 +115,16 @@ pub fn advise(sources: &Sources) -> Result<(Vec<crate::advise::Checker>, Vec<Str
 /// options `opts` apply to its trees), with the warnings about the inputs.
 pub fn report(sources: &Sources, opts: &Options) -> Result<(crate::outputs::html::Page, Vec<String>)> {
     with_deep_stack(|| {
-        let steps = crate::outputs::html::steps_before_loading(sources);
-        let mut loaded = load::load(sources, Purpose::Report)?;
+        use crate::outputs::html;
+        let (mut loaded, apart) = match html::windowed(sources, opts.step)? {
+            Some(read) => read,
+            None => {
+                let apart = html::steps_before_loading(sources);
+                (load::load(sources, Purpose::Report)?, apart)
+            }
+        };
         let warnings = std::mem::take(&mut loaded.stats.warnings);
-        Ok((crate::outputs::html::report_of(&loaded, sources, opts, steps)?, warnings))
+        Ok((html::report_of(&loaded, sources, opts, apart)?, warnings))
     })
 }
 

@@ -20,7 +20,7 @@ pub mod api;
 pub mod outputs;
 
 pub use error::{Error, Result};
-pub use rtfprof_analysis::{advise, check, device, diff, hta, key_averages, make_partial, memory, ranks, show, steps, views};
+pub use rtfprof_analysis::{advise, check, device, diff, hta, key_averages, make_partial, memory, ranks, show, steps, views, windowed_report};
 pub use rtfprof_capture as capture;
 pub use rtfprof_import::{inputs, jobs, load, partial};
 pub use rtfprof_model::{cache, error, intervals, patterns, sample, stack, stats};

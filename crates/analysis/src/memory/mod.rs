@@ -202,13 +202,33 @@ fn replay_step(step: i64, allocators: &[(&str, &[&AllocationEvent])], first_exec
 /// Returns the profile, the start-up lines, and whether the trace has any
 /// allocation records.
 pub fn windowed(windows: &crate::inputs::pytorch::windows::Windows, step: i64) -> Result<(MemoryProfile, String, bool)> {
-    let mut known = BTreeSet::new();
-    let mut steps = Vec::new();
-    let mut any = false;
-    let listing = crate::inputs::pytorch::allocations_windows(windows, |handed| {
-        known.insert(handed.step);
-        any |= !handed.allocations.is_empty();
-        if step >= 0 && handed.step != step {
+    let mut replay = StepReplay::new(step);
+    let listing = crate::inputs::pytorch::allocations_windows(windows, |handed| replay.add(handed))?;
+    let (profile, any) = replay.finish()?;
+    Ok((profile, listing, any))
+}
+
+/// The steps of a windowed read ([`crate::inputs::pytorch::StepAllocations`],
+/// handed over once no later window adds to them) replayed as they come:
+/// `rtfprof memory` and the report read a large trace so.
+pub struct StepReplay {
+    /// The step to replay (-1: every step).
+    step: i64,
+    known: BTreeSet<i64>,
+    steps: Vec<StepMemory>,
+    any_records: bool,
+}
+
+impl StepReplay {
+    pub fn new(step: i64) -> StepReplay {
+        StepReplay { step, known: BTreeSet::new(), steps: Vec::new(), any_records: false }
+    }
+
+    /// Replays `handed` if it is a step to replay.
+    pub fn add(&mut self, handed: crate::inputs::pytorch::StepAllocations) {
+        self.known.insert(handed.step);
+        self.any_records |= !handed.allocations.is_empty();
+        if self.step >= 0 && handed.step != self.step {
             return;
         }
         // Each allocator's events, in input order, by name.
@@ -217,13 +237,23 @@ pub fn windowed(windows: &crate::inputs::pytorch::windows::Windows, step: i64) -
             groups.entry(e.allocator).or_default().push(e);
         }
         let allocators: Vec<(&str, &[&AllocationEvent])> = groups.iter().map(|(name, events)| (*name, events.as_slice())).collect();
-        steps.push(replay_step(handed.step, &allocators, |_| handed.first_exec_micros));
-    })?;
-    if step >= 0 && !known.contains(&step) {
-        return Err(step_not_found(step, &known));
+        self.steps.push(replay_step(handed.step, &allocators, |_| handed.first_exec_micros));
     }
-    steps.sort_by_key(|s| s.step);
-    Ok((MemoryProfile { steps, programs: Vec::new() }, listing, any))
+
+    /// Whether any step handed over so far has allocation records.
+    pub fn any_records(&self) -> bool {
+        self.any_records
+    }
+
+    /// The profile of the steps replayed, and whether the trace has any
+    /// allocation records; a `--step` that was not recorded is an error.
+    pub fn finish(mut self) -> Result<(MemoryProfile, bool)> {
+        if self.step >= 0 && !self.known.contains(&self.step) {
+            return Err(step_not_found(self.step, &self.known));
+        }
+        self.steps.sort_by_key(|s| s.step);
+        Ok((MemoryProfile { steps: self.steps, programs: Vec::new() }, self.any_records))
+    }
 }
 
 /// `--step` names a step that was not recorded.
@@ -319,12 +349,7 @@ pub const NO_TRACE_RECORDS: &str =
 /// start-up lines, and whether it has allocation records. `None` for
 /// other inputs, which are loaded whole.
 pub fn pytorch_windowed(sources: &crate::load::Sources, step: i64) -> Result<Option<(MemoryProfile, String, bool)>> {
-    if sources.has_partials() {
-        return Ok(None);
-    }
-    let Some(ranks) = crate::load::pytorch_only(sources)? else { return Ok(None) };
-    let [(_, file)] = ranks.as_slice() else { return Ok(None) };
-    let Some(windows) = sources.pytorch_windows.plan(file)? else { return Ok(None) };
+    let Some(windows) = crate::load::lone_pytorch_windows(sources)? else { return Ok(None) };
     windowed(&windows, step).map(Some)
 }
 

@@ -278,41 +278,62 @@ fn push_metrics(columns: &mut BTreeMap<&'static str, Vec<i64>>, m: &Metrics) {
     }
 }
 
-/// The report of `loaded`, read from `inputs` (named in the header).
-/// `steps`: its steps breakdown, read before loading
-/// ([`steps_before_loading`]); without it, the steps are found from
-/// `loaded`.
-pub fn report_of(loaded: &crate::load::Loaded, inputs: &crate::load::Sources, opts: &Options, steps: Option<StepsRead>) -> Result<Page> {
+/// The report of `loaded`, read from `inputs` (named in the header), with
+/// what was read apart from it (see [`ReadApart`]).
+pub fn report_of(loaded: &crate::load::Loaded, inputs: &crate::load::Sources, opts: &Options, apart: ReadApart) -> Result<Page> {
     let no_allocations = crate::memory::no_records_note(loaded).to_owned();
-    report_page(loaded, opts, &Sources { inputs: inputs.flags(), coverage: loaded.coverage.clone(), no_allocations }, steps)
+    report_page(loaded, opts, &Sources { inputs: inputs.flags(), coverage: loaded.coverage.clone(), no_allocations }, apart)
 }
 
-/// A report's steps breakdown, read before its inputs are loaded
-/// ([`steps_before_loading`]).
-pub struct StepsRead(Option<Breakdown>);
+/// What a report of large inputs reads apart from its loaded profile, so
+/// that the profile and the records these are made of are never held at
+/// once: an XPlane trace's steps, read before it is loaded
+/// ([`steps_before_loading`]); a large PyTorch trace's steps and memory
+/// replay, read from the windows that make its node model ([`windowed`]).
+/// What is not read apart is found from the loaded profile.
+#[derive(Default)]
+pub struct ReadApart {
+    breakdown: Option<Option<Breakdown>>,
+    /// The replay, and whether the trace has any allocation records.
+    memory: Option<(crate::memory::MemoryProfile, bool)>,
+}
 
 /// The steps breakdown of XPlane traces given alone (`--xplane_path`),
 /// read in place as `rtfprof steps` reads them, before the report loads
 /// them: the loaded profile and the steps' per-event records are then
 /// never held at once (`report` of the 1.06 GB flax_cnn_nocb x3400 trace
-/// peaked at 1.57 GiB with both, bench/large_xplane.md). `None` for other
+/// peaked at 1.57 GiB with both, bench/large_xplane.md). Nothing for other
 /// inputs, whose steps are found from the loaded profile.
-pub fn steps_before_loading(inputs: &crate::load::Sources) -> Option<StepsRead> {
+pub fn steps_before_loading(inputs: &crate::load::Sources) -> ReadApart {
     let alone = inputs.pytorch_path.is_none() && inputs.jobs.is_empty() && inputs.partial_paths.is_empty() && inputs.partial_bytes.is_none();
-    let (hosts, _) = crate::load::xplane_hosts(inputs).ok().flatten().filter(|_| alone)?;
+    let Some((hosts, _)) = crate::load::xplane_hosts(inputs).ok().flatten().filter(|_| alone) else { return ReadApart::default() };
     // (As from the loaded traces: a trace whose steps cannot be read has no
     // breakdown.)
-    Some(StepsRead(crate::steps::analyze_xplane(&hosts).ok().as_ref().and_then(breakdown_of)))
+    ReadApart { breakdown: Some(crate::steps::analyze_xplane(&hosts).ok().as_ref().and_then(breakdown_of)), memory: None }
+}
+
+/// The report's profile of a large PyTorch trace given alone, read a
+/// window of steps at a time ([`crate::windowed_report`]), with its steps
+/// and memory read from the same windows; `None` for other inputs, which
+/// are loaded whole. `step` is `--step`.
+pub fn windowed(inputs: &crate::load::Sources, step: i64) -> Result<Option<(crate::load::Loaded, ReadApart)>> {
+    Ok(crate::windowed_report::pytorch(inputs, step)?.map(read_apart))
+}
+
+/// The profile of a windowed read, and what was read apart from it.
+fn read_apart(read: crate::windowed_report::WindowedReport) -> (crate::load::Loaded, ReadApart) {
+    let apart = ReadApart { breakdown: Some(breakdown_of(&read.steps)), memory: Some((read.memory, read.any_records)) };
+    (read.loaded, apart)
 }
 
 /// Builds the report page: the scope view (and the code view when there are
 /// code traces) for flame charts, the op view as a table, and the steps
-/// panel, all with the view options in `opts` (the steps breakdown
-/// `breakdown_read` where it was read before loading). The op table lists
+/// panel, all with the view options in `opts` (the steps breakdown and
+/// memory replay in `apart` where they were read apart). The op table lists
 /// every op type that passes the filters: `--max_depth` limits the trees
 /// only (in tfprof's op view it would cut the list after that many rows).
 /// Needs a deep stack, like the views.
-pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sources, breakdown_read: Option<StepsRead>) -> Result<Page> {
+pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sources, apart: ReadApart) -> Result<Page> {
     let stats = &loaded.stats;
     let scope = show::run(stats, View::Scope, opts)?.root;
     let mut trees = vec![flame_tree(stats, View::Scope, &scope)];
@@ -335,11 +356,11 @@ pub fn report_page(loaded: &crate::load::Loaded, opts: &Options, sources: &Sourc
     // (Each step's wall time and device busy times, for the steps tab and the header.)
     let summary = crate::jobs::summarize("", stats);
     let mut steps = steps_panel(stats, opts, &scope, &summary);
-    steps.breakdown = match breakdown_read {
-        Some(StepsRead(read)) => read,
+    steps.breakdown = match apart.breakdown {
+        Some(read) => read,
         None => crate::steps::analyze(loaded).ok().as_ref().and_then(breakdown_of),
     };
-    let memory = memory_panel(loaded, opts, &sources.no_allocations)?;
+    let memory = memory_panel(loaded, opts, &sources.no_allocations, apart.memory)?;
     let device = device_panel(loaded);
     let ranks = ranks_panel(loaded, sources, &mut notes);
     let first_input = sources.inputs.first().map_or("", |(_, v)| v.as_str());
@@ -633,14 +654,20 @@ fn device_panel(loaded: &crate::load::Loaded) -> Option<DevicePanel> {
 
 /// The memory of the step shown (each step with `--step -1`), or, when the
 /// inputs recorded no allocations, `no_records` (why).
-fn memory_panel(loaded: &crate::load::Loaded, opts: &Options, no_records: &str) -> Result<MemoryPanel> {
-    let stats = &loaded.stats;
-    if stats.allocations.is_empty() {
+/// The memory tab: `replayed` where the steps were replayed apart from
+/// `loaded` (with whether the inputs have records), else a replay of
+/// `loaded`'s records.
+fn memory_panel(loaded: &crate::load::Loaded, opts: &Options, no_records: &str, replayed: Option<(crate::memory::MemoryProfile, bool)>) -> Result<MemoryPanel> {
+    let any_records = replayed.as_ref().map_or(!loaded.stats.allocations.is_empty(), |(_, any)| *any);
+    if !any_records {
         let note = if no_records.is_empty() { "No allocation records in the inputs." } else { no_records };
         let programs = program_panels(crate::memory::ran_programs(loaded)?);
         return Ok(MemoryPanel { note: note.to_owned(), programs, ..MemoryPanel::default() });
     }
-    let profile = crate::memory::analyze(loaded, opts.step)?;
+    let profile = match replayed {
+        Some((profile, _)) => profile,
+        None => crate::memory::analyze(loaded, opts.step)?,
+    };
     let mut panel = MemoryPanel { programs: program_panels(profile.programs), ..MemoryPanel::default() };
     let mut name_ids: FxHashMap<String, u32> = FxHashMap::default();
     for step in profile.steps {
@@ -869,6 +896,38 @@ impl<W: Write> Write for ScriptSafe<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Read a window of one, two or three steps at a time, every trace of
+    /// the test data with steps gives the report the whole trace gives
+    /// (its page's data and start-up lines, byte for byte), of every step
+    /// and of the last.
+    #[test]
+    fn windows_give_the_whole_traces_report() {
+        let sources = |path: &std::path::Path| crate::load::Sources {
+            pytorch_path: Some(path.to_owned()),
+            pytorch_windows: crate::inputs::pytorch::windows::Windowing::Whole,
+            ..Default::default()
+        };
+        let page = |loaded: &crate::load::Loaded, path: &std::path::Path, step: i64, apart: ReadApart| {
+            let opts = Options { step, ..Options::default() };
+            let page = crate::stack::with_deep_stack(|| report_of(loaded, &sources(path), &opts, apart)).unwrap();
+            // (The start-up lines the command prints, then the page's data.)
+            format!("{}{}", loaded.listing, serde_json::to_string(&page).unwrap())
+        };
+        let whole = |path: &std::path::Path, _: &_| {
+            let loaded = crate::load::load(&sources(path), crate::load::Purpose::Report).ok()?;
+            let last = *loaded.stats.steps.iter().next_back()?;
+            Some((path.to_owned(), last, [-1, last].map(|step| page(&loaded, path, step, ReadApart::default()))))
+        };
+        let windowings = crate::inputs::pytorch::for_each_windowing(whole, |(path, last, pages), windows, what| {
+            for (step, whole_page) in [-1, *last].iter().zip(pages) {
+                let read = crate::windowed_report::read(windows, *step, Default::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let (loaded, apart) = read_apart(read);
+                assert!(&page(&loaded, path, *step, apart) == whole_page, "{what}, step {step}");
+            }
+        });
+        assert!(windowings >= 81, "{windowings} windowings");
+    }
 
     #[test]
     fn embedded_sources_cannot_close_their_elements() {

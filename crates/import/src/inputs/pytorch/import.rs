@@ -91,7 +91,8 @@ pub fn import_windows(windows: &Windows, stats: &mut Stats) -> Result<String> {
 /// `import_windows` fed one window at a time, for a caller that reads
 /// each window for other analyses too (`partial` reads the rank's steps
 /// from the same windows); or, made by [`WindowedImport::allocations`],
-/// the `[memory]` records of [`allocations_windows`].
+/// the `[memory]` records of [`allocations_windows`]; or, made by
+/// [`WindowedImport::with_allocations`], both (the report).
 pub struct WindowedImport<'w> {
     windows: &'w Windows,
     steps: Steps,
@@ -108,6 +109,9 @@ pub struct WindowedImport<'w> {
 struct Records {
     handed: rustc_hash::FxHashSet<i64>,
     counted: Vec<bool>,
+    /// The node model is built too: the sums of the steps handed over are
+    /// set aside for it rather than dropped.
+    keep_model: bool,
 }
 
 impl<'w> WindowedImport<'w> {
@@ -119,6 +123,14 @@ impl<'w> WindowedImport<'w> {
     /// [`WindowedImport::add_allocations`], which hands the steps over.
     pub fn allocations(windows: &'w Windows) -> WindowedImport<'w> {
         WindowedImport { records: Some(Records::default()), ..WindowedImport::new(windows) }
+    }
+
+    /// An import of the node model and the `[memory]` records, each window
+    /// walked once: windows are added with
+    /// [`WindowedImport::add_allocations`], which hands the steps' records
+    /// over; [`WindowedImport::finish_with_allocations`] gives the model.
+    pub fn with_allocations(windows: &'w Windows) -> WindowedImport<'w> {
+        WindowedImport { records: Some(Records { keep_model: true, ..Records::default() }), ..WindowedImport::new(windows) }
     }
 
     /// Adds window `k`, whose trace is `trace` ([`Windows::read`]); windows
@@ -142,6 +154,14 @@ impl<'w> WindowedImport<'w> {
         self.model.finish(stats, self.windows.path(), &self.steps)
     }
 
+    /// For an import [`WindowedImport::with_allocations`]: the steps not
+    /// handed over yet; adds the totals to `stats` and returns the start-up
+    /// lines (the node model holds no records: they were handed over).
+    pub fn finish_with_allocations(mut self, stats: &mut Stats) -> Result<(Vec<StepAllocations>, String)> {
+        let last = self.hand_over(None)?;
+        Ok((last, self.model.finish(stats, self.windows.path(), &self.steps)))
+    }
+
     /// The steps not handed over yet, and the start-up lines of `import`.
     pub fn finish_allocations(mut self) -> Result<(Vec<StepAllocations>, String)> {
         let last = self.hand_over(None)?;
@@ -163,7 +183,7 @@ impl<'w> WindowedImport<'w> {
         let window_of = &self.window_of;
         let taken = |step| before.is_none_or(|k| earlier(window_of, step, k));
         let records = self.records.get_or_insert_with(Records::default);
-        let steps = self.model.hand_over(&taken, &mut records.counted);
+        let steps = self.model.hand_over(&taken, &mut records.counted, records.keep_model);
         if let Some(step) = steps.iter().find(|s| !records.handed.insert(s.step)) {
             return Err(cannot(self.windows, format!("step {} has executions in two windows", step.step)));
         }
@@ -624,8 +644,9 @@ impl Model {
 
     /// Takes out the sums and records of the steps `taken` says, as each
     /// step's records and first execution (marking in `counted` the nodes
-    /// that have executions).
-    fn hand_over(&mut self, taken: &dyn Fn(i64) -> bool, counted: &mut Vec<bool>) -> Vec<StepAllocations> {
+    /// that have executions); with `keep_sums`, the sums are set aside for
+    /// the node model as [`Model::settle`] does.
+    fn hand_over(&mut self, taken: &dyn Fn(i64) -> bool, counted: &mut Vec<bool>, keep_sums: bool) -> Vec<StepAllocations> {
         let mut sums = self.take_sums(taken);
         counted.resize(self.nodes.len(), false);
         // Each node's start as the node model folds its totals' (host
@@ -648,6 +669,9 @@ impl Model {
             if start > 0 {
                 *earliest = Some(earliest.map_or(start, |e: i64| e.min(start)));
             }
+        }
+        if keep_sums && !sums.is_empty() {
+            self.settled.push(sums);
         }
         let (records, kept): (Vec<Allocation>, Vec<Allocation>) = std::mem::take(&mut self.allocations).into_iter().partition(|a| taken(a.step));
         self.allocations = kept;
