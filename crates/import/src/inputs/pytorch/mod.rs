@@ -17,6 +17,7 @@ pub(crate) mod import;
 mod json;
 pub mod kernels;
 pub mod launch;
+mod pool;
 mod read;
 mod stream;
 pub mod windows;

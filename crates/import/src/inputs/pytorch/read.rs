@@ -15,6 +15,7 @@ use std::io::Read;
 use std::num::NonZeroU64;
 
 use super::json::{Next, Parser, SyntaxError};
+use super::pool::OrderedPool;
 use super::{Category, Event, Flow, FlowPhase, Id, KernelLaunch, MemoryEvent, PythonFrame, Sym, Thread, ThreadId, Trace};
 
 pub(super) enum ReadError {
@@ -251,7 +252,6 @@ struct Args {
 /// of the input, the `n`th. The first starts after the `[`; the others
 /// after a `,` (an element is next).
 struct Job {
-    n: usize,
     base: u64,
     buf: Vec<u8>,
     len: usize,
@@ -333,82 +333,49 @@ impl Builder {
             p.unread(base, &[&buf[..len]]);
             return Some((0, true));
         }
-        let first = Job { n: 0, base, buf, len, first: true, last };
-        let (jobs, jobs_rx) = std::sync::mpsc::channel::<Job>();
-        let jobs_rx = std::sync::Mutex::new(jobs_rx);
-        let (done_tx, done) = std::sync::mpsc::channel::<Done>();
+        let first = Job { base, buf, len, first: true, last };
+        let work = parse_segment;
         std::thread::scope(|scope| {
-            // Dropped on return, which ends the workers.
-            let jobs = jobs;
-            let mut workers = 0;
-            for _ in 0..split.workers {
-                let (jobs_rx, done_tx) = (&jobs_rx, done_tx.clone());
-                let worker = move || {
-                    loop {
-                        let job = jobs_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let Ok(job) = job else { break };
-                        // A panic goes on in the reading thread.
-                        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_segment(job)));
-                        if done_tx.send(parsed).is_err() {
-                            break;
-                        }
-                    }
-                };
-                if std::thread::Builder::new().spawn_scoped(scope, worker).is_err() {
-                    break;
-                }
-                workers += 1;
-            }
-            drop(done_tx);
-            if workers == 0 {
+            let mut pool = OrderedPool::start(scope, split.workers, &work);
+            if pool.workers() == 0 {
                 p.unread(first.base, &[&first.buf[..first.len]]);
                 return Some((0, true));
             }
-            let mut sent = 1;
+            pool.send(first);
             let mut input_done = false;
-            jobs.send(first).expect("the workers wait for jobs");
-            // The results of segments merged.., in order.
-            let mut pending: std::collections::VecDeque<Option<Parsed>> = std::collections::VecDeque::from([None]);
             let mut spare: Vec<Vec<u8>> = Vec::new();
             let mut index = 0usize;
             loop {
-                while !input_done && pending.len() < 2 * workers {
+                while !input_done && pool.pending() < 2 * pool.workers() {
                     let mut buf = spare.pop().unwrap_or_default();
                     let (base, len, last) = p.take_segment(split.segment, &mut buf);
-                    jobs.send(Job { n: sent, base, buf, len, first: false, last }).expect("the workers wait for jobs");
-                    sent += 1;
-                    pending.push_back(None);
+                    pool.send(Job { base, buf, len, first: false, last });
                     input_done = last;
                 }
-                let parsed = received(&done);
-                let k = parsed.job.n - (sent - pending.len());
-                pending[k] = Some(parsed);
-                while let Some(Some(_)) = pending.front() {
-                    let parsed = pending.pop_front().flatten().expect("the front is parsed");
-                    let fits = (self.trace.events.len() + parsed.local.trace.events.len()) as u64 <= 1 << 32;
-                    match parsed.end {
-                        SegmentEnd::Boundary if fits && !parsed.job.last => {
-                            index += parsed.elements;
-                            self.merge(parsed.local);
-                            spare.push(parsed.job.buf);
-                        }
-                        SegmentEnd::Close(k) if fits => {
-                            self.merge(parsed.local);
-                            let job = parsed.job;
-                            let rest = wait_for(&done, pending, sent);
-                            let mut pieces = vec![&job.buf[k..job.len]];
-                            pieces.extend(rest.iter().map(|j| &j.buf[..j.len]));
-                            p.unread(job.base + k as u64, &pieces);
-                            return None;
-                        }
-                        _ => {
-                            let job = parsed.job;
-                            let rest = wait_for(&done, pending, sent);
-                            let mut pieces = vec![&job.buf[..job.len]];
-                            pieces.extend(rest.iter().map(|j| &j.buf[..j.len]));
-                            p.unread(job.base, &pieces);
-                            return Some((index, job.first));
-                        }
+                let parsed = pool.next().expect("a segment is out until the array ends");
+                let fits = (self.trace.events.len() + parsed.local.trace.events.len()) as u64 <= 1 << 32;
+                match parsed.end {
+                    SegmentEnd::Boundary if fits && !parsed.job.last => {
+                        index += parsed.elements;
+                        self.merge(parsed.local);
+                        spare.push(parsed.job.buf);
+                    }
+                    SegmentEnd::Close(k) if fits => {
+                        self.merge(parsed.local);
+                        let job = parsed.job;
+                        let rest = pool.rest();
+                        let mut pieces = vec![&job.buf[k..job.len]];
+                        pieces.extend(rest.iter().map(|r| &r.job.buf[..r.job.len]));
+                        p.unread(job.base + k as u64, &pieces);
+                        return None;
+                    }
+                    _ => {
+                        let job = parsed.job;
+                        let rest = pool.rest();
+                        let mut pieces = vec![&job.buf[..job.len]];
+                        pieces.extend(rest.iter().map(|r| &r.job.buf[..r.job.len]));
+                        p.unread(job.base, &pieces);
+                        return Some((index, job.first));
                     }
                 }
             }
@@ -740,29 +707,6 @@ impl Builder {
 
     fn finish(self) -> Trace {
         self.trace
-    }
-}
-
-/// Waits for the segments after the front of `pending` (`sent` in all)
-/// and gives them back in order.
-fn wait_for(done: &std::sync::mpsc::Receiver<Done>, mut pending: std::collections::VecDeque<Option<Parsed>>, sent: usize) -> Vec<Job> {
-    let first = sent - pending.len();
-    while pending.iter().any(Option::is_none) {
-        let parsed = received(done);
-        let k = parsed.job.n - first;
-        pending[k] = Some(parsed);
-    }
-    pending.into_iter().flatten().map(|p| p.job).collect()
-}
-
-/// What a worker sends back: the segment parsed, or its panic.
-type Done = std::thread::Result<Parsed>;
-
-/// The next segment parsed; a worker's panic goes on here.
-fn received(done: &std::sync::mpsc::Receiver<Done>) -> Parsed {
-    match done.recv().expect("the workers live while segments are out") {
-        Ok(parsed) => parsed,
-        Err(panic) => std::panic::resume_unwind(panic),
     }
 }
 

@@ -6,6 +6,7 @@
 use std::io::Read;
 
 use super::super::json::{Parser, SyntaxError};
+use super::super::pool::OrderedPool;
 use super::super::read::Split;
 use super::fields::{self, EventFields};
 
@@ -109,7 +110,6 @@ pub(in crate::inputs::pytorch) fn for_segments<R: Read, T: Send>(
     merge: &mut dyn FnMut(T, u64),
 ) -> Result<(), SyntaxError> {
     struct Job {
-        n: usize,
         base: u64,
         buf: Vec<u8>,
         len: usize,
@@ -121,72 +121,27 @@ pub(in crate::inputs::pytorch) fn for_segments<R: Read, T: Send>(
         part: T,
         end: End,
     }
-    type Received<T> = std::thread::Result<Done<T>>;
-    fn received<T>(done: &std::sync::mpsc::Receiver<Received<T>>) -> Done<T> {
-        match done.recv().expect("the workers live while segments are out") {
-            Ok(done) => done,
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    }
     let split = split.unwrap_or(Split { segment: super::super::read::SEGMENT, workers: 0 });
-    let (jobs, jobs_rx) = std::sync::mpsc::channel::<Job>();
-    let jobs_rx = std::sync::Mutex::new(jobs_rx);
-    let (done_tx, done) = std::sync::mpsc::channel::<Received<T>>();
     let run = |mut job: Job| {
         let (part, end, buf) = work(std::mem::take(&mut job.buf), job.len, job.first);
         job.buf = buf;
         Done { job, part, end }
     };
     std::thread::scope(|scope| {
-        // Dropped on return, which ends the workers.
-        let jobs = jobs;
-        let mut workers = 0;
-        for _ in 0..split.workers {
-            let (jobs_rx, done_tx, run) = (&jobs_rx, done_tx.clone(), &run);
-            let worker = move || {
-                loop {
-                    let job = jobs_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                    let Ok(job) = job else { break };
-                    // A panic goes on in the reading thread.
-                    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job)));
-                    if done_tx.send(done).is_err() {
-                        break;
-                    }
-                }
-            };
-            if std::thread::Builder::new().spawn_scoped(scope, worker).is_err() {
-                break;
-            }
-            workers += 1;
-        }
-        drop(done_tx);
-        // Segments sent and not yet merged, in order (`None`: not back).
-        let mut pending: std::collections::VecDeque<Option<Done<T>>> = std::collections::VecDeque::new();
-        let (mut sent, mut input_done, mut first) = (0usize, false, true);
+        let mut pool = OrderedPool::start(scope, split.workers, &run);
+        let (mut input_done, mut first) = (false, true);
         let mut spare: Vec<Vec<u8>> = Vec::new();
         // What failed to be read, from the end of its last event read (to
         // be joined to the next segment), and where it failed.
         let mut carry: Option<(u64, Vec<u8>, bool, u64)> = None;
         loop {
-            while !input_done && pending.len() < (2 * workers).max(1) {
+            while !input_done && pool.pending() < (2 * pool.workers()).max(1) {
                 let mut buf = spare.pop().unwrap_or_default();
                 let (base, len, last) = p.take_segment(split.segment, &mut buf);
-                let job = Job { n: sent, base, buf, len, first, last };
+                pool.send(Job { base, buf, len, first, last });
                 (first, input_done) = (false, last);
-                sent += 1;
-                if workers == 0 {
-                    pending.push_back(Some(run(job)));
-                } else {
-                    jobs.send(job).expect("the workers wait for jobs");
-                    pending.push_back(None);
-                }
             }
-            while pending.front().is_some_and(Option::is_none) {
-                let done = received(&done);
-                let k = done.job.n - (sent - pending.len());
-                pending[k] = Some(done);
-            }
-            let Some(Some(mut next)) = pending.pop_front() else { unreachable!("a segment is pending until the input ends") };
+            let mut next = pool.next().expect("a segment is pending until the input ends");
             let mut failed_at = None;
             if let Some((base, mut text, first, at)) = carry.take() {
                 text.extend_from_slice(&next.job.buf[..next.job.len]);
@@ -205,13 +160,9 @@ pub(in crate::inputs::pytorch) fn for_segments<R: Read, T: Send>(
                 End::Boundary | End::Ended => return Err(SyntaxError { offset: job.base + job.len as u64, message: "traceEvents is cut short".into() }),
                 End::Close(k) => {
                     merge(part, job.base);
-                    while pending.iter().any(Option::is_none) {
-                        let done = received(&done);
-                        let k = done.job.n - (sent - pending.len());
-                        pending[k] = Some(done);
-                    }
+                    let rest = pool.rest();
                     let mut pieces = vec![&job.buf[k..job.len]];
-                    pieces.extend(pending.iter().flatten().map(|d| &d.job.buf[..d.job.len]));
+                    pieces.extend(rest.iter().map(|d| &d.job.buf[..d.job.len]));
                     p.unread(job.base + k as u64, &pieces);
                     return Ok(());
                 }
