@@ -60,23 +60,8 @@ impl EventFields {
     pub(in crate::inputs::pytorch) fn quick(text: &[u8], at: usize) -> Option<(EventFields, usize)> {
         let mut e = EventFields::none();
         let (mut flow_id, mut pid) = (None, None);
-        let mut i = at;
-        if text.get(i) != Some(&b'{') {
-            return None;
-        }
-        i = space(text, i + 1);
-        if text.get(i) == Some(&b'}') {
-            return Some((e, i + 1));
-        }
-        loop {
-            let (key, after) = plain_string(text, i)?;
-            i = space(text, after);
-            if text.get(i) != Some(&b':') {
-                return None;
-            }
-            i = space(text, i + 1);
-            let next = *text.get(i)?;
-            i = match (key, next) {
+        let end = members(text, at, |key, i| {
+            Some(match (key, *text.get(i)?) {
                 (b"ph", b'"') => {
                     let (ph, after) = plain_string(text, i)?;
                     e.ph = Ph::of(ph);
@@ -102,50 +87,25 @@ impl EventFields {
                     }
                     after
                 }
-                (b"args", b'{') => {
-                    let mut i = space(text, i + 1);
-                    if text.get(i) != Some(&b'}') {
-                        loop {
-                            let (key, after) = plain_string(text, i)?;
-                            i = space(text, after);
-                            if text.get(i) != Some(&b':') {
-                                return None;
+                (b"args", b'{') => members(text, i, |key, i| {
+                    Some(match (key, *text.get(i)?) {
+                        (b"correlation" | b"device" | b"stream", b'-' | b'0'..=b'9') => {
+                            let (number, after) = number(text, i)?;
+                            match key {
+                                b"correlation" => e.correlation = unsigned(number),
+                                b"device" => e.device = signed(number),
+                                _ => e.stream = true,
                             }
-                            i = space(text, i + 1);
-                            let next = *text.get(i)?;
-                            i = match (key, next) {
-                                (b"correlation" | b"device" | b"stream", b'-' | b'0'..=b'9') => {
-                                    let (number, after) = number(text, i)?;
-                                    match key {
-                                        b"correlation" => e.correlation = unsigned(number),
-                                        b"device" => e.device = signed(number),
-                                        _ => e.stream = true,
-                                    }
-                                    after
-                                }
-                                _ => skip(text, i)?,
-                            };
-                            i = space(text, i);
-                            match text.get(i)? {
-                                b',' => i = space(text, i + 1),
-                                b'}' => break,
-                                _ => return None,
-                            }
+                            after
                         }
-                    }
-                    i + 1
-                }
+                        _ => skip(text, i)?,
+                    })
+                })?,
                 _ => skip(text, i)?,
-            };
-            i = space(text, i);
-            match text.get(i)? {
-                b',' => i = space(text, i + 1),
-                b'}' => break,
-                _ => return None,
-            }
-        }
+            })
+        })?;
         e.finish(flow_id, pid);
-        Some((e, i + 1))
+        Some((e, end))
     }
 
     /// The fields of the value `p` is at (an event; any other value gives
@@ -264,6 +224,33 @@ fn space(text: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// Reads the object whose `{` is at `text[at]`: hands each member's key
+/// (a plain string) and the index of its value (after white space) to
+/// `value`, which returns where the value ends; returns the index after the
+/// `}`. `None`: not such an object, or cut short.
+fn members(text: &[u8], at: usize, mut value: impl FnMut(&[u8], usize) -> Option<usize>) -> Option<usize> {
+    if text.get(at) != Some(&b'{') {
+        return None;
+    }
+    let mut i = space(text, at + 1);
+    if text.get(i) == Some(&b'}') {
+        return Some(i + 1);
+    }
+    loop {
+        let (key, after) = plain_string(text, i)?;
+        i = space(text, after);
+        if text.get(i) != Some(&b':') {
+            return None;
+        }
+        i = space(text, value(key, space(text, i + 1))?);
+        match text.get(i)? {
+            b',' => i = space(text, i + 1),
+            b'}' => return Some(i + 1),
+            _ => return None,
+        }
+    }
 }
 
 /// The string that starts at `text[i]` (a `"`), and where it ends; `None`
