@@ -377,18 +377,7 @@ pub fn write_xplane<'a, W: Write>(
     let mut origin: Option<i128> = None;
     for (_, trace, window, planes) in &sources {
         for line in planes.iter().flat_map(|p| &p.lines) {
-            let base = i128::from(line.timestamp_ns) * 1000;
-            line.walk(
-                &|part| trace.release(part),
-                |_, wire| Ok(Event::decode(wire)?.offset_ps),
-                |offset_ps| {
-                    let start = base + i128::from(offset_ps);
-                    if window.contains(start) {
-                        origin = Some(origin.map_or(start, |o: i128| o.min(start)));
-                    }
-                    Ok::<_, std::io::Error>(())
-                },
-            )?;
+            origin = origin.into_iter().chain(line.first_start_ps(&|part| trace.release(part), |start| window.contains(start))?).min();
         }
     }
     let origin = origin.unwrap_or_default();

@@ -80,16 +80,7 @@ pub fn first_event_ps(file: &XplaneFile) -> Result<Option<i128>> {
             let (1, Some(plane)) = (field.tag, field.payload) else { continue };
             let plane = Plane::decode_releasing(plane, &|part| file.release(part))?;
             for line in &plane.lines {
-                let base = i128::from(line.timestamp_ns) * 1000;
-                line.walk(
-                    &|part| file.release(part),
-                    |_, wire| Ok(Event::decode(wire)?.offset_ps),
-                    |offset_ps| {
-                        let start = base + i128::from(offset_ps);
-                        first = Some(first.map_or(start, |f| f.min(start)));
-                        Ok::<_, prost::DecodeError>(())
-                    },
-                )?;
+                first = first.into_iter().chain(line.first_start_ps(&|part| file.release(part), |_| true)?).min();
             }
         }
         Ok(())

@@ -255,6 +255,27 @@ impl<'a> Line<'a> {
         self.walk_with(release, || (), |(), k, wire| decode(k, wire), consume)
     }
 
+    /// The earliest start (ps: the line's timestamp and the event's offset)
+    /// of its events whose start `counts`, walked as [`Line::walk`] walks
+    /// them: `cut --time_ms` and timelines count time from a trace's first
+    /// event.
+    pub fn first_start_ps(&self, release: Release<'_>, counts: impl Fn(i128) -> bool) -> Result<Option<i128>, DecodeError> {
+        let base = i128::from(self.timestamp_ns) * 1000;
+        let mut first: Option<i128> = None;
+        self.walk(
+            release,
+            |_, wire| Ok(Event::decode(wire)?.offset_ps),
+            |offset_ps| {
+                let start = base + i128::from(offset_ps);
+                if counts(start) {
+                    first = Some(first.map_or(start, |f| f.min(start)));
+                }
+                Ok::<_, DecodeError>(())
+            },
+        )?;
+        Ok(first)
+    }
+
     /// [`Line::walk`], each thread that decodes having a state of its own
     /// (made by `state`) for `decode` to keep (as
     /// [`Shapes`](super::Shapes)).
