@@ -247,7 +247,8 @@ impl Session {
 
     /// Waits `time` (between captures); `false` if Ctrl-C ended the wait.
     pub fn sleep(&self, time: Duration) -> bool {
-        !self.interrupted() && self.runtime.block_on(self.unless_interrupted(tokio::time::sleep(time))).is_some()
+        // (The timer is made inside the runtime, which it needs.)
+        !self.interrupted() && self.runtime.block_on(self.unless_interrupted(async { tokio::time::sleep(time).await })).is_some()
     }
 
     async fn unless_interrupted<F: Future>(&self, work: F) -> Option<F::Output> {
