@@ -131,7 +131,10 @@ pub enum Command {
     /// XProf read it (RUN: the local time, YYYY_MM_DD_HH_MM_SS); then prints
     /// the steps table of what was captured (--output as for `steps`). A host
     /// that fails is named on one line; the others are saved; the exit status
-    /// is then 1.
+    /// is then 1. Ctrl-C while it waits for traces (or for the next of
+    /// --count captures) ends it: the traces that arrived are kept, one line
+    /// names the runs kept and the hosts that had not answered, and the exit
+    /// status is 130.
     Capture(Box<CaptureArgs>),
     /// Print a shell completion script.
     ///

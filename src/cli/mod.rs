@@ -32,8 +32,9 @@ use help::{overview, path_without_flag, plural};
 
 /// The `rtfprof` command: parses `args` (the program name first), runs it,
 /// prints errors as one line on stderr and returns the exit code: 0, 1 for
-/// bad input, 2 for bad usage. The binary's `main` and the Python package's
-/// `rtfprof` command both call this.
+/// bad input, 2 for bad usage, 130 where Ctrl-C ended `capture`'s wait.
+/// The binary's `main` and the Python package's `rtfprof` command both
+/// call this.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     let cli = match parse(args) {
         Ok(cli) => cli,

@@ -4,12 +4,14 @@
 //! server sent it, and its steps are `rtfprof steps`' of that file; each
 //! failure (no server, a deadline, an empty trace, a server error, one host
 //! of two) is one line naming the address, with exit status 1 and no file
-//! for that host. A real JAX job is captured in python/tests/test_capture.py.
+//! for that host. Ctrl-C (SIGINT sent to the process) keeps what arrived
+//! and exits 130. A real JAX job is captured in python/tests/test_capture.py.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rtfprof_capture::proto::profiler_service_server::{ProfilerService, ProfilerServiceServer};
 use rtfprof_capture::proto::{
@@ -260,4 +262,107 @@ fn bad_addresses_are_usage_errors() {
     let run = common::rtfprof(["capture", "--logdir", "x"]).run();
     assert_eq!(run.exit_code(), 2, "{run:?}");
     assert_eq!(runs(logdir.path()), []);
+}
+
+/// `rtfprof capture` started with its output piped, to be sent Ctrl-C.
+fn spawn_capture(addresses: &[&str], logdir: &Path, more: &[&str]) -> std::process::Child {
+    let mut command = common::rtfprof(["capture", "--service_addr", &addresses.join(","), "--duration_ms", "100", "--logdir"]).arg(logdir).args(more).command();
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.spawn().unwrap()
+}
+
+/// Waits (30 s at most) until `done` holds.
+#[track_caller]
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "no {what} after 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SIGINT, as Ctrl-C in a terminal sends it.
+fn ctrl_c(child: &std::process::Child) {
+    // SAFETY: kill(2) on the child's pid, which it still is (not yet waited for).
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+}
+
+#[test]
+fn ctrl_c_keeps_the_hosts_that_answered() {
+    let xspace = std::fs::read(trace()).unwrap();
+    let fast = serve(Answer::Trace(xspace.clone()));
+    let slow = serve(Answer::Stall(Duration::from_secs(60)));
+    let logdir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let child = spawn_capture(&[&fast.address, &slow.address], logdir.path(), &[]);
+    wait_until("trace from the fast host", || runs(logdir.path()).iter().any(|(_, files)| files.contains(&file_name(&fast.address))));
+    wait_until("request to the slow host", || !slow.requests.lock().unwrap().is_empty());
+    ctrl_c(&child);
+    let output = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "it waited for the slow host: {:?}", started.elapsed());
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(130), "{stdout}{stderr}");
+    // The fast host's trace whole, nothing of the slow host's (no
+    // temporary file either), no steps table: one line says it all.
+    let runs = runs(logdir.path());
+    let [(name, files)] = &runs[..] else { panic!("{runs:?}") };
+    assert_eq!(files, &[file_name(&fast.address)]);
+    let run_dir = logdir.path().join("plugins/profile").join(name);
+    assert!(std::fs::read(run_dir.join(&files[0])).unwrap() == xspace, "the fast host's file is not its XSpace");
+    assert_eq!(stdout, "");
+    assert_eq!(stderr, format!("rtfprof: capture: interrupted (Ctrl-C); kept {} (1 host of 2 hosts); no trace from {}\n", run_dir.display(), slow.address));
+}
+
+#[test]
+fn ctrl_c_between_captures_keeps_the_runs_taken() {
+    let server = serve(Answer::Trace(std::fs::read(trace()).unwrap()));
+    let logdir = tempfile::tempdir().unwrap();
+    let mut child = spawn_capture(&[&server.address], logdir.path(), &["--count", "3", "--interval_s", "60"]);
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let reading = printed.clone();
+    let reader = std::thread::spawn(move || {
+        let mut chunk = [0; 4096];
+        while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut chunk) {
+            reading.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    // Its first run and steps table printed, it waits for the second.
+    wait_until("first run", || runs(logdir.path()).len() == 1);
+    let run_dir = logdir.path().join("plugins/profile").join(&runs(logdir.path())[0].0);
+    let steps = common::rtfprof(["steps", "--xplane_path"]).arg(trace()).stdout();
+    let expected = format!("Captured 1 host of 1 host in {}\n{steps}", run_dir.display());
+    wait_until("steps table", || *printed.lock().unwrap() == expected.as_bytes());
+    ctrl_c(&child);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(*printed.lock().unwrap() == expected.as_bytes(), "it printed more");
+    assert_eq!(stderr, format!("rtfprof: capture: interrupted (Ctrl-C) before capture 2 of 3; kept {} (1 host of 1 host)\n", run_dir.display()));
+    assert_eq!(runs(logdir.path()).len(), 1);
+    assert_eq!(server.requests.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_trace_without_steps_is_saved_and_said() {
+    // (Keras' fit with its batches marked as its TensorBoard callback marks
+    // them, without `_r=1`: no steps for XProf either. A JAX loop without
+    // StepTraceAnnotation has none on CPU.)
+    let no_steps = common::testdata().join("xplane/keras_fit/plugins/profile/run0/host0.xplane.pb");
+    let server = serve(Answer::Trace(std::fs::read(no_steps).unwrap()));
+    let logdir = tempfile::tempdir().unwrap();
+    let run = capture(&[&server.address], logdir.path(), &["--count", "2"]);
+    assert_eq!(run.exit_code(), 0, "{run:?}");
+    let runs = runs(logdir.path());
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let run_dirs: Vec<PathBuf> = runs.iter().map(|(name, _)| logdir.path().join("plugins/profile").join(name)).collect();
+    let said = |dir: &PathBuf| format!("Captured 1 host of 1 host in {}\n", dir.display());
+    assert_eq!(run.stdout_str(), run_dirs.iter().map(said).collect::<String>());
+    let stderr = run.stderr_str();
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    for (line, dir) in stderr.lines().zip(&run_dirs) {
+        assert!(line.starts_with(&format!("{}: the trace has no steps: no step markers", dir.display())), "{line}");
+    }
 }

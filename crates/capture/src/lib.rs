@@ -11,14 +11,17 @@
 //!
 //! gRPC (tonic) and tokio live in this crate only; its callers get files.
 
+mod ctrl_c;
 mod run_name;
 
 use std::fmt;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
 
+pub use ctrl_c::EXIT_STATUS as INTERRUPTED_EXIT_STATUS;
 pub use run_name::local_timestamp;
 
 /// TSL's `tensorflow.ProfilerService` messages, client and (feature
@@ -122,6 +125,8 @@ pub enum HostError {
     Server { code: tonic::Code, message: String },
     /// The trace came but its file could not be written.
     Write { path: PathBuf, source: std::io::Error },
+    /// Ctrl-C ended the session before the host answered.
+    Interrupted,
 }
 
 impl fmt::Display for HostError {
@@ -140,6 +145,7 @@ impl fmt::Display for HostError {
             ),
             HostError::Server { code, message } => write!(f, "the server failed ({code:?}): {}", one_line(message)),
             HostError::Write { path, source } => write!(f, "cannot write {}: {source}", path.display()),
+            HostError::Interrupted => write!(f, "no trace: Ctrl-C came before it"),
         }
     }
 }
@@ -190,47 +196,130 @@ pub fn host_file_name(address: &str) -> String {
 
 /// Captures one trace from each of `addresses` (`HOST:PORT`) at once and
 /// saves each under `logdir`. A host that fails does not stop the others:
-/// see [`Capture::failed`].
+/// see [`Capture::failed`]. (Ctrl-C is left to the caller: see
+/// [`Session::ending_on_ctrl_c`] for a session it ends.)
 pub fn capture(addresses: &[String], logdir: &Path, options: &Options) -> Result<Capture, SetupError> {
-    if addresses.is_empty() {
-        return Err(SetupError::Flag { flag: "--service_addr", message: "give at least one HOST:PORT".into() });
+    Session::new()?.capture(addresses, logdir, options)
+}
+
+/// One or more captures in a row, on one gRPC client runtime.
+pub struct Session {
+    runtime: tokio::runtime::Runtime,
+    ctrl_c: Option<ctrl_c::CtrlC>,
+}
+
+impl Session {
+    /// A session that Ctrl-C does not end (what the process does on SIGINT
+    /// is its own).
+    pub fn new() -> Result<Session, SetupError> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(SetupError::Runtime)?;
+        Ok(Session { runtime, ctrl_c: None })
     }
-    if options.duration_ms == 0 {
-        return Err(SetupError::Flag { flag: "--duration_ms", message: "must be more than 0".into() });
+
+    /// A session that Ctrl-C ends, for the command line. From here on, for
+    /// the rest of the process, Ctrl-C ends the capture or
+    /// [`sleep`](Session::sleep) under way, or the next one: the hosts that
+    /// had not answered are left (their servers stop tracing when the
+    /// connection closes), the traces saved stay (each is written whole
+    /// before Ctrl-C is looked at again), and
+    /// [`interrupted`](Session::interrupted) says so. In work run by
+    /// [`exiting_on_ctrl_c`](Session::exiting_on_ctrl_c), Ctrl-C ends the
+    /// process at once with [`INTERRUPTED_EXIT_STATUS`].
+    pub fn ending_on_ctrl_c() -> Result<Session, SetupError> {
+        let ctrl_c = ctrl_c::CtrlC::watch().map_err(SetupError::Runtime)?;
+        Ok(Session { ctrl_c: Some(ctrl_c), ..Session::new()? })
     }
-    let endpoints = addresses.iter().map(|a| endpoint(a)).collect::<Result<Vec<_>, _>>()?;
-    let run = match &options.run {
-        Some(run) => run.clone(),
-        None => run_name::unused(&profile_dir(logdir), &local_timestamp()),
-    };
-    let run_dir = profile_dir(logdir).join(&run);
-    let request = request(&run, options);
-    let timeout = options.timeout();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(SetupError::Runtime)?;
-    let duration_ms = options.duration_ms;
-    let outcomes = runtime.block_on(async {
-        // Each host's trace is saved as soon as it arrives: a capture
-        // stopped part way (Ctrl-C) keeps the hosts that had answered.
-        let calls = endpoints.into_iter().map(|(address, endpoint)| {
-            let mut request = request.clone();
-            request.host_name = address.clone();
-            let run_dir = run_dir.clone();
-            tokio::spawn(async move {
-                let xspace = profile(endpoint, request, timeout).await?;
-                if xspace.is_empty() {
-                    return Err(HostError::EmptyTrace { duration_ms });
-                }
-                save(&run_dir, &host_file_name(&address), &xspace)
-            })
-        });
-        let mut outcomes = Vec::with_capacity(addresses.len());
-        for call in calls.collect::<Vec<_>>() {
-            outcomes.push(call.await.unwrap_or_else(|e| Err(HostError::Unreachable(format!("the call ended: {e}")))));
+
+    /// Runs `work` (making a steps table, which can take seconds) with
+    /// Ctrl-C ending the process at once, as it does outside a session:
+    /// no trace is being written then.
+    pub fn exiting_on_ctrl_c<T>(&self, work: impl FnOnce() -> T) -> T {
+        match &self.ctrl_c {
+            Some(ctrl_c) => ctrl_c.exiting(work),
+            None => work(),
         }
-        outcomes
-    });
-    let hosts = addresses.iter().zip(outcomes).map(|(address, outcome)| Host { address: address.clone(), outcome }).collect();
-    Ok(Capture { run, run_dir, hosts })
+    }
+
+    /// Whether Ctrl-C ended (or will end) this session's wait.
+    pub fn interrupted(&self) -> bool {
+        self.ctrl_c.as_ref().is_some_and(ctrl_c::CtrlC::pressed)
+    }
+
+    /// Waits `time` (between captures); `false` if Ctrl-C ended the wait.
+    pub fn sleep(&self, time: Duration) -> bool {
+        // (The timer is made inside the runtime, which it needs.)
+        !self.interrupted() && self.runtime.block_on(self.unless_interrupted(async { tokio::time::sleep(time).await })).is_some()
+    }
+
+    async fn unless_interrupted<F: Future>(&self, work: F) -> Option<F::Output> {
+        match &self.ctrl_c {
+            Some(ctrl_c) => ctrl_c.unless_pressed(work).await,
+            None => Some(work.await),
+        }
+    }
+
+    /// [`capture`] in this session. After Ctrl-C, the hosts that had not
+    /// answered are [`HostError::Interrupted`].
+    pub fn capture(&self, addresses: &[String], logdir: &Path, options: &Options) -> Result<Capture, SetupError> {
+        if addresses.is_empty() {
+            return Err(SetupError::Flag { flag: "--service_addr", message: "give at least one HOST:PORT".into() });
+        }
+        if options.duration_ms == 0 {
+            return Err(SetupError::Flag { flag: "--duration_ms", message: "must be more than 0".into() });
+        }
+        let endpoints = addresses.iter().map(|a| endpoint(a)).collect::<Result<Vec<_>, _>>()?;
+        let run = match &options.run {
+            Some(run) => run.clone(),
+            None => run_name::unused(&profile_dir(logdir), &local_timestamp()),
+        };
+        let run_dir = profile_dir(logdir).join(&run);
+        let request = request(&run, options);
+        let timeout = options.timeout();
+        let duration_ms = options.duration_ms;
+        let outcomes = self.runtime.block_on(async {
+            // Each host's trace is saved as soon as it arrives, whole (the
+            // save has no await in it, so Ctrl-C never stops one part way).
+            let mut calls: Vec<_> = endpoints
+                .into_iter()
+                .map(|(address, endpoint)| {
+                    let mut request = request.clone();
+                    request.host_name = address.clone();
+                    let run_dir = run_dir.clone();
+                    tokio::spawn(async move {
+                        let xspace = profile(endpoint, request, timeout).await?;
+                        if xspace.is_empty() {
+                            return Err(HostError::EmptyTrace { duration_ms });
+                        }
+                        save(&run_dir, &host_file_name(&address), &xspace)
+                    })
+                })
+                .collect();
+            let mut outcomes: Vec<Option<Result<PathBuf, HostError>>> = calls.iter().map(|_| None).collect();
+            let all = async {
+                for (call, outcome) in calls.iter_mut().zip(&mut outcomes) {
+                    *outcome = Some(ended(call.await));
+                }
+            };
+            if self.unless_interrupted(all).await.is_none() {
+                for (call, outcome) in calls.iter_mut().zip(&mut outcomes).filter(|(_, outcome)| outcome.is_none()) {
+                    call.abort();
+                    // (A call that ended meanwhile keeps its outcome.)
+                    *outcome = Some(match call.await {
+                        Err(e) if e.is_cancelled() => Err(HostError::Interrupted),
+                        joined => ended(joined),
+                    });
+                }
+            }
+            outcomes.into_iter().map(|outcome| outcome.expect("every call was awaited")).collect::<Vec<_>>()
+        });
+        let hosts = addresses.iter().zip(outcomes).map(|(address, outcome)| Host { address: address.clone(), outcome }).collect();
+        Ok(Capture { run, run_dir, hosts })
+    }
+}
+
+/// A host's outcome from its task's.
+fn ended(joined: Result<Result<PathBuf, HostError>, tokio::task::JoinError>) -> Result<PathBuf, HostError> {
+    joined.unwrap_or_else(|e| Err(HostError::Unreachable(format!("the call ended: {e}"))))
 }
 
 /// The gRPC endpoint of `HOST:PORT`, and the address as the host's name.

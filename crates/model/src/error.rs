@@ -26,6 +26,11 @@ pub enum Error {
     /// The requested profile cannot be shown (e.g. a step that was not recorded).
     #[error("{0}")]
     Profile(String),
+
+    /// Ctrl-C ended the command where it could say what it had done (exit
+    /// code 130, as shells report a command that SIGINT ended).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl Error {
@@ -37,10 +42,12 @@ impl Error {
         Error::Input { kind, path: path.into(), message: message.into() }
     }
 
-    /// Process exit code: 2 for usage errors, 1 for input and profile errors.
+    /// Process exit code: 2 for usage errors, 130 when Ctrl-C ended the
+    /// command, 1 for input and profile errors.
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Flag { .. } => 2,
+            Error::Interrupted(_) => 130,
             _ => 1,
         }
     }

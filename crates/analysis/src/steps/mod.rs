@@ -133,13 +133,18 @@ pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
 /// loading them into nodes (the views' conversion is not needed). No step
 /// is an error naming the trace (its run directory for several hosts).
 pub fn analyze_xplane(hosts: &[(String, std::path::PathBuf)]) -> Result<Steps> {
+    let paths: Vec<std::path::PathBuf> = hosts.iter().map(|(_, path)| path.clone()).collect();
+    with_rows(analyze_xplane_found(hosts)?, &paths)
+}
+
+/// [`analyze_xplane`], with no step not an error: for `capture`, whose
+/// trace is saved whatever it holds (a loop without step markers has none).
+pub fn analyze_xplane_found(hosts: &[(String, std::path::PathBuf)]) -> Result<Steps> {
     let files = hosts.iter().map(|(_, path)| XplaneFile::open(path)).collect::<Result<Vec<_>>>()?;
     for file in &files {
         file.check()?;
     }
-    let analyzed = analyze_files(&files)?;
-    let paths: Vec<std::path::PathBuf> = files.into_iter().map(|f| f.path).collect();
-    with_rows(analyzed, &paths)
+    analyze_files(&files)
 }
 
 /// The steps of XPlane traces given alone (`--xplane_path`), read in place
