@@ -19,7 +19,7 @@ program starts, so every thread it starts inherits it). Taking turns, they
 never need two; left to the scheduler, each process kept to the CPU it
 woke on, and the one that shared its CPU with a neighbour's compiler was
 slower in every step: on the 2-core VM, 8 interleaved identical JAX runs
-differed by up to 213% in median step time unpinned, 44% pinned
+differed by up to 228% in median step time unpinned, 79% pinned
 (docs/book/src/commands/check.md, "Defaults").
 
 The coordinator's side is `run_interleaved`; a program's side is `Turns`:
