@@ -2,9 +2,9 @@
 """Record the PyTorch and TensorFlow 2 CPU runs under testdata/check/ that
 `rtfprof check` is tested on (the JAX runs are gen_runs.py's).
 
-    /work/venvs/torch-2.5.1/bin/python tools/check/gen_framework_runs.py torch
-    /work/venvs/tf/bin/python tools/check/gen_framework_runs.py tf
-    /work/venvs/torch-2.5.1/bin/python tools/check/gen_framework_runs.py torch --noise 6 OUT_DIR
+    /work/venvs/gate-torch/bin/python tools/check/gen_framework_runs.py torch
+    /work/venvs/gate-tf/bin/python tools/check/gen_framework_runs.py tf
+    /work/venvs/gate-torch/bin/python tools/check/gen_framework_runs.py torch --noise 6 OUT_DIR
                         # 6 more runs of the base program, for measuring noise
                         # (then: python3 tools/check/noise.py OUT_DIR)
 
@@ -14,12 +14,19 @@ tensorflow (`pip install tensorflow`), in a venv outside the repository.
 The program is gen_runs.py's: a train step of a 3-layer MLP (batch 128,
 256 -> 512 -> 512 -> 64, ReLU, mean squared error, SGD), STEPS steps
 recorded after one warm-up step, on one thread, each run in its own process.
+The runs of a set (a framework's fixtures, or the --noise runs) are recorded
+interleaved, as gen_runs.py's are (interleave.py): all started together,
+taking turns a step at a time in a random order each round, so that a change
+of the machine's speed falls on every run alike.
 
 - torch: `torch.profiler.profile(activities=[CPU], profile_memory=True)`,
-  a schedule of one warm-up step and STEPS active ones, `prof.step()` after
-  each step (the trace's `ProfilerStep#N`), each layer in
-  `record_function("layerN")`; the trace is written gzipped
-  (`<run>/trace.pt.trace.json.gz`).
+  each step in `record_function("ProfilerStep#N")` (N = 1..STEPS), each
+  layer in `record_function("layerN")`; the trace is written gzipped
+  (`<run>/trace.pt.trace.json.gz`). `ProfilerStep#N` is the span that
+  `prof.step()` opens (PyTorch's profiler calls the same
+  `record_function`), but `prof.step()` ends a step only where the next
+  begins, so that the wait for this process's turn would be in a step;
+  opened and closed around the step itself, the span leaves it out.
 - tf: a `tf.function` step with each layer in `tf.name_scope("layerN")`, each
   step in `tf.profiler.experimental.Trace("train", step_num=i, _r=1)`,
   recorded by `tf.profiler.experimental.start/stop`; the trace is moved to
@@ -48,6 +55,8 @@ import subprocess
 import sys
 import tempfile
 
+from interleave import Turns, run_interleaved
+
 STEPS = 12
 BATCH = 128
 IN = 256
@@ -57,7 +66,7 @@ BIG = 16 * 1024 * 1024  # floats: 64 MiB
 VARIANTS = ["base_a", "base_b", "wider", "extra_op", "memory"]
 
 
-def torch_program(variant, logdir):
+def torch_program(variant, logdir, turns):
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -91,17 +100,18 @@ def torch_program(variant, logdir):
         del big
 
     step()  # warm up before profiling
-    # A schedule, so that each step is a ProfilerStep#N (one warm-up step
-    # the profiler does not keep, then STEPS recorded).
-    path = os.path.join(logdir, "trace.pt.trace.json")
-    schedule = torch.profiler.schedule(wait=0, warmup=1, active=STEPS, repeat=1)
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, schedule=schedule, on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
-        for _ in range(STEPS + 1):
-            step()
-            prof.step()
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        turns.ready()
+        for i in range(STEPS):
+            turns.wait()
+            with record_function(f"ProfilerStep#{i + 1}"):
+                step()
+            turns.done()
+        turns.wait()
+    prof.export_chrome_trace(os.path.join(logdir, "trace.pt.trace.json"))
 
 
-def tf_program(variant, logdir):
+def tf_program(variant, logdir, turns):
     import tensorflow as tf
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -139,19 +149,30 @@ def tf_program(variant, logdir):
 
     step(x, y)  # trace and warm up before profiling
     tf.profiler.experimental.start(logdir)
+    turns.ready()
     for i in range(STEPS):
+        turns.wait()
         with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
             step(x, y).numpy()
+        turns.done()
+    turns.wait()
     tf.profiler.experimental.stop()
 
 
-def record(framework, variant, out_dir):
-    """Runs `variant` in a fresh process and moves its trace to out_dir."""
+def record(framework, runs):
+    """Runs each (variant, out_dir) of `runs` in its own process, interleaved
+    step by step, and moves each trace to its out_dir."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_CPU_ALLOCATOR_USE_BFC="true", CUDA_VISIBLE_DEVICES="")
-    with tempfile.TemporaryDirectory() as logdir:
-        program = "base" if variant.startswith("base") else variant
-        subprocess.run([sys.executable, __file__, framework, "--one", program, "--logdir", logdir], check=True, env=env)
-        keep(framework, logdir, out_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        logdirs = [os.path.join(tmp, str(i)) for i in range(len(runs))]
+        commands = []
+        for (variant, _), logdir in zip(runs, logdirs):
+            program = "base" if variant.startswith("base") else variant
+            os.makedirs(logdir)
+            commands.append(([sys.executable, __file__, framework, "--one", program, "--logdir", logdir], env))
+        run_interleaved(commands, STEPS)
+        for (_, out_dir), logdir in zip(runs, logdirs):
+            keep(framework, logdir, out_dir)
 
 
 def keep(framework, logdir, out_dir):
@@ -178,19 +199,19 @@ def main():
     ap.add_argument("--one")
     ap.add_argument("--logdir")
     ap.add_argument("--noise", type=int, metavar="N", help="record N runs of the base program into OUT_DIR/run<i>")
-    ap.add_argument("--only", help="record only these fixtures (comma-separated names)")
+    ap.add_argument("--only", help="record only these fixtures (comma-separated names; interleaved with each other only)")
+    Turns.add_arguments(ap)
     ap.add_argument("out", nargs="?")
     args = ap.parse_intermixed_args()
     if args.one:
-        (torch_program if args.framework == "torch" else tf_program)(args.one, args.logdir)
+        (torch_program if args.framework == "torch" else tf_program)(args.one, args.logdir, Turns.from_args(args))
         return
     if args.noise:
-        for i in range(args.noise):
-            record(args.framework, "base", os.path.join(args.out, f"run{i}"))
+        record(args.framework, [("base", os.path.join(args.out, f"run{i}")) for i in range(args.noise)])
         return
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testdata", "check")
-    for name in args.only.split(",") if args.only else VARIANTS:
-        record(args.framework, name, os.path.join(root, f"{args.framework}_{name}"))
+    names = args.only.split(",") if args.only else VARIANTS
+    record(args.framework, [(name, os.path.join(root, f"{args.framework}_{name}")) for name in names])
 
 
 if __name__ == "__main__":

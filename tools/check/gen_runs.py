@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Record the JAX CPU runs under testdata/check/ that `rtfprof check` is tested on.
 
-    /work/venvs/jax/bin/python tools/check/gen_runs.py            # the fixtures
-    /work/venvs/jax/bin/python tools/check/gen_runs.py --noise 6 OUT_DIR
+    /work/venvs/gate-jax/bin/python tools/check/gen_runs.py            # the fixtures
+    /work/venvs/gate-jax/bin/python tools/check/gen_runs.py --noise 6 OUT_DIR
                         # 6 more runs of the base program, for measuring noise
 
 Needs a Python with jax[cpu] (a venv outside the repository:
@@ -15,8 +15,13 @@ with `jax.profiler.trace(logdir)` after one step that compiles it. XLA runs on
 one thread (`--xla_cpu_multi_thread_eigen=false`), so that the runs' noise is
 the machine's, not the thread pool's.
 
-Fixtures (testdata/check/<name>/plugins/profile/run0/host0.xplane.pb), each run
-in its own process:
+The runs of a set (the fixtures, or the --noise runs) are recorded
+interleaved (interleave.py): each in its own process, all started together,
+taking turns a step at a time in a random order each round, so that a change
+of the machine's speed falls on every run alike. A process waits for its turn
+outside its step markers.
+
+Fixtures (testdata/check/<name>/plugins/profile/run0/host0.xplane.pb):
 
   base_a, base_b  the program, twice: two runs of identical code
   wider           layer2 twice as wide (HIDDEN*2): its dense ops are slower
@@ -35,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 
+from interleave import Turns, run_interleaved
+
 STEPS = 15
 BATCH = 128
 IN = 256
@@ -43,7 +50,7 @@ OUT = 64
 FIXTURES = ["base_a", "base_b", "wider", "extra_op"]
 
 
-def program(variant, logdir):
+def program(variant, logdir, turns):
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
     import jax
     import jax.numpy as jnp
@@ -77,43 +84,55 @@ def program(variant, logdir):
 
     params = jax.block_until_ready(step(params, x, y))  # compile before profiling
     with jax.profiler.trace(logdir):
+        turns.ready()
         for i in range(STEPS):
+            turns.wait()
             with jax.profiler.StepTraceAnnotation("train", step_num=i):
                 params = jax.block_until_ready(step(params, x, y))
+            turns.done()
+        turns.wait()
 
 
-def record(variant, out_dir):
-    """Runs `variant` in a fresh process and moves its trace to out_dir."""
-    with tempfile.TemporaryDirectory() as logdir:
-        subprocess.run([sys.executable, __file__, "--one", variant, "--logdir", logdir], check=True)
-        runs = os.path.join(logdir, "plugins", "profile")
-        (run,) = os.listdir(runs)
-        (trace,) = [f for f in os.listdir(os.path.join(runs, run)) if f.endswith(".xplane.pb")]
-        dest = os.path.join(out_dir, "plugins", "profile", "run0")
-        shutil.rmtree(out_dir, ignore_errors=True)
-        os.makedirs(dest)
-        shutil.move(os.path.join(runs, run, trace), os.path.join(dest, "host0.xplane.pb"))
-        size = os.path.getsize(os.path.join(dest, "host0.xplane.pb"))
-        print(f"{out_dir}: {size} bytes")
+def record(runs):
+    """Runs each (variant, out_dir) of `runs` in its own process, interleaved
+    step by step, and moves each trace to its out_dir."""
+    with tempfile.TemporaryDirectory() as tmp:
+        logdirs = [os.path.join(tmp, str(i)) for i in range(len(runs))]
+        commands = [([sys.executable, __file__, "--one", variant, "--logdir", logdir], None) for (variant, _), logdir in zip(runs, logdirs)]
+        run_interleaved(commands, STEPS)
+        for (_, out_dir), logdir in zip(runs, logdirs):
+            keep(logdir, out_dir)
+
+
+def keep(logdir, out_dir):
+    """Moves the trace a run left in logdir to out_dir."""
+    runs = os.path.join(logdir, "plugins", "profile")
+    (run,) = os.listdir(runs)
+    (trace,) = [f for f in os.listdir(os.path.join(runs, run)) if f.endswith(".xplane.pb")]
+    dest = os.path.join(out_dir, "plugins", "profile", "run0")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(dest)
+    shutil.move(os.path.join(runs, run, trace), os.path.join(dest, "host0.xplane.pb"))
+    size = os.path.getsize(os.path.join(dest, "host0.xplane.pb"))
+    print(f"{out_dir}: {size} bytes")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--one")
     ap.add_argument("--logdir")
-    ap.add_argument("--noise", type=int, metavar="N", help="record N runs of the base program into OUT_DIR/run<i>")
+    ap.add_argument("--noise", type=int, metavar="N", help="record N runs of the base program into OUT_DIR/run<i>, interleaved")
+    Turns.add_arguments(ap)
     ap.add_argument("out", nargs="?")
     args = ap.parse_args()
     if args.one:
-        program(args.one, args.logdir)
+        program(args.one, args.logdir, Turns.from_args(args))
         return
     if args.noise:
-        for i in range(args.noise):
-            record("base", os.path.join(args.out, f"run{i}"))
+        record([("base", os.path.join(args.out, f"run{i}")) for i in range(args.noise)])
         return
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testdata", "check")
-    for name in FIXTURES:
-        record("base" if name.startswith("base") else name, os.path.join(root, name))
+    record([("base" if name.startswith("base") else name, os.path.join(root, name)) for name in FIXTURES])
 
 
 if __name__ == "__main__":

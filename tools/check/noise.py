@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Measure the run-to-run noise `rtfprof check` sees between identical runs.
 
-    /work/venvs/jax/bin/python tools/check/gen_runs.py --noise 8 /tmp/noise
+    /work/venvs/gate-jax/bin/python tools/check/gen_runs.py --noise 8 /tmp/noise
     python3 tools/check/noise.py /tmp/noise [RTFPROF_BINARY]
 
 (or the runs of tools/check/gen_framework_runs.py --noise, for PyTorch and
 TensorFlow 2)
 
-Runs `rtfprof check A B` on every pair of the runs in the folder (run0,
-run1, …: the same program, so every difference is noise) and prints how
-many pairs failed (and on which metrics), how far the median step time,
+Runs `rtfprof check A B` and `rtfprof check B A` on every pair of the runs
+in the folder (run0, run1, …: the same program, so every difference is
+noise) and prints how many of those checks failed (and on which metrics),
+how far the median step time,
 each op's median and each allocator's median peak memory moved (|relative
 change|: median, 90th percentile, largest), and each run's step times. The
 thresholds (--max_regression, --max_op_regression,
@@ -35,14 +36,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "check.json")
         for a, b in itertools.combinations(runs, 2):
-            subprocess.run([binary, "check", a, b, "--output", "none", "--output", f"json:outfile={out}"], check=False, capture_output=True)
-            with open(out) as f:
-                doc = json.load(f)
             pairs += 1
-            failed += not doc["passed"]
-            for m in doc["metrics"]:
-                if m["verdict"] == "regression":
-                    failing[m["kind"]] = failing.get(m["kind"], 0) + 1
+            for first, second in ((a, b), (b, a)):
+                subprocess.run([binary, "check", first, second, "--output", "none", "--output", f"json:outfile={out}"], check=False, capture_output=True)
+                with open(out) as f:
+                    doc = json.load(f)
+                failed += not doc["passed"]
+                for m in doc["metrics"]:
+                    if m["verdict"] == "regression":
+                        failing[m["kind"]] = failing.get(m["kind"], 0) + 1
+            # (The changes of one way only: the other way's are their mirror.)
             for m in doc["metrics"]:
                 if m["kind"] == "step_time":
                     step.append(abs(m["change"]))
@@ -50,7 +53,7 @@ def main():
                     ops.append(abs(m["change"]))
                 elif m["kind"] == "peak_memory" and m["change"] is not None:
                     memory.append(abs(m["change"]))
-        print(f"{len(runs)} runs, {pairs} pairs: {failed} failed with the default thresholds (regressions by kind: {failing})")
+        print(f"{len(runs)} runs, {pairs} pairs, {2 * pairs} checks (both ways): {failed} failed with the defaults (regressions by kind: {failing})")
         for what, xs in (("step time", step), ("op", ops), ("peak memory", memory)):
             if not xs:
                 continue

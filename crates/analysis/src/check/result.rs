@@ -56,8 +56,8 @@ pub struct Row {
     pub new_median: f64,
     /// (new - baseline) / baseline; `None` where the baseline is 0.
     pub change: Option<f64>,
-    /// The one-sided rank test's p-value in the direction of the change
-    /// (`None` where no test ran).
+    /// The one-sided rank test's p-value in the direction of the change,
+    /// Holm-adjusted over the rows tested (`None` where no test ran).
     pub p_value: Option<f64>,
     /// The threshold that applied.
     pub threshold: f64,

@@ -11,7 +11,7 @@ pub fn render(check: &Check) -> String {
     let mut out = format!("rtfprof check: baseline {} vs new {}\n", check.baseline, check.new);
     let o = &check.options;
     out.push_str(&format!(
-        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%, peak memory {:.0}% and {}) and a one-sided Mann-Whitney U test on the per-step samples gives p < {}.\n\n",
+        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%, peak memory {:.0}% and {}) and a one-sided Mann-Whitney U test on the per-step samples gives p < {} (Holm-adjusted over the metrics tested).\n\n",
         o.max_regression * 100.0,
         o.max_op_regression * 100.0,
         o.max_memory_regression * 100.0,
