@@ -196,13 +196,7 @@ pub fn infer_with(nodes: &[NodeRecord], functions: &[FunctionRecord]) -> Vec<Opt
 /// Infers `nodes` in topological order over `inputs` (each node's data
 /// inputs as (producer, slot)); a node with a `seeds` entry (a function's
 /// argument) has that one output. `depth` counts the calls this body is in.
-fn run(
-    nodes: &[&NodeRecord],
-    inputs: &[Vec<Option<(usize, usize)>>],
-    seeds: &[Option<Out>],
-    library: &call::Library,
-    depth: usize,
-) -> Vec<Option<Vec<Out>>> {
+fn run(nodes: &[&NodeRecord], inputs: &[Vec<Option<(usize, usize)>>], seeds: &[Option<Out>], library: &call::Library, depth: usize) -> Vec<Option<Vec<Out>>> {
     let order = order::topological(nodes, inputs);
     let mut results: Vec<Option<Vec<Out>>> = vec![None; nodes.len()];
     let mut done = vec![false; nodes.len()];

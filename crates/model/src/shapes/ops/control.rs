@@ -30,9 +30,7 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
         "StackPushV2" => one(c.shape(1).clone()),
         // TensorLists (`list_ops.cc`), as functional while loops keep their
         // gradients' accumulators: a list is a scalar variant.
-        "EmptyTensorList" | "TensorListReserve" | "TensorListFromTensor" | "TensorListPushBack" | "TensorListSetItem" | "TensorListLength" => {
-            one(scalar())
-        }
+        "EmptyTensorList" | "TensorListReserve" | "TensorListFromTensor" | "TensorListPushBack" | "TensorListSetItem" | "TensorListLength" => one(scalar()),
         _ => None,
     }
 }
