@@ -55,6 +55,23 @@ the others, but rtfprof's inference was written without looking at it):
                split gates, sigmoid/tanh), a depthwise-separable conv over
                mirror-padded tiles, BatchMatMulV2 and Einsum heads, one-hot
                and gathered targets, log-softmax, cumsum, unknown batch, Adam.
+  control_flow TF2 control flow in a TF1 graph: functional While and If
+               (tf.while_loop and tf.cond under control flow v2, with their
+               gradients), a loop whose carried tensor grows (a relaxed
+               shape invariant), an If whose branches differ in shape, a
+               While and an If under `bare/` whose `output_shapes` attr is
+               removed after building (TF's fallbacks: the inputs' shapes,
+               unknown), tf.function calls (PartitionedCall and
+               StatefulPartitionedCall), unknown batch, GradientDescent.
+  image        ResizeBilinear, ResizeNearestNeighbor (its size computed from
+               a partly known tf.shape) and ResizeBicubic with their
+               gradients, TopKV2 (k constant), MatrixBandPart, and
+               TensorScatterUpdate/Add/Sub, unknown batch, GradientDescent.
+  segmenter    (HOLDOUT) an encoder-decoder: strided conv, a tf.cond dropout
+               on a defaulted training flag, nearest and bilinear upsampling,
+               a functional while loop of residual convs, causal attention
+               over pixels masked with band_part, top_k, a scattered table,
+               a tf.function loss, unknown batch, Adam.
 """
 import gzip
 import json
@@ -80,7 +97,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 OUT = TESTDATA / "shapes"
 Builder = tf1.profiler.ProfileOptionBuilder
-HOLDOUT = ["autoencoder", "text_cnn", "lstm_sep"]
+HOLDOUT = ["autoencoder", "text_cnn", "lstm_sep", "segmenter"]
 
 
 def var(name, shape):
@@ -235,8 +252,100 @@ def registry():
     tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
 
 
+def control_flow():
+    x = tf1.placeholder(tf.float32, [None, 6], name="x")
+    flag = tf1.placeholder(tf.bool, [], name="flag")
+    w = var("w", [6, 6])
+
+    def body(i, h):
+        return i + 1, tf.tanh(tf.matmul(h, w))
+
+    _, h = tf1.while_loop(lambda i, h: i < 3, body, [tf.constant(0), x])
+
+    def grow(i, acc):
+        return i + 1, tf.concat([acc, acc[:, :1] * w[0, 0]], axis=1)
+
+    _, grown = tf1.while_loop(lambda i, acc: i < 2, grow, [tf.constant(0), x],
+                              shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, None])])
+    y = tf.cond(flag, lambda: tf.nn.relu(h), lambda: h * 0.5)
+    z = tf.cond(flag, lambda: tf.zeros([2, 3]) + w[0, :3], lambda: tf.ones([4, 3]) * w[1, :3])
+    with tf.name_scope("bare"):
+        _, h2 = tf1.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, tf.matmul(v, w)), [tf.constant(0), x])
+        y2 = tf.cond(flag, lambda: tf.matmul(x, w) + 1.0, lambda: x - 1.0)
+
+    @tf.function
+    def act(v):
+        return tf.nn.softmax(v) * 2.0
+
+    @tf.function
+    def dense(v):
+        return tf.matmul(v, w) + 1.0
+
+    d = dense(act(y))
+    square = tf.cond(flag, lambda: tf.matmul(w, w), lambda: w)
+    loss = (tf.reduce_mean(d) + tf.reduce_sum(tf.square(z)) + tf.reduce_mean(h2) + tf.reduce_mean(y2)
+            + tf.reduce_mean(grown) + tf.reduce_mean(act(square)) + tf.reduce_sum(square))
+    tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+
+def image():
+    x = tf1.placeholder(tf.float32, [None, 8, 8, 3], name="images")
+    fixed = tf1.placeholder(tf.float32, [2, 5, 5, 3], name="fixed")
+    h = tf.nn.relu(tf.nn.conv2d(x, var("k", [3, 3, 3, 4]), 1, "SAME"))
+    up = tf.image.resize(h, [16, 16])
+    near = tf.image.resize(h, tf.shape(h)[1:3] * 2, method="nearest")
+    near2 = tf.image.resize(fixed, tf.shape(fixed)[1:3] * 2, method="nearest")
+    cubic = tf1.image.resize_bicubic(h, [4, 4])
+    pooled = tf.nn.conv2d(up, var("k2", [3, 3, 4, 4]), 2, "SAME")
+    logits = tf.matmul(tf.reshape(pooled, [-1, 8 * 8 * 4]), var("fc", [256, 10]))
+    values, indices = tf.math.top_k(logits, k=3)
+    picked, _ = tf.math.top_k(tf.reshape(near2, [2, -1]), k=tf.constant(5))
+    banded = tf.linalg.band_part(tf.matmul(logits, tf.linalg.band_part(tf.ones([10, 10]), -1, 0)), 0, 2)
+    table = tf.tensor_scatter_nd_update(var("table", [5, 4]), [[1], [3]], tf.ones([2, 4]))
+    added = tf.tensor_scatter_nd_add(tf.reshape(logits, [-1, 5, 2]), [[0, 1]], tf.ones([1, 2]))
+    taken = tf.tensor_scatter_nd_sub(fixed, [[0, 1, 1]], tf.ones([1, 3]))
+    loss = (tf.reduce_sum(values) + tf.reduce_mean(banded) + tf.reduce_sum(tf.square(table)) + tf.reduce_sum(added)
+            + tf.reduce_sum(taken) + tf.reduce_mean(near) + tf.reduce_mean(tf.square(cubic)) + tf.reduce_sum(picked)
+            + tf.reduce_sum(tf.cast(indices, tf.float32)))
+    tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
+
+
+def segmenter():
+    x = tf1.placeholder(tf.float32, [None, 12, 12, 3], name="images")
+    training = tf1.placeholder_with_default(False, [], name="training")
+    h = tf.nn.relu(tf.nn.conv2d(x, var("enc", [3, 3, 3, 8]), 2, "SAME"))
+    h = tf.cond(training, lambda: tf.nn.dropout(h, rate=0.2, seed=1), lambda: tf.identity(h))
+    near = tf.image.resize(h, tf.shape(x)[1:3], method="nearest")
+    smooth = tf1.image.resize_bilinear(h, [12, 12], align_corners=True)
+    feat = tf.concat([near + smooth, x], axis=3)
+    k = var("refine", [3, 3, 11, 11])
+    _, feat = tf1.while_loop(lambda i, f: i < 2, lambda i, f: (i + 1, f + 0.1 * tf.nn.conv2d(tf.nn.relu(f), k, 1, "SAME")),
+                             [tf.constant(0), feat])
+    logits = tf.nn.conv2d(feat, var("head", [1, 1, 11, 4]), 1, "SAME")
+    flat = tf.reshape(logits, [-1, 144, 4])
+    mask = tf.linalg.band_part(tf.ones([144, 144]), -1, 0)
+    att = tf.nn.softmax(tf.matmul(flat, flat, transpose_b=True) * mask - 1e9 * (1.0 - mask))
+    mixed = tf.reduce_mean(tf.matmul(att, flat), 1)
+    top, idx = tf.math.top_k(mixed, k=2)
+    table = tf.tensor_scatter_nd_sub(var("table", [4, 4]), [[0], [2]], tf.ones([2, 4]))
+    out = tf.matmul(mixed, table)
+
+    @tf.function
+    def score(a, b):
+        return tf.reduce_sum(tf.square(a - b), axis=1)
+
+    loss = tf.reduce_mean(score(out, tf.one_hot(idx[:, 0], 4))) + tf.reduce_mean(top)
+    tf1.train.AdamOptimizer(1e-3).minimize(loss)
+
+
 GRAPHS = {"cnn": cnn, "rnn": rnn, "transformer": transformer, "feeders": feeders, "autoencoder": autoencoder,
-          "text_cnn": text_cnn, "lstm_sep": lstm_sep, "registry": registry}
+          "text_cnn": text_cnn, "lstm_sep": lstm_sep, "registry": registry, "control_flow": control_flow,
+          "image": image, "segmenter": segmenter}
+
+# Functional control flow ops whose `output_shapes` attr build() removes:
+# a GraphDef written by other tools may lack it, and TF's shape functions
+# then fall back (While: its inputs' shapes; If: unknown).
+BARE_SCOPE = "bare/"
 
 
 def build(fn):
@@ -249,7 +358,11 @@ def build(fn):
             fn()
         finally:
             tf1.enable_control_flow_v2()
-    return graph.as_graph_def()
+    graph_def = graph.as_graph_def()
+    for node in graph_def.node:
+        if node.name.startswith(BARE_SCOPE) and node.op in ("While", "StatelessWhile", "If", "StatelessIf"):
+            del node.attr["output_shapes"]
+    return graph_def
 
 
 def imported(graph_def):

@@ -402,7 +402,7 @@ mod tests {
     fn chunked_rendering_keeps_pre_order() {
         let nodes = (0..3000).map(|i| NodeRecord { name: format!("s{}/t{}/n{i}", i % 7, i % 13), op: format!("Op{}", i % 5), ..Default::default() }).collect();
         let mut stats = Stats::new();
-        stats.add_graph(GraphRecord { nodes });
+        stats.add_graph(GraphRecord { nodes, ..Default::default() });
         let opts = Options { max_depth: 100, ..Options::default() };
         let tree = crate::views::scope::build(&stats);
         let text = |chunk_len, window| {

@@ -145,7 +145,10 @@ mod tests {
             let names: Vec<String> =
                 (0..1 + next(60)).map(|_| (0..next(9)).map(|_| alphabet[next(alphabet.len() as u64) as usize] as char).collect()).collect();
             let mut stats = Stats::new();
-            stats.add_graph(GraphRecord { nodes: names.iter().map(|name| NodeRecord { name: name.clone(), op: "Op".into(), ..Default::default() }).collect() });
+            stats.add_graph(GraphRecord {
+                nodes: names.iter().map(|name| NodeRecord { name: name.clone(), op: "Op".into(), ..Default::default() }).collect(),
+                ..Default::default()
+            });
             let mut trie = Trie::default();
             for (id, node) in stats.nodes.iter().enumerate() {
                 let mut at = &mut trie;

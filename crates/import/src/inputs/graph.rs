@@ -16,16 +16,48 @@ use rayon::prelude::*;
 
 use super::wire::split_repeated_field_shared;
 use crate::proto::tensorflow::attr_value::Value;
-use crate::proto::tensorflow::{AttrValue, NodeDef, TensorProto};
-pub use crate::stats::records::{GraphRecord, NodeRecord};
+use crate::proto::tensorflow::{AttrValue, FunctionDefLibrary, NodeDef, TensorProto};
+pub use crate::stats::records::{FunctionRecord, GraphRecord, NodeRecord};
 
-/// Decodes a binary GraphDef. The other fields (versions, function library,
-/// debug info) are checked for well-formedness only.
+/// Decodes a binary GraphDef. The other fields (versions, debug info, and
+/// without attributes the function library) are checked for
+/// well-formedness only.
 pub fn decode_binary(bytes: Bytes, with_attrs: bool) -> Result<GraphRecord, prost::DecodeError> {
     let (entries, rest) = split_repeated_field_shared(&bytes)?;
-    OtherFields::decode(rest.as_slice())?;
+    let functions = if with_attrs {
+        functions(OtherFieldsWithLibrary::decode(rest.as_slice())?.library, with_attrs)
+    } else {
+        OtherFields::decode(rest.as_slice())?;
+        Vec::new()
+    };
     let nodes = entries.into_par_iter().map(|node| decode_node(node, with_attrs)).collect::<Result<Vec<_>, _>>()?;
-    Ok(GraphRecord { nodes })
+    Ok(GraphRecord { nodes, functions })
+}
+
+/// The functions of a library, as records (without attributes: none).
+pub fn functions(library: Option<FunctionDefLibrary>, with_attrs: bool) -> Vec<FunctionRecord> {
+    let Some(library) = library.filter(|_| with_attrs) else { return Vec::new() };
+    library
+        .function
+        .into_iter()
+        .filter_map(|f| {
+            let signature = f.signature?;
+            let mut ret = f.ret;
+            Some(FunctionRecord {
+                name: signature.name,
+                args: signature.input_arg.into_iter().map(|a| a.name).collect(),
+                rets: signature
+                    .output_arg
+                    .into_iter()
+                    .map(|a| {
+                        let source = ret.remove(&a.name).unwrap_or_default();
+                        (a.name, source)
+                    })
+                    .collect(),
+                nodes: f.node_def.into_iter().map(|n| record_from_node_def(n, with_attrs)).collect(),
+            })
+        })
+        .collect()
 }
 
 /// The record of a node already decoded (text-format graphs are parsed
@@ -87,6 +119,13 @@ struct LeanAttrEntry {
 /// A GraphDef's fields other than its nodes, none of which rtfprof reads.
 #[derive(Clone, PartialEq, Message)]
 struct OtherFields {}
+
+/// A GraphDef's fields other than its nodes, with its function library.
+#[derive(Clone, PartialEq, Message)]
+struct OtherFieldsWithLibrary {
+    #[prost(message, optional, tag = "2")]
+    library: Option<FunctionDefLibrary>,
+}
 
 /// `tensorflow.NodeDef` with its attribute map entries undecoded.
 #[derive(Clone, PartialEq, Message)]

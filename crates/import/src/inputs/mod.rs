@@ -329,7 +329,10 @@ pub fn decode_graph(bytes: impl Into<bytes::Bytes>, path: &Path, with_attrs: boo
             } else {
                 read::decode_binary_or_text(KIND, path, &bytes, "GraphDef")?
             };
-            GraphRecord { nodes: def.node.into_par_iter().map(|node| graph::record_from_node_def(node, with_attrs)).collect() }
+            GraphRecord {
+                nodes: def.node.into_par_iter().map(|node| graph::record_from_node_def(node, with_attrs)).collect(),
+                functions: graph::functions(def.library, with_attrs),
+            }
         }
     };
     // Other messages can decode as a GraphDef by accident; real nodes always

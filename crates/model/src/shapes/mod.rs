@@ -20,12 +20,18 @@
 //!   `StridedSlice` of a `Shape` picking a known dim, and integer ops over
 //!   such values (`fold.rs`); a partial shape vector (`Pack` of scalars,
 //!   `ConcatV2`, `Shape` of a partial shape) gives a partial shape;
+//! - functional control flow (`While`, `If`, `Case`) takes its
+//!   `output_shapes` attr, else TF's fallback; a function call
+//!   (`PartitionedCall`, `StatefulPartitionedCall`, a library function as
+//!   an op) is inferred through the function's body, as the `ShapeRefiner`
+//!   of a `tf.Graph` does (`call.rs`);
 //! - a node's `_output_shapes` are merged into what is inferred (TF's
 //!   importer does the same, then drops the attribute);
 //! - an op type without a shape function here gives unknown shapes, never
 //!   a guess. Run-time shapes are not propagated: TF's profiler only fills
 //!   single tensors with them (`Stats::estimate_missing_flops`).
 
+mod call;
 pub mod dims;
 mod fold;
 mod ops;
@@ -35,7 +41,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::proto::tensorflow::AttrValue;
 use crate::proto::tensorflow::attr_value::Value;
-use crate::stats::records::NodeRecord;
+use crate::stats::records::{FunctionRecord, NodeRecord};
 pub use dims::Shape;
 
 /// One output as inference knows it.
@@ -114,6 +120,13 @@ impl<'a> Ctx<'a> {
             _ => None,
         }
     }
+    /// A `list(type)` attribute.
+    pub fn types(&self, name: &str) -> Option<&'a [i32]> {
+        match self.attr(name)? {
+            Value::List(list) => Some(&list.r#type),
+            _ => None,
+        }
+    }
     pub fn dtype(&self, name: &str) -> Option<i32> {
         match self.attr(name)? {
             Value::Type(t) => Some(*t),
@@ -147,6 +160,14 @@ impl<'a> Ctx<'a> {
 /// `_output_shapes`), or that a cycle or a missing input keeps from being
 /// visited.
 pub fn infer(nodes: &[NodeRecord]) -> Vec<Option<Vec<Shape>>> {
+    infer_with(nodes, &[])
+}
+
+/// [`infer`] with the GraphDef's function library: a function call gets
+/// the shapes its body returns (`call.rs`), as a `tf.Graph` infers them.
+pub fn infer_with(nodes: &[NodeRecord], functions: &[FunctionRecord]) -> Vec<Option<Vec<Shape>>> {
+    let library = call::Library::new(functions);
+    let refs: Vec<&NodeRecord> = nodes.iter().collect();
     let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {
         by_name.entry(node.name.as_str()).or_insert(i);
@@ -168,11 +189,24 @@ pub fn infer(nodes: &[NodeRecord]) -> Vec<Option<Vec<Shape>>> {
                 .collect()
         })
         .collect();
-    let order = order::topological(nodes, &inputs);
+    let results = run(&refs, &inputs, &[], &library, 0);
+    results.into_iter().map(|outs| outs.map(|outs| outs.into_iter().map(|o| o.shape).collect())).collect()
+}
+
+/// Infers `nodes` in topological order over `inputs` (each node's data
+/// inputs as (producer, slot)); a node with a `seeds` entry (a function's
+/// argument) has that one output. `depth` counts the calls this body is in.
+fn run(nodes: &[&NodeRecord], inputs: &[Vec<Option<(usize, usize)>>], seeds: &[Option<Out>], library: &call::Library, depth: usize) -> Vec<Option<Vec<Out>>> {
+    let order = order::topological(nodes, inputs);
     let mut results: Vec<Option<Vec<Out>>> = vec![None; nodes.len()];
     let mut done = vec![false; nodes.len()];
     for &i in &order {
-        let node = &nodes[i];
+        let node = nodes[i];
+        if let Some(Some(seed)) = seeds.get(i) {
+            results[i] = Some(vec![seed.clone()]);
+            done[i] = true;
+            continue;
+        }
         let ins: Vec<&Out> = inputs[i]
             .iter()
             .map(|input| match input {
@@ -181,7 +215,7 @@ pub fn infer(nodes: &[NodeRecord]) -> Vec<Option<Vec<Shape>>> {
             })
             .collect();
         let ctx = Ctx { op: &node.op, attrs: &node.attrs, inputs: ins };
-        let mut outs = ops::infer(&ctx);
+        let mut outs = ops::infer(&ctx).or_else(|| library.call(&ctx, depth));
         if let Some(given) = &node.output_shapes {
             let given: Vec<Shape> = given.iter().map(tensor::from_proto).collect();
             outs = Some(match outs {
@@ -199,7 +233,7 @@ pub fn infer(nodes: &[NodeRecord]) -> Vec<Option<Vec<Shape>>> {
         results[i] = outs;
         done[i] = true;
     }
-    results.into_iter().map(|outs| outs.map(|outs| outs.into_iter().map(|o| o.shape).collect())).collect()
+    results
 }
 
 mod order {
@@ -208,7 +242,7 @@ mod order {
     /// Kahn's order over data edges, where a `Merge` does not wait for a
     /// `NextIteration` (TF's importer: such an edge closes a while loop).
     /// Nodes on other cycles are left out.
-    pub fn topological(nodes: &[NodeRecord], inputs: &[Vec<Option<(usize, usize)>>]) -> Vec<usize> {
+    pub fn topological(nodes: &[&NodeRecord], inputs: &[Vec<Option<(usize, usize)>>]) -> Vec<usize> {
         let back_edge = |consumer: usize, producer: usize| nodes[consumer].op == "Merge" && nodes[producer].op == "NextIteration";
         let mut pending = vec![0usize; nodes.len()];
         let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -354,6 +388,14 @@ mod tests {
             "VarHandleOp",
             "ReadVariableOp",
             "NextIteration",
+            "While",
+            "StatelessIf",
+            "ResizeBilinear",
+            "ResizeNearestNeighborGrad",
+            "TopKV2",
+            "TopK",
+            "TensorScatterUpdate",
+            "MatrixBandPart",
         ];
         let mut rng = XorShift::new(7);
         let interesting = [0i64, 1, -1, 2, 3, -2, 4096, i64::MAX, i64::MIN, 1 << 40];
@@ -373,7 +415,9 @@ mod tests {
                 for key in ["strides", "ksize", "dilations", "explicit_paddings", "squeeze_dims"] {
                     attrs.insert(key.into(), attr(Value::List(Box::new(ListValue { i: ints.clone(), ..Default::default() }))));
                 }
-                for key in ["num", "num_split", "axis", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask", "batch_dims"] {
+                attrs.insert("output_shapes".into(), attr(Value::List(Box::new(ListValue { shape: vec![shape_proto(&ints)], ..Default::default() }))));
+                attrs.insert("Tout".into(), attr(Value::List(Box::new(ListValue { r#type: vec![1; ints.len()], ..Default::default() }))));
+                for key in ["num", "num_split", "k", "axis", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask", "batch_dims"] {
                     attrs.insert(key.into(), attr(Value::I(pick(&mut rng).rem_euclid(70))));
                 }
                 attrs.insert("padding".into(), attr(Value::S([&b"SAME"[..], b"VALID", b"EXPLICIT"][rng.below(3) as usize].to_vec())));

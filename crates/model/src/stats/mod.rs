@@ -195,7 +195,7 @@ impl Stats {
         let count = graph.nodes.len();
         // Shapes as a tf.Graph infers them, for FLOPs estimates only: the
         // tfprof views keep the GraphDef's `_output_shapes` as tfprof does.
-        let inferred = if self.skip_runtime_shapes { Vec::new() } else { crate::shapes::infer(&graph.nodes) };
+        let inferred = if self.skip_runtime_shapes { Vec::new() } else { crate::shapes::infer_with(&graph.nodes, &graph.functions) };
         let mut nodes = Vec::with_capacity(count + runtime_only_headroom(count));
         let mut raw_inputs = Vec::with_capacity(count);
         graph.nodes.into_par_iter().map(Node::from_graph).unzip_into_vecs(&mut nodes, &mut raw_inputs);
@@ -573,7 +573,7 @@ mod tests {
 
     fn graph(nodes: &[(&str, &str)]) -> GraphRecord {
         let nodes = nodes.iter().map(|&(name, op)| NodeRecord { name: name.into(), op: op.into(), ..Default::default() }).collect();
-        GraphRecord { nodes }
+        GraphRecord { nodes, ..Default::default() }
     }
 
     fn ops(stats: &Stats) -> Vec<(&str, &str)> {
@@ -611,7 +611,7 @@ mod tests {
         nodes.extend((0..20).map(|i| record(&format!("pad{i}"), &[])));
         nodes.push(record("b", &["a:1", "^a", "missing:2"]));
         let mut stats = Stats::new();
-        stats.add_graph(GraphRecord { nodes });
+        stats.add_graph(GraphRecord { nodes, ..Default::default() });
         let b = stats.node("b").unwrap();
         let a = stats.node("a").unwrap();
         let shown: Vec<(&str, i64)> = b.inputs.iter().map(|i| (&*i.name, i.src_output)).collect();

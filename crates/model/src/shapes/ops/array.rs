@@ -41,6 +41,13 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
         "Gather" => one(gather(shape(0), shape(1), Some(0), 0)),
         "GatherNd" => one(gather_nd(shape(0), shape(1))),
         "ScatterNd" => one(c.shape_input(2)),
+        // `ScatterNdTensorShape`: the tensor scattered into, of rank 1 or more.
+        "TensorScatterUpdate" | "TensorScatterAdd" | "TensorScatterSub" | "TensorScatterMin" | "TensorScatterMax" => {
+            let scalar = |i| dims::rank(shape(i)) == Some(0);
+            one(if scalar(0) || scalar(1) || scalar(2) { None } else { shape(0).clone() })
+        }
+        // `UnchangedShape`.
+        "MatrixBandPart" => one(shape(0).clone()),
         "OneHot" => one(one_hot(c)),
         "BroadcastGradientArgs" => outs([vector(-1), vector(-1)]),
         "BroadcastArgs" => one(vector(-1)),

@@ -1,5 +1,5 @@
-//! v1 control flow and the TensorArray/Stack ops of while loops
-//! (`control_flow_ops.cc`, `data_flow_ops.cc`). What TF infers here is
+//! v1 control flow and the TensorArray/Stack/TensorList ops of while loops
+//! (`control_flow_ops.cc`, `data_flow_ops.cc`, `list_ops.cc`). What TF infers here is
 //! little: an `Enter` hides its input's shape unless `is_constant`, and a
 //! loop's `Merge` meets its unknown back edge.
 
@@ -28,6 +28,9 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
         "TensorArrayCloseV3" | "StackCloseV2" => outs([]),
         "StackV2" => one(vector(2)),
         "StackPushV2" => one(c.shape(1).clone()),
+        // TensorLists (`list_ops.cc`), as functional while loops keep their
+        // gradients' accumulators: a list is a scalar variant.
+        "EmptyTensorList" | "TensorListReserve" | "TensorListFromTensor" | "TensorListPushBack" | "TensorListSetItem" | "TensorListLength" => one(scalar()),
         _ => None,
     }
 }

@@ -5,6 +5,8 @@
 mod array;
 mod control;
 mod elementwise;
+mod functional;
+mod image;
 mod math;
 mod nn;
 mod state;
@@ -20,6 +22,8 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
         .or_else(|| array::infer(c))
         .or_else(|| nn::infer(c))
         .or_else(|| control::infer(c))
+        .or_else(|| functional::infer(c))
+        .or_else(|| image::infer(c))
         .or_else(|| state::infer(c))?;
     fold::values(c, &mut outs);
     Some(outs)

@@ -53,9 +53,35 @@ pub(crate) fn infer(c: &Ctx) -> Option<Vec<Out>> {
             outs([Some(vec![batch]), Some(vec![batch, dims::dim(&features, 1)])])
         }
         "InTopK" | "InTopKV2" => one(Some(vec![dims::dim(c.shape(1), 0)])),
+        "TopKV2" | "TopK" => {
+            let values = top_k(c);
+            outs([values.clone(), values])
+        }
         "Dropout" => one(scalar()),
         _ => None,
     }
+}
+
+/// TF's `TopKShapeFn`: the input with its last dim replaced by `k` (an
+/// input of TopKV2, an attr of TopK); unknown for an unknown rank.
+fn top_k(c: &Ctx) -> Shape {
+    let k = if c.op == "TopKV2" {
+        match c.value(1) {
+            // `MakeDimForScalarInput`: a scalar, not negative.
+            Some(&[k]) if k >= 0 && dims::rank(c.shape(1)) == Some(0) => k,
+            Some(_) => return None,
+            None => -1,
+        }
+    } else {
+        c.int("k").filter(|&k| k >= 0)?
+    };
+    let mut d = c.shape(0).clone()?;
+    let last = d.last_mut()?;
+    if *last >= 0 && k >= 0 && *last < k {
+        return None;
+    }
+    *last = k;
+    Some(d)
 }
 
 /// `shape` with rank `rank` (unknown rank: that many unknown dims).

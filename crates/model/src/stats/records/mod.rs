@@ -15,6 +15,24 @@ use crate::proto::tensorflow::{AttrValue, DataType, TensorShapeProto};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GraphRecord {
     pub nodes: Vec<NodeRecord>,
+    /// Its function library, read only with attributes (shape inference
+    /// looks into the functions a `PartitionedCall` calls, as TF does).
+    pub functions: Vec<FunctionRecord>,
+}
+
+/// A `FunctionDef` of a graph's library, as shape inference reads it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FunctionRecord {
+    pub name: String,
+    /// The input args' names, in order.
+    pub args: Vec<String>,
+    /// The body, with inputs as a FunctionDef writes them: `arg`,
+    /// `node:output_arg:index` or `^node`.
+    pub nodes: Vec<NodeRecord>,
+    /// For each output arg in order, its name and what it returns
+    /// (`node:output_arg:index` or `arg`; empty when the FunctionDef does
+    /// not say).
+    pub rets: Vec<(String, String)>,
 }
 
 /// A `NodeDef`, with the attributes tfprof reads taken out.
