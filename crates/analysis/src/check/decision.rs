@@ -247,8 +247,11 @@ mod tests {
         let base = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0];
         let slower = [13.5, 15.5, 16.5, 17.5, 18.5, 19.5, 20.5, 21.5];
         let quiet = [50.0, 51.0, 49.0, 50.0, 50.0, 52.0, 50.0, 51.0];
+        // The step grows by 3 (3%: within the threshold) of the op's 4.5:
+        // enough for the op to show in it (`STEP_SHOWS`).
+        let steps = STEPS.map(|s| s + 3.0);
         // Two tests (the step time and the op): 2 x 0.0035 < 0.01.
-        let alone = decide(&samples(&STEPS, &[("a", &base)]), &samples(&STEPS, &[("a", &slower)]), &Options::default());
+        let alone = decide(&samples(&STEPS, &[("a", &base)]), &samples(&steps, &[("a", &slower)]), &Options::default());
         assert_eq!(alone.regressions().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["op:a"]);
         let p = alone.rows.iter().find(|r| r.label == "op:a").unwrap().p_value.unwrap();
         assert!((p - 2.0 * 0.0034965034965034965).abs() < 1e-12, "{p}");
@@ -258,7 +261,7 @@ mod tests {
         let mut n = vec![("a", &slower[..])];
         b.extend(quiet_ops.iter().map(|(name, v)| (*name, &v[..])));
         n.extend(quiet_ops.iter().map(|(name, v)| (*name, &v[..])));
-        let among = decide(&samples(&STEPS, &b), &samples(&STEPS, &n), &Options::default());
+        let among = decide(&samples(&STEPS, &b), &samples(&steps, &n), &Options::default());
         assert!(among.passed(), "{:?}", among.rows);
         assert_eq!(among.rows.iter().find(|r| r.label == "op:a").unwrap().verdict, Verdict::Noise);
     }
