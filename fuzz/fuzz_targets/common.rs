@@ -58,7 +58,7 @@ pub fn memory_report_folded(stats: Stats) {
         let _ = rtfprof::outputs::memory::text::render(&profile, &Options::default());
         rtfprof::outputs::memory::json::write(&profile, std::io::sink()).expect("writes to a sink");
         let report = Options { max_depth: i64::MAX, ..Options::default() };
-        if let Ok(page) = html::report_page(&loaded, &report, &html::Sources::default(), None) {
+        if let Ok(page) = html::report_page(&loaded, &report, &html::Sources::default(), html::ReadApart::default()) {
             html::write(&page, std::io::sink()).expect("writes to a sink");
         }
         if let Ok(scope) = rtfprof::show::run(stats, View::Scope, &report) {
