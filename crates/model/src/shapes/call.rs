@@ -126,27 +126,11 @@ const OUTPUT_ARGS: &[(&str, &[&str])] = &[
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::proto::tensorflow::attr_value::ListValue;
-    use crate::proto::tensorflow::tensor_shape_proto::Dim;
-    use crate::proto::tensorflow::{AttrValue, NameAttrList, TensorProto, TensorShapeProto};
+    use crate::proto::tensorflow::{NameAttrList, TensorProto};
     use crate::shapes::infer_with;
-
-    fn shape(dims: &[i64]) -> TensorShapeProto {
-        TensorShapeProto { dim: dims.iter().map(|&size| Dim { size, name: String::new() }).collect(), unknown_rank: false }
-    }
-
-    fn node(name: &str, op: &str, inputs: &[&str], attrs: Vec<(&str, Value)>) -> NodeRecord {
-        NodeRecord {
-            name: name.into(),
-            op: op.into(),
-            inputs: inputs.iter().map(|s| s.to_string()).collect(),
-            attrs: attrs.into_iter().map(|(k, v)| (k.to_owned(), AttrValue { value: Some(v) })).collect::<BTreeMap<_, _>>(),
-            ..Default::default()
-        }
-    }
+    use crate::shapes::tests::{node, shape_proto as shape};
 
     fn call(name: &str, function: &str, inputs: &[&str], outputs: usize) -> NodeRecord {
         node(

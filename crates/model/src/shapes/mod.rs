@@ -281,11 +281,12 @@ mod tests {
         AttrValue { value: Some(value) }
     }
 
-    fn shape_proto(dims: &[i64]) -> TensorShapeProto {
+    /// (Also the function calls' tests'.)
+    pub(super) fn shape_proto(dims: &[i64]) -> TensorShapeProto {
         TensorShapeProto { dim: dims.iter().map(|&size| Dim { size, name: String::new() }).collect(), unknown_rank: false }
     }
 
-    fn node(name: &str, op: &str, inputs: &[&str], attrs: Vec<(&str, Value)>) -> NodeRecord {
+    pub(super) fn node(name: &str, op: &str, inputs: &[&str], attrs: Vec<(&str, Value)>) -> NodeRecord {
         NodeRecord {
             name: name.into(),
             op: op.into(),
