@@ -224,7 +224,7 @@ def capture(
     delay_ms: int = 0,
     timeout_ms: Optional[int] = None,
 ) -> str:
-    """Captures a trace from running profiler servers (`rtfprof capture`); returns the run directory."""
+    """Captures a trace from running profiler servers (`rtfprof capture`); returns the run directory. Ctrl-C keeps the traces that arrived and raises KeyboardInterrupt."""
 def check(
     baseline: _Path,
     new: _Path,

@@ -989,7 +989,9 @@ const _: () = {
 /// does (`addresses`: `"HOST:PORT"` or a list of them), saves each host's
 /// under `logdir/plugins/profile/RUN/` and returns the run directory's path. A host
 /// that failed is a `RuntimeWarning` naming its address, or, if none was
-/// saved, a `RuntimeError` (`ValueError` for bad arguments).
+/// saved, a `RuntimeError` (`ValueError` for bad arguments). Ctrl-C ends
+/// the capture at once: the traces that arrived are kept, a
+/// `RuntimeWarning` says where, and `KeyboardInterrupt` is raised.
 #[pyfunction]
 // (The tracer levels' defaults are rtfprof::capture::defaults' values,
 // written out: a path shows as `...` in the signature Python sees.)
@@ -1017,11 +1019,39 @@ fn capture(
     options.device_tracer_level = device_tracer_level;
     options.python_tracer_level = python_tracer_level;
     options.timeout_ms = timeout_ms;
-    let taken = py.detach(|| rtfprof::capture::capture(&addresses, &logdir, &options)).map_err(|e| match e {
+    let setup_error = |e: rtfprof::capture::SetupError| match e {
         rtfprof::capture::SetupError::Flag { .. } => PyValueError::new_err(e.to_string()),
         other => PyRuntimeError::new_err(other.to_string()),
-    })?;
+    };
+    let (session, interrupt) = rtfprof::capture::Session::interruptible().map_err(setup_error)?;
+    // The capture runs on another thread: Python runs its SIGINT handler
+    // (KeyboardInterrupt) only on its main thread, so this one looks for
+    // Ctrl-C while it waits, and interrupts the capture, which keeps the
+    // traces that arrived.
+    let mut ctrl_c = None;
+    let taken = std::thread::scope(|scope| {
+        let capturing = scope.spawn(|| session.capture(&addresses, &logdir, &options));
+        while !capturing.is_finished() {
+            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+            if ctrl_c.is_none()
+                && let Err(e) = py.check_signals()
+            {
+                interrupt.interrupt();
+                ctrl_c = Some(e);
+            }
+        }
+        capturing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+    .map_err(setup_error)?;
     let failures: Vec<String> = taken.failed().map(|(address, error)| format!("capture {address}: {error}")).collect();
+    if let Some(ctrl_c) = ctrl_c {
+        // KeyboardInterrupt, as Python's own waits end, after saying what
+        // was kept.
+        let kept = if taken.saved().next().is_some() { format!("kept {}", taken.run_dir.display()) } else { "nothing was saved".to_owned() };
+        warn_all(py, &failures)?;
+        warn_all(py, &[format!("capture: interrupted (Ctrl-C); {kept}")])?;
+        return Err(ctrl_c);
+    }
     if taken.saved().next().is_none() {
         return Err(PyRuntimeError::new_err(failures.join("\n")));
     }

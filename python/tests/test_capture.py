@@ -91,3 +91,73 @@ def test_the_python_function_names_a_host_without_a_server(tmp_path):
     assert not (tmp_path / "plugins").exists()
     with pytest.raises(ValueError, match="--service_addr: 'nowhere' is not HOST:PORT"):
         rtfprof.capture("nowhere", 100, tmp_path)
+
+
+# A child that captures from ADDRESSES (the last a listening socket that
+# never answers), says when it started, and prints what the capture ended
+# with: the exception and the warnings, one a line.
+INTERRUPTED_CHILD = r"""
+import socket, sys, time, warnings
+import rtfprof
+stalled = socket.socket()
+stalled.bind(("localhost", 0))
+stalled.listen()  # (the kernel accepts connections; nothing answers them)
+addresses = sys.argv[2:] + ["localhost:%d" % stalled.getsockname()[1]]
+print(addresses[-1], flush=True)
+started = time.monotonic()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        rtfprof.capture(addresses, 500, sys.argv[1], timeout_ms=120000)
+        print("returned")
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt after %.1f s" % (time.monotonic() - started))
+for w in caught:
+    print("%s: %s" % (w.category.__name__, w.message))
+"""
+
+
+def interrupted_capture(logdir, addresses, ready):
+    """Runs INTERRUPTED_CHILD, sends it SIGINT once `ready()` holds, and
+    returns the stalled address and its output lines."""
+    import signal
+    import time
+    child = subprocess.Popen([sys.executable, "-c", INTERRUPTED_CHILD, str(logdir)] + addresses, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stalled = child.stdout.readline().strip()
+        deadline = time.monotonic() + 60
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # (the capture is waiting on the stalled host)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode == 0, err
+    return stalled, out.splitlines()
+
+
+def test_ctrl_c_ends_the_python_function_at_once(tmp_path):
+    # Without the main thread looking for Ctrl-C, the capture waited for
+    # its 120 s deadline and KeyboardInterrupt came after it.
+    stalled, lines = interrupted_capture(tmp_path, [], lambda: True)
+    assert re.fullmatch(r"KeyboardInterrupt after [0-4]\.\d s", lines[0]), lines
+    assert lines[1:] == [
+        "RuntimeWarning: capture %s: no trace: Ctrl-C came before it" % stalled,
+        "RuntimeWarning: capture: interrupted (Ctrl-C); nothing was saved",
+    ]
+    assert not (tmp_path / "plugins").exists()
+
+
+def test_ctrl_c_keeps_the_trace_that_arrived(jax_job, tmp_path):
+    arrived = lambda: any((tmp_path / "plugins" / "profile").glob("*/*.xplane.pb"))
+    stalled, lines = interrupted_capture(tmp_path, [jax_job], arrived)
+    [trace] = (tmp_path / "plugins" / "profile").glob("*/*.xplane.pb")
+    assert trace.name == "localhost_%s.xplane.pb" % jax_job.split(":")[1]
+    assert lines[0].startswith("KeyboardInterrupt after "), lines
+    assert lines[1:] == [
+        "RuntimeWarning: capture %s: no trace: Ctrl-C came before it" % stalled,
+        "RuntimeWarning: capture: interrupted (Ctrl-C); kept %s" % trace.parent,
+    ]
+    import rtfprof
+    assert len(rtfprof.steps(xplane_path=str(trace))) >= 5

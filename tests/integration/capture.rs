@@ -366,3 +366,32 @@ fn a_trace_without_steps_is_saved_and_said() {
         assert!(line.starts_with(&format!("{}: the trace has no steps: no step markers", dir.display())), "{line}");
     }
 }
+
+/// The library's interruptible session (what Python's `rtfprof.capture`
+/// runs on another thread while its main thread watches for Ctrl-C): an
+/// interrupt from another thread ends the wait for a stalled host and keeps
+/// the trace that arrived.
+#[test]
+fn an_interrupt_from_another_thread_keeps_the_hosts_that_answered() {
+    let xspace = std::fs::read(trace()).unwrap();
+    let fast = serve(Answer::Trace(xspace.clone()));
+    let slow = serve(Answer::Stall(Duration::from_secs(60)));
+    let logdir = tempfile::tempdir().unwrap();
+    let (session, interrupt) = rtfprof_capture::Session::interruptible().unwrap();
+    let mut options = rtfprof_capture::Options::default();
+    options.duration_ms = 100;
+    let started = Instant::now();
+    let addresses = [fast.address.clone(), slow.address.clone()];
+    let taken = std::thread::scope(|scope| {
+        let capturing = scope.spawn(|| session.capture(&addresses, logdir.path(), &options));
+        wait_until("trace from the fast host", || runs(logdir.path()).iter().any(|(_, files)| files.contains(&file_name(&fast.address))));
+        wait_until("request to the slow host", || !slow.requests.lock().unwrap().is_empty());
+        interrupt.interrupt();
+        capturing.join().unwrap().unwrap()
+    });
+    assert!(started.elapsed() < Duration::from_secs(20), "it waited for the slow host: {:?}", started.elapsed());
+    assert!(session.interrupted());
+    assert_eq!(taken.saved().map(|p| std::fs::read(p).unwrap()).collect::<Vec<_>>(), [xspace]);
+    let failed: Vec<(&str, String)> = taken.failed().map(|(address, e)| (address, e.to_string())).collect();
+    assert_eq!(failed, [(slow.address.as_str(), "no trace: Ctrl-C came before it".to_owned())]);
+}

@@ -57,6 +57,14 @@ impl CtrlC {
         Ok(CtrlC { shared })
     }
 
+    /// Watching for no signal: the caller says when Ctrl-C came, with
+    /// the [`Interrupt`] (Python, whose own SIGINT handler only its main
+    /// thread sees).
+    pub(crate) fn by_caller() -> (CtrlC, Interrupt) {
+        let shared = Arc::new(Shared { exits: Mutex::new(false), pressed: watch::Sender::new(false) });
+        (CtrlC { shared: shared.clone() }, Interrupt(shared))
+    }
+
     /// Whether Ctrl-C was pressed (outside [`CtrlC::exiting`] work).
     pub(crate) fn pressed(&self) -> bool {
         *self.shared.pressed.borrow()
@@ -78,6 +86,19 @@ impl CtrlC {
     pub(crate) fn exiting<T>(&self, work: impl FnOnce() -> T) -> T {
         let _exits = Exits::start(&self.shared);
         work()
+    }
+}
+
+/// Ends a session's wait as Ctrl-C does, for a caller that catches Ctrl-C
+/// itself ([`crate::Session::interruptible`]); it can be sent to another
+/// thread than the session's.
+#[derive(Clone)]
+pub struct Interrupt(Arc<Shared>);
+
+impl Interrupt {
+    /// Ends the session's wait under way, or the next one.
+    pub fn interrupt(&self) {
+        self.0.pressed.send_replace(true);
     }
 }
 

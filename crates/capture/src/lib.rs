@@ -22,6 +22,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 pub use ctrl_c::EXIT_STATUS as INTERRUPTED_EXIT_STATUS;
+pub use ctrl_c::Interrupt;
 pub use run_name::local_timestamp;
 
 /// TSL's `tensorflow.ProfilerService` messages, client and (feature
@@ -228,6 +229,16 @@ impl Session {
     pub fn ending_on_ctrl_c() -> Result<Session, SetupError> {
         let ctrl_c = ctrl_c::CtrlC::watch().map_err(SetupError::Runtime)?;
         Ok(Session { ctrl_c: Some(ctrl_c), ..Session::new()? })
+    }
+
+    /// A session that the caller ends as Ctrl-C ends
+    /// [`ending_on_ctrl_c`](Session::ending_on_ctrl_c)'s, with the
+    /// [`Interrupt`] (from another thread: the session's calls block).
+    /// Python's `rtfprof.capture` catches Ctrl-C on its main thread and
+    /// interrupts the capture running on another.
+    pub fn interruptible() -> Result<(Session, Interrupt), SetupError> {
+        let (ctrl_c, interrupt) = ctrl_c::CtrlC::by_caller();
+        Ok((Session { ctrl_c: Some(ctrl_c), ..Session::new()? }, interrupt))
     }
 
     /// Runs `work` (making a steps table, which can take seconds) with
