@@ -735,3 +735,20 @@ fn identical_pairs_pass_and_their_noise_is_the_books() {
         assert!(shown == table, "the book's table of identical pairs is not this run's; if intended, rerun with RTFPROF_BLESS=1 and review:\n{table}");
     }
 }
+
+/// A PyTorch trace of a GPU: each kernel that takes a share of the step is
+/// compared by its name, in every output, beside the ops (the CPU's time);
+/// the kernels' counts are reported only where they change. (Two steps of
+/// a real H200 trace, judged with `--min_steps 2`: no p-value can reach
+/// alpha with two steps, so they pass.)
+#[test]
+fn a_gpu_traces_kernels_are_compared_by_name() {
+    let trace = testdata().join("pytorch/h200_tx.steps2-3.pt.trace.json.gz").display().to_string();
+    let (code, stdout, doc) = check(&trace, &trace, &["--min_steps", "2"]);
+    assert_eq!(code, 0, "{stdout}");
+    let kernels: Vec<&str> = doc["metrics"].as_array().unwrap().iter().filter(|m| m["kind"] == "kernel_time").map(|m| m["label"].as_str().unwrap()).collect();
+    assert!(kernels.contains(&"kernel:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"), "{kernels:?}");
+    assert!(kernels.iter().all(|k| k.starts_with("kernel:")), "{kernels:?}");
+    assert!(stdout.contains("kernel:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"), "{stdout}");
+    assert!(doc["metrics"].as_array().unwrap().iter().all(|m| m["kind"] != "kernel_count"), "identical runs: no count changed");
+}

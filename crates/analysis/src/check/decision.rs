@@ -29,6 +29,7 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     let new_step = median(new.step_times()).unwrap_or(0.0);
     let mut rows = Vec::new();
     let mut op_rows = Vec::new();
+    let mut kernel_rows = Vec::new();
     let mut count_rows = Vec::new();
     let mut ignored = Vec::new();
     for (kind, name) in labels(baseline, new) {
@@ -38,14 +39,14 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
             // An allocator on one side only (a baseline saved without
             // memory, a trace recorded without it) is not judged.
             Kind::PeakMemory => (b.is_some() && n.is_some()).then(|| judge(kind, &name, b, n, options.max_memory_regression, options)),
-            Kind::Category | Kind::OpTime => {
+            Kind::Category | Kind::OpTime | Kind::KernelTime => {
                 let (bm, nm) = (median_of(b), median_of(n));
                 let large = bm >= options.min_share * base_step || nm >= options.min_share * new_step;
                 // An op on one side only is reported by its count.
                 let on_both = kind == Kind::Category || (ran(b) && ran(n));
                 (large && on_both).then(|| judge(kind, &name, b, n, options.max_op_regression, options))
             }
-            Kind::OpCount => count_row(&name, b, n),
+            Kind::OpCount | Kind::KernelCount => count_row(kind, &name, b, n),
         };
         // An ignored metric: what would have been its row is listed, with
         // no verdict.
@@ -67,15 +68,19 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
         match (kind, row) {
             (_, None) => {}
             (Kind::OpTime, Some(row)) => op_rows.push(row),
-            (Kind::OpCount, Some(row)) => count_rows.push(row),
+            (Kind::KernelTime, Some(row)) => kernel_rows.push(row),
+            (Kind::OpCount | Kind::KernelCount, Some(row)) => count_rows.push(row),
             (_, Some(row)) => rows.push(row),
         }
     }
     // The largest growth first: the op that slowed the step leads.
-    op_rows.sort_by(|a, b| b.change.unwrap_or(0.0).total_cmp(&a.change.unwrap_or(0.0)).then_with(|| a.name.cmp(&b.name)));
+    for list in [&mut op_rows, &mut kernel_rows] {
+        list.sort_by(|a, b| b.change.unwrap_or(0.0).total_cmp(&a.change.unwrap_or(0.0)).then_with(|| a.name.cmp(&b.name)));
+    }
     rows.extend(op_rows);
+    rows.extend(kernel_rows);
     adjust_for_multiple_tests(&mut rows, options.alpha);
-    for row in rows.iter_mut().filter(|r| matches!(r.kind, Kind::OpTime | Kind::Category) && r.verdict == Verdict::Regression) {
+    for row in rows.iter_mut().filter(|r| matches!(r.kind, Kind::OpTime | Kind::KernelTime | Kind::Category) && r.verdict == Verdict::Regression) {
         if new_step - base_step < STEP_SHOWS * (row.new_median - row.baseline_median) {
             row.verdict = Verdict::Noise;
         }
@@ -174,9 +179,10 @@ fn adjust_for_multiple_tests(rows: &mut [Row], alpha: f64) {
     }
 }
 
-/// An op-count row where the median count per step differs: the op
-/// appeared, disappeared or runs a different number of times.
-fn count_row(name: &str, base: Option<&Metric>, new: Option<&Metric>) -> Option<Row> {
+/// An op- or kernel-count row (`kind`) where the median count per step
+/// differs: the op appeared, disappeared or runs a different number of
+/// times.
+fn count_row(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>) -> Option<Row> {
     let (bm, nm) = (median_of(base), median_of(new));
     if bm == nm {
         return None;
@@ -189,9 +195,9 @@ fn count_row(name: &str, base: Option<&Metric>, new: Option<&Metric>) -> Option<
         Verdict::CountChanged
     };
     Some(Row {
-        kind: Kind::OpCount,
+        kind,
         name: name.to_owned(),
-        label: label(Kind::OpCount, name),
+        label: label(kind, name),
         baseline_median: bm,
         new_median: nm,
         change: (bm > 0.0).then(|| (nm - bm) / bm),
@@ -237,6 +243,27 @@ mod tests {
         let back = decide(&b, &a, &Options::default());
         assert!(back.passed());
         assert_eq!(back.rows.iter().filter(|r| r.verdict == Verdict::Improvement).count(), 2);
+    }
+
+    /// A GPU kernel that slows the step fails by its name, after the ops;
+    /// one that launches more often is reported by its count, never failed.
+    #[test]
+    fn a_slower_kernel_fails_and_is_named() {
+        let with_kernel = |step: [f64; 8], gemm: [f64; 8], launches: f64| {
+            let mut samples = samples(&step, &[("aten::mm", &[20.0; 8])]);
+            samples.metrics.push(Metric { kind: Kind::KernelTime, name: "nvjet_sm90_gemm".into(), samples: gemm.to_vec() });
+            samples.metrics.push(Metric { kind: Kind::KernelCount, name: "nvjet_sm90_gemm".into(), samples: vec![launches; 8] });
+            samples
+        };
+        let gemm = [40.0, 41.0, 39.0, 40.0, 40.0, 42.0, 40.0, 41.0];
+        let a = with_kernel(STEPS, gemm, 2.0);
+        let b = with_kernel(STEPS.map(|s| s + 30.0), gemm.map(|g| g + 30.0), 3.0);
+        let check = decide(&a, &b, &Options::default());
+        let failed: Vec<&str> = check.regressions().map(|r| r.label.as_str()).collect();
+        assert_eq!(failed, ["step_time", "kernel:nvjet_sm90_gemm"]);
+        let counted = check.rows.iter().find(|r| r.kind == Kind::KernelCount).unwrap();
+        assert_eq!((counted.label.as_str(), counted.verdict), ("kernel_count:nvjet_sm90_gemm", Verdict::CountChanged));
+        assert!(decide(&a, &a, &Options::default()).passed());
     }
 
     /// Holm's adjustment: evidence that decides one test alone is not

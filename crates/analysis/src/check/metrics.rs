@@ -1,7 +1,8 @@
 //! What `rtfprof check` compares: per-step samples of a profile's step
 //! time, of each part of the step breakdown, of each allocator's peak
-//! memory (where the trace records allocations), and of each op's time and
-//! count, read from the inputs once.
+//! memory (where the trace records allocations), of each op's time and
+//! count, and (PyTorch traces of GPUs) of each kernel's, read from the
+//! inputs once.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,10 @@ pub enum Kind {
     OpTime,
     /// How many times one op ran in a step.
     OpCount,
+    /// One GPU kernel's (copy's, set's) time in a step, by its name.
+    KernelTime,
+    /// How many times one kernel started in a step.
+    KernelCount,
 }
 
 impl Kind {
@@ -33,17 +38,27 @@ impl Kind {
             Kind::PeakMemory => "peak_memory",
             Kind::OpTime => "op_time",
             Kind::OpCount => "op_count",
+            Kind::KernelTime => "kernel_time",
+            Kind::KernelCount => "kernel_count",
         }
     }
 
     pub fn parse(name: &str) -> Option<Kind> {
-        [Kind::StepTime, Kind::Category, Kind::PeakMemory, Kind::OpTime, Kind::OpCount].into_iter().find(|k| k.as_str() == name)
+        [Kind::StepTime, Kind::Category, Kind::PeakMemory, Kind::OpTime, Kind::OpCount, Kind::KernelTime, Kind::KernelCount]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+
+    /// Whether it counts runs (reported when it changes, never failed)
+    /// rather than measuring time or bytes.
+    pub fn is_count(self) -> bool {
+        matches!(self, Kind::OpCount | Kind::KernelCount)
     }
 
     /// The unit of its samples: microseconds, bytes, or a count.
     pub fn unit(self) -> &'static str {
         match self {
-            Kind::OpCount => "count",
+            Kind::OpCount | Kind::KernelCount => "count",
             Kind::PeakMemory => "bytes",
             _ => "us",
         }
@@ -62,7 +77,8 @@ pub struct Metric {
 
 impl Metric {
     /// The name outputs show: `step_time`, `category:host_compute`,
-    /// `memory:cpu`, `op:jit(step)/jvp(layer2)/dot_general`, `count:…`.
+    /// `memory:cpu`, `op:jit(step)/jvp(layer2)/dot_general`, `count:…`,
+    /// `kernel:…`, `kernel_count:…`.
     pub fn label(&self) -> String {
         match self.kind {
             Kind::StepTime => "step_time".to_owned(),
@@ -70,6 +86,8 @@ impl Metric {
             Kind::PeakMemory => format!("memory:{}", self.name),
             Kind::OpTime => format!("op:{}", self.name),
             Kind::OpCount => format!("count:{}", self.name),
+            Kind::KernelTime => format!("kernel:{}", self.name),
+            Kind::KernelCount => format!("kernel_count:{}", self.name),
         }
     }
 }
@@ -119,6 +137,9 @@ pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
         for (i, role) in steps::pytorch::ROLES.iter().enumerate() {
             let values: Vec<f64> = rank.rows.iter().map(|r| r.roles_ns[i] as f64 / 1e3).collect();
             samples.metrics.push(Metric { kind: Kind::Category, name: (*role).to_owned(), samples: values });
+        }
+        if let Some((_, trace)) = loaded.pytorch_traces().next() {
+            samples.metrics.extend(kernel_metrics(trace, &rank.rows));
         }
     } else {
         samples.steps = analyzed.rows.iter().map(|r| r.name.clone()).collect();
@@ -184,4 +205,95 @@ fn op_metrics(stats: &crate::stats::Stats, steps: &[i64]) -> Vec<Metric> {
     let time_metrics = times.into_iter().map(|(name, samples)| Metric { kind: Kind::OpTime, name: name.to_owned(), samples });
     let count_metrics = counts.into_iter().map(|(name, samples)| Metric { kind: Kind::OpCount, name: name.to_owned(), samples });
     time_metrics.chain(count_metrics).collect()
+}
+
+/// Each GPU kernel, copy and set, by name: its time inside each step row's
+/// window on the row's GPU (the part of it inside, as the step breakdown's
+/// kernel kinds count it: [`steps::pytorch::GpuRow::kinds_ns`]), and how
+/// many of it started there. None for rows without GPU work. The node
+/// model's op times are the CPU's; a kernel that slows the GPU is named
+/// here.
+fn kernel_metrics(trace: &crate::inputs::pytorch::Trace, rows: &[steps::pytorch::Row]) -> Vec<Metric> {
+    // Each device's GPU work, by start: (start, end, name).
+    let mut work: BTreeMap<u32, Vec<(i64, i64, crate::inputs::pytorch::Sym)>> = BTreeMap::new();
+    for e in trace.events.iter().filter(|e| steps::pytorch::is_gpu_work(e)) {
+        work.entry(e.device.unwrap_or(0)).or_default().push((e.ts, e.end(), e.name));
+    }
+    for events in work.values_mut() {
+        events.sort_unstable_by_key(|w| (w.0, w.1));
+    }
+    let mut times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut counts: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (i, row) in rows.iter().enumerate() {
+        let Some(events) = row.gpu.as_ref().and_then(|gpu| work.get(&gpu.device)) else { continue };
+        // (No event longer than the longest starts before it and still
+        // overlaps the window.)
+        let longest = events.iter().map(|w| w.1 - w.0).max().unwrap_or(0);
+        let first = events.partition_point(|w| w.0 < row.start_ns.saturating_sub(longest));
+        for &(start, end, name) in events[first..].iter().take_while(|w| w.0 < row.end_ns) {
+            let overlap = end.min(row.end_ns) - start.max(row.start_ns);
+            let started = start >= row.start_ns;
+            if overlap <= 0 && !started {
+                continue;
+            }
+            let name = trace.str(name);
+            times.entry(name).or_insert_with(|| vec![0.0; rows.len()])[i] += overlap.max(0) as f64 / 1e3;
+            if started {
+                counts.entry(name).or_insert_with(|| vec![0.0; rows.len()])[i] += 1.0;
+            }
+        }
+    }
+    let time_metrics = times.into_iter().map(|(name, samples)| Metric { kind: Kind::KernelTime, name: name.to_owned(), samples });
+    let count_metrics = counts.into_iter().map(|(name, samples)| Metric { kind: Kind::KernelCount, name: name.to_owned(), samples });
+    time_metrics.chain(count_metrics).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::pytorch::Trace;
+
+    /// On real H200 traces (a transformer and a ResNet, steps 2-3 cut from
+    /// the shared traces, and torch.compile and CUDA-graph runs), each
+    /// step's kernel times add up to the step breakdown's kernel kinds on
+    /// its GPU, and the kernels counted are the GPU events that started in
+    /// the step: no kernel is left out or counted twice.
+    #[test]
+    fn kernels_add_up_to_the_steps_gpu_work() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pytorch"));
+        let files = [
+            "h200_tx.steps2-3.pt.trace.json.gz",
+            "h200_resnet18.steps2-3.pt.trace.json.gz",
+            "gpu/compiled.pt.trace.json.gz",
+            "gpu/compiled_cudagraphs.pt.trace.json.gz",
+        ];
+        for file in files {
+            let trace = Trace::open(&root.join(file)).unwrap();
+            let rank = steps::pytorch::analyze_trace("", &trace);
+            let metrics = kernel_metrics(&trace, &rank.rows);
+            assert!(metrics.iter().any(|m| m.kind == Kind::KernelTime), "{file}");
+            for (i, row) in rank.rows.iter().enumerate() {
+                let gpu = row.gpu.as_ref().unwrap();
+                let sum = |kind| metrics.iter().filter(|m| m.kind == kind).map(|m| m.samples[i]).sum::<f64>();
+                let kinds_us = gpu.kinds_ns.iter().sum::<i64>() as f64 / 1e3;
+                assert!((sum(Kind::KernelTime) - kinds_us).abs() < 1e-6 * kinds_us.max(1.0), "{file} {}: {} vs {kinds_us}", row.step, sum(Kind::KernelTime));
+                let started = trace
+                    .events
+                    .iter()
+                    .filter(|e| steps::pytorch::is_gpu_work(e) && e.device.unwrap_or(0) == gpu.device && row.start_ns <= e.ts && e.ts < row.end_ns)
+                    .count();
+                assert_eq!(sum(Kind::KernelCount), started as f64, "{file} {}", row.step);
+            }
+        }
+    }
+
+    /// A CPU-only trace has no kernel metrics.
+    #[test]
+    fn a_trace_without_gpu_work_has_no_kernels() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/pytorch"));
+        let trace = Trace::open(&root.join("schedule.pt.trace.json.gz")).unwrap();
+        let rank = steps::pytorch::analyze_trace("", &trace);
+        assert!(!rank.rows.is_empty());
+        assert_eq!(kernel_metrics(&trace, &rank.rows), []);
+    }
 }

@@ -193,7 +193,7 @@ impl Check {
             return format!("PASS: too few steps to judge ({b} and {n}; at least {} a side needed)", self.options.min_steps);
         }
         let improved = self.rows.iter().filter(|r| r.verdict == Verdict::Improvement).count();
-        let judged = self.rows.iter().filter(|r| r.kind != Kind::OpCount).count();
+        let judged = self.rows.iter().filter(|r| !r.kind.is_count()).count();
         if improved > 0 {
             format!("PASS: no regression in {}; {} improved", plural(judged, "metric"), improved)
         } else {

@@ -101,7 +101,7 @@ impl Limit {
 
     /// Whether the budget judges metrics of `kind` (op counts: never).
     pub fn applies_to(self, kind: Kind) -> bool {
-        kind != Kind::OpCount && kind.unit() == self.unit()
+        !kind.is_count() && kind.unit() == self.unit()
     }
 }
 

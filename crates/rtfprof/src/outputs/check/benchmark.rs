@@ -15,7 +15,7 @@
 use serde_json::{Value, json};
 
 use super::{p_value, percent};
-use crate::check::{BudgetRow, Check, Kind};
+use crate::check::{BudgetRow, Check};
 
 /// The judged metrics (not op counts): step time, categories, peak
 /// memory, ops; then the budgeted metrics that were not judged.
@@ -23,7 +23,7 @@ pub fn render(check: &Check) -> Vec<u8> {
     let mut entries: Vec<Value> = check
         .rows
         .iter()
-        .filter(|r| r.kind != Kind::OpCount)
+        .filter(|r| !r.kind.is_count())
         .map(|r| {
             let mut extra = format!("baseline {} ({}), p={}, {}", r.baseline_median, percent(r.change), p_value(r.p_value), r.verdict.as_str());
             extra.push_str(&budgets_of(check, &r.label));

@@ -11,7 +11,7 @@
 //! and `,` too in properties, where they would end the value.
 
 use super::{amount, p_value, percent};
-use crate::check::{BudgetVerdict, Check, Kind, Row, Verdict};
+use crate::check::{BudgetVerdict, Check, Row, Verdict};
 
 pub fn render(check: &Check) -> String {
     let mut out = String::new();
@@ -58,7 +58,7 @@ fn message(row: &Row) -> String {
         Verdict::Improvement | Verdict::Unchanged => "",
     };
     let mut text = format!("{} {what}: median {} -> {} ({})", row.label, amount(row.baseline_median, unit), amount(row.new_median, unit), percent(row.change));
-    if row.kind != Kind::OpCount {
+    if !row.kind.is_count() {
         text.push_str(&format!(", p={}, threshold {:.0}%", p_value(row.p_value), row.threshold * 100.0));
     }
     text

@@ -10,7 +10,7 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
 use super::{amount, p_value, percent};
-use crate::check::{BudgetVerdict, Check, Kind, Verdict};
+use crate::check::{BudgetVerdict, Check, Verdict};
 
 /// The document.
 pub fn render(check: &Check) -> Vec<u8> {
@@ -23,7 +23,7 @@ pub fn render(check: &Check) -> Vec<u8> {
 }
 
 fn write(check: &Check, w: &mut Writer<Vec<u8>>) -> std::io::Result<()> {
-    let cases: Vec<_> = check.rows.iter().filter(|r| r.kind != Kind::OpCount).collect();
+    let cases: Vec<_> = check.rows.iter().filter(|r| !r.kind.is_count()).collect();
     let failures = cases.iter().filter(|r| r.verdict == Verdict::Regression).count() + check.exceeded().count();
     let unmatched = check.budgets.iter().filter(|b| b.verdict == BudgetVerdict::Unmatched).count();
     let skipped = cases.iter().filter(|r| r.verdict == Verdict::TooFewSteps).count() + unmatched + check.ignored.len();

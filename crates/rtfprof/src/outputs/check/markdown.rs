@@ -5,7 +5,7 @@
 //! `_`, `<`, `` ` `` or `[` cannot format or link; line breaks become spaces.
 
 use super::{amount, p_value, percent};
-use crate::check::{BudgetVerdict, Check, Kind};
+use crate::check::{BudgetVerdict, Check};
 
 pub fn render(check: &Check) -> String {
     let icon = if check.passed() { "✅" } else { "❌" };
@@ -14,7 +14,7 @@ pub fn render(check: &Check) -> String {
     out.push_str("| verdict | metric | baseline | new | change | p | threshold |\n|---|---|--:|--:|--:|--:|--:|\n");
     for row in &check.rows {
         let unit = row.kind.unit();
-        let threshold = if row.kind == Kind::OpCount { "-".to_owned() } else { format!("{:.0}%", row.threshold * 100.0) };
+        let threshold = if row.kind.is_count() { "-".to_owned() } else { format!("{:.0}%", row.threshold * 100.0) };
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} |\n",
             super::text::verdict_word(row.verdict),

@@ -30,7 +30,7 @@ pub fn render(check: &Check) -> String {
     let mut table: Vec<[String; 8]> = vec![header.map(str::to_owned)];
     for row in &check.rows {
         let unit = row.kind.unit();
-        let threshold = if row.kind == crate::check::Kind::OpCount { "-".to_owned() } else { format!("{:.0}%", row.threshold * 100.0) };
+        let threshold = if row.kind.is_count() { "-".to_owned() } else { format!("{:.0}%", row.threshold * 100.0) };
         table.push([
             verdict_word(row.verdict).to_owned(),
             amount(row.baseline_median, unit),
