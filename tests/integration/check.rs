@@ -752,3 +752,33 @@ fn a_gpu_traces_kernels_are_compared_by_name() {
     assert!(stdout.contains("kernel:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"), "{stdout}");
     assert!(doc["metrics"].as_array().unwrap().iter().all(|m| m["kind"] != "kernel_count"), "identical runs: no count changed");
 }
+
+/// A job of several ranks (a directory of PyTorch traces, one a rank):
+/// each rank's communication and exposed communication per step are
+/// compared, named by rank, with the samples `rtfprof ranks` gives. (The
+/// ranks16 fixture has two steps a rank: judged with `--min_steps 2`.)
+#[test]
+fn each_ranks_communication_is_compared() {
+    let dir = testdata().join("pytorch/ranks16");
+    let (code, stdout, doc) = check(&dir.display().to_string(), &dir.display().to_string(), &["--min_steps", "2"]);
+    assert_eq!(code, 0, "{stdout}");
+    let json = tempfile::tempdir().unwrap();
+    let ranks_json = json.path().join("ranks.json");
+    let ranks = rtfprof(["ranks".to_owned(), format!("--pytorch_path={}", dir.display()), format!("--output=json:outfile={}", ranks_json.display())]).run();
+    assert!(ranks.success(), "{}", ranks.stderr_lossy());
+    let ranks: Value = serde_json::from_str(&std::fs::read_to_string(&ranks_json).unwrap()).unwrap();
+    let ranks = ranks["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 16);
+    for rank in ranks {
+        let id = rank["rank"].as_i64().unwrap();
+        for (kind, field) in [("communication", "communication_us"), ("exposed_communication", "exposed_communication_us")] {
+            let row = metric(&doc, &format!("{kind}:rank{id}"));
+            let mut steps: Vec<f64> = rank["steps"].as_array().unwrap().iter().map(|s| s[field].as_f64().unwrap()).collect();
+            steps.sort_by(f64::total_cmp);
+            // (Two steps: the median is their mean.)
+            let median = (steps[0] + steps[1]) / 2.0;
+            assert!((row["baseline_median"].as_f64().unwrap() - median).abs() < 1e-6, "{kind} rank {id}: {row}");
+            assert_eq!(row["kind"], kind);
+        }
+    }
+}

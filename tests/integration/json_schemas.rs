@@ -123,9 +123,12 @@ fn fixture_cases() -> Vec<Case> {
         cases.push(case("check", "check", &pair.map(data)));
     }
     // A PyTorch trace of an H200 with its kernels (two steps: judged with
-    // --min_steps 2).
+    // --min_steps 2, as the ranks below).
     let h200 = data("pytorch/h200_tx.steps2-3.pt.trace.json.gz");
     cases.push(case("check", "check", &[h200.clone(), h200, "--min_steps=2".to_owned()]));
+    // A job of 16 ranks: each rank's communication.
+    let ranks = data("pytorch/ranks16");
+    cases.push(case("check", "check", &[ranks.clone(), ranks, "--min_steps=2".to_owned()]));
     // A rules file's budgets (one exceeded: the check fails) and ignored
     // metrics.
     let mut with_rules = ["check/tf_base_a", "check/tf_wider"].map(data).to_vec();

@@ -39,11 +39,11 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
             // An allocator on one side only (a baseline saved without
             // memory, a trace recorded without it) is not judged.
             Kind::PeakMemory => (b.is_some() && n.is_some()).then(|| judge(kind, &name, b, n, options.max_memory_regression, options)),
-            Kind::Category | Kind::OpTime | Kind::KernelTime => {
+            Kind::Category | Kind::Communication | Kind::ExposedCommunication | Kind::OpTime | Kind::KernelTime => {
                 let (bm, nm) = (median_of(b), median_of(n));
                 let large = bm >= options.min_share * base_step || nm >= options.min_share * new_step;
                 // An op on one side only is reported by its count.
-                let on_both = kind == Kind::Category || (ran(b) && ran(n));
+                let on_both = matches!(kind, Kind::Category | Kind::Communication | Kind::ExposedCommunication) || (ran(b) && ran(n));
                 (large && on_both).then(|| judge(kind, &name, b, n, options.max_op_regression, options))
             }
             Kind::OpCount | Kind::KernelCount => count_row(kind, &name, b, n),
@@ -80,7 +80,10 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     rows.extend(op_rows);
     rows.extend(kernel_rows);
     adjust_for_multiple_tests(&mut rows, options.alpha);
-    for row in rows.iter_mut().filter(|r| matches!(r.kind, Kind::OpTime | Kind::KernelTime | Kind::Category) && r.verdict == Verdict::Regression) {
+    for row in rows.iter_mut().filter(|r| {
+        matches!(r.kind, Kind::OpTime | Kind::KernelTime | Kind::Category | Kind::Communication | Kind::ExposedCommunication)
+            && r.verdict == Verdict::Regression
+    }) {
         if new_step - base_step < STEP_SHOWS * (row.new_median - row.baseline_median) {
             row.verdict = Verdict::Noise;
         }
@@ -264,6 +267,28 @@ mod tests {
         let counted = check.rows.iter().find(|r| r.kind == Kind::KernelCount).unwrap();
         assert_eq!((counted.label.as_str(), counted.verdict), ("kernel_count:nvjet_sm90_gemm", Verdict::CountChanged));
         assert!(decide(&a, &a, &Options::default()).passed());
+    }
+
+    /// A rank whose collectives now wait longer, exposed, fails by its
+    /// name; communication that computation hides does not move the step
+    /// and is not failed.
+    #[test]
+    fn exposed_communication_fails_naming_the_rank() {
+        let with_comm = |step: [f64; 8], exposed: [f64; 8], hidden: f64| {
+            let mut samples = samples(&step, &[]);
+            for (kind, values) in [(Kind::Communication, exposed.map(|e| e + hidden)), (Kind::ExposedCommunication, exposed)] {
+                samples.metrics.push(Metric { kind, name: "rank3".into(), samples: values.to_vec() });
+            }
+            samples
+        };
+        let exposed = [10.0, 11.0, 9.0, 10.0, 10.0, 12.0, 10.0, 11.0];
+        let a = with_comm(STEPS, exposed, 20.0);
+        let slower = decide(&a, &with_comm(STEPS.map(|s| s + 30.0), exposed.map(|e| e + 30.0), 20.0), &Options::default());
+        let failed: Vec<&str> = slower.regressions().map(|r| r.label.as_str()).collect();
+        assert_eq!(failed, ["step_time", "communication:rank3", "exposed_communication:rank3"]);
+        let hidden = decide(&a, &with_comm(STEPS, exposed, 50.0), &Options::default());
+        assert!(hidden.passed(), "{:?}", hidden.rows);
+        assert_eq!(hidden.rows.iter().find(|r| r.label == "communication:rank3").unwrap().verdict, Verdict::Noise);
     }
 
     /// Holm's adjustment: evidence that decides one test alone is not

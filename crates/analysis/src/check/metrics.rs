@@ -1,8 +1,8 @@
 //! What `rtfprof check` compares: per-step samples of a profile's step
 //! time, of each part of the step breakdown, of each allocator's peak
 //! memory (where the trace records allocations), of each op's time and
-//! count, and (PyTorch traces of GPUs) of each kernel's, read from the
-//! inputs once.
+//! count, and (PyTorch traces of GPUs) of each kernel's and of each rank's
+//! communication, read from the inputs once.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +27,11 @@ pub enum Kind {
     KernelTime,
     /// How many times one kernel started in a step.
     KernelCount,
+    /// One rank's time in collectives in a step (`rtfprof ranks`).
+    Communication,
+    /// One rank's time in collectives that no computation overlapped in a
+    /// step: what communication adds to the step.
+    ExposedCommunication,
 }
 
 impl Kind {
@@ -40,12 +45,15 @@ impl Kind {
             Kind::OpCount => "op_count",
             Kind::KernelTime => "kernel_time",
             Kind::KernelCount => "kernel_count",
+            Kind::Communication => "communication",
+            Kind::ExposedCommunication => "exposed_communication",
         }
     }
 
     pub fn parse(name: &str) -> Option<Kind> {
-        [Kind::StepTime, Kind::Category, Kind::PeakMemory, Kind::OpTime, Kind::OpCount, Kind::KernelTime, Kind::KernelCount]
+        [Kind::StepTime, Kind::Category, Kind::PeakMemory, Kind::OpTime, Kind::OpCount]
             .into_iter()
+            .chain([Kind::KernelTime, Kind::KernelCount, Kind::Communication, Kind::ExposedCommunication])
             .find(|k| k.as_str() == name)
     }
 
@@ -78,7 +86,8 @@ pub struct Metric {
 impl Metric {
     /// The name outputs show: `step_time`, `category:host_compute`,
     /// `memory:cpu`, `op:jit(step)/jvp(layer2)/dot_general`, `count:…`,
-    /// `kernel:…`, `kernel_count:…`.
+    /// `kernel:…`, `kernel_count:…`, `communication:rank0`,
+    /// `exposed_communication:rank0`.
     pub fn label(&self) -> String {
         match self.kind {
             Kind::StepTime => "step_time".to_owned(),
@@ -88,6 +97,8 @@ impl Metric {
             Kind::OpCount => format!("count:{}", self.name),
             Kind::KernelTime => format!("kernel:{}", self.name),
             Kind::KernelCount => format!("kernel_count:{}", self.name),
+            Kind::Communication => format!("communication:{}", self.name),
+            Kind::ExposedCommunication => format!("exposed_communication:{}", self.name),
         }
     }
 }
@@ -141,6 +152,7 @@ pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
         if let Some((_, trace)) = loaded.pytorch_traces().next() {
             samples.metrics.extend(kernel_metrics(trace, &rank.rows));
         }
+        samples.metrics.extend(communication_metrics(&loaded, std::path::Path::new(&samples.source))?);
     } else {
         samples.steps = analyzed.rows.iter().map(|r| r.name.clone()).collect();
         samples.metrics.push(Metric { kind: Kind::StepTime, name: "step_time".into(), samples: analyzed.rows.iter().map(|r| r.step_us).collect() });
@@ -246,6 +258,30 @@ fn kernel_metrics(trace: &crate::inputs::pytorch::Trace, rows: &[steps::pytorch:
     let time_metrics = times.into_iter().map(|(name, samples)| Metric { kind: Kind::KernelTime, name: name.to_owned(), samples });
     let count_metrics = counts.into_iter().map(|(name, samples)| Metric { kind: Kind::KernelCount, name: name.to_owned(), samples });
     time_metrics.chain(count_metrics).collect()
+}
+
+/// Each rank's communication and exposed communication in each of its
+/// steps, as `rtfprof ranks` gives them (one PyTorch trace a rank, of
+/// `source`, which errors name), for the ranks whose GPUs ran
+/// collectives: named `rank<id>`.
+fn communication_metrics(loaded: &load::Loaded, source: &std::path::Path) -> Result<Vec<Metric>> {
+    let traces: Vec<(String, &crate::inputs::pytorch::Trace)> = loaded.pytorch_traces().map(|(name, trace)| (name.to_owned(), &**trace)).collect();
+    if traces.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ranks = crate::ranks::analyze_pytorch(source, &traces)?;
+    let mut metrics = Vec::new();
+    for rank in &ranks.ranks {
+        let per_step = |f: fn(&crate::stats::records::ranks::RankStep) -> Option<f64>| rank.steps.iter().map(f).collect::<Option<Vec<f64>>>();
+        let (Some(communication), Some(exposed)) = (per_step(|s| s.communication_us), per_step(|s| s.exposed_communication_us)) else { continue };
+        if communication.iter().all(|&us| us == 0.0) {
+            continue;
+        }
+        let name = format!("rank{}", rank.rank);
+        metrics.push(Metric { kind: Kind::Communication, name: name.clone(), samples: communication });
+        metrics.push(Metric { kind: Kind::ExposedCommunication, name, samples: exposed });
+    }
+    Ok(metrics)
 }
 
 #[cfg(test)]
