@@ -9,7 +9,7 @@
 //! (a) alone fails on noise whenever a run happens to be slow; (b) alone
 //! fails on changes too small to matter once the runs are long enough.
 //! An op or category must besides have moved the step
-//! ([`moves_the_step`]): the step time must show a growth of its own (its
+//! (`moves_the_step`): the step time must show a growth of its own (its
 //! one-sided rank test, unadjusted, at [`STEP_ALPHA`]), at least
 //! [`STEP_SHOWS`] of the op's growth, and the op's growth alone must be
 //! at least the step's threshold of the baseline's step time. Identical
@@ -111,14 +111,14 @@ pub const STEP_SHOWS: f64 = 0.5;
 ///
 /// Why: in fresh sets of identical runs (8 processes a set, 56 checks,
 /// recorded interleaved as `tools/check/gen_runs.py` records them), single
-/// ops took 1.5 to 2.3 times as long in some processes as in others, in
+/// ops took 1.5 to 4 times as long in some processes as in others, in
 /// every step (PyTorch's `aten::mul`, JAX's layer-2 transpose, TF2's
-/// `AssignSubVariableOp_1`): their own test gave p ~ 0.001, while the
-/// step grew by 0-15% and its test gave p = 0.1-1. A real change of one
-/// op shows in the step: the committed variants' step tests give
-/// p = 1e-7 to 0.014 (TF2's wider layer, 10 steps a side, is the
-/// weakest), hence 0.05 and not `alpha`
-/// (docs/book/src/commands/check.md, "Defaults").
+/// `AssignSubVariableOp_1`), so that their own test was sure of it
+/// (p ~ 0.001), while the step's median, noisier, moved by a few percent
+/// either way. A real change of one op shows in the step: the committed
+/// variants' step tests give p = 1e-7 to 0.014 (TF2's wider layer, 10
+/// steps a side, is the weakest), hence 0.05 and not `alpha`
+/// (docs/book/src/commands/check.md, "Defaults", has the counts).
 pub const STEP_ALPHA: f64 = 0.05;
 
 /// What [`moves_the_step`] needs of the step time, computed once a check.
