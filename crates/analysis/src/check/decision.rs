@@ -33,8 +33,7 @@ use super::statistics::{holm, mann_whitney_greater, median};
 
 /// Compares `new` with `baseline`.
 pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
-    let base_step = median(baseline.step_times()).unwrap_or(0.0);
-    let new_step = median(new.step_times()).unwrap_or(0.0);
+    let step = StepMoved::new(baseline.step_times(), new.step_times(), options);
     let mut rows = Vec::new();
     let mut op_rows = Vec::new();
     let mut kernel_rows = Vec::new();
@@ -47,14 +46,16 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
             // An allocator on one side only (a baseline saved without
             // memory, a trace recorded without it) is not judged.
             Kind::PeakMemory => (b.is_some() && n.is_some()).then(|| judge(kind, &name, b, n, options.max_memory_regression, options)),
-            Kind::Category | Kind::Communication | Kind::ExposedCommunication | Kind::OpTime | Kind::KernelTime => {
+            Kind::OpCount | Kind::KernelCount => count_row(kind, &name, b, n),
+            // The parts of the step (`Kind::is_part_of_step`).
+            _ => {
                 let (bm, nm) = (median_of(b), median_of(n));
-                let large = bm >= options.min_share * base_step || nm >= options.min_share * new_step;
-                // An op on one side only is reported by its count.
-                let on_both = matches!(kind, Kind::Category | Kind::Communication | Kind::ExposedCommunication) || (ran(b) && ran(n));
+                let large = bm >= options.min_share * step.base_median || nm >= options.min_share * step.new_median;
+                // An op or kernel on one side only is reported by its count.
+                let counted = matches!(kind, Kind::OpTime | Kind::KernelTime);
+                let on_both = !counted || (ran(b) && ran(n));
                 (large && on_both).then(|| judge(kind, &name, b, n, options.max_op_regression, options))
             }
-            Kind::OpCount | Kind::KernelCount => count_row(kind, &name, b, n),
         };
         // An ignored metric: what would have been its row is listed, with
         // no verdict.
@@ -88,11 +89,7 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     rows.extend(op_rows);
     rows.extend(kernel_rows);
     adjust_for_multiple_tests(&mut rows, options.alpha);
-    let step = StepMoved::new(baseline.step_times(), new.step_times(), options);
-    for row in rows.iter_mut().filter(|r| {
-        matches!(r.kind, Kind::OpTime | Kind::KernelTime | Kind::Category | Kind::Communication | Kind::ExposedCommunication)
-            && r.verdict == Verdict::Regression
-    }) {
+    for row in rows.iter_mut().filter(|r| r.kind.is_part_of_step() && r.verdict == Verdict::Regression) {
         if !moves_the_step(row.new_median - row.baseline_median, &step) {
             row.verdict = Verdict::Noise;
         }

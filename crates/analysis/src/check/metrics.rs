@@ -50,11 +50,21 @@ impl Kind {
         }
     }
 
+    /// Every kind.
+    pub const ALL: [Kind; 9] = [
+        Kind::StepTime,
+        Kind::Category,
+        Kind::PeakMemory,
+        Kind::OpTime,
+        Kind::OpCount,
+        Kind::KernelTime,
+        Kind::KernelCount,
+        Kind::Communication,
+        Kind::ExposedCommunication,
+    ];
+
     pub fn parse(name: &str) -> Option<Kind> {
-        [Kind::StepTime, Kind::Category, Kind::PeakMemory, Kind::OpTime, Kind::OpCount]
-            .into_iter()
-            .chain([Kind::KernelTime, Kind::KernelCount, Kind::Communication, Kind::ExposedCommunication])
-            .find(|k| k.as_str() == name)
+        Kind::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
     /// Whether it counts runs (reported when it changes, never failed)
@@ -63,10 +73,17 @@ impl Kind {
         matches!(self, Kind::OpCount | Kind::KernelCount)
     }
 
+    /// Whether it is a part of the step's time (an op's, a kernel's, a
+    /// category's, a rank's communication): judged against its share of
+    /// the step, and a regression only if it moved the step.
+    pub fn is_part_of_step(self) -> bool {
+        matches!(self, Kind::Category | Kind::Communication | Kind::ExposedCommunication | Kind::OpTime | Kind::KernelTime)
+    }
+
     /// The unit of its samples: microseconds, bytes, or a count.
     pub fn unit(self) -> &'static str {
         match self {
-            Kind::OpCount | Kind::KernelCount => "count",
+            kind if kind.is_count() => "count",
             Kind::PeakMemory => "bytes",
             _ => "us",
         }
@@ -152,7 +169,7 @@ pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
         if let Some((_, trace)) = loaded.pytorch_traces().next() {
             samples.metrics.extend(kernel_metrics(trace, &rank.rows));
         }
-        samples.metrics.extend(communication_metrics(&loaded, std::path::Path::new(&samples.source))?);
+        samples.metrics.extend(communication_metrics(&loaded, &analyzed.pytorch, std::path::Path::new(&samples.source))?);
     } else {
         samples.steps = analyzed.rows.iter().map(|r| r.name.clone()).collect();
         samples.metrics.push(Metric { kind: Kind::StepTime, name: "step_time".into(), samples: analyzed.rows.iter().map(|r| r.step_us).collect() });
@@ -222,7 +239,8 @@ fn op_metrics(stats: &crate::stats::Stats, steps: &[i64]) -> Vec<Metric> {
 /// Each GPU kernel, copy and set, by name: its time inside each step row's
 /// window on the row's GPU (the part of it inside, as the step breakdown's
 /// kernel kinds count it: [`steps::pytorch::GpuRow::kinds_ns`]), and how
-/// many of it started there. None for rows without GPU work. The node
+/// many of it started there ([`steps::pytorch::in_windows_each`]). None
+/// for rows without GPU work. The node
 /// model's op times are the CPU's; a kernel that slows the GPU is named
 /// here.
 fn kernel_metrics(trace: &crate::inputs::pytorch::Trace, rows: &[steps::pytorch::Row]) -> Vec<Metric> {
@@ -231,29 +249,20 @@ fn kernel_metrics(trace: &crate::inputs::pytorch::Trace, rows: &[steps::pytorch:
     for e in trace.events.iter().filter(|e| steps::pytorch::is_gpu_work(e)) {
         work.entry(e.device.unwrap_or(0)).or_default().push((e.ts, e.end(), e.name));
     }
-    for events in work.values_mut() {
-        events.sort_unstable_by_key(|w| (w.0, w.1));
-    }
     let mut times: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut counts: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for (i, row) in rows.iter().enumerate() {
-        let Some(events) = row.gpu.as_ref().and_then(|gpu| work.get(&gpu.device)) else { continue };
-        // (No event longer than the longest starts before it and still
-        // overlaps the window.)
-        let longest = events.iter().map(|w| w.1 - w.0).max().unwrap_or(0);
-        let first = events.partition_point(|w| w.0 < row.start_ns.saturating_sub(longest));
-        for &(start, end, name) in events[first..].iter().take_while(|w| w.0 < row.end_ns) {
-            let overlap = end.min(row.end_ns) - start.max(row.start_ns);
-            let started = start >= row.start_ns;
-            if overlap <= 0 && !started {
-                continue;
-            }
-            let name = trace.str(name);
-            times.entry(name).or_insert_with(|| vec![0.0; rows.len()])[i] += overlap.max(0) as f64 / 1e3;
+    for (device, events) in &mut work {
+        events.sort_unstable_by_key(|w| (w.0, w.1));
+        // The device's rows (each step's window on it), in step order.
+        let on_device: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].gpu.as_ref().is_some_and(|gpu| gpu.device == *device)).collect();
+        let windows: Vec<(i64, i64)> = on_device.iter().map(|&i| (rows[i].start_ns, rows[i].end_ns)).collect();
+        steps::pytorch::in_windows_each(events.iter().map(|w| (w.0, w.1)), &windows, |event, k, overlap, started| {
+            let (name, i) = (trace.str(events[event].2), on_device[k]);
+            times.entry(name).or_insert_with(|| vec![0.0; rows.len()])[i] += overlap as f64 / 1e3;
             if started {
                 counts.entry(name).or_insert_with(|| vec![0.0; rows.len()])[i] += 1.0;
             }
-        }
+        });
     }
     let time_metrics = times.into_iter().map(|(name, samples)| Metric { kind: Kind::KernelTime, name: name.to_owned(), samples });
     let count_metrics = counts.into_iter().map(|(name, samples)| Metric { kind: Kind::KernelCount, name: name.to_owned(), samples });
@@ -262,22 +271,19 @@ fn kernel_metrics(trace: &crate::inputs::pytorch::Trace, rows: &[steps::pytorch:
 
 /// Each rank's communication and exposed communication in each of its
 /// steps, as `rtfprof ranks` gives them (one PyTorch trace a rank, of
-/// `source`, which errors name), for the ranks whose GPUs ran
-/// collectives: named `rank<id>`.
-fn communication_metrics(loaded: &load::Loaded, source: &std::path::Path) -> Result<Vec<Metric>> {
-    let traces: Vec<(String, &crate::inputs::pytorch::Trace)> = loaded.pytorch_traces().map(|(name, trace)| (name.to_owned(), &**trace)).collect();
-    if traces.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ranks = crate::ranks::analyze_pytorch(source, &traces)?;
+/// `source`, which errors name; `ranks`: the steps' rows of each, made
+/// already), for the ranks whose GPUs ran collectives: named `rank<id>`.
+fn communication_metrics(loaded: &load::Loaded, ranks: &[steps::pytorch::Rank], source: &std::path::Path) -> Result<Vec<Metric>> {
+    let traces: Vec<(&str, &crate::inputs::pytorch::Trace, &[steps::pytorch::Row])> =
+        loaded.pytorch_traces().filter_map(|(name, trace)| ranks.iter().find(|r| r.rank == name).map(|rank| (name, &**trace, rank.rows.as_slice()))).collect();
     let mut metrics = Vec::new();
-    for rank in &ranks.ranks {
-        let per_step = |f: fn(&crate::stats::records::ranks::RankStep) -> Option<f64>| rank.steps.iter().map(f).collect::<Option<Vec<f64>>>();
+    for (id, steps) in crate::ranks::pytorch_rank_steps(source, &traces)? {
+        let per_step = |f: fn(&crate::stats::records::ranks::RankStep) -> Option<f64>| steps.iter().map(f).collect::<Option<Vec<f64>>>();
         let (Some(communication), Some(exposed)) = (per_step(|s| s.communication_us), per_step(|s| s.exposed_communication_us)) else { continue };
         if communication.iter().all(|&us| us == 0.0) {
             continue;
         }
-        let name = format!("rank{}", rank.rank);
+        let name = format!("rank{id}");
         metrics.push(Metric { kind: Kind::Communication, name: name.clone(), samples: communication });
         metrics.push(Metric { kind: Kind::ExposedCommunication, name, samples: exposed });
     }

@@ -122,9 +122,7 @@ impl RankTrace<'_> {
 
 /// [`analyze_pytorch`] of traces read whole or in windows.
 pub fn analyze_pytorch_read(dir: &Path, traces: &[(String, RankTrace<'_>)]) -> Result<Ranks> {
-    let names: Vec<&str> = traces.iter().map(|(n, _)| n.as_str()).collect();
-    let given: Vec<Option<i64>> = traces.iter().map(|(_, t)| t.distributed().and_then(|d| d.rank)).collect();
-    let (ids, from_traces) = rank_ids(&names, &given).map_err(|m| Error::input(crate::inputs::pytorch::KIND, dir, m))?;
+    let (ids, from_traces) = pytorch_ids(dir, traces.iter().map(|(n, t)| (n.as_str(), t.distributed())))?;
     // HTA leaves the last step out when its symbol table, shared by every
     // rank, holds two or more ProfilerStep names.
     let step_names: rustc_hash::FxHashSet<&str> = traces.iter().flat_map(|(_, t)| hta::profiler_step_names(t.steps())).collect();
@@ -138,6 +136,28 @@ pub fn analyze_pytorch_read(dir: &Path, traces: &[(String, RankTrace<'_>)]) -> R
         })
         .collect::<Result<_>>()?;
     Ok(finish(Source::PyTorch, from_traces, &mut ranks))
+}
+
+/// The rank ids of PyTorch traces (`(name, distributedInfo)`, one a
+/// rank, of `dir`, which errors name), as [`rank_ids`] gives them.
+fn pytorch_ids<'a>(dir: &Path, traces: impl Iterator<Item = (&'a str, Option<&'a crate::inputs::pytorch::Distributed>)>) -> Result<(Vec<i64>, bool)> {
+    let (names, given): (Vec<&str>, Vec<Option<i64>>) = traces.map(|(name, distributed)| (name, distributed.and_then(|d| d.rank))).unzip();
+    rank_ids(&names, &given).map_err(|m| Error::input(crate::inputs::pytorch::KIND, dir, m))
+}
+
+/// Each step's compute, communication, exposed communication and idle
+/// time of PyTorch traces (`(name, trace, its step rows)`, one a rank, of
+/// `dir`), as [`analyze_pytorch`] gives them, with the rank ids: for
+/// callers that have the steps' rows already (`check`), without the rest
+/// of a rank's analysis (its copies, HTA's overlap).
+pub fn pytorch_rank_steps(dir: &Path, traces: &[(&str, &Trace, &[torch_steps::Row])]) -> Result<Vec<(i64, Vec<RankStep>)>> {
+    let (ids, _) = pytorch_ids(dir, traces.iter().map(|(name, trace, _)| (*name, trace.distributed.as_ref())))?;
+    let steps = traces.par_iter().map(|(_, trace, rows)| {
+        let mut table = StepTable::default();
+        table.add(rows, &GpuWork::of(&mut Classifier::new(trace), |_, _| true));
+        table.finish()
+    });
+    Ok(ids.into_iter().zip(steps.collect::<Vec<_>>()).collect())
 }
 
 /// The summary of one PyTorch trace as a rank.

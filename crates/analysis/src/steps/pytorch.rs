@@ -629,24 +629,15 @@ fn take_covered(remaining: &[(i64, i64)], role: &[(i64, i64)]) -> (i64, Vec<(i64
 /// Each window's split on one device; `work` sorted by start.
 fn split(device: u32, work: &[Work], windows: &[(String, i64, i64, i64)]) -> Vec<GpuRow> {
     let mut rows: Vec<GpuRow> = windows.iter().map(|_| GpuRow { device, ..GpuRow::default() }).collect();
-    let window_ends: Vec<i64> = windows.iter().map(|w| w.2).collect();
     // Each event's time in each window it overlaps, by kind.
-    for &(start, end, _, kind, category) in work {
-        let is_kernel = category == Category::Kernel;
-        let first = window_ends.partition_point(|&e| e <= start);
-        for (k, w) in windows.iter().enumerate().skip(first) {
-            if w.1 >= end {
-                break;
-            }
-            let overlap = end.min(w.2) - start.max(w.1);
-            if overlap > 0 {
-                rows[k].kinds_ns[kind as usize] += overlap;
-            }
-            if is_kernel && start >= w.1 && start < w.2 {
-                rows[k].kernels += 1;
-            }
+    let spans: Vec<(i64, i64)> = windows.iter().map(|w| (w.1, w.2)).collect();
+    in_windows_each(work.iter().map(|w| (w.0, w.1)), &spans, |event, k, overlap, started| {
+        let (_, _, _, kind, category) = work[event];
+        rows[k].kinds_ns[kind as usize] += overlap;
+        if started && category == Category::Kernel {
+            rows[k].kernels += 1;
         }
-    }
+    });
     let busy: Vec<_> = union_in_order(work.iter().map(|w| (w.0, w.1)), Empty::Drop).collect();
     let compute: Vec<_> = union_in_order(work.iter().filter(|w| w.3.is_compute()).map(|w| (w.0, w.1)), Empty::Drop).collect();
     let busy_in = in_windows(&busy, windows);
@@ -657,6 +648,28 @@ fn split(device: u32, work: &[Work], windows: &[(String, i64, i64, i64)]) -> Vec
         rows[k].idle_ns = (w.2 - w.1) - busy_in[k];
     }
     rows
+}
+
+/// Each of `events` (GPU work, `(start, end)`) in each of `windows`
+/// (steps in time order, disjoint): `each(event, window, time inside it,
+/// whether it started in it)`, where it overlaps the window or started in
+/// it. The step breakdown's kernel kinds and `check`'s kernels count GPU
+/// work so.
+pub fn in_windows_each(events: impl Iterator<Item = (i64, i64)>, windows: &[(i64, i64)], mut each: impl FnMut(usize, usize, i64, bool)) {
+    let window_ends: Vec<i64> = windows.iter().map(|w| w.1).collect();
+    for (event, (start, end)) in events.enumerate() {
+        let first = window_ends.partition_point(|&e| e <= start);
+        for (k, &(w_start, w_end)) in windows.iter().enumerate().skip(first) {
+            if w_start >= end {
+                break;
+            }
+            let overlap = (end.min(w_end) - start.max(w_start)).max(0);
+            let started = start >= w_start && start < w_end;
+            if overlap > 0 || started {
+                each(event, k, overlap, started);
+            }
+        }
+    }
 }
 
 /// The time disjoint sorted intervals cover inside each window.
