@@ -794,8 +794,8 @@ fn each_ranks_communication_is_compared() {
 /// single ops before an op had to move the step (`moves_the_step` in
 /// crates/analysis/src/check/decision.rs): one process ran an op 1.5 to
 /// 4 times as long as the other in every step, so that the op is past its
-/// threshold and significant by its own test, and is noise because the
-/// step did not grow with it.
+/// threshold and significant by its own test, and is `step_unmoved`:
+/// the step did not grow with it.
 #[test]
 fn fresh_identical_runs_that_differ_in_single_ops_pass() {
     let cases: [(&str, &str, &[&str]); 3] = [
@@ -813,7 +813,7 @@ fn fresh_identical_runs_that_differ_in_single_ops_pass() {
         let alpha = doc["options"]["alpha"].as_f64().unwrap();
         for op in ops {
             let m = metric(&doc, op);
-            assert_eq!(m["verdict"], "noise", "{a} vs {b}: {m}");
+            assert_eq!(m["verdict"], "step_unmoved", "{a} vs {b}: {m}");
             let (change, threshold, p) = (m["change"].as_f64().unwrap(), m["threshold"].as_f64().unwrap(), m["p_value"].as_f64().unwrap());
             assert!(change > threshold && p < alpha, "{a} vs {b}: the op's own gates no longer fail it: {m}");
         }

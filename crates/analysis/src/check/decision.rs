@@ -18,7 +18,9 @@
 //! TensorFlow's executor runs first) by more than the op thresholds and
 //! with every step of a run alike, so that the op's own test is no
 //! defence; what such an op costs is most often lost in the step's noise.
-//! Improvements are
+//! Such a row is `step_unmoved` ([`Verdict::StepUnmoved`]), not `noise`:
+//! its growth is real in these two runs, whether the program's or the
+//! process's, and it did not cost the step. Improvements are
 //! reported and never fail; so are ops that appear or disappear (new code
 //! adds ops on purpose; what they cost shows in the step time).
 //!
@@ -91,7 +93,7 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     adjust_for_multiple_tests(&mut rows, options.alpha);
     for row in rows.iter_mut().filter(|r| r.kind.is_part_of_step() && r.verdict == Verdict::Regression) {
         if !moves_the_step(row.new_median - row.baseline_median, &step) {
-            row.verdict = Verdict::Noise;
+            row.verdict = Verdict::StepUnmoved;
         }
     }
     rows.extend(count_rows);
@@ -348,7 +350,7 @@ mod tests {
         assert_eq!(failed, ["step_time", "communication:rank3", "exposed_communication:rank3"]);
         let hidden = decide(&a, &with_comm(STEPS, exposed, 50.0), &Options::default());
         assert!(hidden.passed(), "{:?}", hidden.rows);
-        assert_eq!(hidden.rows.iter().find(|r| r.label == "communication:rank3").unwrap().verdict, Verdict::Noise);
+        assert_eq!(hidden.rows.iter().find(|r| r.label == "communication:rank3").unwrap().verdict, Verdict::StepUnmoved);
     }
 
     /// Holm's adjustment: evidence that decides one test alone is not
@@ -381,7 +383,8 @@ mod tests {
     }
 
     /// An op that grows while the step does not (it waited, overlapped
-    /// with other work) is noise; the same growth with the step is not.
+    /// with other work) did not move the step; the same growth with the
+    /// step is a regression.
     #[test]
     fn an_op_must_move_the_step() {
         let dot = [20.0, 21.0, 19.0, 20.0, 20.0, 22.0, 20.0, 21.0];
@@ -389,7 +392,7 @@ mod tests {
         let a = samples(&STEPS, &[("dot", &dot)]);
         let hidden = decide(&a, &samples(&STEPS, &[("dot", &waited)]), &Options::default());
         assert!(hidden.passed(), "{:?}", hidden.rows);
-        assert_eq!(hidden.rows.iter().find(|r| r.label == "op:dot").unwrap().verdict, Verdict::Noise);
+        assert_eq!(hidden.rows.iter().find(|r| r.label == "op:dot").unwrap().verdict, Verdict::StepUnmoved);
         // The step grows by two thirds of the op's growth: a regression.
         let shown = decide(&a, &samples(&STEPS.map(|s| s + 20.0), &[("dot", &waited)]), &Options::default());
         assert_eq!(shown.regressions().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["step_time", "op:dot"]);
@@ -397,8 +400,8 @@ mod tests {
 
     /// An op that took twice as long in every step (its own test: p =
     /// 8e-5) while the step's median grew by 5.7% in steps that overlap
-    /// (the step's test: p = 0.3) is noise: identical processes differ so
-    /// in single ops. The same op in steps that all grew is a regression.
+    /// (the step's test: p = 0.3) did not move the step: identical
+    /// processes differ so in single ops. The same op in steps that all grew is a regression.
     #[test]
     fn an_op_needs_the_step_to_grow_significantly() {
         let dot = [10.0, 11.0, 9.0, 10.0, 10.0, 12.0, 10.0, 11.0];
@@ -406,24 +409,24 @@ mod tests {
         let overlapping = [90.0, 91.0, 92.0, 106.0, 107.0, 108.0, 140.0, 150.0];
         let check = decide(&a, &samples(&overlapping, &[("dot", &dot.map(|d| d * 2.0))]), &Options::default());
         assert!(check.passed(), "{:?}", check.rows);
-        assert_eq!(check.rows.iter().find(|r| r.label == "op:dot").unwrap().verdict, Verdict::Noise);
+        assert_eq!(check.rows.iter().find(|r| r.label == "op:dot").unwrap().verdict, Verdict::StepUnmoved);
         let check = decide(&a, &samples(&STEPS.map(|s| s + 6.0), &[("dot", &dot.map(|d| d * 2.0))]), &Options::default());
         assert_eq!(check.regressions().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["step_time", "op:dot"]);
     }
 
     /// Two ops double while the step grows by 6: the one whose growth (6)
     /// is past the step's threshold of the step (5% of 100.75) regresses;
-    /// the one whose growth is 2% of the step is noise, however sure its
-    /// own test is.
+    /// the one whose growth is 2% of the step did not move it, however
+    /// sure its own test is.
     #[test]
-    fn an_op_whose_growth_is_a_small_part_of_the_step_is_noise() {
+    fn an_op_whose_growth_is_a_small_part_of_the_step_does_not_fail() {
         let dot = [6.0, 6.5, 5.5, 6.0, 6.0, 7.0, 6.0, 6.5];
         let mul = [2.0, 2.1, 1.9, 2.0, 2.0, 2.2, 2.0, 2.1];
         let a = samples(&STEPS, &[("dot", &dot), ("mul", &mul)]);
         let b = samples(&STEPS.map(|s| s + 6.0), &[("dot", &dot.map(|d| d * 2.0)), ("mul", &mul.map(|d| d * 2.0))]);
         let check = decide(&a, &b, &Options::default());
         assert_eq!(check.regressions().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["step_time", "op:dot"]);
-        assert_eq!(check.rows.iter().find(|r| r.label == "op:mul").unwrap().verdict, Verdict::Noise);
+        assert_eq!(check.rows.iter().find(|r| r.label == "op:mul").unwrap().verdict, Verdict::StepUnmoved);
         // With the step's threshold at 1%, mul's growth (2%) is past it.
         let mut loose = Options::default();
         loose.thresholds.insert("step_time".into(), 0.01);

@@ -12,6 +12,14 @@ pub enum Verdict {
     Improvement,
     /// Changed beyond the threshold, but the test cannot tell it from noise.
     Noise,
+    /// A part of the step (op, kernel, category, rank's communication)
+    /// grew past its threshold and its own test, but the step time did not
+    /// move with it (`moves_the_step`): reported, never fails. Not `Noise`:
+    /// the growth is real in these runs, whether a change of the program
+    /// (a small op doubled) or of the process (identical processes differ
+    /// so in single ops); it is too small, or too well hidden, to cost the
+    /// step.
+    StepUnmoved,
     /// Within the threshold.
     Unchanged,
     /// A side has fewer steps than `min_steps`: not judged.
@@ -30,6 +38,7 @@ impl Verdict {
             Verdict::Regression => "regression",
             Verdict::Improvement => "improvement",
             Verdict::Noise => "noise",
+            Verdict::StepUnmoved => "step_unmoved",
             Verdict::Unchanged => "unchanged",
             Verdict::TooFewSteps => "too_few_steps",
             Verdict::Appeared => "appeared",
@@ -40,7 +49,7 @@ impl Verdict {
 
     /// Whether outputs should draw attention to it (a warning annotation).
     pub fn is_notable(self) -> bool {
-        matches!(self, Verdict::Appeared | Verdict::Disappeared | Verdict::CountChanged | Verdict::Noise | Verdict::TooFewSteps)
+        matches!(self, Verdict::Appeared | Verdict::Disappeared | Verdict::CountChanged | Verdict::Noise | Verdict::StepUnmoved | Verdict::TooFewSteps)
     }
 }
 

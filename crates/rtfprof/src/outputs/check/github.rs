@@ -51,6 +51,7 @@ fn message(row: &Row) -> String {
     let what = match row.verdict {
         Verdict::Regression => "regressed",
         Verdict::Noise => "changed, but not significantly",
+        Verdict::StepUnmoved => "grew past its threshold and its test, but the step time did not grow with it",
         Verdict::TooFewSteps => "not judged: too few steps",
         Verdict::Appeared => "appeared",
         Verdict::Disappeared => "disappeared",

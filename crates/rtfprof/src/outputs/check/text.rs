@@ -11,7 +11,7 @@ pub fn render(check: &Check) -> String {
     let mut out = format!("rtfprof check: baseline {} vs new {}\n", check.baseline, check.new);
     let o = &check.options;
     out.push_str(&format!(
-        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%, peak memory {:.0}% and {}) and a one-sided Mann-Whitney U test on the per-step samples gives p < {} (Holm-adjusted over the metrics tested).\n\n",
+        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%, peak memory {:.0}% and {}) and a one-sided Mann-Whitney U test on the per-step samples gives p < {} (Holm-adjusted over the metrics tested); an op, kernel, category or rank's communication besides only if the step time grew with it (else: step unmoved).\n\n",
         o.max_regression * 100.0,
         o.max_op_regression * 100.0,
         o.max_memory_regression * 100.0,
@@ -105,6 +105,7 @@ pub fn verdict_word(verdict: Verdict) -> &'static str {
         Verdict::Regression => "REGRESSION",
         Verdict::Improvement => "improved",
         Verdict::Noise => "noise",
+        Verdict::StepUnmoved => "step unmoved",
         Verdict::Unchanged => "ok",
         Verdict::TooFewSteps => "too few steps",
         Verdict::Appeared => "appeared",
