@@ -634,6 +634,7 @@ impl InputArgs {
             skip_code_traces: false,
             skip_attrs: false,
             allocations: false,
+            hlo_steps: false,
             // Set by the loader, from the sources' windowing.
             pytorch_windows: None,
         }

@@ -55,6 +55,13 @@ fn a_wider_layer_fails_and_names_its_op() {
         assert!(regressed.iter().any(|r| r == want), "{want} not among {regressed:?}");
     }
     assert!(stdout.contains("FAIL: ") && stdout.contains("op:jit(step)/jvp(layer2)/dot_general"), "{stdout}");
+    // The XLA instructions of layer 2's forward and backward dots
+    // (`rtfprof hlo --xplane_path testdata/check/wider` names their
+    // framework ops), and none of layer 1's.
+    for want in ["hlo:jit_step/ynn_fusion.3", "hlo:jit_step/ynn_fusion"] {
+        assert!(regressed.iter().any(|r| r == want), "{want} not among {regressed:?}");
+    }
+    assert!(!regressed.iter().any(|r| r == "hlo:jit_step/ynn_fusion.4" || r == "hlo:jit_step/dot"), "{regressed:?}");
     // Every regression passed both gates.
     for m in doc["metrics"].as_array().unwrap().iter().filter(|m| m["verdict"] == "regression") {
         assert!(m["change"].as_f64().unwrap() > m["threshold"].as_f64().unwrap(), "{m}");
@@ -758,6 +765,49 @@ fn a_gpu_traces_kernels_are_compared_by_name() {
     assert!(kernels.iter().all(|k| k.starts_with("kernel:")), "{kernels:?}");
     assert!(stdout.contains("kernel:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"), "{stdout}");
     assert!(doc["metrics"].as_array().unwrap().iter().all(|m| m["kind"] != "kernel_count"), "identical runs: no count changed");
+}
+
+/// An XPlane trace of XLA programs: each instruction is compared per step
+/// (`hlo:MODULE/INSTRUCTION`), and its samples, saved with
+/// `--save_baseline`, add up to `rtfprof hlo`'s total for it (every
+/// execution of these fixtures lies in a sampled step): JAX on an H200
+/// with command buffers and without, a CNN, and JAX on a CPU.
+#[test]
+fn an_xla_traces_instructions_are_compared_per_step() {
+    for fixture in ["jax_gpu_mlp", "jax_gpu_mlp_nocb", "jax_gpu_cnn", "jax_jit"] {
+        let trace = testdata().join("xplane").join(fixture).display().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let (saved, table) = (dir.path().join("baseline.json"), dir.path().join("hlo.json"));
+        for args in [
+            ["check".to_owned(), trace.clone(), format!("--save_baseline={}", saved.display())],
+            ["hlo".to_owned(), format!("--xplane_path={trace}"), format!("--output=json:outfile={}", table.display())],
+        ] {
+            let out = rtfprof(args).run();
+            assert!(out.success(), "{}", out.stderr_lossy());
+        }
+        let read = |path: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap() };
+        let (saved, table) = (read(&saved), read(&table));
+        let totals: std::collections::BTreeMap<String, f64> = table["hlo_ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (format!("{}/{}", r["module"].as_str().unwrap(), r["hlo_op_name"].as_str().unwrap()), r["total_time_us"].as_f64().unwrap()))
+            .collect();
+        let sampled: std::collections::BTreeMap<String, f64> = saved["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["kind"] == "hlo_time")
+            .map(|m| (m["name"].as_str().unwrap().to_owned(), m["samples"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).sum()))
+            .collect();
+        assert_eq!(sampled.keys().collect::<Vec<_>>(), totals.keys().collect::<Vec<_>>(), "{fixture}");
+        for (name, total) in &totals {
+            assert!((sampled[name] - total).abs() < 1e-6, "{fixture} {name}: {} vs {total}", sampled[name]);
+        }
+        let (code, stdout, doc) = check(&trace, &trace, &["--min_steps", "1"]);
+        assert_eq!(code, 0, "{stdout}");
+        assert!(doc["metrics"].as_array().unwrap().iter().any(|m| m["kind"] == "hlo_time"), "{fixture}: {stdout}");
+    }
 }
 
 /// A job of several ranks (a directory of PyTorch traces, one a rank):

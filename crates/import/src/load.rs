@@ -253,6 +253,8 @@ pub fn resolve(sources: &Sources, purpose: Purpose) -> Result<Resolved> {
     // The report's memory tab replays the allocation records, and check
     // judges each allocator's peak.
     paths.allocations = matches!(purpose, Purpose::Report | Purpose::Check);
+    // Check judges each XLA instruction per step.
+    paths.hlo_steps = purpose == Purpose::Check;
     if matches!(purpose, Purpose::Memory) {
         paths.allocations = true;
         paths.skip_code_traces = true;

@@ -39,6 +39,7 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     let mut rows = Vec::new();
     let mut op_rows = Vec::new();
     let mut kernel_rows = Vec::new();
+    let mut hlo_rows = Vec::new();
     let mut count_rows = Vec::new();
     let mut ignored = Vec::new();
     for (kind, name) in labels(baseline, new) {
@@ -53,8 +54,10 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
             _ => {
                 let (bm, nm) = (median_of(b), median_of(n));
                 let large = bm >= options.min_share * step.base_median || nm >= options.min_share * step.new_median;
-                // An op or kernel on one side only is reported by its count.
-                let counted = matches!(kind, Kind::OpTime | Kind::KernelTime);
+                // An op or kernel on one side only is reported by its
+                // count; an instruction on one side only (XLA renumbers
+                // fusions when the program changes) is not judged.
+                let counted = matches!(kind, Kind::OpTime | Kind::KernelTime | Kind::HloTime);
                 let on_both = !counted || (ran(b) && ran(n));
                 (large && on_both).then(|| judge(kind, &name, b, n, options.max_op_regression, options))
             }
@@ -80,16 +83,18 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
             (_, None) => {}
             (Kind::OpTime, Some(row)) => op_rows.push(row),
             (Kind::KernelTime, Some(row)) => kernel_rows.push(row),
+            (Kind::HloTime, Some(row)) => hlo_rows.push(row),
             (Kind::OpCount | Kind::KernelCount, Some(row)) => count_rows.push(row),
             (_, Some(row)) => rows.push(row),
         }
     }
     // The largest growth first: the op that slowed the step leads.
-    for list in [&mut op_rows, &mut kernel_rows] {
+    for list in [&mut op_rows, &mut kernel_rows, &mut hlo_rows] {
         list.sort_by(|a, b| b.change.unwrap_or(0.0).total_cmp(&a.change.unwrap_or(0.0)).then_with(|| a.name.cmp(&b.name)));
     }
     rows.extend(op_rows);
     rows.extend(kernel_rows);
+    rows.extend(hlo_rows);
     adjust_for_multiple_tests(&mut rows, options.alpha);
     for row in rows.iter_mut().filter(|r| r.kind.is_part_of_step() && r.verdict == Verdict::Regression) {
         if !moves_the_step(row.new_median - row.baseline_median, &step) {

@@ -27,6 +27,9 @@ pub enum Kind {
     KernelTime,
     /// How many times one kernel started in a step.
     KernelCount,
+    /// One XLA instruction's time in a step (XPlane traces of XLA
+    /// programs), by its module and name.
+    HloTime,
     /// One rank's time in collectives in a step (`rtfprof ranks`).
     Communication,
     /// One rank's time in collectives that no computation overlapped in a
@@ -45,13 +48,14 @@ impl Kind {
             Kind::OpCount => "op_count",
             Kind::KernelTime => "kernel_time",
             Kind::KernelCount => "kernel_count",
+            Kind::HloTime => "hlo_time",
             Kind::Communication => "communication",
             Kind::ExposedCommunication => "exposed_communication",
         }
     }
 
     /// Every kind.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::StepTime,
         Kind::Category,
         Kind::PeakMemory,
@@ -59,6 +63,7 @@ impl Kind {
         Kind::OpCount,
         Kind::KernelTime,
         Kind::KernelCount,
+        Kind::HloTime,
         Kind::Communication,
         Kind::ExposedCommunication,
     ];
@@ -73,11 +78,12 @@ impl Kind {
         matches!(self, Kind::OpCount | Kind::KernelCount)
     }
 
-    /// Whether it is a part of the step's time (an op's, a kernel's, a
-    /// category's, a rank's communication): judged against its share of
-    /// the step, and a regression only if it moved the step.
+    /// Whether it is a part of the step's time (an op's, a kernel's, an
+    /// XLA instruction's, a category's, a rank's communication): judged
+    /// against its share of the step, and a regression only if it moved
+    /// the step.
     pub fn is_part_of_step(self) -> bool {
-        matches!(self, Kind::Category | Kind::Communication | Kind::ExposedCommunication | Kind::OpTime | Kind::KernelTime)
+        matches!(self, Kind::Category | Kind::Communication | Kind::ExposedCommunication | Kind::OpTime | Kind::KernelTime | Kind::HloTime)
     }
 
     /// The unit of its samples: microseconds, bytes, or a count.
@@ -103,7 +109,8 @@ pub struct Metric {
 impl Metric {
     /// The name outputs show: `step_time`, `category:host_compute`,
     /// `memory:cpu`, `op:jit(step)/jvp(layer2)/dot_general`, `count:…`,
-    /// `kernel:…`, `kernel_count:…`, `communication:rank0`,
+    /// `kernel:…`, `kernel_count:…`, `hlo:jit_step/fusion.3`,
+    /// `communication:rank0`,
     /// `exposed_communication:rank0`.
     pub fn label(&self) -> String {
         match self.kind {
@@ -114,6 +121,7 @@ impl Metric {
             Kind::OpCount => format!("count:{}", self.name),
             Kind::KernelTime => format!("kernel:{}", self.name),
             Kind::KernelCount => format!("kernel_count:{}", self.name),
+            Kind::HloTime => format!("hlo:{}", self.name),
             Kind::Communication => format!("communication:{}", self.name),
             Kind::ExposedCommunication => format!("exposed_communication:{}", self.name),
         }
@@ -183,6 +191,7 @@ pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
     let steps = sampled_steps(&loaded.stats, samples.steps.len());
     samples.metrics.extend(memory_metrics(&loaded, &steps)?);
     samples.metrics.extend(op_metrics(&loaded.stats, &steps));
+    samples.metrics.extend(hlo_metrics(&loaded, &steps));
     Ok(samples)
 }
 
@@ -234,6 +243,33 @@ fn op_metrics(stats: &crate::stats::Stats, steps: &[i64]) -> Vec<Metric> {
     let time_metrics = times.into_iter().map(|(name, samples)| Metric { kind: Kind::OpTime, name: name.to_owned(), samples });
     let count_metrics = counts.into_iter().map(|(name, samples)| Metric { kind: Kind::OpCount, name: name.to_owned(), samples });
     time_metrics.chain(count_metrics).collect()
+}
+
+/// Each XLA instruction of the XPlane traces, named `MODULE/INSTRUCTION`
+/// (a host's, of a run directory with several, `HOST/MODULE/INSTRUCTION`):
+/// its time in each of `steps`, as `rtfprof hlo` counts its total (on
+/// devices the time counted, on hosts the events' durations) and the node
+/// model puts executions in steps ([`HloOp::step_ps`]). Instructions of the
+/// same name in programs of the same module (a module compiled twice) add
+/// up. The node model's ops are the framework's: one JAX op may be several
+/// fusions, one fusion several ops.
+///
+/// [`HloOp::step_ps`]: crate::stats::records::device::HloOp::step_ps
+fn hlo_metrics(loaded: &load::Loaded, steps: &[i64]) -> Vec<Metric> {
+    let index: std::collections::HashMap<i64, usize> = steps.iter().enumerate().map(|(i, &step)| (step, i)).collect();
+    let mut times: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (job, trace) in loaded.xplane_traces() {
+        for op in trace.device.hlo_ops.iter().filter(|op| !op.step_ps.is_empty()) {
+            let name = [job, &op.module, &op.hlo_op_name].into_iter().filter(|part| !part.is_empty()).collect::<Vec<_>>().join("/");
+            let samples = times.entry(name).or_insert_with(|| vec![0.0; steps.len()]);
+            for &(step, ps) in &op.step_ps {
+                if let Some(&i) = index.get(&step) {
+                    samples[i] += ps as f64 / 1e6;
+                }
+            }
+        }
+    }
+    times.into_iter().map(|(name, samples)| Metric { kind: Kind::HloTime, name, samples }).collect()
 }
 
 /// Each GPU kernel, copy and set, by name: its time inside each step row's

@@ -127,6 +127,9 @@ pub struct InputPaths {
     /// Keep allocation records (RunMetadata, profiles) and allocator events
     /// (XPlane): only `rtfprof memory` reads them.
     pub allocations: bool,
+    /// Keep each XLA instruction's time per step (XPlane): only `rtfprof
+    /// check` reads it.
+    pub hlo_steps: bool,
     /// Read a PyTorch trace a window of steps at a time, as this says
     /// ([`pytorch::windows`]): only where the node model is all a command
     /// reads (the views); `None` reads it whole, with its events kept.
@@ -292,7 +295,8 @@ impl Input {
             }
             Input::Xplane(trace, mut files) => {
                 let mut stats = files.model(paths);
-                let (source, listing) = trace.import(&mut stats, paths.allocations)?;
+                let keep = xplane::convert::Keep { allocator_events: paths.allocations, hlo_steps: paths.hlo_steps };
+                let (source, listing) = trace.import(&mut stats, keep)?;
                 (stats, Some(Trace::Xplane(std::sync::Arc::new(source))), listing)
             }
             Input::PyTorch(trace, path) => {

@@ -144,11 +144,11 @@ impl XplaneFile {
     }
 
     /// Converts the trace, giving its totals to `sink` as they are made; a
-    /// file that is not an `XSpace` is an error naming it. With
-    /// `allocator_events`, keeps those.
-    pub fn convert(&self, allocator_events: bool, sink: convert::TotalsSink<'_>) -> Result<convert::Converted> {
+    /// file that is not an `XSpace` is an error naming it. Keeps what
+    /// `keep` asks for.
+    pub fn convert(&self, keep: convert::Keep, sink: convert::TotalsSink<'_>) -> Result<convert::Converted> {
         self.check()?;
-        let converted = convert::convert_releasing(&self.bytes, allocator_events, &|part| self.release(part), sink);
+        let converted = convert::convert_releasing(&self.bytes, keep, &|part| self.release(part), sink);
         self.walked();
         converted.map_err(|e| not_an_xspace(&self.path, &e))
     }
@@ -247,11 +247,12 @@ pub fn truncation(wire: &[u8]) -> Option<String> {
 impl XplaneFile {
     /// Converts the trace into `stats` (which may hold a GraphDef's nodes
     /// already): its executions as per-step totals, its memory totals,
-    /// Python frames and, with `allocator_events`, allocator events.
-    /// Returns what outlives the conversion and the start-up lines.
-    pub fn import(&self, stats: &mut crate::stats::Stats, allocator_events: bool) -> Result<(TraceSource, String)> {
+    /// Python frames and what `keep` asks for (allocator events, the
+    /// instructions' times per step). Returns what outlives the conversion
+    /// and the start-up lines.
+    pub fn import(&self, stats: &mut crate::stats::Stats, keep: convert::Keep) -> Result<(TraceSource, String)> {
         let mut known = crate::stats::InputNodes::default();
-        let mut converted = self.convert(allocator_events, &mut |names, totals| {
+        let mut converted = self.convert(keep, &mut |names, totals| {
             stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
         })?;
         stats.add_memory_totals(&converted.memory);

@@ -14,6 +14,7 @@ use super::UNATTRIBUTED_TYPE;
 use super::executions::{Executions, LineRead};
 use super::ops::{NO_PROGRAM, Op, OpTable, ProgramOps};
 use super::plane_context::{ChildNode, Launched, LineResult};
+use super::steps::StepLookup;
 use crate::inputs::xplane::decode::Plane;
 use crate::inputs::xplane::hlo::{self, Programs, opcode_of_name};
 use crate::inputs::xplane::planes::PlaneKind;
@@ -21,8 +22,15 @@ use crate::stats::records::device::kernel::{self, Launches};
 
 /// XProf's `hlo_stats` rows: per XLA instruction that ran (an op with a
 /// program), its executions, total time (on devices the time counted, on
-/// hosts the events' durations) and self time.
-pub(super) fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs, lines: &[LineRead]) -> Vec<crate::stats::records::device::HloOp> {
+/// hosts the events' durations) and self time; with `steps`, its total
+/// time in each step too ([`step_times`]).
+pub(super) fn hlo_ops(
+    planes: &[Plane<'_>],
+    ops: &[Op<'_>],
+    programs: &Programs,
+    lines: &[LineRead],
+    steps: Option<&StepLookup>,
+) -> Vec<crate::stats::records::device::HloOp> {
     if !ops.iter().any(|op| op.3 != NO_PROGRAM) {
         return Vec::new();
     }
@@ -55,16 +63,21 @@ pub(super) fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs,
     let on_host = |line: &LineRead| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host;
     let device_ran =
         lines.iter().filter(|line| !on_host(line)).any(|line| line.pieces.iter().any(|piece| piece.iter().any(|e| slot_of[e.op as usize] != u32::MAX)));
-    let pieces: Vec<(bool, &Executions)> =
-        lines.iter().filter(|line| !(device_ran && on_host(line))).flat_map(|line| line.pieces.iter().map(move |piece| (on_host(line), piece))).collect();
+    let counted: Vec<&LineRead> = lines.iter().filter(|line| !(device_ran && on_host(line))).collect();
+    let pieces: Vec<(bool, &Executions)> = counted.iter().flat_map(|line| line.pieces.iter().map(move |piece| (on_host(line), piece))).collect();
     let zero = || vec![(0, 0, 0); with_program.len()];
     let per_thread = pieces.len().div_ceil(2 * rayon::current_num_threads()).max(1);
     let sums = pieces.into_par_iter().with_min_len(per_thread).fold(zero, add).reduce(zero, merge);
+    let mut by_step = steps.map_or_else(Vec::new, |steps| {
+        let lines: Vec<(&LineRead, bool)> = counted.iter().map(|&line| (line, on_host(line))).collect();
+        step_times(&lines, steps, &slot_of)
+    });
     with_program
         .into_iter()
         .zip(sums)
-        .filter(|(_, (occurrences, ..))| *occurrences > 0)
-        .map(|(op, (occurrences, total_ps, self_ps))| {
+        .enumerate()
+        .filter(|(_, (_, (occurrences, ..)))| *occurrences > 0)
+        .map(|(slot, (op, (occurrences, total_ps, self_ps)))| {
             let (node, _, name, program) = ops[op];
             let known = programs.get(program).and_then(|p| Some((p, &p.instructions[p.instruction(name)? as usize])));
             crate::stats::records::device::HloOp {
@@ -78,9 +91,65 @@ pub(super) fn hlo_ops(planes: &[Plane<'_>], ops: &[Op<'_>], programs: &Programs,
                 total_ps,
                 self_ps,
                 source: known.map_or_else(Vec::new, |(_, ins)| ins.frames.iter().map(|f| f.to_string()).collect()),
+                step_ps: by_step.get_mut(slot).map(std::mem::take).unwrap_or_default(),
             }
         })
         .collect()
+}
+
+/// Per instruction (by its slot among those with a program): its time in
+/// each step, by step number, counted as [`hlo_ops`] counts its total (on
+/// devices the time counted, on hosts the events' durations). An
+/// execution is in the step whose marker holds its start, else in the
+/// step after the last, as the node model's executions are
+/// ([`StepLookup::step`]). `lines`: each line counted, and whether it is
+/// the host's.
+fn step_times(lines: &[(&LineRead, bool)], steps: &StepLookup, slot_of: &[u32]) -> Vec<Vec<(i64, i128)>> {
+    let slots = slot_of.iter().filter(|&&slot| slot != u32::MAX).count();
+    // A line's executions mostly come in step order: each step's times are
+    // summed in a vector by slot, and given out when the step changes (a
+    // map entry per execution took 1.5 s more of a 10.8 s check of two
+    // 500 MB traces; bench/check.md).
+    let line_sums = |&(line, host): &(&LineRead, bool)| {
+        // (The step's sum by slot, and whether the slot ran in it.)
+        let (mut sums, mut out) = (vec![(0i128, false); slots], Vec::new());
+        let (mut touched, mut current, mut hint) = (Vec::new(), None, 0);
+        let flush = |sums: &mut [(i128, bool)], touched: &mut Vec<u32>, step: i64, out: &mut Vec<(u32, i64, i128)>| {
+            for slot in touched.drain(..) {
+                out.push((slot, step, std::mem::take(&mut sums[slot as usize]).0));
+            }
+        };
+        for e in line.pieces.iter().flat_map(|piece| piece.iter()) {
+            let slot = slot_of[e.op as usize];
+            if slot == u32::MAX {
+                continue;
+            }
+            let step = steps.step_hinted(line.base_ps + i128::from(e.offset_ps), &mut hint);
+            if current != Some(step) {
+                if let Some(previous) = current {
+                    flush(&mut sums, &mut touched, previous, &mut out);
+                }
+                current = Some(step);
+            }
+            let (sum, ran) = &mut sums[slot as usize];
+            if !*ran {
+                *ran = true;
+                touched.push(slot);
+            }
+            *sum += i128::from(if host { e.duration_ps } else { e.time_ps });
+        }
+        if let Some(last) = current {
+            flush(&mut sums, &mut touched, last, &mut out);
+        }
+        out
+    };
+    let mut per_slot: Vec<BTreeMap<i64, i128>> = vec![BTreeMap::new(); slots];
+    for sums in lines.par_iter().map(line_sums).collect::<Vec<_>>() {
+        for (slot, step, ps) in sums {
+            *per_slot[slot as usize].entry(step).or_default() += ps;
+        }
+    }
+    per_slot.into_iter().map(|steps| steps.into_iter().collect()).collect()
 }
 
 /// Each framework op's Python frames: those of its first instruction (in

@@ -125,11 +125,23 @@ const EVENTS_PER_PIECE: usize = PIECE_EVENTS;
 /// many as a piece of [`PIECE_EVENTS`] JAX GPU events.
 const GUESSED_PIECE_BYTES: usize = if cfg!(fuzzing) { 256 } else { 2 << 20 };
 
+/// What a conversion keeps, where asked, besides the totals and the device
+/// tables: records only some commands read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Keep {
+    /// The allocator events in time order ([`Converted::allocator_events`]).
+    pub allocator_events: bool,
+    /// Each XLA instruction's time in each step
+    /// ([`HloOp::step_ps`](crate::stats::records::device::HloOp::step_ps)).
+    pub hlo_steps: bool,
+}
+
 /// Converts a whole trace (with its allocator events if asked); returns its
 /// totals too, all at once.
 pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<Total>), DecodeError> {
     let mut totals = Vec::new();
-    let converted = convert_releasing(bytes, allocator_events, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))?;
+    let keep = Keep { allocator_events, ..Keep::default() };
+    let converted = convert_releasing(bytes, keep, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))?;
     Ok((converted, totals))
 }
 
@@ -137,10 +149,10 @@ pub fn convert(bytes: &[u8], allocator_events: bool) -> Result<(Converted, Vec<T
 /// `allocator_events`, keeps those. Calls `release` with each stretch of the
 /// lines' events once it has been read (a mapped trace gives its pages back,
 /// see [`super::XplaneFile`]); slices of them stay valid.
-pub fn convert_releasing(bytes: &[u8], allocator_events: bool, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
+pub fn convert_releasing(bytes: &[u8], keep: Keep, release: Release<'_>, sink: TotalsSink<'_>) -> Result<Converted, DecodeError> {
     let space = Space::decode(bytes)?;
     let long = longest_plane(&space, bytes.len());
-    or_framed_first(long, |long| convert_framed_first(bytes, &space, long, allocator_events, release, &mut *sink))
+    or_framed_first(long, |long| convert_framed_first(bytes, &space, long, keep, release, &mut *sink))
 }
 
 /// `convert` with `long`, or with every plane framed first where that fails.
@@ -197,7 +209,7 @@ fn convert_framed_first<'a>(
     bytes: &'a [u8],
     space: &Space<'a>,
     long: Option<Long>,
-    allocator_events: bool,
+    keep: Keep,
     release: Release<'_>,
     sink: TotalsSink<'_>,
 ) -> Result<Converted, DecodeError> {
@@ -320,6 +332,7 @@ fn convert_framed_first<'a>(
     lines_read.par_iter_mut().filter(|line| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host).for_each(|line| subtract_nested(&mut line.pieces));
 
     let steps = step_spans(&markers);
+    let step_of = StepLookup::new(&steps);
     let mut converted = Converted {
         planes: planes.iter().map(|p| p.name.to_owned()).collect(),
         devices: planes.iter().map(|p| crate::stats::symbol::symbol(&p.name.to_ascii_lowercase())).collect(),
@@ -329,21 +342,20 @@ fn convert_framed_first<'a>(
         ..Default::default()
     };
     converted.device = crate::stats::records::device::Tables {
-        hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read),
+        hlo_ops: hlo_ops(&planes, &ops.ops, &programs, &lines_read, keep.hlo_steps.then_some(&step_of)),
         kernels: kernel_rows(&ops.ops, &programs, kernels),
     };
     converted.device.sort();
     converted.frames = node_frames(&ops.ops, &programs);
     totals(&planes, &ops.ops, lines_read, &steps, &mut converted, sink);
     let nodes: HashSet<&str> = converted.nodes.iter().map(|(name, _)| name.as_str()).collect();
-    let step_of = StepLookup::new(&steps);
     let (memory, unattributed) = memory_totals(&mut memory_events, &memory_names, |t| step_of.step(t), &nodes);
     converted.memory = memory;
     converted.unattributed_allocations = unattributed;
     if converted.outside_step.is_none() && !steps.is_empty() && memory_events.iter().any(|e| step_of.step(e.time_ps) == step_of.after_last) {
         converted.outside_step = Some(step_of.after_last);
     }
-    if allocator_events {
+    if keep.allocator_events {
         converted.allocator_events = attribute_allocator_events(&memory_events, &memory_names, &step_of);
     }
     converted.steps = steps;
@@ -371,8 +383,10 @@ mod tests {
                 let space = Space::decode(&bytes).unwrap();
                 let convert = |bytes: &[u8], space: &Space<'_>, long: Option<Long>| {
                     let mut totals = Vec::new();
-                    convert_framed_first(bytes, space, long, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))
-                        .map(|c| format!("{c:?} {totals:?}"))
+                    convert_framed_first(bytes, space, long, Keep { allocator_events: true, hlo_steps: true }, &|_| {}, &mut |_, chunk| {
+                        totals.extend_from_slice(chunk)
+                    })
+                    .map(|c| format!("{c:?} {totals:?}"))
                 };
                 let framed_first = convert(&bytes, &space, None).unwrap();
                 for long in 0..space.planes.len() {
@@ -410,13 +424,16 @@ mod tests {
                     let Ok(space) = Space::decode(&damaged) else { continue };
                     let mut totals = Vec::new();
                     let converted =
-                        convert_releasing(&damaged, true, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk)).map(|c| format!("{c:?} {totals:?}"));
+                        convert_releasing(&damaged, Keep { allocator_events: true, hlo_steps: true }, &|_| {}, &mut |_, chunk| totals.extend_from_slice(chunk))
+                            .map(|c| format!("{c:?} {totals:?}"));
                     let framed_first = convert(&damaged, &space, None).map_err(|e| e.to_string());
                     assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{}", path.display());
                     let guessed = Some(Long::Guessed { plane: long, piece_bytes: 1000 });
                     let mut totals = Vec::new();
                     let mut sink = |_: &TotalNames<'_>, chunk: &[Total]| totals.extend_from_slice(chunk);
-                    let converted = or_framed_first(guessed, |long| convert_framed_first(&damaged, &space, long, true, &|_| {}, &mut sink));
+                    let converted = or_framed_first(guessed, |long| {
+                        convert_framed_first(&damaged, &space, long, Keep { allocator_events: true, hlo_steps: true }, &|_| {}, &mut sink)
+                    });
                     let converted = converted.map(|c| format!("{c:?} {totals:?}"));
                     assert_eq!(converted.map_err(|e| e.to_string()), framed_first, "{} guessed", path.display());
                 }
@@ -424,6 +441,39 @@ mod tests {
         }
         assert!(compared >= 40, "{compared} conversions compared");
         assert!(guessed_ok >= 40, "{guessed_ok} conversions of guessed pieces");
+    }
+
+    /// Asked for, each XLA instruction's times per step add up to its
+    /// total (every execution is in one step), its steps are the trace's
+    /// (a marker's, or the one after the last); not asked for, none are
+    /// kept. On every fixture with XLA programs: JAX on CPU, on an H200
+    /// with and without command buffers, on MI300X.
+    #[test]
+    fn instructions_times_per_step_add_up_to_their_totals() {
+        let root = format!("{}/testdata/xplane", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
+            .unwrap()
+            .flat_map(|e| std::fs::read_dir(e.unwrap().path().join("plugins/profile/run0")).into_iter().flatten())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".xplane.pb"))
+            .collect();
+        files.sort();
+        let (mut with_programs, mut over_steps) = (0, 0);
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            let Ok(converted) = convert_releasing(&bytes, Keep { hlo_steps: true, ..Keep::default() }, &|_| {}, &mut |_, _| {}) else { continue };
+            let after_last = converted.steps.keys().next_back().map_or(0, |last| last + 1);
+            for op in &converted.device.hlo_ops {
+                assert_eq!(op.step_ps.iter().map(|s| s.1).sum::<i128>(), op.total_ps, "{} {}", file.display(), op.hlo_op_name);
+                assert!(op.step_ps.iter().all(|(step, _)| converted.steps.contains_key(step) || *step == after_last), "{} {op:?}", file.display());
+                assert!(op.step_ps.windows(2).all(|w| w[0].0 < w[1].0), "by step");
+            }
+            with_programs += usize::from(!converted.device.hlo_ops.is_empty());
+            over_steps += usize::from(converted.device.hlo_ops.iter().any(|op| op.step_ps.len() > 1));
+            let (plain, _) = convert(&bytes, false).unwrap();
+            assert!(plain.device.hlo_ops.iter().all(|op| op.step_ps.is_empty()), "kept only when asked: {}", file.display());
+        }
+        assert!(with_programs >= 10 && over_steps >= 7, "{with_programs} traces with programs, {over_steps} over several steps");
     }
 
     /// A plane with one line of one event of `metadata` (an op by name), 5 µs.

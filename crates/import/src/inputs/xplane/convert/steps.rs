@@ -42,10 +42,15 @@ impl StepLookup {
     }
 
     pub(super) fn step(&self, t: i128) -> i64 {
+        self.step_hinted(t, &mut 0)
+    }
+
+    /// [`StepLookup::step`], with [`StepLookup::span_at`]'s `hint`.
+    pub(super) fn step_hinted(&self, t: i128, hint: &mut usize) -> i64 {
         if self.spans.is_empty() {
             return 0;
         }
-        self.span_at(t, &mut 0).map_or(self.after_last, |at| self.spans[at].2)
+        self.span_at(t, hint).map_or(self.after_last, |at| self.spans[at].2)
     }
 
     /// The position in `spans` of the span that holds `t`, if one does.

@@ -34,6 +34,10 @@ pub struct HloOp {
     pub self_ps: i128,
     /// The Python frames that made it, innermost first.
     pub source: Vec<String>,
+    /// Its total time in each step, by step number (the step whose marker
+    /// holds an execution's start, as the node model's), only where asked
+    /// for (`rtfprof check` judges each instruction per step); else empty.
+    pub step_ps: Vec<(i64, i128)>,
 }
 
 /// One kernel launch configuration of one op (XProf's `kernel_stats` row).
