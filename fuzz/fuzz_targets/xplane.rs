@@ -20,7 +20,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let mut sink = |names: &convert::TotalNames<'_>, totals: &[convert::Total]| {
         stats.add_exec_totals(&mut known, totals.len(), |i| names.exec_total(&totals[i]));
     };
-    if convert::convert_releasing(data, true, &|_| {}, &mut sink).is_err() {
+    if convert::convert_releasing(data, convert::Keep { allocator_events: true, hlo_steps: true }, &|_| {}, &mut sink).is_err() {
         return;
     }
     common::render(&stats, &[View::Scope, View::Op]);
