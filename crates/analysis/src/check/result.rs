@@ -58,8 +58,8 @@ impl Verdict {
 pub struct Row {
     pub kind: Kind,
     pub name: String,
-    /// `step_time`, `category:NAME`, `memory:ALLOCATOR`, `op:NAME`,
-    /// `count:NAME`.
+    /// As [`super::metrics::Metric::label`] writes it: `step_time`,
+    /// `category:NAME`, `memory:ALLOCATOR`, `op:NAME`, `count:NAME`, ….
     pub label: String,
     pub baseline_median: f64,
     pub new_median: f64,

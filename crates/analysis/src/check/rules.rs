@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Every regex must match a metric's whole label (`step_time`,
-//! `category:NAME`, `memory:ALLOCATOR`, `op:NAME`, `count:NAME`), so that
+//! `category:NAME`, `memory:ALLOCATOR`, `op:NAME`, `hlo:MODULE/NAME`, …), so that
 //! `memory:cpu` is not also `memory:cpu_pinned`. The file is parsed by the
 //! `toml` crate with serde, unknown keys refused, and every amount and
 //! regex checked before anything is compared: a bad file is one error
