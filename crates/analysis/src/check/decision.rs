@@ -37,9 +37,8 @@ use super::statistics::{holm, mann_whitney_greater, median};
 pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     let step = StepMoved::new(baseline.step_times(), new.step_times(), options);
     let mut rows = Vec::new();
-    let mut op_rows = Vec::new();
-    let mut kernel_rows = Vec::new();
-    let mut hlo_rows = Vec::new();
+    // Ops, kernels and XLA instructions: ranked below.
+    let mut ranked = Vec::new();
     let mut count_rows = Vec::new();
     let mut ignored = Vec::new();
     for (kind, name) in labels(baseline, new) {
@@ -81,20 +80,15 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
         }
         match (kind, row) {
             (_, None) => {}
-            (Kind::OpTime, Some(row)) => op_rows.push(row),
-            (Kind::KernelTime, Some(row)) => kernel_rows.push(row),
-            (Kind::HloTime, Some(row)) => hlo_rows.push(row),
+            (Kind::OpTime | Kind::KernelTime | Kind::HloTime, Some(row)) => ranked.push(row),
             (Kind::OpCount | Kind::KernelCount, Some(row)) => count_rows.push(row),
             (_, Some(row)) => rows.push(row),
         }
     }
-    // The largest growth first: the op that slowed the step leads.
-    for list in [&mut op_rows, &mut kernel_rows, &mut hlo_rows] {
-        list.sort_by(|a, b| b.change.unwrap_or(0.0).total_cmp(&a.change.unwrap_or(0.0)).then_with(|| a.name.cmp(&b.name)));
-    }
-    rows.extend(op_rows);
-    rows.extend(kernel_rows);
-    rows.extend(hlo_rows);
+    // Ops, then kernels, then instructions (`Kind`'s order), each the
+    // largest growth first: the op that slowed the step leads.
+    ranked.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| b.change.unwrap_or(0.0).total_cmp(&a.change.unwrap_or(0.0))).then_with(|| a.name.cmp(&b.name)));
+    rows.extend(ranked);
     adjust_for_multiple_tests(&mut rows, options.alpha);
     for row in rows.iter_mut().filter(|r| r.kind.is_part_of_step() && r.verdict == Verdict::Regression) {
         if !moves_the_step(row.new_median - row.baseline_median, &step) {
@@ -406,7 +400,8 @@ mod tests {
     /// An op that took twice as long in every step (its own test: p =
     /// 8e-5) while the step's median grew by 5.7% in steps that overlap
     /// (the step's test: p = 0.3) did not move the step: identical
-    /// processes differ so in single ops. The same op in steps that all grew is a regression.
+    /// processes differ so in single ops. The same op in steps that all
+    /// grew is a regression.
     #[test]
     fn an_op_needs_the_step_to_grow_significantly() {
         let dot = [10.0, 11.0, 9.0, 10.0, 10.0, 12.0, 10.0, 11.0];

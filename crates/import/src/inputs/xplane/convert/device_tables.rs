@@ -63,15 +63,13 @@ pub(super) fn hlo_ops(
     let on_host = |line: &LineRead| PlaneKind::of(planes[line.plane].name) == PlaneKind::Host;
     let device_ran =
         lines.iter().filter(|line| !on_host(line)).any(|line| line.pieces.iter().any(|piece| piece.iter().any(|e| slot_of[e.op as usize] != u32::MAX)));
-    let counted: Vec<&LineRead> = lines.iter().filter(|line| !(device_ran && on_host(line))).collect();
-    let pieces: Vec<(bool, &Executions)> = counted.iter().flat_map(|line| line.pieces.iter().map(move |piece| (on_host(line), piece))).collect();
+    // (Each line counted, and whether it is the host's.)
+    let counted: Vec<(&LineRead, bool)> = lines.iter().map(|line| (line, on_host(line))).filter(|&(_, host)| !(device_ran && host)).collect();
+    let pieces: Vec<(bool, &Executions)> = counted.iter().flat_map(|&(line, host)| line.pieces.iter().map(move |piece| (host, piece))).collect();
     let zero = || vec![(0, 0, 0); with_program.len()];
     let per_thread = pieces.len().div_ceil(2 * rayon::current_num_threads()).max(1);
     let sums = pieces.into_par_iter().with_min_len(per_thread).fold(zero, add).reduce(zero, merge);
-    let mut by_step = steps.map_or_else(Vec::new, |steps| {
-        let lines: Vec<(&LineRead, bool)> = counted.iter().map(|&line| (line, on_host(line))).collect();
-        step_times(&lines, steps, &slot_of)
-    });
+    let mut by_step = steps.map_or_else(Vec::new, |steps| step_times(&counted, steps, &slot_of));
     with_program
         .into_iter()
         .zip(sums)
