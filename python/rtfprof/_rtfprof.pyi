@@ -226,8 +226,8 @@ def capture(
 ) -> str:
     """Captures a trace from running profiler servers (`rtfprof capture`); returns the run directory. Ctrl-C keeps the traces that arrived and raises KeyboardInterrupt."""
 def check(
-    baseline: _Path,
-    new: _Path,
+    baseline: Union[_Path, Sequence[_Path]],
+    new: Union[_Path, Sequence[_Path]],
     *,
     rules: Optional[_Path] = None,
     max_regression: Optional[str] = None,
@@ -240,6 +240,9 @@ def check(
     thresholds: Optional[Dict[str, str]] = None,
 ) -> Dict[str, Any]:
     """Compare two runs step by step, as `rtfprof check BASELINE NEW --output json` does.
+
+    A side may be a list of paths: several runs of the program, as
+    `rtfprof check BASELINE... --new NEW...` compares them.
 
     `rules` is a rules file (TOML), as `--rules`; each other setting, where
     given, overrides the file's default as the flag does (defaults: 5%, 8%,

@@ -112,6 +112,23 @@ fn path_arg(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Pat
         .map_err(|_| PyValueError::new_err(format!("--{name}: expected a path, got {} ({})", python_repr(value), type_name(value))))
 }
 
+/// A side of `check`: one path, or a list of paths (its runs); at least
+/// one.
+fn paths_arg(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+    let paths = if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        value
+            .try_iter()?
+            .map(|item| path_arg(name, Some(&item?))?.ok_or_else(|| PyValueError::new_err(format!("--{name}: a run's path is None"))))
+            .collect::<PyResult<Vec<_>>>()?
+    } else {
+        path_arg(name, Some(value))?.into_iter().collect()
+    };
+    if paths.is_empty() {
+        return Err(PyValueError::new_err(format!("check: give the {name} side's path (or a list of its runs' paths)")));
+    }
+    Ok(paths)
+}
+
 /// `run_meta_path`: one path, the CLI's comma-separated list, or a list of
 /// paths (step i is the i-th).
 fn run_meta_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
@@ -775,8 +792,9 @@ fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
     Ok(())
 }
 
-/// `rtfprof check BASELINE NEW`: compares two runs (paths of traces,
-/// profiles or baselines saved by `--save_baseline`) step by step and
+/// `rtfprof check BASELINE... NEW`: compares two runs (paths of traces,
+/// profiles or baselines saved by `--save_baseline`; a list of paths for a
+/// side of several runs) step by step and
 /// returns what `--output json` writes (`passed`, `summary`, `metrics`,
 /// `budgets`, `ignored`, …; schemas/check.schema.json). `rules` is a rules
 /// file, as `--rules`; the other settings, where given (not `None`),
@@ -800,8 +818,8 @@ fn check<'py>(
     thresholds: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     use rtfprof::check::options::parse_fraction;
-    let baseline = path_arg("baseline", Some(baseline))?.ok_or_else(|| PyValueError::new_err("check: give the baseline's path"))?;
-    let new = path_arg("new", Some(new))?.ok_or_else(|| PyValueError::new_err("check: give the new run's path"))?;
+    let baseline = paths_arg("baseline", baseline)?;
+    let new = paths_arg("new", new)?;
     let mut options = match path_arg("rules", rules)? {
         Some(path) => rtfprof::check::rules::read(&path).map_err(to_py_err)?.into_options(path.display().to_string()),
         None => rtfprof::check::Options::default(),
@@ -833,9 +851,14 @@ fn check<'py>(
     }
     let result = py
         .detach(|| {
-            let base = rtfprof::api::check_samples(&baseline, "baseline")?;
-            let new = rtfprof::api::check_samples(&new, "new")?;
-            Ok::<_, rtfprof::Error>(rtfprof::check::decide(&base, &new, &options))
+            let runs = |paths: &[PathBuf], name| -> rtfprof::Result<Vec<rtfprof::check::Samples>> {
+                let mut runs = Vec::new();
+                for path in paths {
+                    runs.extend(rtfprof::api::check_samples(path, name)?);
+                }
+                Ok(runs)
+            };
+            Ok::<_, rtfprof::Error>(rtfprof::check::decide(&runs(&baseline, "baseline")?, &runs(&new, "new")?, &options))
         })
         .map_err(to_py_err)?;
     from_json(py, |mut out| {

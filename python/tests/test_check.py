@@ -21,6 +21,26 @@ def test_identical_runs_pass_and_a_wider_layer_fails():
     assert {"step_time", "op:jit(step)/jvp(layer2)/dot_general"} <= regressed
 
 
+def test_several_runs_a_side_are_lists_of_paths(tmp_path):
+    out = tmp_path / "check.json"
+    base, new = [RUNS / "base_a", str(RUNS / "base_b")], (RUNS / "fresh_a", RUNS / "fresh_b")
+    run = subprocess.run(
+        [sys.executable, "-m", "rtfprof", "check", *map(str, base), "--new", *map(str, new), "--output", f"json:outfile={out}"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    result = rtfprof.check(base, new)
+    assert result == json.loads(out.read_text())
+    assert len(result["baseline_runs"]) == len(result["new_runs"]) == 2
+    step = next(m for m in result["metrics"] if m["label"] == "step_time")
+    assert len(step["baseline_run_medians"]) == 2
+    wider = rtfprof.check(base, RUNS / "wider")
+    assert wider["passed"] is False
+    with pytest.raises(ValueError, match="baseline"):
+        rtfprof.check([], RUNS / "wider")
+
+
 def test_the_dict_is_the_clis_json(tmp_path):
     out = tmp_path / "check.json"
     run = subprocess.run(

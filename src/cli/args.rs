@@ -106,7 +106,11 @@ pub enum Command {
     /// step breakdown and each op taking at least 1% of a step are compared
     /// on their per-step samples: a metric regresses when its median grows
     /// past its threshold and a one-sided Mann-Whitney U test says it grew.
+    /// A side may be several runs of the program (BASELINE... NEW, or
+    /// --new NEW...): their steps are pooled, and a change must besides
+    /// hold from the slowest baseline run to the fastest new one.
     /// Exit status: 0 no regression, 1 a regression, 2 bad input or usage.
+    #[command(override_usage = "rtfprof check [OPTIONS] BASELINE... NEW\n       rtfprof check [OPTIONS] [BASELINE]... --new NEW...")]
     Check(Box<CheckArgs>),
     /// Write a smaller trace of the steps asked for (PyTorch, TF2 and JAX
     /// traces).
@@ -230,14 +234,17 @@ pub struct CutArgs {
 #[derive(Clone, Debug, Args)]
 #[command(rename_all = "snake_case")]
 pub struct CheckArgs {
-    /// The baseline: a trace file or directory, or a file saved with
+    /// BASELINE... NEW: the baseline's runs (one or more) and the new run,
+    /// last; every one the baseline's when --new or --right_* gives the
+    /// new run. Each a trace file or directory, or a file saved with
     /// --save_baseline (instead of the --left_* flags).
-    #[arg(value_name = "BASELINE")]
-    pub baseline: Option<PathBuf>,
-    /// The new run: a trace file or directory (instead of the --right_*
-    /// flags).
-    #[arg(value_name = "NEW")]
-    pub new: Option<PathBuf>,
+    #[arg(value_name = "PROFILE")]
+    pub profiles: Vec<PathBuf>,
+    /// The new run's profiles, when it is several runs of the program
+    /// (the rest are BASELINE...); with --save_baseline and no baseline,
+    /// they are saved as one baseline of several runs.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub new: Vec<PathBuf>,
     #[command(flatten)]
     pub sides: SideArgs,
     /// A rules file (TOML): thresholds by regex, budgets on the new run,
@@ -278,7 +285,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "AMOUNT")]
     pub min_share: Option<String>,
     /// Also write the new run's per-step samples to PATH (small JSON), to
-    /// give as BASELINE later. With one profile given, only that is done.
+    /// give as BASELINE later. With one side given (one PROFILE, or
+    /// --new's runs), only that is done.
     #[arg(long, value_name = "PATH")]
     pub save_baseline: Option<PathBuf>,
 }

@@ -1,6 +1,7 @@
-//! `rtfprof check`: the two sides from BASELINE/NEW or the `--left_*`/
-//! `--right_*` flags, their samples ([`crate::check::from_sources`], or a
-//! saved baseline), the decision, and every `--output`.
+//! `rtfprof check`: the two sides from BASELINE... NEW (or `--new`) or the
+//! `--left_*`/`--right_*` flags, each one run or several, their samples
+//! ([`crate::check::from_sources`], or a saved baseline), the decision,
+//! and every `--output`.
 //!
 //! Its exit status is a contract for CI: 0 no regression, 1 a regression,
 //! 2 anything else that went wrong (a bad flag, a missing or unreadable
@@ -8,7 +9,7 @@
 //! regression only, so that a broken pipeline step is never mistaken for
 //! a slower program, nor a slower program for a broken step.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::args::{CheckArgs, Cli, SideArgs};
 use super::term;
@@ -44,21 +45,28 @@ pub fn run(cli: &Cli, args: &CheckArgs, stdout: &mut String) -> Result<Option<bo
     let options = options(args)?;
     let outputs: Vec<CheckOutput> = cli.show.output.iter().map(|o| CheckOutput::parse(o)).collect::<Result<_>>()?;
     let global = cli.inputs.paths();
-    let base = side(args.baseline.as_deref(), &args.sides, Which::Baseline, &global)?;
-    let new = side(args.new.as_deref(), &args.sides, Which::New, &global)?;
+    let right_flags = flag_sources(&args.sides, Which::New, &global).is_some();
+    let (base_paths, new_paths) = split_profiles(args, right_flags);
+    let base = side(base_paths, &args.sides, Which::Baseline, &global)?;
+    let new = side(new_paths, &args.sides, Which::New, &global)?;
     let (base, new) = match (base, new, &args.save_baseline) {
         (Some(base), Some(new), _) => (base, new),
-        // One profile and --save_baseline: save it, compare nothing.
+        // One side and --save_baseline: save it, compare nothing.
         (Some(only), None, Some(path)) | (None, Some(only), Some(path)) => {
-            let samples = only.samples_giving_back()?;
-            crate::outputs::write_atomic(path, &baseline::render(&samples))?;
-            stdout.push_str(&format!("Baseline of {} ({} steps) written to {}\n", samples.source, samples.steps.len(), path.display()));
+            let runs = samples(&only)?;
+            crate::outputs::write_atomic(path, &baseline::render(&runs))?;
+            let steps: usize = runs.iter().map(|r| r.steps.len()).sum();
+            let what = match runs.as_slice() {
+                [one] => one.source.clone(),
+                _ => format!("{} runs ({})", runs.len(), runs.iter().map(|r| r.source.as_str()).collect::<Vec<_>>().join(", ")),
+            };
+            stdout.push_str(&format!("Baseline of {what} ({steps} steps) written to {}\n", path.display()));
             return Ok(None);
         }
         (None, _, _) => return Err(Error::flag("check", "give the baseline as BASELINE or with the --left_* flags (e.g. rtfprof check BASELINE NEW)")),
         (_, None, _) => return Err(Error::flag("check", "give the new run as NEW or with the --right_* flags (e.g. rtfprof check BASELINE NEW)")),
     };
-    let (base, new) = (base.samples_giving_back()?, new.samples_giving_back()?);
+    let (base, new) = (samples(&base)?, samples(&new)?);
     let result = check::decide(&base, &new, &options);
     let mut printed = String::new();
     crate::outputs::check::write(&result, &outputs, &mut printed)?;
@@ -112,51 +120,74 @@ enum Which {
     New,
 }
 
-/// One side: a profile's inputs (with its name in outputs, and what its
-/// errors call it), or a path of any kind.
-enum Side {
+/// One input of a side: a profile's inputs (with its name in outputs, and
+/// what its errors call it), or a path of any kind.
+enum Input {
     Sources(Box<Sources>, String, &'static str),
     Path(PathBuf, &'static str),
 }
 
-impl Side {
-    fn samples(&self) -> Result<Samples> {
+impl Input {
+    /// The input's runs: one, or a saved baseline's.
+    fn samples(&self) -> Result<Vec<Samples>> {
         match self {
-            Side::Sources(sources, name, flag) => check::from_sources(sources, name.clone()).map_err(|e| named_by(e, flag)),
-            Side::Path(path, word) => crate::api::check_samples(path, word),
+            Input::Sources(sources, name, flag) => check::from_sources(sources, name.clone()).map(|run| vec![run]).map_err(|e| named_by(e, flag)),
+            Input::Path(path, word) => crate::api::check_samples(path, word),
         }
     }
 
-    /// [`Side::samples`], giving back the memory each stage frees when
+    /// [`Input::samples`], giving back the memory each stage frees when
     /// the side is a large trace (as for the input flags, see
     /// [`crate::give_back_freed_memory`]): one side is read after the
     /// other.
-    fn samples_giving_back(&self) -> Result<Samples> {
+    fn samples_giving_back(&self) -> Result<Vec<Samples>> {
         if self.trace_bytes() >= crate::GIVE_BACK_FROM_BYTES { crate::giving_back_freed_memory(|| self.samples()) } else { self.samples() }
     }
 
     /// The size of the side's traces as text (0 for other inputs).
     fn trace_bytes(&self) -> u64 {
         match self {
-            Side::Sources(sources, ..) => super::large_trace_bytes(sources),
-            Side::Path(path, _) if path.is_dir() => super::xplane_bytes(&Sources { xplane_path: Some(path.clone()), ..Sources::default() }),
-            Side::Path(path, _) => crate::inputs::pytorch::windows::Windowing::text_bytes(path).unwrap_or(0),
+            Input::Sources(sources, ..) => super::large_trace_bytes(sources),
+            Input::Path(path, _) if path.is_dir() => super::xplane_bytes(&Sources { xplane_path: Some(path.clone()), ..Sources::default() }),
+            Input::Path(path, _) => crate::inputs::pytorch::windows::Windowing::text_bytes(path).unwrap_or(0),
         }
     }
 }
 
-/// The side from its positional path or its flags (not both), or `None`.
-fn side(path: Option<&Path>, flags: &SideArgs, which: Which, global: &InputPaths) -> Result<Option<Side>> {
-    let (word, prefix) = if which == Which::Baseline { ("BASELINE", "--left_") } else { ("NEW", "--right_") };
-    match (path, flag_sources(flags, which, global)) {
-        (Some(_), Some(_)) => Err(Error::flag(word, format!("give {word} or the {prefix}* flags, not both"))),
-        (Some(path), None) => Ok(Some(Side::Path(path.to_owned(), word))),
-        (None, Some((sources, flag))) => {
-            let name = describe(&sources);
-            Ok(Some(Side::Sources(Box::new(sources), name, flag)))
-        }
-        (None, None) => Ok(None),
+/// BASELINE... NEW: the baseline's paths and the new run's. The last
+/// PROFILE is the new run unless `--new` or the `--right_*` flags
+/// (`right_flags`) give it.
+fn split_profiles(args: &CheckArgs, right_flags: bool) -> (&[PathBuf], &[PathBuf]) {
+    if !args.new.is_empty() {
+        return (&args.profiles, &args.new);
     }
+    match args.profiles.split_last() {
+        Some((last, rest)) if !right_flags && !rest.is_empty() => (rest, std::slice::from_ref(last)),
+        _ => (&args.profiles, &[]),
+    }
+}
+
+/// A side's runs from its paths or its flags (not both), or `None`.
+fn side(paths: &[PathBuf], flags: &SideArgs, which: Which, global: &InputPaths) -> Result<Option<Vec<Input>>> {
+    let (word, prefix) = if which == Which::Baseline { ("BASELINE", "--left_") } else { ("NEW", "--right_") };
+    match (paths, flag_sources(flags, which, global)) {
+        ([_, ..], Some(_)) => Err(Error::flag(word, format!("give {word} or the {prefix}* flags, not both"))),
+        ([_, ..], None) => Ok(Some(paths.iter().map(|path| Input::Path(path.clone(), word)).collect())),
+        ([], Some((sources, flag))) => {
+            let name = describe(&sources);
+            Ok(Some(vec![Input::Sources(Box::new(sources), name, flag)]))
+        }
+        ([], None) => Ok(None),
+    }
+}
+
+/// Every run of a side, read one input after the other.
+fn samples(side: &[Input]) -> Result<Vec<Samples>> {
+    let mut runs = Vec::new();
+    for input in side {
+        runs.extend(input.samples_giving_back()?);
+    }
+    Ok(runs)
 }
 
 /// The side's `--left_*` or `--right_*` inputs, if any was given, and the

@@ -219,6 +219,54 @@ fn a_saved_baseline_decides_as_its_trace() {
     }
 }
 
+/// Several runs a side (BASELINE... NEW, `--new`, a baseline saved from
+/// several runs): the runs' steps are pooled and each run's median is
+/// kept, as the checks of one run each have it; the wider layer still
+/// fails, naming its ops; a saved baseline of several runs decides as the
+/// runs do.
+#[test]
+fn several_runs_a_side_pool_their_steps_and_keep_each_runs_median() {
+    let (a, b, wider) = (run_dir("base_a"), run_dir("base_b"), run_dir("wider"));
+    let (code, stdout, doc) = check(&a, &b, &[&wider]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("With 2 baseline runs and 1 new run, their steps are pooled"), "{stdout}");
+    assert_eq!(doc["baseline_runs"], serde_json::json!([a, b]));
+    assert_eq!(doc["new_runs"], serde_json::json!([wider]));
+    let failed = labels_with(&doc, "regression");
+    for op in ["op:jit(step)/jvp(layer2)/dot_general", "op:jit(step)/transpose(jvp(layer2))/dot_general", "step_time"] {
+        assert!(failed.iter().any(|l| l == op), "{op} not in {failed:?}");
+    }
+    // Each run's median is the one its own check has, and the steps add up.
+    let (_, _, of_a) = check(&a, &wider, &[]);
+    let (_, _, of_b) = check(&b, &wider, &[]);
+    let mut compared = 0;
+    for m in doc["metrics"].as_array().unwrap().iter().filter(|m| !m["kind"].as_str().unwrap().contains("count")) {
+        let label = m["label"].as_str().unwrap();
+        let (Some(ma), Some(mb)) = (find(&of_a, label), find(&of_b, label)) else { continue };
+        assert_eq!(m["baseline_run_medians"], serde_json::json!([ma["baseline_median"], mb["baseline_median"]]), "{label}");
+        assert_eq!(m["new_run_medians"], serde_json::json!([ma["new_median"]]), "{label}");
+        assert_eq!(m["baseline_steps"].as_u64().unwrap(), ma["baseline_steps"].as_u64().unwrap() + mb["baseline_steps"].as_u64().unwrap(), "{label}");
+        compared += 1;
+    }
+    assert!(compared > 10, "{compared}");
+    // Saved from several runs (with --new), the baseline decides as they do.
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("runs.json");
+    let out = rtfprof(["check".to_owned(), "--new".into(), a.clone(), b.clone(), format!("--save_baseline={}", saved.display())]).run();
+    assert!(out.success(), "{}", out.stderr_lossy());
+    assert!(out.stdout_lossy().starts_with("Baseline of 2 runs ("), "{}", out.stdout_lossy());
+    let (saved_code, _, from_saved) = check(&saved.display().to_string(), &wider, &[]);
+    assert_eq!((saved_code, &from_saved["metrics"]), (code, &doc["metrics"]));
+    // Two identical new runs against two identical baseline runs pass.
+    let (code, stdout, doc) = check(&a, &b, &["--new", &run_dir("fresh_a"), &run_dir("fresh_b")]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!((doc["baseline_runs"].as_array().unwrap().len(), doc["new_runs"].as_array().unwrap().len()), (2, 2));
+}
+
+fn find<'a>(doc: &'a Value, label: &str) -> Option<&'a Value> {
+    doc["metrics"].as_array().unwrap().iter().find(|m| m["label"] == label)
+}
+
 /// Bad inputs: one line naming the file or flag, exit 2 (1 means a
 /// regression), and no output file.
 #[test]
@@ -227,6 +275,9 @@ fn bad_inputs_exit_2_with_one_line_and_no_files() {
     let json = dir.path().join("out.json");
     let bad_baseline = dir.path().join("bad.json");
     std::fs::write(&bad_baseline, r#"{"rtfprof_check_baseline": 1, "steps": "no"}"#).unwrap();
+    let bad_runs = dir.path().join("bad_runs.json");
+    let one_run = r#"{"steps": ["1"], "metrics": [{"kind": "step_time", "name": "step_time", "samples": [1.0]}]}"#;
+    std::fs::write(&bad_runs, format!(r#"{{"rtfprof_check_baseline": 2, "runs": [{one_run}, {{"steps": "no"}}]}}"#)).unwrap();
     let unreadable = dir.path().join("dir.json");
     std::fs::create_dir(&unreadable).unwrap();
     let missing = dir.path().join("missing").display().to_string();
@@ -269,6 +320,9 @@ fn bad_inputs_exit_2_with_one_line_and_no_files() {
         (vec![a.clone()], "NEW"),
         (vec![a.clone(), format!("--right_xplane_path={missing}")], "--right_xplane_path"),
         (vec![a.clone(), b.clone(), format!("--left_xplane_path={b}")], "BASELINE"),
+        (vec![a.clone(), "--new".into(), b.clone(), format!("--right_xplane_path={b}")], "NEW"),
+        (vec![a.clone(), b.clone(), "--new".into(), b.clone(), missing.clone()], "NEW"),
+        (vec![bad_runs.display().to_string(), b.clone()], "bad_runs.json: run 2: "),
     ];
     cases.extend(bad_rules.iter().map(|(flag, says)| (vec![a.clone(), b.clone(), flag.clone()], says.as_str())));
     for (extra, names) in cases {

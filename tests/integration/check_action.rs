@@ -374,6 +374,20 @@ fn the_action_fails_a_regression_with_annotations_and_a_summary() {
     assert!(run.stdout.lines().last().unwrap().starts_with("::error title=rtfprof check::FAIL"), "{}", run.stdout);
 }
 
+/// Several runs a side, one path a line: identical runs pass, more memory
+/// fails, and the summary names every run.
+#[test]
+fn the_action_takes_several_runs_a_side() {
+    let base = ("baseline", "check/torch_base_a\ncheck/torch_base_b\n");
+    let run = run_action(&[base, ("new", "check/torch_fresh_a\n\ncheck/torch_fresh_b")]);
+    assert_eq!(run.statuses, [0, 0], "{}", run.stdout);
+    assert!(run.summary.contains("Baseline: check\\/torch\\_base\\_a\\, check\\/torch\\_base\\_b"), "{}", run.summary);
+    assert!(run.summary.contains("New: check\\/torch\\_fresh\\_a\\, check\\/torch\\_fresh\\_b"), "{}", run.summary);
+    let run = run_action(&[base, ("new", "check/torch_memory"), ("args", "--max_regression 10000% --max_op_regression 10000%")]);
+    assert_eq!(run.statuses, [0, 1], "{}", run.stdout);
+    assert!(run.summary.contains("FAIL\\: 1 metric regressed\\: memory\\:"), "{}", run.summary);
+}
+
 #[test]
 fn the_rules_input_is_passed_as_rules() {
     // A path with a space: the action quotes it.

@@ -135,11 +135,12 @@ pub fn device_tables(sources: &Sources) -> Result<crate::device::Tables> {
     with_deep_stack(|| crate::device::from_sources(sources, "kernels"))
 }
 
-/// `rtfprof check`'s one side given as a path: a saved baseline
-/// (`--save_baseline`), or a trace or profile whose kind is read from the
-/// file (a directory: its XPlane hosts, else its PyTorch ranks). `name` is
-/// what errors call the path (`BASELINE`, `NEW`, `baseline`).
-pub fn check_samples(path: &std::path::Path, name: &'static str) -> Result<crate::check::Samples> {
+/// `rtfprof check`'s runs given as a path: a saved baseline
+/// (`--save_baseline`, one run or several), or a trace or profile whose
+/// kind is read from the file (a directory: its XPlane hosts, else its
+/// PyTorch ranks), one run. `name` is what errors call the path
+/// (`BASELINE`, `NEW`, `baseline`).
+pub fn check_samples(path: &std::path::Path, name: &'static str) -> Result<Vec<crate::check::Samples>> {
     use crate::error::Error;
     use crate::inputs::sniff::{self, Kind};
     use crate::outputs::check::baseline;
@@ -169,7 +170,7 @@ pub fn check_samples(path: &std::path::Path, name: &'static str) -> Result<crate
             None => return Err(Error::input(name, path, "not a trace, profile or saved baseline that rtfprof check reads")),
         }
     }
-    crate::check::from_sources(&sources, display).map_err(|e| named_by(e, name))
+    crate::check::from_sources(&sources, display).map(|run| vec![run]).map_err(|e| named_by(e, name))
 }
 
 /// The first bytes of a file, where a saved baseline says what it is.

@@ -31,10 +31,17 @@
 use super::metrics::{Kind, Metric, Samples};
 use super::options::Options;
 use super::result::{Check, Ignored, Row, Verdict};
+use super::runs::{Side, clear_of_the_runs};
 use super::statistics::{holm, mann_whitney_greater, median};
 
-/// Compares `new` with `baseline`.
-pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
+/// Compares the `new` run (or runs) with the `baseline` run (or runs): each
+/// side at least one run of the program, pooled ([`Side::pool`]).
+pub fn decide(baseline: &[Samples], new: &[Samples], options: &Options) -> Check {
+    let sources = |runs: &[Samples]| -> Vec<String> { runs.iter().map(|r| r.source.clone()).collect() };
+    let (baseline_runs, new_runs) = (sources(baseline), sources(new));
+    let (base_side, new_side) = (Side::pool(baseline), Side::pool(new));
+    let sides = Sides { base: &base_side, new: &new_side };
+    let (baseline, new) = (&base_side.pooled, &new_side.pooled);
     let step = StepMoved::new(baseline.step_times(), new.step_times(), options);
     let mut rows = Vec::new();
     // Ops, kernels and XLA instructions: ranked below.
@@ -44,11 +51,11 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     for (kind, name) in labels(baseline, new) {
         let (b, n) = (baseline.get(kind, &name), new.get(kind, &name));
         let row = match kind {
-            Kind::StepTime => Some(judge(kind, &name, b, n, options.max_regression, options)),
+            Kind::StepTime => Some(judge(kind, &name, b, n, options.max_regression, options, sides)),
             // An allocator on one side only (a baseline saved without
             // memory, a trace recorded without it) is not judged.
-            Kind::PeakMemory => (b.is_some() && n.is_some()).then(|| judge(kind, &name, b, n, options.max_memory_regression, options)),
-            Kind::OpCount | Kind::KernelCount => count_row(kind, &name, b, n),
+            Kind::PeakMemory => (b.is_some() && n.is_some()).then(|| judge(kind, &name, b, n, options.max_memory_regression, options, sides)),
+            Kind::OpCount | Kind::KernelCount => count_row(kind, &name, b, n, sides),
             // The parts of the step (`Kind::is_part_of_step`).
             _ => {
                 let (bm, nm) = (median_of(b), median_of(n));
@@ -58,7 +65,7 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
                 // fusions when the program changes) is not judged.
                 let counted = matches!(kind, Kind::OpTime | Kind::KernelTime | Kind::HloTime);
                 let on_both = !counted || (ran(b) && ran(n));
-                (large && on_both).then(|| judge(kind, &name, b, n, options.max_op_regression, options))
+                (large && on_both).then(|| judge(kind, &name, b, n, options.max_op_regression, options, sides))
             }
         };
         // An ignored metric: what would have been its row is listed, with
@@ -97,7 +104,7 @@ pub fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
     }
     rows.extend(count_rows);
     let budgets = super::budgets::judge(new, options);
-    Check { baseline: baseline.source.clone(), new: new.source.clone(), options: options.clone(), rows, budgets, ignored }
+    Check { baseline: baseline.source.clone(), new: new.source.clone(), baseline_runs, new_runs, options: options.clone(), rows, budgets, ignored }
 }
 
 /// An op's or category's growth is a regression only if the step time's
@@ -186,8 +193,23 @@ fn label(kind: Kind, name: &str) -> String {
     Metric { kind, name: name.to_owned(), samples: Vec::new() }.label()
 }
 
-/// The verdict on one time metric, as the module doc says.
-fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, default_threshold: f64, options: &Options) -> Row {
+/// The two sides' runs, for each run's medians.
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    base: &'a Side,
+    new: &'a Side,
+}
+
+impl Sides<'_> {
+    fn run_medians(&self, kind: Kind, name: &str) -> (Vec<f64>, Vec<f64>) {
+        (self.base.run_medians(kind, name).to_vec(), self.new.run_medians(kind, name).to_vec())
+    }
+}
+
+/// The verdict on one time metric, as the module doc says; with several
+/// runs on a side, the change must besides hold from run to run
+/// ([`clear_of_the_runs`]), or it is noise.
+fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, default_threshold: f64, options: &Options, sides: Sides) -> Row {
     let label = label(kind, name);
     let threshold = options.threshold(&label, default_threshold);
     let empty: &[f64] = &[];
@@ -196,6 +218,7 @@ fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, de
     let change = (bm > 0.0).then(|| (nm - bm) / bm);
     // Peak memory: a growth below the absolute floor is within the threshold.
     let floor = if kind == Kind::PeakMemory { options.min_memory_change } else { 0.0 };
+    let (baseline_run_medians, new_run_medians) = sides.run_medians(kind, name);
     let mut row = Row {
         kind,
         name: name.to_owned(),
@@ -207,6 +230,8 @@ fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, de
         threshold,
         baseline_steps: b.len(),
         new_steps: n.len(),
+        baseline_run_medians,
+        new_run_medians,
         verdict: Verdict::Unchanged,
     };
     if b.len() < options.min_steps || n.len() < options.min_steps {
@@ -218,7 +243,8 @@ fn judge(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, de
     row.p_value = if grew { mann_whitney_greater(n, b) } else { mann_whitney_greater(b, n) };
     let significant = row.p_value.is_some_and(|p| p < options.alpha);
     let past_threshold = change.abs() > threshold && (nm - bm).abs() >= floor;
-    row.verdict = match (past_threshold, significant, grew) {
+    let beyond_noise = significant && clear_of_the_runs(&row.baseline_run_medians, &row.new_run_medians, grew, threshold, floor);
+    row.verdict = match (past_threshold, beyond_noise, grew) {
         (false, _, _) => Verdict::Unchanged,
         (true, false, _) => Verdict::Noise,
         (true, true, true) => Verdict::Regression,
@@ -246,7 +272,7 @@ fn adjust_for_multiple_tests(rows: &mut [Row], alpha: f64) {
 /// An op- or kernel-count row (`kind`) where the median count per step
 /// differs: the op appeared, disappeared or runs a different number of
 /// times.
-fn count_row(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>) -> Option<Row> {
+fn count_row(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>, sides: Sides) -> Option<Row> {
     let (bm, nm) = (median_of(base), median_of(new));
     if bm == nm {
         return None;
@@ -269,6 +295,8 @@ fn count_row(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>
         threshold: 0.0,
         baseline_steps: base.map_or(0, |m| m.samples.len()),
         new_steps: new.map_or(0, |m| m.samples.len()),
+        baseline_run_medians: sides.run_medians(kind, name).0,
+        new_run_medians: sides.run_medians(kind, name).1,
         verdict,
     })
 }
@@ -276,6 +304,11 @@ fn count_row(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One run a side.
+    fn decide(baseline: &Samples, new: &Samples, options: &Options) -> Check {
+        super::decide(std::slice::from_ref(baseline), std::slice::from_ref(new), options)
+    }
 
     fn samples(step: &[f64], ops: &[(&str, &[f64])]) -> Samples {
         let mut metrics = vec![Metric { kind: Kind::StepTime, name: "step_time".into(), samples: step.to_vec() }];
@@ -294,6 +327,29 @@ mod tests {
         let check = decide(&a, &a, &Options::default());
         assert!(check.passed(), "{:?}", check.rows);
         assert!(check.rows.iter().all(|r| r.verdict == Verdict::Unchanged));
+    }
+
+    /// Several runs a side. A process that runs an op slower in every
+    /// step (as identical processes do: where its buffers lie) fails a
+    /// check of one run a side; against a baseline whose runs include such
+    /// a process, the same growth is within the runs' spread: noise. A
+    /// change past the spread fails, and names the op.
+    #[test]
+    fn several_runs_a_side_measure_a_change_against_their_spread() {
+        let dot = [50.0, 51.0, 49.0, 50.0, 50.0, 52.0, 50.0, 51.0];
+        let run = |extra: f64| samples(&STEPS.map(|s| s + extra), &[("dot", &dot.map(|d| d + extra))]);
+        let (fast, slow_process, new) = (run(0.0), run(30.0), run(28.0));
+        assert!(!decide(&fast, &new, &Options::default()).passed());
+        let check = super::decide(&[fast.clone(), slow_process.clone()], std::slice::from_ref(&new), &Options::default());
+        assert!(check.passed(), "{:?}", check.rows);
+        let dot_row = check.rows.iter().find(|r| r.label == "op:dot").unwrap();
+        assert_eq!((dot_row.verdict, dot_row.baseline_steps, dot_row.new_steps), (Verdict::Noise, 16, 8));
+        assert_eq!((dot_row.baseline_run_medians.as_slice(), dot_row.new_run_medians.as_slice()), ([50.0, 80.0].as_slice(), [78.0].as_slice()));
+        assert_eq!(check.baseline_runs, ["x", "x"]);
+        let slower = run(70.0);
+        let check = super::decide(&[fast, slow_process], &[slower.clone(), slower], &Options::default());
+        let failed: Vec<&str> = check.regressions().map(|r| r.label.as_str()).collect();
+        assert_eq!(failed, ["step_time", "op:dot"]);
     }
 
     #[test]

@@ -10,7 +10,9 @@ pub enum Verdict {
     Regression,
     /// Shrank beyond the threshold, significantly: reported, never fails.
     Improvement,
-    /// Changed beyond the threshold, but the test cannot tell it from noise.
+    /// Changed beyond the threshold, but the test cannot tell it from
+    /// noise, or (several runs a side) the runs' medians overlap within the
+    /// threshold: processes of the same program lie that far apart.
     Noise,
     /// A part of the step (op, kernel, category, rank's communication)
     /// grew past its threshold and its own test, but the step time did not
@@ -72,6 +74,10 @@ pub struct Row {
     pub threshold: f64,
     pub baseline_steps: usize,
     pub new_steps: usize,
+    /// Each run's median, for the runs of the side that have the metric
+    /// (one run: its median).
+    pub baseline_run_medians: Vec<f64>,
+    pub new_run_medians: Vec<f64>,
     pub verdict: Verdict,
 }
 
@@ -134,8 +140,12 @@ pub struct Ignored {
 /// The whole check.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
+    /// The baseline's runs as one name (their sources, comma-separated).
     pub baseline: String,
     pub new: String,
+    /// Each run's source, in the order given.
+    pub baseline_runs: Vec<String>,
+    pub new_runs: Vec<String>,
     pub options: Options,
     /// Step time first, then the categories, the allocators' peak memory,
     /// ops by change (largest growth first), then op counts.

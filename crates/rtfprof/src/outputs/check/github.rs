@@ -21,7 +21,7 @@ pub fn render(check: &Check) -> String {
             v if v.is_notable() => "warning",
             _ => continue,
         };
-        out.push_str(&command(level, &format!("rtfprof check: {}", row.label), &message(row)));
+        out.push_str(&command(level, &format!("rtfprof check: {}", row.label), &message(row, check.options.alpha)));
     }
     for b in &check.budgets {
         match (b.verdict, &b.label, b.value) {
@@ -46,10 +46,14 @@ pub fn render(check: &Check) -> String {
     out
 }
 
-fn message(row: &Row) -> String {
+/// The row's verdict and numbers; with several runs a side, each run's
+/// median too (what a change must clear).
+fn message(row: &Row, alpha: f64) -> String {
     let unit = row.kind.unit();
     let what = match row.verdict {
         Verdict::Regression => "regressed",
+        // Significant, so noise by the runs' spread (several runs a side).
+        Verdict::Noise if row.p_value.is_some_and(|p| p < alpha) => "changed, but within the spread of the runs",
         Verdict::Noise => "changed, but not significantly",
         Verdict::StepUnmoved => "grew past its threshold and its test, but the step time did not grow with it",
         Verdict::TooFewSteps => "not judged: too few steps",
@@ -61,6 +65,10 @@ fn message(row: &Row) -> String {
     let mut text = format!("{} {what}: median {} -> {} ({})", row.label, amount(row.baseline_median, unit), amount(row.new_median, unit), percent(row.change));
     if !row.kind.is_count() {
         text.push_str(&format!(", p={}, threshold {:.0}%", p_value(row.p_value), row.threshold * 100.0));
+    }
+    if row.baseline_run_medians.len() > 1 || row.new_run_medians.len() > 1 {
+        let runs = |medians: &[f64]| medians.iter().map(|&m| amount(m, unit)).collect::<Vec<_>>().join(" ");
+        text.push_str(&format!(", run medians {} -> {}", runs(&row.baseline_run_medians), runs(&row.new_run_medians)));
     }
     text
 }
@@ -83,6 +91,24 @@ pub fn escape_property(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A change within the runs' spread is said so, with each run's
+    /// median; one run a side has no run medians in its message.
+    #[test]
+    fn noise_of_the_runs_spread_names_the_runs_medians() {
+        use crate::check::{Kind, Metric, Options, Samples, decide};
+        let run = |extra: f64| {
+            let steps = [100.0, 103.0, 98.0, 101.0, 99.0, 130.0, 100.5, 102.0].map(|s| s + extra);
+            let metrics = vec![Metric { kind: Kind::StepTime, name: "step_time".into(), samples: steps.to_vec() }];
+            Samples { source: "run".into(), steps: (0..8).map(|i| i.to_string()).collect(), metrics }
+        };
+        let out = render(&decide(&[run(0.0), run(10.0)], &[run(14.0)], &Options::default()));
+        let says =
+            "step_time changed, but within the spread of the runs: median 108us -> 115us (+5.8%25), p=0.0018, threshold 5%25, run medians 101us 111us -> 115us";
+        assert!(out.contains(says), "{out}");
+        let out = render(&decide(&[run(0.0)], &[run(5.0)], &Options::default()));
+        assert!(!out.contains("run medians"), "{out}");
+    }
 
     #[test]
     fn escapes_as_the_toolkit() {

@@ -24,6 +24,8 @@ pub fn value(check: &Check) -> Value {
                 "threshold": r.threshold,
                 "baseline_steps": r.baseline_steps,
                 "new_steps": r.new_steps,
+                "baseline_run_medians": r.baseline_run_medians,
+                "new_run_medians": r.new_run_medians,
                 "verdict": r.verdict.as_str(),
             })
         })
@@ -66,6 +68,8 @@ pub fn value(check: &Check) -> Value {
         "schema_version": 1,
         "baseline": check.baseline,
         "new": check.new,
+        "baseline_runs": check.baseline_runs,
+        "new_runs": check.new_runs,
         "passed": check.passed(),
         "summary": check.summary(),
         "options": {

@@ -18,6 +18,15 @@ pub fn render(check: &Check) -> String {
         super::amount(o.min_memory_change, "bytes"),
         o.alpha
     ));
+    if check.baseline_runs.len() > 1 || check.new_runs.len() > 1 {
+        // Keep the paragraph above as it was; a line before its blank one.
+        out.truncate(out.len() - 1);
+        out.push_str(&format!(
+            "With {} and {}, their steps are pooled, and a change must besides hold from run to run: from the slowest baseline run's median to the fastest new run's (else: noise).\n\n",
+            runs(check.baseline_runs.len(), "baseline"),
+            runs(check.new_runs.len(), "new"),
+        ));
+    }
     if let Some(rules) = &o.rules {
         out.push_str(&format!(
             "Rules file {rules}: {} by regex, {}, {} (flags given on the command line override its defaults).\n\n",
@@ -112,4 +121,9 @@ pub fn verdict_word(verdict: Verdict) -> &'static str {
         Verdict::Disappeared => "disappeared",
         Verdict::CountChanged => "count changed",
     }
+}
+
+/// `3 baseline runs`, `1 new run`.
+fn runs(n: usize, side: &str) -> String {
+    if n == 1 { format!("1 {side} run") } else { format!("{n} {side} runs") }
 }
