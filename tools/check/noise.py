@@ -7,6 +7,12 @@
 (or the runs of tools/check/gen_framework_runs.py --noise, for PyTorch and
 TensorFlow 2)
 
+    python3 tools/check/noise.py /tmp/noise [RTFPROF_BINARY] --runs K:M
+
+With --runs K:M, checks every choice of K baseline runs against M other
+runs (`rtfprof check B1 .. BK --new N1 .. NM`: several runs a side) and
+prints how many failed, and on which metrics, instead.
+
 Runs `rtfprof check A B` and `rtfprof check B A` on every pair of the runs
 in the folder (run0, run1, …: the same program, so every difference is
 noise) and prints how many of those checks failed (and on which metrics),
@@ -28,9 +34,17 @@ import tempfile
 
 
 def main():
-    folder = sys.argv[1]
-    binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/rtfprof"
+    args = sys.argv[1:]
+    sides = None
+    if "--runs" in args:
+        i = args.index("--runs")
+        sides = tuple(int(n) for n in args[i + 1].split(":"))
+        del args[i : i + 2]
+    folder = args[0]
+    binary = args[1] if len(args) > 1 else "target/release/rtfprof"
     runs = sorted(os.path.join(folder, d) for d in os.listdir(folder) if d.startswith("run"))
+    if sides:
+        return several_runs(runs, binary, *sides)
     step, ops, memory, failed, pairs = [], [], [], 0, 0
     failing = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,6 +80,26 @@ def main():
             with open(saved) as f:
                 samples = next(m["samples"] for m in json.load(f)["metrics"] if m["kind"] == "step_time")
             print(f"{run}: {len(samples)} steps, median {statistics.median(samples):.0f} us, min {min(samples):.0f}, max {max(samples):.0f}")
+
+
+def several_runs(runs, binary, k, m):
+    """Every choice of k baseline runs and m other new runs, checked."""
+    failed, checks, failing = 0, 0, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "check.json")
+        for base in itertools.combinations(runs, k):
+            rest = [r for r in runs if r not in base]
+            for new in itertools.combinations(rest, m):
+                checks += 1
+                command = [binary, "check", *base, "--new", *new, "--output", "none", "--output", f"json:outfile={out}"]
+                subprocess.run(command, check=False, capture_output=True)
+                with open(out) as f:
+                    doc = json.load(f)
+                failed += not doc["passed"]
+                for metric in doc["metrics"]:
+                    if metric["verdict"] == "regression":
+                        failing[metric["kind"]] = failing.get(metric["kind"], 0) + 1
+    print(f"{len(runs)} runs, {checks} checks of {k} baseline runs against {m} others: {failed} failed with the defaults (regressions by kind: {failing})")
 
 
 if __name__ == "__main__":
