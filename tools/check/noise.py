@@ -52,13 +52,8 @@ def main():
         for a, b in itertools.combinations(runs, 2):
             pairs += 1
             for first, second in ((a, b), (b, a)):
-                subprocess.run([binary, "check", first, second, "--output", "none", "--output", f"json:outfile={out}"], check=False, capture_output=True)
-                with open(out) as f:
-                    doc = json.load(f)
+                doc = check(binary, [first, second], out, failing)
                 failed += not doc["passed"]
-                for m in doc["metrics"]:
-                    if m["verdict"] == "regression":
-                        failing[m["kind"]] = failing.get(m["kind"], 0) + 1
             # (The changes of one way only: the other way's are their mirror.)
             for m in doc["metrics"]:
                 if m["kind"] == "step_time":
@@ -91,15 +86,20 @@ def several_runs(runs, binary, k, m):
             rest = [r for r in runs if r not in base]
             for new in itertools.combinations(rest, m):
                 checks += 1
-                command = [binary, "check", *base, "--new", *new, "--output", "none", "--output", f"json:outfile={out}"]
-                subprocess.run(command, check=False, capture_output=True)
-                with open(out) as f:
-                    doc = json.load(f)
-                failed += not doc["passed"]
-                for metric in doc["metrics"]:
-                    if metric["verdict"] == "regression":
-                        failing[metric["kind"]] = failing.get(metric["kind"], 0) + 1
+                failed += not check(binary, [*base, "--new", *new], out, failing)["passed"]
     print(f"{len(runs)} runs, {checks} checks of {k} baseline runs against {m} others: {failed} failed with the defaults (regressions by kind: {failing})")
+
+
+def check(binary, args, out, failing):
+    """`rtfprof check ARGS`: its JSON document; counts its regressions by
+    kind into `failing`."""
+    subprocess.run([binary, "check", *args, "--output", "none", "--output", f"json:outfile={out}"], check=False, capture_output=True)
+    with open(out) as f:
+        doc = json.load(f)
+    for metric in doc["metrics"]:
+        if metric["verdict"] == "regression":
+            failing[metric["kind"]] = failing.get(metric["kind"], 0) + 1
+    return doc
 
 
 if __name__ == "__main__":
