@@ -4,6 +4,9 @@
     /work/venvs/gate-jax/bin/python tools/check/gen_runs.py            # the fixtures
     /work/venvs/gate-jax/bin/python tools/check/gen_runs.py --noise 6 OUT_DIR
                         # 6 more runs of the base program, for measuring noise
+    /work/venvs/gate-jax/bin/python tools/check/gen_runs.py --variants 4 OUT_DIR
+                        # 4 runs of each fixture's program (OUT_DIR/base0,
+                        # wider0, extra_op0, …), for checks of several runs a side
 
 Needs a Python with jax[cpu] (a venv outside the repository:
 `python3 -m venv /work/venvs/jax && /work/venvs/jax/bin/pip install 'jax[cpu]'`).
@@ -122,6 +125,7 @@ def main():
     ap.add_argument("--one")
     ap.add_argument("--logdir")
     ap.add_argument("--noise", type=int, metavar="N", help="record N runs of the base program into OUT_DIR/run<i>, interleaved")
+    ap.add_argument("--variants", type=int, metavar="N", help="record N runs of each program into OUT_DIR/<program><i>, all interleaved")
     Turns.add_arguments(ap)
     ap.add_argument("out", nargs="?")
     args = ap.parse_args()
@@ -130,6 +134,10 @@ def main():
         return
     if args.noise:
         record([("base", os.path.join(args.out, f"run{i}")) for i in range(args.noise)])
+        return
+    if args.variants:
+        programs = ["base", "wider", "extra_op"]
+        record([(p, os.path.join(args.out, f"{p}{i}")) for i in range(args.variants) for p in programs])
         return
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testdata", "check")
     record([("base" if name.startswith("base") else name, os.path.join(root, name)) for name in FIXTURES])
