@@ -237,6 +237,7 @@ def check(
     alpha: Optional[float] = None,
     min_steps: Optional[int] = None,
     min_share: Optional[str] = None,
+    min_part_growth: Optional[str] = None,
     thresholds: Optional[Dict[str, str]] = None,
 ) -> Dict[str, Any]:
     """Compare two runs step by step, as `rtfprof check BASELINE NEW --output json` does.

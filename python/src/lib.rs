@@ -801,7 +801,7 @@ fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
 /// override its defaults as the flags do, and the built-in defaults are the
 /// command line's (`rtfprof::check::defaults`).
 #[pyfunction]
-#[pyo3(signature = (baseline, new, *, rules=None, max_regression=None, max_op_regression=None, max_memory_regression=None, min_memory_change=None, alpha=None, min_steps=None, min_share=None, thresholds=None))]
+#[pyo3(signature = (baseline, new, *, rules=None, max_regression=None, max_op_regression=None, max_memory_regression=None, min_memory_change=None, alpha=None, min_steps=None, min_share=None, min_part_growth=None, thresholds=None))]
 #[allow(clippy::too_many_arguments)]
 fn check<'py>(
     py: Python<'py>,
@@ -815,6 +815,7 @@ fn check<'py>(
     alpha: Option<f64>,
     min_steps: Option<usize>,
     min_share: Option<&str>,
+    min_part_growth: Option<&str>,
     thresholds: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     use rtfprof::check::options::parse_fraction;
@@ -833,6 +834,9 @@ fn check<'py>(
     fraction("max_regression", max_regression, &mut options.max_regression)?;
     fraction("max_op_regression", max_op_regression, &mut options.max_op_regression)?;
     fraction("min_share", min_share, &mut options.min_share)?;
+    if let Some(value) = min_part_growth {
+        options.min_part_growth = Some(parse_fraction("min_part_growth", value).map_err(to_py_err)?);
+    }
     fraction("max_memory_regression", max_memory_regression, &mut options.max_memory_regression)?;
     if let Some(value) = min_memory_change {
         options.min_memory_change = rtfprof::check::options::parse_bytes("min_memory_change", value).map_err(to_py_err)?;

@@ -41,6 +41,16 @@ def test_several_runs_a_side_are_lists_of_paths(tmp_path):
         rtfprof.check([], RUNS / "wider")
 
 
+def test_min_part_growth():
+    layer3 = "op:jit(step)/jvp(layer3)/dot_general"
+    verdict = lambda result: next(m["verdict"] for m in result["metrics"] if m["label"] == layer3)
+    assert verdict(rtfprof.check(RUNS / "base_a", RUNS / "wider")) == "step_unmoved"
+    loose = rtfprof.check(RUNS / "base_a", RUNS / "wider", min_part_growth="0.5%")
+    assert verdict(loose) == "regression" and loose["options"]["min_part_growth"] == 0.005
+    with pytest.raises(ValueError, match="min_part_growth"):
+        rtfprof.check(RUNS / "base_a", RUNS / "wider", min_part_growth="lots")
+
+
 def test_the_dict_is_the_clis_json(tmp_path):
     out = tmp_path / "check.json"
     run = subprocess.run(

@@ -284,6 +284,11 @@ pub struct CheckArgs {
     /// judged [default: 1%].
     #[arg(long, value_name = "AMOUNT")]
     pub min_share: Option<String>,
+    /// Least growth of an op, kernel, category or rank's communication, as
+    /// a share of the baseline's median step time, for it to fail (2% or
+    /// 0.02) [default: the step time's threshold].
+    #[arg(long, value_name = "AMOUNT")]
+    pub min_part_growth: Option<String>,
     /// Also write the new run's per-step samples to PATH (small JSON), to
     /// give as BASELINE later. With one side given (one PROFILE, or
     /// --new's runs), only that is done.

@@ -95,6 +95,9 @@ fn options(args: &CheckArgs) -> Result<Options> {
     fraction("--max_op_regression", &args.max_op_regression, &mut options.max_op_regression)?;
     fraction("--max_memory_regression", &args.max_memory_regression, &mut options.max_memory_regression)?;
     fraction("--min_share", &args.min_share, &mut options.min_share)?;
+    if let Some(value) = &args.min_part_growth {
+        options.min_part_growth = Some(parse_fraction("--min_part_growth", value)?);
+    }
     if let Some(value) = &args.min_memory_change {
         options.min_memory_change = check::options::parse_bytes("--min_memory_change", value)?;
     }

@@ -98,6 +98,16 @@ fn thresholds_are_flags() {
     let (code, _, doc) = check(&run_dir("base_a"), &run_dir("wider"), &["--max_regression=300%", "--max_op_regression=3", "--threshold=step_time=1%"]);
     assert_eq!(code, 1);
     assert_eq!(labels_with(&doc, "regression"), ["step_time"]);
+    // Layer 3's matrix multiplication doubled by a small part of the step:
+    // step unmoved, until --min_part_growth asks less of a part.
+    let layer3 = "op:jit(step)/jvp(layer3)/dot_general".to_owned();
+    let (_, _, doc) = check(&run_dir("base_a"), &run_dir("wider"), &[]);
+    assert!(labels_with(&doc, "step_unmoved").contains(&layer3), "{:?}", labels_with(&doc, "step_unmoved"));
+    let (code, _, doc) = check(&run_dir("base_a"), &run_dir("wider"), &["--min_part_growth=0.5%"]);
+    assert_eq!(code, 1);
+    assert!(labels_with(&doc, "regression").contains(&layer3), "{:?}", labels_with(&doc, "regression"));
+    assert_eq!(doc["options"]["min_part_growth"], 0.005);
+    assert_eq!(metric(&doc, "step_time")["threshold"], 0.05);
 }
 
 #[test]
@@ -314,6 +324,7 @@ fn bad_inputs_exit_2_with_one_line_and_no_files() {
         (vec![a.clone(), b.clone(), "--max_regression=five".into()], "--max_regression"),
         (vec![a.clone(), b.clone(), "--alpha=2".into()], "--alpha"),
         (vec![a.clone(), b.clone(), "--min_memory_change=lots".into()], "--min_memory_change"),
+        (vec![a.clone(), b.clone(), "--min_part_growth=-2%".into()], "--min_part_growth"),
         (vec![a.clone(), b.clone(), "--max_memory_regression=-1%".into()], "--max_memory_regression"),
         (vec![a.clone(), b.clone(), "--threshold=step_time".into()], "--threshold"),
         (vec![a.clone(), b.clone(), "--output=junit".into()], "--output"),

@@ -13,7 +13,8 @@
 //! (`moves_the_step`): the step time must show a growth of its own (its
 //! one-sided rank test, unadjusted, at [`STEP_ALPHA`]), at least
 //! [`STEP_SHOWS`] of the op's growth, and the op's growth alone must be
-//! at least the step's threshold of the baseline's step time. Identical
+//! at least the step's threshold of the baseline's step time
+//! (`--min_part_growth` where given). Identical
 //! processes differ in single ops (where a process's buffers lie, which op
 //! TensorFlow's executor runs first) by more than the op thresholds and
 //! with every step of a run alike, so that the op's own test is no
@@ -142,8 +143,9 @@ struct StepMoved {
     /// The step time's unadjusted one-sided p-value (None: a side has no
     /// steps).
     p_value: Option<f64>,
-    /// The step time's threshold (`--max_regression`, or its own).
-    threshold: f64,
+    /// The least growth of a part, as a share of the baseline's median
+    /// step time (`--min_part_growth`, else the step time's threshold).
+    min_part_growth: f64,
 }
 
 impl StepMoved {
@@ -152,7 +154,7 @@ impl StepMoved {
             base_median: median(base).unwrap_or(0.0),
             new_median: median(new).unwrap_or(0.0),
             p_value: mann_whitney_greater(new, base),
-            threshold: options.threshold("step_time", options.max_regression),
+            min_part_growth: options.min_part_growth.unwrap_or_else(|| options.threshold("step_time", options.max_regression)),
         }
     }
 }
@@ -162,13 +164,13 @@ impl StepMoved {
 /// grew significantly ([`STEP_ALPHA`]), by at least [`STEP_SHOWS`] of
 /// `growth`, and `growth` alone is at least the step's threshold of the
 /// baseline's step time, so that the op's growth alone would fail the
-/// step. (A 16 µs growth of TF2's `mul_1`, 0.4% of a 4.3 ms step, failed
+/// step (or `--min_part_growth` of it, where given). (A 16 µs growth of TF2's `mul_1`, 0.4% of a 4.3 ms step, failed
 /// identical runs; the widened layers' matrix multiplications grew by
 /// 6.5-18% of the step: PyTorch's layer-2 `aten::mm` the least.)
 fn moves_the_step(growth: f64, step: &StepMoved) -> bool {
     let step_growth = step.new_median - step.base_median;
     let significant = step.p_value.is_some_and(|p| p < STEP_ALPHA);
-    significant && step_growth >= STEP_SHOWS * growth && growth >= step.threshold * step.base_median
+    significant && step_growth >= STEP_SHOWS * growth && growth >= step.min_part_growth * step.base_median
 }
 
 /// Every (kind, name) either side has, step time first, then in kind and
@@ -487,6 +489,14 @@ mod tests {
         let mut loose = Options::default();
         loose.thresholds.insert("step_time".into(), 0.01);
         assert!(decide(&a, &b, &loose).regressions().any(|r| r.label == "op:mul"));
+        // So with --min_part_growth 1%, the step's own threshold kept.
+        let parts = Options { min_part_growth: Some(0.01), ..Options::default() };
+        let check = decide(&a, &b, &parts);
+        assert_eq!(check.regressions().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["step_time", "op:dot", "op:mul"]);
+        assert_eq!(check.rows[0].threshold, 0.05);
+        // And 10% keeps even dot (6% of the step) from failing.
+        let strict = Options { min_part_growth: Some(0.10), ..Options::default() };
+        assert_eq!(decide(&a, &b, &strict).regressions().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["step_time"]);
     }
 
     #[test]

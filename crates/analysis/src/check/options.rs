@@ -64,6 +64,12 @@ pub struct Options {
     pub min_steps: usize,
     /// Smallest share of the step time an op or category needs to be judged.
     pub min_share: f64,
+    /// Least growth of a part of the step (an op, kernel, instruction,
+    /// category, rank's communication), as a share of the baseline's
+    /// median step time, for it to fail (`moves_the_step`'s third
+    /// condition). `None`: the step time's threshold, so that a part fails
+    /// when its growth alone would fail the step.
+    pub min_part_growth: Option<f64>,
     /// Thresholds for single metrics, by label (`step_time`,
     /// `category:host_compute`, `memory:ALLOCATOR`, `op:NAME`), over
     /// everything else (the command line's `--threshold`).
@@ -107,6 +113,7 @@ impl Default for Options {
             alpha: defaults::ALPHA,
             min_steps: defaults::MIN_STEPS,
             min_share: defaults::MIN_SHARE,
+            min_part_growth: None,
             thresholds: BTreeMap::new(),
             threshold_rules: Vec::new(),
             budgets: Vec::new(),

@@ -124,6 +124,7 @@ pub struct Rules {
     pub max_memory_regression: Option<f64>,
     pub min_memory_change: Option<f64>,
     pub min_share: Option<f64>,
+    pub min_part_growth: Option<f64>,
     pub alpha: Option<f64>,
     pub min_steps: Option<usize>,
     pub thresholds: Vec<ThresholdRule>,
@@ -143,6 +144,7 @@ impl Rules {
         options.max_memory_regression = self.max_memory_regression.unwrap_or(d.max_memory_regression);
         options.min_memory_change = self.min_memory_change.unwrap_or(d.min_memory_change);
         options.min_share = self.min_share.unwrap_or(d.min_share);
+        options.min_part_growth = self.min_part_growth.or(d.min_part_growth);
         options.alpha = self.alpha.unwrap_or(d.alpha);
         options.min_steps = self.min_steps.unwrap_or(d.min_steps);
         options.threshold_rules = self.thresholds;
@@ -174,6 +176,7 @@ pub fn parse(text: &str) -> std::result::Result<Rules, String> {
     rules.max_op_regression = fraction(&d.max_op_regression, "max_op_regression")?;
     rules.max_memory_regression = fraction(&d.max_memory_regression, "max_memory_regression")?;
     rules.min_share = fraction(&d.min_share, "min_share")?;
+    rules.min_part_growth = fraction(&d.min_part_growth, "min_part_growth")?;
     rules.min_memory_change = d
         .min_memory_change
         .as_ref()
@@ -245,6 +248,7 @@ struct Defaults {
     max_memory_regression: Option<Spanned<String>>,
     min_memory_change: Option<Spanned<String>>,
     min_share: Option<Spanned<String>>,
+    min_part_growth: Option<Spanned<String>>,
     alpha: Option<Spanned<f64>>,
     min_steps: Option<usize>,
 }
@@ -307,6 +311,7 @@ ignore = ['op:.*tanh', "count:.*"]
 [defaults]
 max_regression = "10%"
 min_memory_change = "8MiB"
+min_part_growth = "2%"
 alpha = 0.05
 min_steps = 3
 
@@ -333,7 +338,7 @@ max = "1.5 GB"
         assert_eq!(rules.max_regression, Some(0.1));
         assert_eq!(rules.max_op_regression, None);
         assert_eq!(rules.min_memory_change, Some(8.0 * 1024.0 * 1024.0));
-        assert_eq!((rules.alpha, rules.min_steps), (Some(0.05), Some(3)));
+        assert_eq!((rules.alpha, rules.min_steps, rules.min_part_growth), (Some(0.05), Some(3), Some(0.02)));
         assert_eq!(rules.thresholds.len(), 2);
         assert_eq!(rules.budgets[0].max, Limit::Time(20_000.0));
         assert_eq!(rules.budgets[1].max, Limit::Bytes(1.5e9));
@@ -341,7 +346,7 @@ max = "1.5 GB"
         assert_eq!(rules.ignore.iter().map(Pattern::as_str).collect::<Vec<_>>(), ["op:.*tanh", "count:.*"]);
         let options = rules.into_options("rules.toml".into());
         assert_eq!((options.max_regression, options.max_op_regression), (0.1, super::super::defaults::MAX_OP_REGRESSION));
-        assert_eq!(options.rules.as_deref(), Some("rules.toml"));
+        assert_eq!((options.rules.as_deref(), options.min_part_growth), (Some("rules.toml"), Some(0.02)));
         // An empty file changes nothing.
         assert_eq!(parse("").unwrap().into_options("x".into()), Options { rules: Some("x".into()), ..Options::default() });
     }

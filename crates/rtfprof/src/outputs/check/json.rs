@@ -80,6 +80,7 @@ pub fn value(check: &Check) -> Value {
             "alpha": o.alpha,
             "min_steps": o.min_steps,
             "min_share": o.min_share,
+            "min_part_growth": o.min_part_growth,
             "thresholds": o.thresholds,
             "rules": o.rules,
             "threshold_rules": threshold_rules,
