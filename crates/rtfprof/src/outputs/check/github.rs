@@ -96,12 +96,8 @@ mod tests {
     /// median; one run a side has no run medians in its message.
     #[test]
     fn noise_of_the_runs_spread_names_the_runs_medians() {
-        use crate::check::{Kind, Metric, Options, Samples, decide};
-        let run = |extra: f64| {
-            let steps = [100.0, 103.0, 98.0, 101.0, 99.0, 130.0, 100.5, 102.0].map(|s| s + extra);
-            let metrics = vec![Metric { kind: Kind::StepTime, name: "step_time".into(), samples: steps.to_vec() }];
-            Samples { source: "run".into(), steps: (0..8).map(|i| i.to_string()).collect(), metrics }
-        };
+        use super::super::tests::step_run as run;
+        use crate::check::{Options, decide};
         let out = render(&decide(&[run(0.0), run(10.0)], &[run(14.0)], &Options::default()));
         let says =
             "step_time changed, but within the spread of the runs: median 108us -> 115us (+5.8%25), p=0.0018, threshold 5%25, run medians 101us 111us -> 115us";

@@ -11,12 +11,15 @@ pub fn render(check: &Check) -> String {
     let icon = if check.passed() { "✅" } else { "❌" };
     let mut out = format!("### {icon} rtfprof check\n\n{}\n\n", escape(&check.summary()));
     out.push_str(&format!("Baseline: {}  \nNew: {}\n\n", escape(&check.baseline), escape(&check.new)));
-    out.push_str("| verdict | metric | baseline | new | change | p | threshold |\n|---|---|--:|--:|--:|--:|--:|\n");
+    // With several runs a side, each run's median: what a change must clear.
+    let several = check.baseline_runs.len() > 1 || check.new_runs.len() > 1;
+    out.push_str("| verdict | metric | baseline | new | change | p | threshold |");
+    out.push_str(if several { " run medians |\n|---|---|--:|--:|--:|--:|--:|--:|\n" } else { "\n|---|---|--:|--:|--:|--:|--:|\n" });
     for row in &check.rows {
         let unit = row.kind.unit();
         let threshold = if row.kind.is_count() { "-".to_owned() } else { format!("{:.0}%", row.threshold * 100.0) };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             super::text::verdict_word(row.verdict),
             escape(&row.label),
             amount(row.baseline_median, unit),
@@ -25,6 +28,11 @@ pub fn render(check: &Check) -> String {
             p_value(row.p_value),
             escape(&threshold),
         ));
+        if several {
+            let runs = |medians: &[f64]| medians.iter().map(|&m| amount(m, unit)).collect::<Vec<_>>().join(" ");
+            out.push_str(&format!(" {} → {} |", escape(&runs(&row.baseline_run_medians)), escape(&runs(&row.new_run_medians))));
+        }
+        out.push('\n');
     }
     if !check.budgets.is_empty() {
         out.push_str("\n#### Budgets (the new run's median)\n\n| verdict | metric | new | budget | rule |\n|---|---|--:|--:|---|\n");
@@ -65,6 +73,19 @@ pub fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Several runs a side add a column of each run's medians; one run a
+    /// side has none.
+    #[test]
+    fn several_runs_show_their_medians() {
+        use super::super::tests::step_run as run;
+        use crate::check::{Options, decide};
+        let out = super::render(&decide(&[run(0.0), run(10.0)], &[run(14.0)], &Options::default()));
+        assert!(out.contains("| threshold | run medians |\n|---|---|--:|--:|--:|--:|--:|--:|\n"), "{out}");
+        assert!(out.contains("| noise | step\\_time | 108us | 115us | \\+5\\.8\\% | 0.0018 | 5\\% | 101us 111us → 115us |\n"), "{out}");
+        let out = super::render(&decide(&[run(0.0)], &[run(14.0)], &Options::default()));
+        assert!(!out.contains("run medians") && out.contains("| threshold |\n"), "{out}");
+    }
+
     #[test]
     fn escapes_every_punctuation() {
         assert_eq!(super::escape("a|b*c_<x>`[l](u)\nz"), r"a\|b\*c\_\<x\>\`\[l\]\(u\) z");

@@ -119,6 +119,15 @@ pub(crate) fn p_value(p: Option<f64>) -> String {
 mod tests {
     use super::*;
 
+    /// A run of 8 steps with only a step time: 100 µs or so, each step
+    /// `extra` slower (for the outputs' tests of several runs a side).
+    pub(crate) fn step_run(extra: f64) -> crate::check::Samples {
+        use crate::check::{Kind, Metric, Samples};
+        let steps = [100.0, 103.0, 98.0, 101.0, 99.0, 130.0, 100.5, 102.0].map(|s| s + extra);
+        let metrics = vec![Metric { kind: Kind::StepTime, name: "step_time".into(), samples: steps.to_vec() }];
+        Samples { source: "run".into(), steps: (0..8).map(|i| i.to_string()).collect(), metrics }
+    }
+
     #[test]
     fn parse() {
         assert_eq!(CheckOutput::parse("stdout").unwrap(), CheckOutput::Text(None));
