@@ -855,14 +855,8 @@ fn check<'py>(
     }
     let result = py
         .detach(|| {
-            let runs = |paths: &[PathBuf], name| -> rtfprof::Result<Vec<rtfprof::check::Samples>> {
-                let mut runs = Vec::new();
-                for path in paths {
-                    runs.extend(rtfprof::api::check_samples(path, name)?);
-                }
-                Ok(runs)
-            };
-            Ok::<_, rtfprof::Error>(rtfprof::check::decide(&runs(&baseline, "baseline")?, &runs(&new, "new")?, &options))
+            let (base, new) = (rtfprof::api::check_runs(&baseline, "baseline")?, rtfprof::api::check_runs(&new, "new")?);
+            Ok::<_, rtfprof::Error>(rtfprof::check::decide(&base, &new, &options))
         })
         .map_err(to_py_err)?;
     from_json(py, |mut out| {

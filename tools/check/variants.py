@@ -14,12 +14,12 @@ Also checks every choice of K base runs against K other base runs, which
 should pass (docs/book/src/commands/check.md, "Runs, not steps").
 """
 import itertools
-import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections import Counter
+
+from noise import check
 
 
 def main():
@@ -39,9 +39,7 @@ def main():
             for b in itertools.combinations(base, k):
                 others = [r for r in base if r not in b] if variant_runs is None else variant_runs
                 for n in itertools.combinations(others, k):
-                    subprocess.run([binary, "check", *b, "--new", *n, "--output", "none", "--output", f"json:outfile={out}"], check=False, capture_output=True)
-                    with open(out) as f:
-                        doc = json.load(f)
+                    doc = check(binary, [*b, "--new", *n], out, {})
                     checks += 1
                     failed += not doc["passed"]
                     regressed.update(m["label"] for m in doc["metrics"] if m["verdict"] == "regression")

@@ -173,6 +173,15 @@ pub fn check_samples(path: &std::path::Path, name: &'static str) -> Result<Vec<c
     crate::check::from_sources(&sources, display).map(|run| vec![run]).map_err(|e| named_by(e, name))
 }
 
+/// The runs of every path of a side ([`check_samples`]), in order.
+pub fn check_runs(paths: &[std::path::PathBuf], name: &'static str) -> Result<Vec<crate::check::Samples>> {
+    let mut runs = Vec::new();
+    for path in paths {
+        runs.extend(check_samples(path, name)?);
+    }
+    Ok(runs)
+}
+
 /// The first bytes of a file, where a saved baseline says what it is.
 fn read_head(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;

@@ -38,8 +38,6 @@ use super::statistics::{holm, mann_whitney_greater, median};
 /// Compares the `new` run (or runs) with the `baseline` run (or runs): each
 /// side at least one run of the program, pooled ([`Side::pool`]).
 pub fn decide(baseline: &[Samples], new: &[Samples], options: &Options) -> Check {
-    let sources = |runs: &[Samples]| -> Vec<String> { runs.iter().map(|r| r.source.clone()).collect() };
-    let (baseline_runs, new_runs) = (sources(baseline), sources(new));
     let (base_side, new_side) = (Side::pool(baseline), Side::pool(new));
     let sides = Sides { base: &base_side, new: &new_side };
     let (baseline, new) = (&base_side.pooled, &new_side.pooled);
@@ -105,7 +103,8 @@ pub fn decide(baseline: &[Samples], new: &[Samples], options: &Options) -> Check
     }
     rows.extend(count_rows);
     let budgets = super::budgets::judge(new, options);
-    Check { baseline: baseline.source.clone(), new: new.source.clone(), baseline_runs, new_runs, options: options.clone(), rows, budgets, ignored }
+    let (baseline, new) = (baseline.source.clone(), new.source.clone());
+    Check { baseline, new, baseline_runs: base_side.sources, new_runs: new_side.sources, options: options.clone(), rows, budgets, ignored }
 }
 
 /// An op's or category's growth is a regression only if the step time's
@@ -164,8 +163,8 @@ impl StepMoved {
 /// grew significantly ([`STEP_ALPHA`]), by at least [`STEP_SHOWS`] of
 /// `growth`, and `growth` alone is at least the step's threshold of the
 /// baseline's step time, so that the op's growth alone would fail the
-/// step (or `--min_part_growth` of it, where given). (A 16 µs growth of TF2's `mul_1`, 0.4% of a 4.3 ms step, failed
-/// identical runs; the widened layers' matrix multiplications grew by
+/// step (or `--min_part_growth` of it, where given). (A 16 µs growth of
+/// TF2's `mul_1`, 0.4% of a 4.3 ms step, failed identical runs; the widened layers' matrix multiplications grew by
 /// 6.5-18% of the step: PyTorch's layer-2 `aten::mm` the least.)
 fn moves_the_step(growth: f64, step: &StepMoved) -> bool {
     let step_growth = step.new_median - step.base_median;
@@ -279,6 +278,7 @@ fn count_row(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>
     if bm == nm {
         return None;
     }
+    let (baseline_run_medians, new_run_medians) = sides.run_medians(kind, name);
     let verdict = if !ran(base) {
         Verdict::Appeared
     } else if !ran(new) {
@@ -297,8 +297,8 @@ fn count_row(kind: Kind, name: &str, base: Option<&Metric>, new: Option<&Metric>
         threshold: 0.0,
         baseline_steps: base.map_or(0, |m| m.samples.len()),
         new_steps: new.map_or(0, |m| m.samples.len()),
-        baseline_run_medians: sides.run_medians(kind, name).0,
-        new_run_medians: sides.run_medians(kind, name).1,
+        baseline_run_medians,
+        new_run_medians,
         verdict,
     })
 }

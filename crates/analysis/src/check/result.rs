@@ -159,6 +159,12 @@ pub struct Check {
 }
 
 impl Check {
+    /// Whether a side has several runs (outputs then show each run's
+    /// medians).
+    pub fn several_runs(&self) -> bool {
+        self.baseline_runs.len() > 1 || self.new_runs.len() > 1
+    }
+
     pub fn regressions(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| r.verdict == Verdict::Regression)
     }

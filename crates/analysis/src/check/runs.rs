@@ -9,8 +9,8 @@
 //! steps of one run sample that process, not the program. With one run a
 //! side nothing in the two profiles tells such a process from a slower
 //! program; with several, the baseline's runs show how far processes of
-//! the same program lie apart (docs/book/src/commands/check.md, "Several
-//! runs a side", has the counts).
+//! the same program lie apart (docs/book/src/commands/check.md, "Runs,
+//! not steps", has the counts).
 
 use std::collections::HashMap;
 
@@ -24,8 +24,8 @@ pub struct Side {
     /// Every run's samples of a metric one after the other (one run's as
     /// they are); `source` names every run, `steps` are every run's.
     pub pooled: Samples,
-    /// How many runs were pooled.
-    pub runs: usize,
+    /// Each run's source, in order.
+    pub sources: Vec<String>,
     /// Each run's median of each metric, in run order, for the runs that
     /// have it.
     run_medians: HashMap<(Kind, String), Vec<f64>>,
@@ -43,7 +43,7 @@ impl Side {
             for m in &only.metrics {
                 run_medians.insert((m.kind, m.name.clone()), median(&m.samples).into_iter().collect());
             }
-            return Side { pooled: only.clone(), runs: 1, run_medians };
+            return Side { pooled: only.clone(), sources: vec![only.source.clone()], run_medians };
         }
         // The metrics in the order the runs first have them.
         let mut order: Vec<(Kind, &str)> = Vec::new();
@@ -77,7 +77,7 @@ impl Side {
             steps: runs.iter().flat_map(|r| r.steps.iter().cloned()).collect(),
             metrics,
         };
-        Side { pooled, runs: runs.len(), run_medians }
+        Side { pooled, sources: runs.iter().map(|r| r.source.clone()).collect(), run_medians }
     }
 
     /// Each run's median of the metric (empty where no run has it).
@@ -146,7 +146,7 @@ mod tests {
         let a = run("a", &[10.0, 12.0], &[("dot", &[4.0, 6.0])]);
         let b = run("b", &[11.0, 13.0, 15.0], &[("dot", &[5.0, 5.0, 8.0]), ("tanh", &[1.0, 1.0, 1.0])]);
         let side = Side::pool(&[a, b]);
-        assert_eq!((side.runs, side.pooled.source.as_str()), (2, "a, b"));
+        assert_eq!((side.sources.as_slice(), side.pooled.source.as_str()), (["a", "b"].map(String::from).as_slice(), "a, b"));
         assert_eq!(side.pooled.steps.len(), 5);
         assert_eq!(side.pooled.step_times(), [10.0, 12.0, 11.0, 13.0, 15.0]);
         assert_eq!(side.pooled.get(Kind::OpTime, "tanh").unwrap().samples, [0.0, 0.0, 1.0, 1.0, 1.0]);

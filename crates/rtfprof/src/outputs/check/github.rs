@@ -67,8 +67,8 @@ fn message(row: &Row, alpha: f64) -> String {
         text.push_str(&format!(", p={}, threshold {:.0}%", p_value(row.p_value), row.threshold * 100.0));
     }
     if row.baseline_run_medians.len() > 1 || row.new_run_medians.len() > 1 {
-        let runs = |medians: &[f64]| medians.iter().map(|&m| amount(m, unit)).collect::<Vec<_>>().join(" ");
-        text.push_str(&format!(", run medians {} -> {}", runs(&row.baseline_run_medians), runs(&row.new_run_medians)));
+        let (base, new) = super::run_medians(row);
+        text.push_str(&format!(", run medians {base} -> {new}"));
     }
     text
 }

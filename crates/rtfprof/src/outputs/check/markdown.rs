@@ -12,7 +12,7 @@ pub fn render(check: &Check) -> String {
     let mut out = format!("### {icon} rtfprof check\n\n{}\n\n", escape(&check.summary()));
     out.push_str(&format!("Baseline: {}  \nNew: {}\n\n", escape(&check.baseline), escape(&check.new)));
     // With several runs a side, each run's median: what a change must clear.
-    let several = check.baseline_runs.len() > 1 || check.new_runs.len() > 1;
+    let several = check.several_runs();
     out.push_str("| verdict | metric | baseline | new | change | p | threshold |");
     out.push_str(if several { " run medians |\n|---|---|--:|--:|--:|--:|--:|--:|\n" } else { "\n|---|---|--:|--:|--:|--:|--:|\n" });
     for row in &check.rows {
@@ -29,8 +29,8 @@ pub fn render(check: &Check) -> String {
             escape(&threshold),
         ));
         if several {
-            let runs = |medians: &[f64]| medians.iter().map(|&m| amount(m, unit)).collect::<Vec<_>>().join(" ");
-            out.push_str(&format!(" {} → {} |", escape(&runs(&row.baseline_run_medians)), escape(&runs(&row.new_run_medians))));
+            let (base, new) = super::run_medians(row);
+            out.push_str(&format!(" {} → {} |", escape(&base), escape(&new)));
         }
         out.push('\n');
     }

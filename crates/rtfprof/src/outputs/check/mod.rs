@@ -110,6 +110,14 @@ pub(crate) fn percent(change: Option<f64>) -> String {
 
 pub(crate) use crate::check::result::amount;
 
+/// A row's run medians, each side's in run order: `101us 111us` and
+/// `115us`.
+pub(crate) fn run_medians(row: &crate::check::Row) -> (String, String) {
+    let unit = row.kind.unit();
+    let side = |medians: &[f64]| medians.iter().map(|&m| amount(m, unit)).collect::<Vec<_>>().join(" ");
+    (side(&row.baseline_run_medians), side(&row.new_run_medians))
+}
+
 /// A p-value for people: `p=0.0012`, or `-` where no test ran.
 pub(crate) fn p_value(p: Option<f64>) -> String {
     p.map_or_else(|| "-".to_owned(), |p| if p < 1e-4 { format!("{p:.1e}") } else { format!("{p:.4}") })

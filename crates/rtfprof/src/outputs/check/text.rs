@@ -11,22 +11,21 @@ pub fn render(check: &Check) -> String {
     let mut out = format!("rtfprof check: baseline {} vs new {}\n", check.baseline, check.new);
     let o = &check.options;
     out.push_str(&format!(
-        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%, peak memory {:.0}% and {}) and a one-sided Mann-Whitney U test on the per-step samples gives p < {} (Holm-adjusted over the metrics tested); an op, kernel, category or rank's communication besides only if the step time grew with it (else: step unmoved).\n\n",
+        "A metric regresses when its median grows by more than its threshold (step time {:.0}%, ops and categories {:.0}%, peak memory {:.0}% and {}) and a one-sided Mann-Whitney U test on the per-step samples gives p < {} (Holm-adjusted over the metrics tested); an op, kernel, category or rank's communication besides only if the step time grew with it (else: step unmoved).\n",
         o.max_regression * 100.0,
         o.max_op_regression * 100.0,
         o.max_memory_regression * 100.0,
         super::amount(o.min_memory_change, "bytes"),
         o.alpha
     ));
-    if check.baseline_runs.len() > 1 || check.new_runs.len() > 1 {
-        // Keep the paragraph above as it was; a line before its blank one.
-        out.truncate(out.len() - 1);
+    if check.several_runs() {
         out.push_str(&format!(
-            "With {} and {}, their steps are pooled, and a change must besides hold from run to run: from the slowest baseline run's median to the fastest new run's (else: noise).\n\n",
+            "With {} and {}, their steps are pooled, and a change must besides hold from run to run: from the slowest baseline run's median to the fastest new run's (else: noise).\n",
             runs(check.baseline_runs.len(), "baseline"),
             runs(check.new_runs.len(), "new"),
         ));
     }
+    out.push('\n');
     if let Some(rules) = &o.rules {
         out.push_str(&format!(
             "Rules file {rules}: {} by regex, {}, {} (flags given on the command line override its defaults).\n\n",
