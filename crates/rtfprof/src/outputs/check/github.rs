@@ -100,7 +100,7 @@ mod tests {
         use crate::check::{Options, decide};
         let out = render(&decide(&[run(0.0), run(10.0)], &[run(14.0)], &Options::default()));
         let says =
-            "step_time changed, but within the spread of the runs: median 108us -> 115us (+5.8%25), p=0.0018, threshold 5%25, run medians 101us 111us -> 115us";
+            "step_time changed, but within the spread of the runs: median 108us -> 115us (+5.8%25), p=0.0010, threshold 5%25, run medians 101us 111us -> 115us";
         assert!(out.contains(says), "{out}");
         let out = render(&decide(&[run(0.0)], &[run(5.0)], &Options::default()));
         assert!(!out.contains("run medians"), "{out}");

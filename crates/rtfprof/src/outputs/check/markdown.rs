@@ -81,7 +81,7 @@ mod tests {
         use crate::check::{Options, decide};
         let out = super::render(&decide(&[run(0.0), run(10.0)], &[run(14.0)], &Options::default()));
         assert!(out.contains("| threshold | run medians |\n|---|---|--:|--:|--:|--:|--:|--:|\n"), "{out}");
-        assert!(out.contains("| noise | step\\_time | 108us | 115us | \\+5\\.8\\% | 0.0018 | 5\\% | 101us 111us → 115us |\n"), "{out}");
+        assert!(out.contains("| noise | step\\_time | 108us | 115us | \\+5\\.8\\% | 0.0010 | 5\\% | 101us 111us → 115us |\n"), "{out}");
         let out = super::render(&decide(&[run(0.0)], &[run(14.0)], &Options::default()));
         assert!(!out.contains("run medians") && out.contains("| threshold |\n"), "{out}");
     }
