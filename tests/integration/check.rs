@@ -905,6 +905,72 @@ fn each_ranks_communication_is_compared() {
     }
 }
 
+/// An XPlane trace of a GPU that ran collectives: each host's
+/// communication and exposed communication per step are compared, named by
+/// the host, with the samples `rtfprof ranks` gives for it; in a run
+/// directory of several hosts, each host's on its own steps. The fixture is
+/// SYNTHETIC (testdata/xplane/README.md: a real H200 trace with an NCCL
+/// all-reduce kernel added beside each step's backward pass); no XPlane
+/// trace this project can read has collectives inside its steps.
+#[test]
+fn each_hosts_communication_is_compared() {
+    let trace = testdata().join("xplane/gpu_nccl_synth");
+    let dir = tempfile::tempdir().unwrap();
+    let (saved, ranks_json) = (dir.path().join("baseline.json"), dir.path().join("ranks.json"));
+    for args in [
+        ["check".to_owned(), trace.display().to_string(), format!("--save_baseline={}", saved.display())],
+        ["ranks".to_owned(), format!("--xplane_path={}", trace.display()), format!("--output=json:outfile={}", ranks_json.display())],
+    ] {
+        let out = rtfprof(args).run();
+        assert!(out.success(), "{}", out.stderr_lossy());
+    }
+    let read = |path: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap() };
+    let (saved, ranks) = (read(&saved), read(&ranks_json));
+    let samples = |doc: &Value, kind: &str, name: &str| -> Vec<f64> {
+        let metric = doc["metrics"].as_array().unwrap().iter().find(|m| m["kind"] == kind && m["name"] == name);
+        metric.unwrap_or_else(|| panic!("no {kind}:{name}"))["samples"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect()
+    };
+    let steps = ranks["ranks"][0]["steps"].as_array().unwrap();
+    for (kind, field) in [("communication", "communication_us"), ("exposed_communication", "exposed_communication_us")] {
+        let from_ranks: Vec<f64> = steps.iter().map(|s| s[field].as_f64().unwrap()).collect();
+        let sampled = samples(&saved, kind, "vm");
+        assert_eq!(sampled.len(), from_ranks.len(), "{kind}");
+        // (`ranks` writes its microseconds to 3 decimals.)
+        assert!(sampled.iter().zip(&from_ranks).all(|(a, b)| (a - b).abs() < 1e-3), "{kind}: {sampled:?} vs {from_ranks:?}");
+        assert!(sampled.iter().all(|&us| us > 0.0), "{kind}: {sampled:?}");
+    }
+    let (code, stdout, doc) = check(&trace.display().to_string(), &trace.display().to_string(), &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(metric(&doc, "communication:vm")["verdict"], "unchanged", "{stdout}");
+    // The all-reduce twice as long (the `_slow` fixture): past the backward
+    // pass, it adds to the step, and fails naming the host's communication.
+    // (8 steps a side, their microseconds tied: the exact test given the
+    // ties names it; the normal approximation's p of 4.7e-4 could not pass
+    // Holm's adjustment over some forty metrics.)
+    let slow = testdata().join("xplane/gpu_nccl_synth_slow").display().to_string();
+    let (code, stdout, doc) = check(&trace.display().to_string(), &slow, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    for label in ["step_time", "communication:vm", "exposed_communication:vm"] {
+        assert_eq!(metric(&doc, label)["verdict"], "regression", "{label}: {stdout}");
+    }
+    // Two hosts: each its own.
+    let run = dir.path().join("two/plugins/profile/run0");
+    std::fs::create_dir_all(&run).unwrap();
+    let file = trace.join("plugins/profile/run0/vm.xplane.pb");
+    for host in ["worker0", "worker1"] {
+        std::fs::copy(&file, run.join(format!("{host}.xplane.pb"))).unwrap();
+    }
+    let two = dir.path().join("two.json");
+    let out = rtfprof(["check".to_owned(), dir.path().join("two").display().to_string(), format!("--save_baseline={}", two.display())]).run();
+    assert!(out.success(), "{}", out.stderr_lossy());
+    let two = read(&two);
+    for host in ["worker0", "worker1"] {
+        for kind in ["communication", "exposed_communication"] {
+            assert_eq!(samples(&two, kind, host), samples(&saved, kind, "vm"), "{host} {kind}");
+        }
+    }
+}
+
 /// Identical runs of fresh sets (testdata/check/README.md) that failed on
 /// single ops before an op had to move the step (`moves_the_step` in
 /// crates/analysis/src/check/decision.rs): one process ran an op 1.5 to

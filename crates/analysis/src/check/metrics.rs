@@ -1,8 +1,9 @@
 //! What `rtfprof check` compares: per-step samples of a profile's step
 //! time, of each part of the step breakdown, of each allocator's peak
 //! memory (where the trace records allocations), of each op's time and
-//! count, and (PyTorch traces of GPUs) of each kernel's and of each rank's
-//! communication, read from the inputs once.
+//! count, (PyTorch traces of GPUs) of each kernel's, and (PyTorch and
+//! XPlane traces of GPUs) of each rank's or host's communication, read
+//! from the inputs once.
 
 use std::collections::BTreeMap;
 
@@ -157,10 +158,14 @@ pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
     // (An XPlane trace's steps are read before it is loaded, as `report`
     // reads them: the steps' records and the loaded profile are then not
     // held at once.)
-    let early = steps::xplane_before_loading(sources);
+    let early = steps::xplane_hosts_before_loading(sources);
     let loaded = load::load(sources, Purpose::Check)?;
-    let analyzed = match early {
-        Some(analyzed) => analyzed,
+    let hosts = match early {
+        Some(hosts) if hosts.len() == loaded.xplane_traces().count() => Some(hosts),
+        _ => steps::xplane_hosts(&loaded)?,
+    };
+    let analyzed = match &hosts {
+        Some(hosts) => steps::from_hosts(hosts),
         None => steps::analyze(&loaded)?,
     };
     let analyzed = steps::with_rows(analyzed, &[])?;
@@ -186,6 +191,9 @@ pub fn from_sources(sources: &Sources, source: String) -> Result<Samples> {
             if let Some(values) = values {
                 samples.metrics.push(Metric { kind: Kind::Category, name: (*category).to_owned(), samples: values });
             }
+        }
+        if let Some(hosts) = &hosts {
+            samples.metrics.extend(host_communication_metrics(&loaded, hosts)?);
         }
     }
     let steps = sampled_steps(&loaded.stats, samples.steps.len());
@@ -322,6 +330,29 @@ fn communication_metrics(loaded: &load::Loaded, ranks: &[steps::pytorch::Rank], 
         let name = format!("rank{id}");
         metrics.push(Metric { kind: Kind::Communication, name: name.clone(), samples: communication });
         metrics.push(Metric { kind: Kind::ExposedCommunication, name, samples: exposed });
+    }
+    Ok(metrics)
+}
+
+/// Each XPlane host's communication and exposed communication in each of
+/// the steps the rows sample ([`steps::host_windows`]: its own steps, by
+/// its own clock), as `rtfprof ranks` counts them
+/// ([`crate::ranks::xplane::step_communication`]), for the hosts whose
+/// GPUs ran collectives: named by the host (the trace's file name less
+/// `.xplane.pb`). `hosts`: each loaded trace's steps, in order.
+fn host_communication_metrics(loaded: &load::Loaded, hosts: &[steps::xplane::HostSteps]) -> Result<Vec<Metric>> {
+    let mut metrics = Vec::new();
+    let traces = loaded.xplane_traces().zip(hosts).zip(steps::host_windows(hosts));
+    for (((_, trace), host), window) in traces {
+        let Some(window) = window.filter(|_| host.hardware == steps::xplane::Hardware::Gpu) else { continue };
+        let Some(per_step) = crate::ranks::xplane::communication_of_steps(&trace.file(), &host.steps[window])? else { continue };
+        if per_step.iter().all(|&(communication, _)| communication == 0.0) {
+            continue;
+        }
+        let file_name = trace.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let name = file_name.strip_suffix(".xplane.pb").unwrap_or(&file_name).to_owned();
+        metrics.push(Metric { kind: Kind::Communication, name: name.clone(), samples: per_step.iter().map(|s| s.0).collect() });
+        metrics.push(Metric { kind: Kind::ExposedCommunication, name, samples: per_step.iter().map(|s| s.1).collect() });
     }
     Ok(metrics)
 }

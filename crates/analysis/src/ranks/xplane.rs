@@ -20,7 +20,7 @@ use crate::inputs::xplane::planes::{PlaneKind, is_derived_line};
 use crate::inputs::xplane::stats::{StatKind, StatKinds};
 use crate::inputs::xplane::{Event, Plane, Release, Space, XplaneFile};
 use crate::intervals::{Empty, covered, difference, union};
-use crate::steps::xplane::Hardware;
+use crate::steps::xplane::{Hardware, HostStep};
 
 /// A host's GPU work, in picoseconds.
 #[derive(Debug, Default)]
@@ -109,6 +109,46 @@ fn overlap(work: &DeviceWork) -> f64 {
     (communication - exposed) as f64 / communication as f64
 }
 
+/// Each step's communication and exposed communication, in microseconds:
+/// the collectives' merged time inside the step, and the part of it that
+/// no computation overlapped.
+pub fn step_communication(work: &DeviceWork, steps: &[HostStep]) -> Vec<(f64, f64)> {
+    let comm = union(work.collectives.clone(), Empty::Drop);
+    let exposed = difference(&comm, &union(work.compute.clone(), Empty::Drop));
+    let us = |ps: i128| ps as f64 / 1e6;
+    steps
+        .iter()
+        .map(|step| {
+            let (begin, end) = (step.begin_ps, step.begin_ps + step.duration_ps);
+            (us(covered(&comm, begin, end)), us(covered(&exposed, begin, end)))
+        })
+        .collect()
+}
+
+/// [`step_communication`] of a host's trace for its `steps`, `None` where
+/// none of its GPU planes names a collective kernel: those traces (most)
+/// are told from the planes' event names, without a walk of their events.
+pub fn communication_of_steps(file: &XplaneFile, steps: &[HostStep]) -> Result<Option<Vec<(f64, f64)>>> {
+    let names_a_collective = |bytes: &[u8]| -> Result<bool, DecodeError> {
+        for wire in Space::decode(bytes)?.planes {
+            if PlaneKind::of(Plane::decode_name(wire)?) == PlaneKind::Gpu {
+                let plane = Plane::decode_unframed(wire)?;
+                if plane.event_metadata.values().any(|m| classify_gpu_event(m.name, "") == GpuEventClass::Collectives) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    };
+    if !names_a_collective(&file.bytes).map_err(|e| not_an_xspace(&file.path, &e))? {
+        return Ok(None);
+    }
+    let work = device_work(&file.bytes, &|part| file.release(part));
+    file.walked();
+    let work = work.map_err(|e| not_an_xspace(&file.path, &e))?;
+    Ok(Some(step_communication(&work, steps)))
+}
+
 /// One host's trace as a rank (`rank` its number). Its two walks (the
 /// steps, then the GPU work) give the file's pages back as they go, and
 /// all of them when done, as `steps` does: a 1 GB trace is then not
@@ -125,22 +165,20 @@ pub fn host_rank(rank: i64, name: &str, file: &XplaneFile) -> Result<Rank> {
     file.walked();
     let work = work.map_err(|e| not_an_xspace(path, &e))?;
     let gpu = host.hardware == Hardware::Gpu;
-    let comm = union(work.collectives.clone(), Empty::Drop);
-    let exposed = difference(&comm, &union(work.compute.clone(), Empty::Drop));
     let us = |ps: i128| ps as f64 / 1e6;
     // (With one host, the rows are its steps, in order.)
+    let communication = step_communication(&work, &host.steps);
     let steps: Vec<RankStep> = rows
         .iter()
-        .zip(&host.steps)
-        .map(|(row, step)| {
-            let (begin, end) = (step.begin_ps, step.begin_ps + step.duration_ps);
+        .zip(communication)
+        .map(|(row, (communication, exposed))| {
             let compute = if gpu { row.categories[0] } else { row.categories[3] };
             RankStep {
                 step: row.name.clone(),
                 step_us: row.step_us,
                 compute_us: compute,
-                communication_us: gpu.then(|| us(covered(&comm, begin, end))),
-                exposed_communication_us: gpu.then(|| us(covered(&exposed, begin, end))),
+                communication_us: gpu.then_some(communication),
+                exposed_communication_us: gpu.then_some(exposed),
                 idle_us: row.device_idle_us,
             }
         })

@@ -113,8 +113,18 @@ pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
     if loaded.pytorch_traces().next().is_some() {
         return Ok(pytorch::steps(pytorch::analyze(loaded.pytorch_traces().map(|(rank, trace)| (rank, &**trace)))));
     }
-    if !loaded.from_traces() {
-        return Ok(run_meta::analyze(&loaded.stats));
+    match xplane_hosts(loaded)? {
+        Some(hosts) => Ok(from_hosts(&hosts)),
+        None => Ok(run_meta::analyze(&loaded.stats)),
+    }
+}
+
+/// Each host's steps of a profile loaded from XPlane traces, in the order
+/// of [`crate::load::Loaded::xplane_traces`]; `None` for a profile read
+/// from other inputs.
+pub fn xplane_hosts(loaded: &crate::load::Loaded) -> Result<Option<Vec<HostSteps>>> {
+    if loaded.pytorch_traces().next().is_some() || !loaded.from_traces() {
+        return Ok(None);
     }
     // (Each trace's pages are given back once walked, a large one's as
     // they are walked: the loaded profile holds the mapped traces, and
@@ -126,7 +136,7 @@ pub fn analyze(loaded: &crate::load::Loaded) -> Result<Steps> {
         trace.walked();
         hosts.push(host.map_err(|e| not_an_xspace(&trace.path, &e))?);
     }
-    Ok(from_hosts(&hosts))
+    Ok(Some(hosts))
 }
 
 /// The steps of XPlane traces, one file a host: read in place, without
@@ -153,13 +163,19 @@ pub fn analyze_xplane_found(hosts: &[(String, std::path::PathBuf)]) -> Result<St
 /// for other inputs, and where the traces cannot be read (loading them
 /// then says why, as it did).
 pub fn xplane_before_loading(sources: &Sources) -> Option<Steps> {
+    xplane_hosts_before_loading(sources).map(|hosts| from_hosts(&hosts))
+}
+
+/// Each host's steps of [`xplane_before_loading`], in the order the
+/// traces load in.
+pub fn xplane_hosts_before_loading(sources: &Sources) -> Option<Vec<HostSteps>> {
     let alone = sources.pytorch_path.is_none() && sources.jobs.is_empty() && sources.partial_paths.is_empty() && sources.partial_bytes.is_none();
     let (hosts, _) = load::xplane_hosts(sources).ok().flatten().filter(|_| alone)?;
     let files = hosts.iter().map(|(_, path)| XplaneFile::open(path)).collect::<Result<Vec<_>>>().ok()?;
     if files.iter().any(|file| file.check().is_err()) {
         return None;
     }
-    analyze_files(&files).ok()
+    analyze_hosts(&files).ok()
 }
 
 /// The steps of PyTorch traces, one a rank (`(name, file)`), read in
@@ -215,13 +231,18 @@ pub fn analyze_traces<'a>(traces: impl Iterator<Item = (&'a std::path::Path, &'a
 /// [`analyze_traces`] for mapped trace files, giving their pages back once
 /// walked (see [`XplaneFile::release`]).
 pub fn analyze_files(files: &[XplaneFile]) -> Result<Steps> {
+    analyze_hosts(files).map(|hosts| from_hosts(&hosts))
+}
+
+/// Each host's steps of [`analyze_files`].
+fn analyze_hosts(files: &[XplaneFile]) -> Result<Vec<HostSteps>> {
     let mut hosts = Vec::new();
     for file in files {
         let host = xplane::analyze_releasing(&file.bytes, &|part| file.release(part));
         file.walked();
         hosts.push(host.map_err(|e| not_an_xspace(&file.path, &e))?);
     }
-    Ok(from_hosts(&hosts))
+    Ok(hosts)
 }
 
 /// XProf's combination of hosts (`StepIntersection`, `CombineAllOpStats`):
@@ -229,18 +250,8 @@ pub fn analyze_files(files: &[XplaneFile]) -> Result<Steps> {
 /// span least; the rows are the first host's steps in that window.
 pub fn from_hosts(hosts: &[HostSteps]) -> Steps {
     let hardware = hosts.iter().map(|h| h.hardware).max().unwrap_or(Hardware::CpuOnly);
-    let accelerators = hosts.iter().any(|h| h.hardware != Hardware::CpuOnly);
-    let workers: Vec<usize> = (0..hosts.len()).filter(|&i| !accelerators || hosts[i].hardware != Hardware::CpuOnly).collect();
-    let first_host = hosts.first();
-    let window = if hosts.len() == 1 {
-        Some((0, hosts[0].steps.len()))
-    } else if workers.contains(&0) {
-        intersection(hosts, &workers)
-    } else {
-        None
-    };
-    let shown: &[xplane::HostStep] = match (first_host, window) {
-        (Some(host), Some((first, count))) => &host.steps[first..first + count],
+    let shown: &[xplane::HostStep] = match (hosts.first(), host_windows(hosts).into_iter().next().flatten()) {
+        (Some(host), Some(window)) => &host.steps[window],
         _ => &[],
     };
     let rows = shown
@@ -293,9 +304,26 @@ fn row(step: &xplane::HostStep, number: i64) -> StepRow {
     }
 }
 
-/// XProf's `StepIntersection`: the window `(first index, count)` of the
-/// first host's steps that every worker has.
-fn intersection(hosts: &[HostSteps], workers: &[usize]) -> Option<(usize, usize)> {
+/// Each host's steps that [`from_hosts`]'s rows are (the first host's) or
+/// stand beside (the others'), as indices into its [`HostSteps::steps`]:
+/// XProf's `StepIntersection` of the workers (the hosts with an
+/// accelerator, or all where none has one), the same number of steps
+/// each. `None` for a host that is not a worker, and for every host where
+/// the first is not one (the rows are then empty).
+pub fn host_windows(hosts: &[HostSteps]) -> Vec<Option<std::ops::Range<usize>>> {
+    let accelerators = hosts.iter().any(|h| h.hardware != Hardware::CpuOnly);
+    let workers: Vec<usize> = (0..hosts.len()).filter(|&i| !accelerators || hosts[i].hardware != Hardware::CpuOnly).collect();
+    if hosts.len() == 1 {
+        return vec![Some(0..hosts[0].steps.len())];
+    }
+    let windows = if workers.contains(&0) { intersection(hosts, &workers) } else { None };
+    let windows = windows.unwrap_or_else(|| vec![None; hosts.len()]);
+    windows.into_iter().map(|w| w.map(|(first, count)| first..first + count)).collect()
+}
+
+/// XProf's `StepIntersection`: the window `(first index, count)` of each
+/// worker's steps that every worker has (`None` for other hosts).
+fn intersection(hosts: &[HostSteps], workers: &[usize]) -> Option<Vec<Option<(usize, usize)>>> {
     let spans = |h: usize| -> Vec<(i128, i128)> { hosts[h].steps.iter().map(|s| (s.begin_ps, s.begin_ps + s.duration_ps)).collect() };
     let total = |h: usize| {
         let s = spans(h);
@@ -304,24 +332,22 @@ fn intersection(hosts: &[HostSteps], workers: &[usize]) -> Option<(usize, usize)
     };
     let chief = *workers.iter().min_by_key(|&&h| (total(h), h))?;
     let chief_spans = spans(chief);
+    let every_worker = |window: (usize, usize)| (0..hosts.len()).map(|h| workers.contains(&h).then_some(window)).collect();
     if chief_spans.is_empty() {
-        return Some((0, 0));
+        return Some(every_worker((0, 0)));
     }
     let (mut max_begin, mut min_end) = (0usize, usize::MAX);
-    let mut first_alignment = None;
+    let mut alignments = vec![None; hosts.len()];
     for &h in workers {
         let (sub_begin, chief_begin, count) = if h == chief { (0, 0, chief_spans.len()) } else { align(&spans(h), &chief_spans) };
-        if h == 0 {
-            first_alignment = Some((sub_begin, chief_begin));
-        }
+        alignments[h] = Some((sub_begin, chief_begin));
         max_begin = max_begin.max(chief_begin);
         min_end = min_end.min(chief_begin + count);
     }
     if max_begin > min_end {
-        return Some((0, 0));
+        return Some(every_worker((0, 0)));
     }
-    let (sub_begin, chief_begin) = first_alignment?;
-    Some((sub_begin + (max_begin - chief_begin), min_end - max_begin))
+    Some(alignments.into_iter().map(|a| a.map(|(sub_begin, chief_begin)| (sub_begin + (max_begin - chief_begin), min_end - max_begin))).collect())
 }
 
 /// XProf's `FindStepsAlignment`: the offset between two step sequences
