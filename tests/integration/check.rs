@@ -953,20 +953,20 @@ fn each_hosts_communication_is_compared() {
     for label in ["step_time", "communication:vm", "exposed_communication:vm"] {
         assert_eq!(metric(&doc, label)["verdict"], "regression", "{label}: {stdout}");
     }
-    // Two hosts: each its own.
+    // Two hosts, the second the slow one: each its own.
     let run = dir.path().join("two/plugins/profile/run0");
     std::fs::create_dir_all(&run).unwrap();
-    let file = trace.join("plugins/profile/run0/vm.xplane.pb");
-    for host in ["worker0", "worker1"] {
-        std::fs::copy(&file, run.join(format!("{host}.xplane.pb"))).unwrap();
+    let (saved_slow, two) = (dir.path().join("slow.json"), dir.path().join("two.json"));
+    std::fs::copy(trace.join("plugins/profile/run0/vm.xplane.pb"), run.join("worker0.xplane.pb")).unwrap();
+    std::fs::copy(Path::new(&slow).join("plugins/profile/run0/vm.xplane.pb"), run.join("worker1.xplane.pb")).unwrap();
+    for (input, output) in [(slow.clone(), &saved_slow), (dir.path().join("two").display().to_string(), &two)] {
+        let out = rtfprof(["check".to_owned(), input, format!("--save_baseline={}", output.display())]).run();
+        assert!(out.success(), "{}", out.stderr_lossy());
     }
-    let two = dir.path().join("two.json");
-    let out = rtfprof(["check".to_owned(), dir.path().join("two").display().to_string(), format!("--save_baseline={}", two.display())]).run();
-    assert!(out.success(), "{}", out.stderr_lossy());
-    let two = read(&two);
-    for host in ["worker0", "worker1"] {
+    let (saved_slow, two) = (read(&saved_slow), read(&two));
+    for (host, alone) in [("worker0", &saved), ("worker1", &saved_slow)] {
         for kind in ["communication", "exposed_communication"] {
-            assert_eq!(samples(&two, kind, host), samples(&saved, kind, "vm"), "{host} {kind}");
+            assert_eq!(samples(&two, kind, host), samples(alone, kind, "vm"), "{host} {kind}");
         }
     }
 }
