@@ -31,22 +31,12 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from tensorflow.tsl.profiler.protobuf import xplane_pb2  # noqa: E402
+from make_gpu_synth import metadata_id  # noqa: E402  (this folder's)
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "../shared/traces/jax_h200/jax_mlp_nocb/vm.xplane.pb"
 GRADIENT = "jit(step)/grad/transpose(jvp(dense_1))/transpose"
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
-
-
-def metadata_id(table, name):
-    """The id of `name` in a plane's stat or event metadata, added if new."""
-    for k, m in table.items():
-        if m.name == name:
-            return k
-    k = max(list(table.keys()) + [0]) + 1
-    table[k].id = k
-    table[k].name = name
-    return k
 
 
 def main():
