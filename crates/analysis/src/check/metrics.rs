@@ -338,19 +338,20 @@ fn communication_metrics(loaded: &load::Loaded, ranks: &[steps::pytorch::Rank], 
 /// the steps the rows sample ([`steps::host_windows`]: its own steps, by
 /// its own clock), as `rtfprof ranks` counts them
 /// ([`crate::ranks::xplane::step_communication`]), for the hosts whose
-/// GPUs ran collectives: named by the host (the trace's file name less
+/// GPUs ran collectives: named by the host (its job's name, as the
+/// instructions of several hosts are; one trace's file name less
 /// `.xplane.pb`). `hosts`: each loaded trace's steps, in order.
 fn host_communication_metrics(loaded: &load::Loaded, hosts: &[steps::xplane::HostSteps]) -> Result<Vec<Metric>> {
     let mut metrics = Vec::new();
     let traces = loaded.xplane_traces().zip(hosts).zip(steps::host_windows(hosts));
-    for (((_, trace), host), window) in traces {
+    for (((job, trace), host), window) in traces {
         let Some(window) = window.filter(|_| host.hardware == steps::xplane::Hardware::Gpu) else { continue };
         let Some(per_step) = crate::ranks::xplane::communication_of_steps(&trace.file(), &host.steps[window])? else { continue };
         if per_step.iter().all(|&(communication, _)| communication == 0.0) {
             continue;
         }
         let file_name = trace.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let name = file_name.strip_suffix(".xplane.pb").unwrap_or(&file_name).to_owned();
+        let name = if job.is_empty() { file_name.strip_suffix(".xplane.pb").unwrap_or(&file_name) } else { job }.to_owned();
         metrics.push(Metric { kind: Kind::Communication, name: name.clone(), samples: per_step.iter().map(|s| s.0).collect() });
         metrics.push(Metric { kind: Kind::ExposedCommunication, name, samples: per_step.iter().map(|s| s.1).collect() });
     }
