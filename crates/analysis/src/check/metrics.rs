@@ -337,7 +337,7 @@ fn communication_metrics(loaded: &load::Loaded, ranks: &[steps::pytorch::Rank], 
 /// Each XPlane host's communication and exposed communication in each of
 /// the steps the rows sample ([`steps::host_windows`]: its own steps, by
 /// its own clock), as `rtfprof ranks` counts them
-/// ([`crate::ranks::xplane::step_communication`]), for the hosts whose
+/// ([`crate::ranks::xplane::Collectives::per_step`]), for the hosts whose
 /// GPUs ran collectives: named by the host (its job's name, as the
 /// instructions of several hosts are; one trace's file name less
 /// `.xplane.pb`). `hosts`: each loaded trace's steps, in order.

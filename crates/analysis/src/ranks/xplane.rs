@@ -98,34 +98,46 @@ pub fn device_work(bytes: &[u8], release: Release<'_>) -> Result<DeviceWork, Dec
     Ok(work)
 }
 
-/// HTA's overlap of the collectives with the computation (see
-/// [`crate::hta::comm_comp_overlap`]) on the trace's
-/// own spans: the time both ran over the collectives' merged time.
-fn overlap(work: &DeviceWork) -> f64 {
-    let comm = union(work.collectives.clone(), Empty::Drop);
-    let comp = union(work.compute.clone(), Empty::Drop);
-    let communication: i128 = comm.iter().map(|c| c.1 - c.0).sum();
-    let exposed: i128 = difference(&comm, &comp).iter().map(|c| c.1 - c.0).sum();
-    (communication - exposed) as f64 / communication as f64
+/// The collectives' merged spans, and the part of them that no
+/// computation overlapped: what a host's communication numbers (per step,
+/// and HTA's overlap) are measured on, merged once.
+pub struct Collectives {
+    merged: Vec<(i128, i128)>,
+    exposed: Vec<(i128, i128)>,
 }
 
-/// Each step's communication and exposed communication, in microseconds:
-/// the collectives' merged time inside the step, and the part of it that
-/// no computation overlapped.
-pub fn step_communication(work: &DeviceWork, steps: &[HostStep]) -> Vec<(f64, f64)> {
-    let comm = union(work.collectives.clone(), Empty::Drop);
-    let exposed = difference(&comm, &union(work.compute.clone(), Empty::Drop));
-    let us = |ps: i128| ps as f64 / 1e6;
-    steps
-        .iter()
-        .map(|step| {
-            let (begin, end) = (step.begin_ps, step.begin_ps + step.duration_ps);
-            (us(covered(&comm, begin, end)), us(covered(&exposed, begin, end)))
-        })
-        .collect()
+impl Collectives {
+    pub fn of(work: &DeviceWork) -> Collectives {
+        let merged = union(work.collectives.clone(), Empty::Drop);
+        let exposed = difference(&merged, &union(work.compute.clone(), Empty::Drop));
+        Collectives { merged, exposed }
+    }
+
+    /// HTA's overlap of the collectives with the computation (see
+    /// [`crate::hta::comm_comp_overlap`]) on the trace's own spans: the
+    /// time both ran over the collectives' merged time.
+    fn overlap(&self) -> f64 {
+        let communication: i128 = self.merged.iter().map(|c| c.1 - c.0).sum();
+        let exposed: i128 = self.exposed.iter().map(|c| c.1 - c.0).sum();
+        (communication - exposed) as f64 / communication as f64
+    }
+
+    /// Each step's communication and exposed communication, in
+    /// microseconds: the collectives' merged time inside the step, and the
+    /// part of it that no computation overlapped.
+    pub fn per_step(&self, steps: &[HostStep]) -> Vec<(f64, f64)> {
+        let us = |ps: i128| ps as f64 / 1e6;
+        steps
+            .iter()
+            .map(|step| {
+                let (begin, end) = (step.begin_ps, step.begin_ps + step.duration_ps);
+                (us(covered(&self.merged, begin, end)), us(covered(&self.exposed, begin, end)))
+            })
+            .collect()
+    }
 }
 
-/// [`step_communication`] of a host's trace for its `steps`, `None` where
+/// [`Collectives::per_step`] of a host's trace for its `steps`, `None` where
 /// none of its GPU planes names a collective kernel: those traces (most)
 /// are told from the planes' event names, without a walk of their events.
 pub fn communication_of_steps(file: &XplaneFile, steps: &[HostStep]) -> Result<Option<Vec<(f64, f64)>>> {
@@ -146,7 +158,7 @@ pub fn communication_of_steps(file: &XplaneFile, steps: &[HostStep]) -> Result<O
     let work = device_work(&file.bytes, &|part| file.release(part));
     file.walked();
     let work = work.map_err(|e| not_an_xspace(&file.path, &e))?;
-    Ok(Some(step_communication(&work, steps)))
+    Ok(Some(Collectives::of(&work).per_step(steps)))
 }
 
 /// One host's trace as a rank (`rank` its number). Its two walks (the
@@ -167,7 +179,8 @@ pub fn host_rank(rank: i64, name: &str, file: &XplaneFile) -> Result<Rank> {
     let gpu = host.hardware == Hardware::Gpu;
     let us = |ps: i128| ps as f64 / 1e6;
     // (With one host, the rows are its steps, in order.)
-    let communication = step_communication(&work, &host.steps);
+    let collectives = Collectives::of(&work);
+    let communication = collectives.per_step(&host.steps);
     let steps: Vec<RankStep> = rows
         .iter()
         .zip(communication)
@@ -187,7 +200,7 @@ pub fn host_rank(rank: i64, name: &str, file: &XplaneFile) -> Result<Rank> {
         (Some(first), Some(last)) => (first.begin_ps, last.begin_ps + last.duration_ps),
         _ => (0, 0),
     };
-    let ratio = overlap(&work);
+    let ratio = collectives.overlap();
     Ok(Rank {
         rank,
         name: name.to_owned(),
